@@ -1,0 +1,65 @@
+import {Command, Flags, Interfaces} from '@oclif/core'
+
+import {EngramError} from './core/errors.js'
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
+
+/**
+ * Every engram command: `--json` (oclif's own flag: run() returns the data), `--base`
+ * (env ENGRAM_BASE), and one mapping of the error hierarchy to exit codes. Results go to
+ * stdout, chatter to stderr.
+ */
+export abstract class EngramCommand extends Command {
+  static override enableJsonFlag = true
+  static override baseFlags = {
+    base: Flags.string({
+      description: 'store folder (default: nearest folder upward holding .engram/)',
+      env: 'ENGRAM_BASE',
+      helpGroup: 'GLOBAL',
+    }),
+  }
+
+  /** Chatter for people: stderr, silenced by --json. */
+  note(message: string): void {
+    if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
+  }
+
+  /** A warning always goes to stderr (also with --json, where stdout stays pure JSON). */
+  warnLine(message: string): void {
+    process.stderr.write(`engram: warning: ${message}\n`)
+  }
+
+  protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
+    if (err instanceof EngramError) {
+      process.exitCode = err.exitCode
+      if (this.jsonEnabled()) {
+        this.logJson({error: {code: err.code, exitCode: err.exitCode, message: err.message, nextStep: err.nextStep, ...(err.data ? {data: err.data} : {})}})
+      } else {
+        process.stderr.write(`engram: ${err.message}\n`)
+        if (err.nextStep) process.stderr.write(`  next: ${err.nextStep}\n`)
+      }
+      return
+    }
+    // oclif's own exits (this.exit) and help requests pass through.
+    if (err.code === 'EEXIT' || err.message?.startsWith('EEXIT')) throw err
+    // Flag and argument parsing errors are usage errors: exit 2, one clear message.
+    const parse = err.oclif?.exit === 2 || /Parse|Flag|Arg|Unexpected argument|Missing required/i.test(err.name + err.message)
+    if (parse) {
+      process.exitCode = 2
+      const message = err.message.split('\n').filter((l) => !/^\s*See more help/.test(l)).join('\n').trim()
+      if (this.jsonEnabled()) this.logJson({error: {code: 'usage', exitCode: 2, message}})
+      else process.stderr.write(`engram: ${message}\n  next: see \`engram ${this.id?.replace(/:/g, ' ') ?? ''} --help\`\n`)
+      return
+    }
+    process.exitCode = 1
+    if (this.jsonEnabled()) this.logJson({error: {code: 'unexpected', exitCode: 1, message: err.message}})
+    else {
+      process.stderr.write(`engram: unexpected error: ${err.message}\n  this is a bug; please report it with the output of the command run with DEBUG=engram\n`)
+      if (process.env.DEBUG) process.stderr.write(`${err.stack}\n`)
+    }
+  }
+}
+
+export const sessionFlag = Flags.string({description: 'agent session id (default: env ENGRAM_SESSION)', env: 'ENGRAM_SESSION'})
+export const scopeFlag = (required = false) =>
+  Flags.string({description: 'scope: org, project:<name>, tenant:<id> or run:<session>', required})

@@ -1,0 +1,28 @@
+import {Flags} from '@oclif/core'
+
+import {EngramCommand} from '../base.js'
+import {initStore} from '../core/init.js'
+
+export default class Init extends EngramCommand {
+  static override summary = 'Create an engram store here (and a git repository and first owner key if needed).'
+  static override examples = ['<%= config.bin %> init', '<%= config.bin %> init --owner alice', '<%= config.bin %> init --base ./memory --no-key']
+  static override flags = {
+    owner: Flags.string({description: 'name of the first owner key', default: 'owner'}),
+    'no-key': Flags.boolean({description: 'do not create or register an owner key'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(Init)
+    const result = await initStore(flags.base ?? process.cwd(), {owner: flags.owner, noKey: flags['no-key']})
+    this.note(`Initialised engram store in ${result.root}${result.gitInitialised ? ' (new git repository)' : ''}`)
+    if (result.owner) {
+      this.note(
+        result.owner.reused
+          ? `Owner key ${result.owner.name} (${result.owner.keyid}) reused from your key folder`
+          : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600)`,
+      )
+    }
+    if (!this.jsonEnabled()) this.log(result.root)
+    return result
+  }
+}

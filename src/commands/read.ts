@@ -1,0 +1,26 @@
+import {Args, Flags} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../base.js'
+import {readMemory} from '../core/read.js'
+import {currentSession} from '../core/sessions.js'
+import {Store} from '../core/store.js'
+
+export default class Read extends EngramCommand {
+  static override summary = 'Print one memory (only verified curated memory, or your own run: scratchpad).'
+  static override examples = ['<%= config.bin %> read billing.md --scope tenant:acme', '<%= config.bin %> read prefs.md --scope run:$ENGRAM_SESSION --json']
+  static override args = {path: Args.string({description: 'memory path inside the scope', required: true})}
+  static override flags = {scope: Flags.string({description: 'scope', required: true}), session: sessionFlag}
+
+  async run() {
+    const {args, flags} = await this.parse(Read)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const r = await readMemory(store, session, flags.scope, args.path)
+    if (!this.jsonEnabled()) {
+      const fm = r.frontmatter
+      this.note(`# ${r.scope}/${r.path} — v${fm.version}, by ${fm.author} via ${fm.origin}${fm.tainted ? ', TAINTED' : ''}${fm.reviewed_by ? `, reviewed by ${fm.reviewed_by}` : ''}`)
+      process.stdout.write(r.body)
+    }
+    return r
+  }
+}

@@ -1,0 +1,32 @@
+import {Flags} from '@oclif/core'
+
+import {EngramCommand} from '../../base.js'
+import {refused} from '../../core/errors.js'
+import {startSession} from '../../core/sessions.js'
+import {Store} from '../../core/store.js'
+
+export default class SessionStart extends EngramCommand {
+  static override summary = 'Start an agent session (run by the harness, not the agent) and print its record.'
+  static override examples = [
+    'S=$(<%= config.bin %> session start --agent claude-code --assigned tenant:acme --json | jq -r .id)',
+    '<%= config.bin %> session start --agent researcher --assigned project:web --tainted --reason "browses the web"',
+  ]
+  static override flags = {
+    agent: Flags.string({description: 'agent name (becomes the author of its writes)', required: true}),
+    assigned: Flags.string({description: 'the scope this session may propose writes to', required: true}),
+    reads: Flags.string({description: 'extra scope it may read (org or project:<name>); repeatable', multiple: true}),
+    tainted: Flags.boolean({description: 'mark the session tainted from the start'}),
+    reason: Flags.string({description: 'taint reason; repeatable', multiple: true}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(SessionStart)
+    // A session is made by the harness; an agent already inside one cannot mint another.
+    if (process.env.ENGRAM_SESSION) throw refused('A session cannot be started from inside another session (ENGRAM_SESSION is set).', 'the harness starts sessions; unset ENGRAM_SESSION there')
+    const store = await Store.open(flags.base)
+    const s = await startSession(store, {agent: flags.agent, assigned: flags.assigned, reads: flags.reads, tainted: flags.tainted, reasons: flags.reason})
+    if (!this.jsonEnabled()) this.log(s.id)
+    this.note(`session ${s.id}: agent ${s.agent}, assigned ${s.assigned}${s.tainted ? `, tainted (${s.taint_reasons.join('; ')})` : ''}`)
+    return s
+  }
+}

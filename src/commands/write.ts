@@ -1,0 +1,66 @@
+import {Args, Flags} from '@oclif/core'
+import {readFileSync} from 'node:fs'
+
+import {EngramCommand, sessionFlag} from '../base.js'
+import {parseTags} from '../core/content.js'
+import {badInput} from '../core/errors.js'
+import {currentSession, refuseWithoutSession} from '../core/sessions.js'
+import {Store} from '../core/store.js'
+import {writeMemory} from '../core/write.js'
+
+export default class Write extends EngramCommand {
+  static override summary = 'Write a memory: to your run: scope at once, to your assigned scope as a proposal for review.'
+  static override description = `Content comes from --file or stdin. The write is redacted, flagged and voted on before anything is stored; the result's status is committed, pending or quarantined.`
+  static override examples = [
+    'echo "The user prefers short answers" | ENGRAM_SESSION=$S <%= config.bin %> write prefs.md --scope run:$S',
+    'echo "Acme renews in March" | ENGRAM_SESSION=$S <%= config.bin %> write billing.md --scope tenant:acme --origin email',
+  ]
+  static override args = {path: Args.string({description: 'memory path inside the scope, ending in .md', required: true})}
+  static override flags = {
+    scope: Flags.string({description: 'target scope', required: true}),
+    file: Flags.string({description: 'read the content from this file (default: stdin)'}),
+    title: Flags.string({description: 'title (default: the first line)'}),
+    tags: Flags.string({description: 'comma-separated tags'}),
+    origin: Flags.string({description: 'how the content reached the agent: direct_chat, email, webpage, document, readme, tool_output', default: 'direct_chat'}),
+    'base-blob': Flags.string({description: 'the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'}),
+    session: sessionFlag,
+  }
+
+  async run() {
+    const {args, flags} = await this.parse(Write)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    if (!session) refuseWithoutSession()
+    const tags = parseTags(flags.tags)
+    const content = readContent(flags.file)
+    const r = await writeMemory(store, session, {
+      scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'],
+    })
+    for (const w of r.warnings) this.warnLine(w)
+    if (!this.jsonEnabled()) {
+      const where = r.status === 'committed' ? `committed ${r.commit?.slice(0, 8) ?? ''}` : `${r.status} as ${r.proposal}`
+      this.log(`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`)
+      this.note(`${where}${r.vote ? ` — vote: ${r.vote.summary}` : ''}`)
+      for (const f of r.flags) this.note(`  flag ${f.flag}: ${f.reason}`)
+      for (const [k, n] of Object.entries(r.redactions)) this.note(`  redacted ${n} × ${k}`)
+      if (r.status === 'quarantined') this.warnLine(`write quarantined (${r.proposal}); the owner sees it in \`engram quarantine list\``)
+    }
+    return r
+  }
+}
+
+function readContent(file: string | undefined): Buffer {
+  if (file !== undefined) {
+    try {
+      return readFileSync(file)
+    } catch {
+      throw badInput(`Cannot read ${file}.`, 'give a readable file with --file, or pipe the content on stdin')
+    }
+  }
+  if (process.stdin.isTTY) throw badInput('No content: pipe the memory on stdin or give --file.', 'e.g. echo "fact" | engram write notes.md --scope run:$ENGRAM_SESSION')
+  try {
+    return readFileSync(0)
+  } catch {
+    return Buffer.alloc(0)
+  }
+}

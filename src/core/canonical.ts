@@ -1,0 +1,19 @@
+/**
+ * One canonical serialisation of structured data, used for digests and signatures:
+ * JSON with object keys sorted recursively, no whitespace, `undefined` dropped.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortDeep(value))
+}
+
+function sortDeep(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value
+  if (value instanceof Date) return value.toISOString()
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortDeep(v)))
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value as Record<string, unknown>).sort()) {
+    const v = (value as Record<string, unknown>)[key]
+    if (v !== undefined) out[key] = sortDeep(v)
+  }
+  return out
+}

@@ -1,0 +1,179 @@
+import matter from 'gray-matter'
+
+import {canonicalJson} from './canonical.js'
+import {badInput} from './errors.js'
+
+/** Delivery vectors a write can arrive by. `owner` and `dream` are set by the tool, never by an agent. */
+export const ORIGINS = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'] as const
+export type Origin = (typeof ORIGINS)[number]
+/** Origins that deliver third-party text to the agent (indirect prompt-injection vectors). */
+export const INDIRECT_ORIGINS: readonly Origin[] = ['email', 'webpage', 'document', 'readme', 'tool_output']
+
+/** Frontmatter of a memory file, in its canonical order (DESIGN.md §1). */
+export const FIELD_ORDER = [
+  'id',
+  'title',
+  'scope',
+  'tags',
+  'author',
+  'source_session',
+  'origin',
+  'tainted',
+  'taint_reasons',
+  'created',
+  'updated',
+  'version',
+  'proposal',
+  'reviewed_by',
+  'digest',
+  'signature',
+] as const
+
+export interface MemoryFrontmatter {
+  id: string
+  title: string
+  scope: string
+  tags: string[]
+  author: string
+  source_session: string | null
+  origin: Origin
+  tainted: boolean
+  taint_reasons: string[]
+  created: string
+  updated: string
+  version: number
+  proposal: string | null
+  reviewed_by: string | null
+  digest: string | null
+  signature: string | null
+}
+
+export interface MemoryFile {
+  frontmatter: MemoryFrontmatter
+  body: string
+}
+
+/** Normalise a body: LF line ends, exactly one trailing newline. */
+export function normaliseBody(body: string): string {
+  const lf = body.replace(/\r\n?/g, '\n')
+  return lf.replace(/\n*$/, '\n')
+}
+
+/**
+ * Emit a YAML mapping whose values are JSON (JSON is valid YAML flow syntax), in a fixed
+ * key order. This is the only writer of frontmatter: it is deterministic, so the same
+ * memory always has the same bytes and the same blob id.
+ */
+export function emitFrontmatter(fields: Record<string, unknown>, order: readonly string[]): string {
+  const keys = [...order.filter((k) => k in fields), ...Object.keys(fields).filter((k) => !order.includes(k)).sort()]
+  let out = '---\n'
+  for (const key of keys) {
+    const v = fields[key]
+    if (v === undefined) continue
+    out += `${key}: ${JSON.stringify(v instanceof Date ? v.toISOString() : v)}\n`
+  }
+  return `${out}---\n`
+}
+
+export function serializeMemory(memory: MemoryFile): string {
+  return emitFrontmatter(memory.frontmatter as unknown as Record<string, unknown>, FIELD_ORDER) + normaliseBody(memory.body)
+}
+
+/**
+ * Parse text with frontmatter. Never mutates gray-matter's objects and never lets it
+ * cache (an options object disables the cache). Throws bad-input naming `label`.
+ */
+export function parseFrontmatter(text: string, label: string): {data: Record<string, unknown>; body: string} {
+  if (!text.startsWith('---')) throw badInput(`${label}: no frontmatter block (expected the file to start with "---").`)
+  let parsed: matter.GrayMatterFile<string>
+  try {
+    parsed = matter(text, {})
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    throw badInput(`${label}: malformed frontmatter (${reason}).`, 'fix the YAML between the two "---" lines')
+  }
+  if (parsed.data === null || typeof parsed.data !== 'object' || Array.isArray(parsed.data)) {
+    throw badInput(`${label}: frontmatter is not a mapping.`)
+  }
+  return {data: plain(parsed.data) as Record<string, unknown>, body: parsed.content}
+}
+
+/** Deep copy into plain JSON values (Dates become ISO strings). */
+function plain(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString()
+  if (Array.isArray(value)) return value.map(plain)
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v)
+    return out
+  }
+  return value
+}
+
+export function parseMemory(text: string, label: string): MemoryFile {
+  const {data, body} = parseFrontmatter(text, label)
+  const str = (k: string, required = true): string => {
+    const v = data[k]
+    if (typeof v === 'string') return v
+    if (!required && (v === undefined || v === null)) return ''
+    throw badInput(`${label}: frontmatter field "${k}" must be a string.`)
+  }
+  const nullable = (k: string): string | null => {
+    const v = data[k]
+    if (v === undefined || v === null) return null
+    if (typeof v === 'string') return v
+    throw badInput(`${label}: frontmatter field "${k}" must be a string or null.`)
+  }
+  const strings = (k: string): string[] => {
+    const v = data[k]
+    if (v === undefined || v === null) return []
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[]
+    throw badInput(`${label}: frontmatter field "${k}" must be a list of strings.`)
+  }
+  const origin = str('origin')
+  if (!(ORIGINS as readonly string[]).includes(origin)) throw badInput(`${label}: unknown origin "${origin}".`)
+  const version = data.version === undefined ? 1 : data.version
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw badInput(`${label}: frontmatter field "version" must be a positive integer.`)
+  }
+  if (data.tainted !== undefined && typeof data.tainted !== 'boolean') {
+    throw badInput(`${label}: frontmatter field "tainted" must be true or false.`)
+  }
+  return {
+    frontmatter: {
+      id: str('id'),
+      title: str('title', false),
+      scope: str('scope'),
+      tags: strings('tags'),
+      author: str('author'),
+      source_session: nullable('source_session'),
+      origin: origin as Origin,
+      tainted: data.tainted === true,
+      taint_reasons: strings('taint_reasons'),
+      created: str('created'),
+      updated: str('updated'),
+      version,
+      proposal: nullable('proposal'),
+      reviewed_by: nullable('reviewed_by'),
+      digest: nullable('digest'),
+      signature: nullable('signature'),
+    },
+    body: normaliseBody(body),
+  }
+}
+
+/**
+ * The bytes an owner signs: path, scope, every frontmatter field but the signature, and
+ * the body. A file moved to another path or scope, or edited, no longer verifies.
+ */
+export function signingPayload(path: string, memory: MemoryFile): string {
+  const {signature: _signature, ...rest} = memory.frontmatter
+  return canonicalJson({kind: 'engram-memory/1', path, scope: memory.frontmatter.scope, frontmatter: rest, body: normaliseBody(memory.body)})
+}
+
+/** A short title from the first non-empty line of a body when none is given. */
+export function deriveTitle(body: string): string {
+  const line = body.split('\n').find((l) => l.trim().length > 0) ?? ''
+  const t = line.replace(/^#+\s*/, '').trim()
+  return t.length > 80 ? `${t.slice(0, 77)}…` : t
+}

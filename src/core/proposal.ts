@@ -1,0 +1,179 @@
+import {readdirSync} from 'node:fs'
+
+import {canonicalJson} from './canonical.js'
+import {EngramError, badInput, notFound} from './errors.js'
+import {sha256Hex} from './hash.js'
+import {MemoryFrontmatter, emitFrontmatter, normaliseBody, parseFrontmatter, parseMemory, serializeMemory} from './memory.js'
+import {printable} from './scope.js'
+import type {Store} from './store.js'
+
+export type Operation = 'create' | 'update' | 'delete'
+/** write: an agent's write to its assigned scope; conflict: the loser of a race; dream: from `engram dream`; release: out of quarantine */
+export type ProposalKind = 'write' | 'conflict' | 'dream' | 'release'
+export type EntryStatus = 'pending' | 'quarantined'
+
+export interface StoredVote {
+  validator: string
+  verdict: 'accept' | 'reject' | 'abstain'
+  confidence: number
+  reason: string
+}
+
+export interface StoredFlag {
+  flag: string
+  reason: string
+}
+
+/**
+ * One entry of the review queue (`.engram/proposals/<id>.md`) or of quarantine
+ * (`.engram/quarantine/<id>.md`): the full proposed file, what it changes, who wrote it
+ * and why it is where it is. Defined once; review, vote and dream all use it.
+ */
+export interface Proposal {
+  id: string
+  status: EntryStatus
+  kind: ProposalKind
+  operation: Operation
+  scope: string
+  /** scope-relative path of the memory */
+  path: string
+  /** git blob id of the file this change was made against, or null for a new file */
+  base: string | null
+  author: string
+  session: string | null
+  origin: string
+  tainted: boolean
+  taint_reasons: string[]
+  created: string
+  flags: StoredFlag[]
+  redactions: Record<string, number>
+  votes: StoredVote[]
+  vote: {passed: boolean; dissent: boolean; summary: string} | null
+  evidence: {session?: string; quote?: string; source?: string}[]
+  note: string | null
+  /** the frontmatter the accepted file will carry (before reviewer fields and signature) */
+  memory: MemoryFrontmatter
+  /** the proposed body (empty for delete) */
+  body: string
+}
+
+const ORDER = [
+  'id', 'status', 'kind', 'operation', 'scope', 'path', 'base', 'author', 'session', 'origin', 'tainted',
+  'taint_reasons', 'created', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note', 'memory',
+] as const
+
+export const PROPOSALS_DIR = '.engram/proposals'
+export const QUARANTINE_DIR = '.engram/quarantine'
+export const entryDir = (status: EntryStatus) => (status === 'pending' ? PROPOSALS_DIR : QUARANTINE_DIR)
+export const entryFile = (p: Pick<Proposal, 'id' | 'status'>) => `${entryDir(p.status)}/${p.id}.md`
+
+export function serializeProposal(p: Proposal): string {
+  const {body, ...fields} = p
+  return emitFrontmatter(fields as Record<string, unknown>, ORDER) + (p.operation === 'delete' ? '' : normaliseBody(body))
+}
+
+export function parseProposal(text: string, label: string): Proposal {
+  const {data, body} = parseFrontmatter(text, label)
+  const need = (k: string, t: string) => {
+    if (typeof data[k] !== t) throw badInput(`${label}: field "${k}" is missing or not a ${t}.`, 'restore the file from git, or reject the proposal')
+  }
+  for (const k of ['id', 'status', 'kind', 'operation', 'scope', 'path', 'author', 'origin', 'created']) need(k, 'string')
+  need('tainted', 'boolean')
+  if (!['create', 'update', 'delete'].includes(data.operation as string)) throw badInput(`${label}: unknown operation.`)
+  if (!['pending', 'quarantined'].includes(data.status as string)) throw badInput(`${label}: unknown status.`)
+  if (data.base !== null && typeof data.base !== 'string') throw badInput(`${label}: field "base" must be a blob id or null.`)
+  if (!data.memory || typeof data.memory !== 'object') throw badInput(`${label}: field "memory" is missing.`)
+  // Validate the proposed frontmatter with the memory parser itself.
+  const memory = parseMemory(serializeMemory({frontmatter: data.memory as MemoryFrontmatter, body: 'x'}), `${label} (memory)`).frontmatter
+  const arr = (k: string) => (Array.isArray(data[k]) ? (data[k] as any[]) : [])
+  return {
+    id: data.id as string,
+    status: data.status as EntryStatus,
+    kind: data.kind as ProposalKind,
+    operation: data.operation as Operation,
+    scope: data.scope as string,
+    path: data.path as string,
+    base: (data.base as string | null) ?? null,
+    author: data.author as string,
+    session: typeof data.session === 'string' ? data.session : null,
+    origin: data.origin as string,
+    tainted: data.tainted as boolean,
+    taint_reasons: arr('taint_reasons').map(String),
+    created: data.created as string,
+    flags: arr('flags') as StoredFlag[],
+    redactions: (data.redactions && typeof data.redactions === 'object' ? data.redactions : {}) as Record<string, number>,
+    votes: arr('votes') as StoredVote[],
+    vote: (data.vote as Proposal['vote']) ?? null,
+    evidence: arr('evidence'),
+    note: typeof data.note === 'string' ? data.note : null,
+    memory,
+    body: data.operation === 'delete' ? '' : normaliseBody(body),
+  }
+}
+
+/**
+ * The digest of a proposal: SHA-256 over one canonical form of everything an accept will
+ * change — id, scope, path, operation, base blob, the frontmatter to be written and the
+ * body. The one function that computes it.
+ */
+export function proposalDigest(p: Pick<Proposal, 'id' | 'scope' | 'path' | 'operation' | 'base' | 'memory' | 'body'>): string {
+  return sha256Hex(
+    canonicalJson({
+      kind: 'engram-proposal/1',
+      id: p.id,
+      scope: p.scope,
+      path: p.path,
+      operation: p.operation,
+      base: p.base,
+      frontmatter: p.memory,
+      body: p.operation === 'delete' ? '' : normaliseBody(p.body),
+    }),
+  )
+}
+
+export interface ListedEntry {
+  file: string
+  proposal?: Proposal
+  error?: string
+}
+
+/** Every entry in the queue or quarantine; a broken file is listed with its error, never hides the rest. */
+export function listEntries(store: Store, status: EntryStatus): ListedEntry[] {
+  let names: string[]
+  try {
+    names = readdirSync(store.abs(entryDir(status))).filter((n) => n.endsWith('.md'))
+  } catch {
+    return []
+  }
+  const out: ListedEntry[] = []
+  for (const n of names.sort()) {
+    const file = `${entryDir(status)}/${n}`
+    try {
+      out.push({file, proposal: parseProposal(store.readText(file) ?? '', file)})
+    } catch (error) {
+      out.push({file, error: error instanceof Error ? error.message : String(error)})
+    }
+  }
+  return out
+}
+
+/** Find one entry by id or unambiguous prefix. */
+export function findEntry(store: Store, status: EntryStatus, idOrPrefix: string): Proposal {
+  const key = idOrPrefix.trim().toLowerCase()
+  if (!/^[0-9a-z-]{1,40}$/.test(key)) throw badInput(`"${printable(idOrPrefix)}" is not an id.`)
+  let names: string[] = []
+  try {
+    names = readdirSync(store.abs(entryDir(status))).filter((n) => n.endsWith('.md')).map((n) => n.slice(0, -3))
+  } catch {
+    // empty queue
+  }
+  const exact = names.filter((n) => n === key)
+  const hits = exact.length > 0 ? exact : names.filter((n) => n.startsWith(key))
+  const what = status === 'pending' ? 'proposal' : 'quarantine entry'
+  if (hits.length === 0) throw notFound(`No ${what} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
+  if (hits.length > 1) {
+    throw new EngramError('usage', `"${printable(key)}" matches ${hits.length} ${what}s: ${hits.slice(0, 5).join(', ')}.`, {nextStep: 'give more characters of the id'})
+  }
+  const file = `${entryDir(status)}/${hits[0]}.md`
+  return parseProposal(store.readText(file) ?? '', file)
+}

@@ -1,0 +1,71 @@
+import {spawnSync, SpawnSyncReturns} from 'node:child_process'
+import {mkdtempSync, realpathSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+
+/** The CLI under test: ENGRAM_BIN (another implementation) or our built bin/run.js. */
+export const BIN = process.env.ENGRAM_BIN ?? resolve(__dirname, '../../bin/run.js')
+
+export interface RunResult {
+  code: number
+  stdout: string
+  stderr: string
+  /** stdout parsed as JSON when it is JSON */
+  json: any
+}
+
+export interface Sandbox {
+  /** a fresh folder for the store */
+  dir: string
+  /** ENGRAM_CONFIG_DIR for private keys */
+  configDir: string
+  env: NodeJS.ProcessEnv
+  run(args: string[], opts?: {input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string}): RunResult
+}
+
+export function tempDir(prefix = 'engram-test-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+}
+
+/** A sandbox: temp store folder, temp key folder, a clean environment (no inherited session, base or git vars). */
+export function sandbox(): Sandbox {
+  const dir = tempDir()
+  const configDir = tempDir('engram-keys-')
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
+    env[k] = v
+  }
+  Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
+  const sb: Sandbox = {
+    dir,
+    configDir,
+    env,
+    run(args, opts = {}) {
+      const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
+        cwd: opts.cwd ?? dir,
+        env: {...env, ...opts.env},
+        input: opts.input ?? '',
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      let json: any
+      try {
+        json = JSON.parse(r.stdout)
+      } catch {
+        json = undefined
+      }
+      return {code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json}
+    },
+  }
+  return sb
+}
+
+/** init a store in a sandbox and start a session; returns the session id. */
+export function initWithSession(sb: Sandbox, assigned = 'tenant:acme', agent = 'claude-code', extra: string[] = []): string {
+  const init = sb.run(['init', '--json'])
+  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}${init.stdout}`)
+  const s = sb.run(['session', 'start', '--agent', agent, '--assigned', assigned, '--json', ...extra])
+  if (s.code !== 0) throw new Error(`session start failed: ${s.stderr}${s.stdout}`)
+  return s.json.id as string
+}
