@@ -1,0 +1,260 @@
+/**
+ * The built-in secret patterns. Each rule names one kind; several rules may share a kind.
+ *
+ * Conventions every pattern here follows, because `redact()` relies on them:
+ * - global and `d` (indices) flags; when a named group `secret`, `secret2` or `secret3`
+ *   takes part in a match, only that span is replaced, so `password: "x"` keeps its name.
+ * - no unbounded quantifier that can backtrack over the same characters twice: runs are
+ *   bounded (`{0,512}`) or unambiguous, so a 256 KiB adversarial input stays linear-ish.
+ * - the order matters: whole blocks (private keys) first, then provider tokens with a
+ *   recognisable shape, then URLs, then the generic `name = value` assignments, whose
+ *   values must not be a redaction marker or an earlier rule's match.
+ */
+
+export interface MatchContext {
+  text: string
+  /** start and end of the span that would be replaced */
+  start: number
+  end: number
+  match: RegExpExecArray
+}
+
+export interface RedactionRule {
+  kind: string
+  pattern: RegExp
+  /** Return false to leave this match untouched (a known false positive). */
+  validate?: (secret: string, ctx: MatchContext) => boolean
+}
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  if (s.length === 0) return 0
+  const counts = new Map<string, number>()
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1)
+  let h = 0
+  for (const n of counts.values()) {
+    const p = n / s.length
+    h -= p * Math.log2(p)
+  }
+  return h
+}
+
+// Documentation keys (AKIAIOSFODNN7EXAMPLE, …EXAMPLEKEY) are published on purpose.
+const notExample = (s: string) => !s.includes('EXAMPLE')
+const hasDigit = (s: string) => /\d/.test(s)
+const mixedCase = (s: string) => /[a-z]/.test(s) && /[A-Z]/.test(s)
+
+function jwtHeaderOk(token: string): boolean {
+  const head = Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')
+  // cheap shape check first: a failed JSON.parse throws, and throwing per match is slow
+  if (!/^\{\s*"[^"]{1,32}"\s*:/.test(head) || !/\}\s*$/.test(head)) return false
+  try {
+    const json = JSON.parse(head)
+    return json !== null && typeof json === 'object' && ('alg' in json || 'typ' in json || 'enc' in json)
+  } catch {
+    return false
+  }
+}
+
+// Values that say "a value goes here" rather than being one.
+const PLACEHOLDER =
+  /^(?:true|false|null|nil|none|undefined|yes|no|on|off|empty|required|optional|string|str|bool|boolean|int|integer|number|any|unknown|text|redacted|hidden|masked|x{3,}|\*+|\.+|-+|_+|•+)$/i
+const REFERENCE =
+  /^(?:\$\{?[A-Za-z_]|%\(?[A-Za-z_]|\{\{|<[^>]*>$|process\.env|os\.(?:environ|getenv)|env\(|getenv\(|secrets\.|vault:|!vault|\$\()/
+
+/**
+ * Shared sanity check for `name = value` assignments: skips placeholders, references to
+ * environment variables or code, short numbers, and prose like "password: use the vault".
+ */
+function assignmentValueOk(value: string, ctx: MatchContext): boolean {
+  if (PLACEHOLDER.test(value) || REFERENCE.test(value) || !notExample(value)) return false
+  if (/^\d{1,5}$/.test(value)) return false
+  const groups = ctx.match.groups ?? {}
+  const bare = groups.secret3 !== undefined
+  if (bare) {
+    // `${API_KEY}` / `{{ token }}`: the bare value stops at the brace, so look past it
+    if (REFERENCE.test(ctx.text.slice(ctx.start, ctx.end + 2))) return false
+    const next = ctx.text.charAt(ctx.end)
+    // `password = getPassword()` or `token: req.headers.token` are code, not values
+    if (next === '(') return false
+    if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false
+    // prose: "password: reset it at the portal" — a lowercase word followed by more words
+    if (groups.op === ':' && /^[a-z]+$/.test(value) && /^[ \t]+[A-Za-z]/.test(ctx.text.slice(ctx.end, ctx.end + 3))) {
+      return false
+    }
+  }
+  return true
+}
+
+const HASH_LIKE = /^(?:[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128}|[0-9A-F]{40}|[0-9A-F]{64})$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function highEntropyOk(value: string, ctx: MatchContext): boolean {
+  if (!assignmentValueOk(value, ctx)) return false
+  if (value.length < 16 || value.length > 512) return false
+  if (HASH_LIKE.test(value) || UUID.test(value)) return false
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[~./]/.test(value) || /\s/.test(value)) return false
+  if (!hasDigit(value) || !/[A-Za-z]/.test(value)) return false
+  return entropy(value) >= 3.5
+}
+
+// Name suffixes that describe a setting about the secret, not the secret itself
+// (`password_min_length: 12`, `token_type: bearer`, `secretName: db-creds`).
+const META_SUFFIX =
+  /^[_.-]?(?:s|count|len|length|min|max|limit|policy|hint|field|label|prompt|reset|required|url|uri|path|file|dir|env|var|name|type|expiry|expires|expiration|ttl|endpoint|header|prefix|pattern|regex|rule|rules|strength|ize|izer|ized|ary|aries|less|_?min_?length|_?max_?length)$/i
+
+const VALUE =
+  String.raw`(?!\[REDACTED:)(?:"(?<secret>[^"\r\n]{1,512})"|'(?<secret2>[^'\r\n]{1,512})'|(?<secret3>(?![=>])[^\s"'\x60,;<>(){}\[\]]{1,512}))`
+
+/** `NAME<suffix> [:=] value` where NAME is matched case-insensitively. */
+function assignment(kind: string, name: string, validate = assignmentValueOk): RedactionRule {
+  const pattern = new RegExp(
+    String.raw`(?:${name})(?<suffix>[A-Za-z0-9_.\-]{0,32})["']?[ \t]{0,8}(?<op>:=|=>|[:=])[ \t]{0,8}` + VALUE,
+    'gdi',
+  )
+  return {
+    kind,
+    pattern,
+    validate: (value, ctx) => !META_SUFFIX.test(ctx.match.groups?.suffix ?? '') && validate(value, ctx),
+  }
+}
+
+/** A token with a fixed, recognisable shape; boundaries on both sides. */
+const token = (kind: string, body: string, flags = 'gd', validate?: RedactionRule['validate']): RedactionRule => ({
+  kind,
+  pattern: new RegExp(String.raw`(?<![A-Za-z0-9_])(?:${body})(?![A-Za-z0-9_])`, flags),
+  validate,
+})
+
+// PEM body: anything but a run of five dashes, so a BEGIN without its END fails fast.
+const PEM_BODY = String.raw`(?:[^-]|-(?!----)){0,32768}?`
+const DB_SCHEMES =
+  'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb|couchdb|neo4j(?:\\+s)?|nats|kafka|ldaps?|smtps?|jdbc:[a-z]+'
+
+export const BUILTIN_RULES: RedactionRule[] = [
+  // --- private key blocks (first: their bodies contain things later rules would nibble)
+  {
+    kind: 'gcp-service-account-key',
+    pattern: /"private_key"\s{0,8}:\s{0,8}"(?<secret>-----BEGIN[^"]{0,16384})"/dg,
+  },
+  {kind: 'gcp-service-account-key', pattern: /"private_key_id"\s{0,8}:\s{0,8}"(?<secret>[0-9a-f]{40})"/dg},
+  {
+    kind: 'pgp-private-key',
+    pattern: new RegExp(String.raw`-----BEGIN PGP PRIVATE KEY BLOCK-----${PEM_BODY}-----END PGP PRIVATE KEY BLOCK-----`, 'gd'),
+  },
+  {
+    kind: 'private-key',
+    pattern: new RegExp(
+      String.raw`-----BEGIN (?<label>(?:[A-Z0-9]{1,12} ){0,3})PRIVATE KEY-----${PEM_BODY}-----END \k<label>PRIVATE KEY-----`,
+      'gd',
+    ),
+  },
+  // a truncated block (no END line): the header and the base64 lines that follow it
+  {
+    kind: 'private-key',
+    pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[A-Za-z0-9+/=:, -]{1,1024}){0,512}/dg,
+  },
+  {kind: 'age-secret-key', pattern: /AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}/dg},
+
+  // --- cloud providers
+  token('aws-access-key-id', '(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}', 'gd', notExample),
+  {
+    kind: 'aws-secret-access-key',
+    pattern:
+      /(?:aws[_\-. ]?secret[_\-. ]?(?:access[_\-. ]?)?key|secret[_\-. ]?access[_\-. ]?key)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
+    validate: notExample,
+  },
+  {
+    kind: 'aws-session-token',
+    pattern: /aws[_\-. ]?session[_\-. ]?token["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?<secret>[A-Za-z0-9/+=]{100,2048})/dgi,
+  },
+  token('gcp-api-key', 'AIza[0-9A-Za-z_\\-]{35}'),
+  token('google-oauth-client-secret', 'GOCSPX-[A-Za-z0-9_\\-]{28}'),
+  token('google-oauth-token', 'ya29\\.[0-9A-Za-z_\\-]{30,2048}'),
+  {kind: 'azure-storage-key', pattern: /AccountKey=(?<secret>[A-Za-z0-9+/]{86}==)/dg},
+  {kind: 'azure-connection-string', pattern: /SharedAccessKey=(?<secret>[A-Za-z0-9+/]{42,86}={0,2})/dg},
+  {kind: 'azure-sas-token', pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/]{40,128}(?:%3D|=){0,2})/dg},
+  token('digitalocean-token', 'do[opr]_v1_[a-f0-9]{64}'),
+  token('databricks-token', 'dapi[a-f0-9]{32}(?:-\\d)?'),
+
+  // --- source hosting
+  token('github-token', 'ghp_[A-Za-z0-9]{36,255}'),
+  token('github-fine-grained-token', 'github_pat_[A-Za-z0-9]{20,30}_[A-Za-z0-9]{50,70}'),
+  token('github-oauth-token', 'gho_[A-Za-z0-9]{36,255}'),
+  token('github-app-token', 'gh[su]_[A-Za-z0-9]{36,255}'),
+  token('github-refresh-token', 'ghr_[A-Za-z0-9]{36,255}'),
+  token('gitlab-token', '(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|gloas)-[0-9A-Za-z_\\-]{20,64}(?:\\.[0-9a-z]{2}\\.[0-9a-z]{7,9})?'),
+
+  // --- chat and SaaS
+  token('slack-token', '(?:xox[abprs]|xoxe(?:\\.xox[bp])?)-[0-9A-Za-z\\-]{10,250}', 'gd', hasDigit),
+  {kind: 'slack-webhook', pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/]{20,200})/dg},
+  {
+    kind: 'discord-webhook',
+    pattern: /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{15,20}\/(?<secret>[A-Za-z0-9_\-]{60,72})/dg,
+  },
+  token('telegram-bot-token', '\\d{8,10}:AA[0-9A-Za-z_\\-]{33}'),
+  token('stripe-secret-key', 'sk_(?:live|test)_[0-9A-Za-z]{16,247}'),
+  token('stripe-restricted-key', 'rk_(?:live|test)_[0-9A-Za-z]{16,247}'),
+  token('stripe-webhook-secret', 'whsec_[A-Za-z0-9]{32,64}'),
+  token('twilio-api-key', 'SK[0-9a-fA-F]{32}'),
+  {
+    kind: 'twilio-auth-token',
+    pattern: /twilio[_\-. ]?auth[_\-. ]?token["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?<secret>[0-9a-f]{32})(?![0-9a-f])/dgi,
+  },
+  token('sendgrid-api-key', 'SG\\.[A-Za-z0-9_\\-]{22}\\.[A-Za-z0-9_\\-]{43}'),
+  token('mailgun-api-key', 'key-[0-9a-f]{32}'),
+  token('mailchimp-api-key', '[0-9a-f]{32}-us\\d{1,2}'),
+  token('shopify-token', 'shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}'),
+  token('square-token', 'sq0(?:atp|csp)-[0-9A-Za-z_\\-]{22,43}'),
+  token('linear-api-key', 'lin_api_[A-Za-z0-9]{40}'),
+  token('npm-token', 'npm_[A-Za-z0-9]{36}'),
+  token('pypi-token', 'pypi-AgE[A-Za-z0-9_\\-]{50,512}'),
+
+  // --- model providers (Anthropic before OpenAI: both start with `sk-`)
+  token('anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}'),
+  token(
+    'openai-api-key',
+    'sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\\-]{20,300}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,64}',
+    'gd',
+    hasDigit,
+  ),
+  token('huggingface-token', 'hf_[A-Za-z0-9]{30,40}', 'gd', mixedCase),
+
+  // --- bearer credentials
+  {
+    kind: 'jwt',
+    // lookahead + backreference make each segment atomic, so a long run without dots fails fast
+    pattern:
+      /(?<![A-Za-z0-9_\-])eyJ(?=(?<h>[A-Za-z0-9_\-]{5,8000}))\k<h>\.(?=(?<p>[A-Za-z0-9_\-]{2,16000}))\k<p>\.[A-Za-z0-9_\-]{10,2000}/dg,
+    validate: jwtHeaderOk,
+  },
+  {kind: 'bearer-token', pattern: /\bBearer[ \t]{1,4}(?<secret>[A-Za-z0-9\-._~+/]{16,2048}=*)/dg, validate: hasDigit},
+  {kind: 'basic-auth', pattern: /\bAuthorization[ \t]{0,4}:[ \t]{0,4}Basic[ \t]{1,4}(?<secret>[A-Za-z0-9+/]{8,1024}={0,2})/dgi},
+
+  // --- URLs and connection strings with a password
+  {
+    kind: 'connection-string-password',
+    pattern: new RegExp(
+      String.raw`\b(?:${DB_SCHEMES})(?:\+[a-z0-9]+)?:\/\/[^\s:@/?#]{0,128}:(?<secret>(?!\[REDACTED:)[^\s@/?#]{1,256})@`,
+      'dgi',
+    ),
+    validate: (v) => !PLACEHOLDER.test(v) && !REFERENCE.test(v),
+  },
+  {
+    kind: 'url-password',
+    pattern: /\b[a-z][a-z0-9+.\-]{1,30}:\/\/[^\s:@/?#[\]]{0,128}:(?<secret>(?!\[REDACTED:)[^\s@/?#]{1,256})@/dgi,
+    validate: (v) => !PLACEHOLDER.test(v) && !REFERENCE.test(v),
+  },
+  {
+    kind: 'netrc-password',
+    // the machine must look like a host, so prose ("machine learning login page…") stays
+    pattern: /\bmachine[ \t]+(?:[^\s.]{1,128}\.\S{1,128}|localhost|default)[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+(?<secret>(?!\[REDACTED:)\S{1,256})/dg,
+  },
+
+  // --- generic assignments (last: everything specific has had its turn)
+  assignment('password-assignment', '(?:pass(?:word|wd|phrase)|pwd|(?<![A-Za-z])pass)'),
+  assignment('secret-assignment', 'secret'),
+  assignment('token-assignment', 'token'),
+  assignment('api-key-assignment', 'api[_\\-. ]?key'),
+  assignment('high-entropy-assignment', '(?<!public[_\\-.]?)(?:key|auth|cred(?:ential)?s?|private|salt|seed|cookie|hmac)', highEntropyOk),
+]

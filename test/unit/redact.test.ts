@@ -1,0 +1,451 @@
+import {describe, expect, it} from 'vitest'
+import {isEngramError} from '../../src/core/errors.js'
+import {REDACTION_KINDS, entropy, redact} from '../../src/core/redact/index.js'
+
+// Secrets are generated, not pasted: the test file itself must not look like a leak to
+// scanners, and each case gets the right alphabet and length.
+let seed = 42
+function rnd(alphabet: string, n: number): string {
+  let out = ''
+  for (let i = 0; i < n; i++) {
+    // mulberry32: deterministic, and good enough that bodies look random
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    out += alphabet[((t ^ (t >>> 14)) >>> 0) % alphabet.length]
+  }
+  return out
+}
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const LOWER = 'abcdefghijklmnopqrstuvwxyz'
+const DIGITS = '0123456789'
+const alnum = (n: number) => rnd(UPPER + LOWER + DIGITS, n)
+const hex = (n: number) => rnd('0123456789abcdef', n)
+const b64 = (n: number) => rnd(UPPER + LOWER + DIGITS + '+/', n)
+const b64url = (n: number) => rnd(UPPER + LOWER + DIGITS + '-_', n)
+const digits = (n: number) => rnd(DIGITS, n)
+const b32 = (n: number) => rnd('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', n)
+const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
+
+const pem = (label: string) =>
+  `-----BEGIN ${label}-----\n${b64(64)}\n${b64(64)}\n${b64(20)}==\n-----END ${label}-----`
+
+interface Case {
+  kind: string
+  /** texts that must each produce at least one redaction of `kind` */
+  positives: string[]
+  /** look-alikes that must come back unchanged */
+  negatives: string[]
+}
+
+const jwt = `${enc({alg: 'HS256', typ: 'JWT'})}.${enc({sub: '1234567890', name: 'Ada', iat: 1516239022})}.${b64url(43)}`
+
+const CASES: Case[] = [
+  {
+    kind: 'gcp-service-account-key',
+    positives: [
+      `{"type": "service_account", "project_id": "demo", "private_key_id": "${hex(40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${b64(64)}\\n-----END PRIVATE KEY-----\\n", "client_email": "svc@demo.iam.gserviceaccount.com"}`,
+    ],
+    negatives: ['{"private_key": "stored in the vault, ask ops"}', '{"private_key_id": "not-a-hex-id"}'],
+  },
+  {
+    kind: 'pgp-private-key',
+    positives: [`-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n${b64(64)}\n=${b64(4)}\n-----END PGP PRIVATE KEY BLOCK-----`],
+    negatives: [`-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n${b64(64)}\n-----END PGP PUBLIC KEY BLOCK-----`],
+  },
+  {
+    kind: 'private-key',
+    positives: [
+      `key:\n${pem('RSA PRIVATE KEY')}\nend`,
+      pem('PRIVATE KEY'),
+      pem('EC PRIVATE KEY'),
+      pem('ENCRYPTED PRIVATE KEY'),
+      pem('OPENSSH PRIVATE KEY'),
+      // truncated: no END line
+      `-----BEGIN OPENSSH PRIVATE KEY-----\n${b64(70)}\n${b64(70)}`,
+    ],
+    negatives: [pem('PUBLIC KEY'), pem('CERTIFICATE'), 'We store the private key in a hardware token.'],
+  },
+  {
+    kind: 'age-secret-key',
+    positives: [`AGE-SECRET-KEY-1${rnd('QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L', 58)}`],
+    negatives: [`recipient: age1${rnd('qpzry9x8gf2tvdw0s3jn54khce6mua7l', 58)}`],
+  },
+  {
+    kind: 'aws-access-key-id',
+    positives: [`aws_access_key_id = AKIA${b32(16)}`, `temporary ASIA${b32(16)} key`],
+    negatives: ['AKIAIOSFODNN7EXAMPLE', `AKIA${b32(12)}`, `XAKIA${b32(16)}`],
+  },
+  {
+    kind: 'aws-secret-access-key',
+    positives: [`aws_secret_access_key = ${b64(40)}`, `"SecretAccessKey": "${b64(40)}"`],
+    negatives: ['aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'],
+  },
+  {
+    kind: 'aws-session-token',
+    positives: [`aws_session_token = ${b64(220)}`],
+    negatives: ['aws_session_token_ttl = 3600'],
+  },
+  {kind: 'gcp-api-key', positives: [`key=AIza${b64url(35)}`], negatives: [`AIza${b64url(20)}`]},
+  {kind: 'google-oauth-client-secret', positives: [`GOCSPX-${b64url(28)}`], negatives: ['GOCSPX-short']},
+  {kind: 'google-oauth-token', positives: [`ya29.${b64url(60)}`], negatives: ['upgraded to ya29.5 last week']},
+  {
+    kind: 'azure-storage-key',
+    positives: [
+      `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${b64(86)}==;EndpointSuffix=core.windows.net`,
+    ],
+    negatives: ['AccountKey=<your storage key>'],
+  },
+  {
+    kind: 'azure-connection-string',
+    positives: [
+      `Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${b64(43)}=`,
+    ],
+    negatives: ['SharedAccessKeyName=RootManageSharedAccessKey'],
+  },
+  {
+    kind: 'azure-sas-token',
+    positives: [`https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&se=2030-01-01&sig=${b64(43)}%3D`],
+    negatives: ['https://acct.blob.core.windows.net/c/f.txt?sig=abc'],
+  },
+  {kind: 'digitalocean-token', positives: [`dop_v1_${hex(64)}`], negatives: [`dop_v1_${hex(10)}`]},
+  {kind: 'databricks-token', positives: [`dapi${hex(32)}`], negatives: [`dapi${hex(20)}`]},
+  {kind: 'github-token', positives: [`GH=ghp_${alnum(36)}`], negatives: [`ghp_${alnum(20)}`, `xghp_${alnum(36)}`]},
+  {
+    kind: 'github-fine-grained-token',
+    positives: [`github_pat_${alnum(22)}_${alnum(59)}`],
+    negatives: [`github_pat_${alnum(10)}`],
+  },
+  {kind: 'github-oauth-token', positives: [`gho_${alnum(36)}`], negatives: ['gho_short']},
+  {kind: 'github-app-token', positives: [`ghs_${alnum(36)}`, `ghu_${alnum(36)}`], negatives: [`ghs_${alnum(35)}`]},
+  {kind: 'github-refresh-token', positives: [`ghr_${alnum(76)}`], negatives: [`ghr_${alnum(10)}`]},
+  {kind: 'gitlab-token', positives: [`glpat-${b64url(20)}`], negatives: [`glpat-${alnum(10)}`]},
+  {
+    kind: 'slack-token',
+    positives: [`xoxb-${digits(12)}-${digits(13)}-${alnum(24)}`, `xoxp-${digits(12)}-${digits(12)}-${hex(32)}`],
+    negatives: ['xoxo-hugs-and-kisses', 'xoxb-abcdefghijklmnop'],
+  },
+  {
+    kind: 'slack-webhook',
+    positives: [`https://hooks.slack.com/services/T${alnum(8)}/B${alnum(10)}/${alnum(24)}`],
+    negatives: ['post to https://hooks.slack.com/services/ with a JSON body'],
+  },
+  {
+    kind: 'discord-webhook',
+    positives: [`https://discord.com/api/webhooks/${digits(18)}/${b64url(68)}`],
+    negatives: ['https://discord.com/api/webhooks/'],
+  },
+  {kind: 'telegram-bot-token', positives: [`${digits(9)}:AA${b64url(33)}`], negatives: [`${digits(9)}:BB${b64url(33)}`]},
+  {
+    kind: 'stripe-secret-key',
+    positives: [`sk_live_${alnum(24)}`, `sk_test_${alnum(24)}`],
+    negatives: ['sk_live_short', `risk_live_${alnum(24)}`],
+  },
+  {kind: 'stripe-restricted-key', positives: [`rk_live_${alnum(24)}`], negatives: ['rk_live_abc']},
+  {kind: 'stripe-webhook-secret', positives: [`whsec_${alnum(32)}`], negatives: ['whsec_abc']},
+  {kind: 'twilio-api-key', positives: [`SK${hex(32)}`], negatives: [`SK${rnd('ghijklmnopqrstuvwxyz', 32)}`]},
+  {
+    kind: 'twilio-auth-token',
+    positives: [`TWILIO_AUTH_TOKEN=${hex(32)}`],
+    negatives: ['TWILIO_AUTH_TOKEN=${TWILIO_AUTH_TOKEN}'],
+  },
+  {kind: 'sendgrid-api-key', positives: [`SG.${b64url(22)}.${b64url(43)}`], negatives: ['SG.1234 is a Singapore postcode']},
+  {kind: 'mailgun-api-key', positives: [`key-${hex(32)}`], negatives: [`key-${hex(16)}`]},
+  {kind: 'mailchimp-api-key', positives: [`${hex(32)}-us6`], negatives: [`md5 ${hex(32)}`]},
+  {kind: 'shopify-token', positives: [`shpat_${hex(32)}`], negatives: ['shpat_zz']},
+  {kind: 'square-token', positives: [`sq0atp-${b64url(22)}`], negatives: ['sq0atp-short']},
+  {kind: 'linear-api-key', positives: [`lin_api_${alnum(40)}`], negatives: [`lin_api_${alnum(10)}`]},
+  {kind: 'npm-token', positives: [`//registry.npmjs.org/:_authToken=npm_${alnum(36)}`], negatives: ['npm_config_cache']},
+  {kind: 'pypi-token', positives: [`pypi-AgEIcHlwaS5vcmc${b64url(70)}`], negatives: ['pypi-package-index']},
+  {
+    kind: 'anthropic-api-key',
+    positives: [`ANTHROPIC=sk-ant-api03-${b64url(93)}AA`],
+    negatives: ['sk-ant-api03-short'],
+  },
+  {
+    kind: 'openai-api-key',
+    positives: [`sk-proj-${b64url(100)}`, `sk-${alnum(20)}T3BlbkFJ${alnum(20)}`, `sk-${alnum(48)}`],
+    negatives: ['use the sk-learn-pipeline-helper module', `task-${alnum(48)}`],
+  },
+  {
+    kind: 'huggingface-token',
+    positives: [`hf_${rnd(UPPER, 10)}${rnd(LOWER, 24)}`],
+    negatives: [`hf_${rnd(LOWER, 34)}`, 'hf_model_name'],
+  },
+  {
+    kind: 'jwt',
+    positives: [`cookie ${jwt}`],
+    negatives: [`eyJzzzzzzzzzz.eyJzzzzzz.${alnum(20)}`],
+  },
+  {
+    kind: 'bearer-token',
+    positives: [`Authorization: Bearer ${alnum(40)}`],
+    negatives: ['the Bearer of bad news', 'Bearer abcdefghijklmnopqrstuvwxyz'],
+  },
+  {
+    kind: 'basic-auth',
+    positives: [`Authorization: Basic ${Buffer.from('alice:' + alnum(12)).toString('base64')}`],
+    negatives: ['WWW-Authenticate: Basic realm="x"'],
+  },
+  {
+    kind: 'connection-string-password',
+    positives: [
+      `DATABASE_URL=postgres://app:${alnum(16)}@db.internal:5432/app`,
+      `mongodb+srv://admin:${alnum(12)}@cluster0.example.net/test`,
+      `redis://:${alnum(20)}@cache:6379/0`,
+      `amqp://guest:${alnum(10)}@rabbit:5672/`,
+    ],
+    negatives: ['postgres://localhost:5432/app', 'postgres://app:${DB_PASSWORD}@db:5432/app'],
+  },
+  {
+    kind: 'url-password',
+    positives: [`https://alice:${alnum(12)}@example.com/repo.git`, `ftp://bob:${alnum(8)}@files.example.org/`],
+    negatives: ['https://example.com:8443/path', 'git@github.com:org/repo.git', 'https://user@example.com/'],
+  },
+  {
+    kind: 'netrc-password',
+    positives: [`machine api.example.com login alice password ${alnum(14)}`],
+    negatives: ['the machine learning login page password reset flow'],
+  },
+  {
+    kind: 'password-assignment',
+    positives: [
+      'password: hunter2',
+      `DB_PASSWORD="${alnum(10)}!"`,
+      '{"password": "correct horse battery staple"}',
+      `passwd='${alnum(8)}'`,
+      `dbPassword := "${alnum(12)}"`,
+      `Server=db;User Id=sa;Password=${alnum(12)};`,
+      'my password: correcthorsebatterystaple',
+    ],
+    negatives: [
+      'reset your password at the portal',
+      'password: use the one in the vault',
+      'password_min_length: 12',
+      'password: string;',
+      'password = getPassword()',
+      'password = req.body.password;',
+      'password: ********',
+      'password: <your password>',
+      'bypass: true',
+      'password == other',
+    ],
+  },
+  {
+    kind: 'secret-assignment',
+    positives: [`client_secret: "${alnum(24)}"`, `SECRET_KEY=${alnum(30)}`],
+    negatives: ['secretary: Jane Doe', 'secretName: db-creds', 'the secret: always validate input'],
+  },
+  {
+    kind: 'token-assignment',
+    positives: [`GITHUB_TOKEN=${alnum(20)}`, `access_token: "${alnum(30)}"`],
+    negatives: ['max_tokens: 4096', 'token_type: bearer', 'token: a short-lived credential'],
+  },
+  {
+    kind: 'api-key-assignment',
+    positives: [`api_key: ${hex(32)}`, `X-API-Key: ${alnum(24)}`, `apiKey = "${alnum(20)}"`],
+    negatives: ['api_key: <your key here>', 'api_key: ${API_KEY}'],
+  },
+  {
+    kind: 'high-entropy-assignment',
+    positives: [`SIGNING_KEY=${alnum(32)}`, `credentials: "${b64(40)}"`, `cookie=${b64url(40)}`],
+    negatives: [
+      'primary_key: user_id',
+      'cache_key: 2024-05-01',
+      `session_key: ${hex(40)}`,
+      'public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"',
+      'keyboard: qwerty',
+    ],
+  },
+]
+
+describe('redact: built-in kinds', () => {
+  it('has at least 30 kinds, lowercase-hyphenated, and a case for each', () => {
+    expect(REDACTION_KINDS.length).toBeGreaterThanOrEqual(30)
+    for (const k of REDACTION_KINDS) expect(k).toMatch(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)
+    expect(new Set(CASES.map((c) => c.kind))).toEqual(new Set(REDACTION_KINDS))
+  })
+
+  for (const c of CASES) {
+    describe(c.kind, () => {
+      it.each(c.positives)('redacts %s', (text) => {
+        const r = redact(text)
+        expect(r.redactions[c.kind], JSON.stringify(r)).toBeGreaterThanOrEqual(1)
+        expect(r.text).toContain(`[REDACTED:${c.kind}]`)
+        // idempotent: a second pass finds nothing and changes nothing
+        const again = redact(r.text)
+        expect(again.text).toBe(r.text)
+        expect(again.redactions).toEqual({})
+      })
+      it.each(c.negatives)('leaves %s', (text) => {
+        const r = redact(text)
+        expect(r.text).toBe(text)
+        expect(r.redactions).toEqual({})
+      })
+    })
+  }
+})
+
+describe('redact: what is replaced', () => {
+  it('removes the secret and keeps the surrounding text', () => {
+    const tok = `ghp_${alnum(36)}`
+    const r = redact(`use ${tok} for CI`)
+    expect(r.text).toBe('use [REDACTED:github-token] for CI')
+    expect(r.redactions).toEqual({'github-token': 1})
+  })
+
+  it('replaces only the value of an assignment, quotes included in the kept text', () => {
+    expect(redact('password: "s3cr3t-value"').text).toBe('password: "[REDACTED:password-assignment]"')
+    expect(redact('postgres://app:pw123456@db/app').text).toBe('postgres://app:[REDACTED:connection-string-password]@db/app')
+  })
+
+  it('counts every occurrence per kind', () => {
+    const r = redact(`a ghp_${alnum(36)} b ghp_${alnum(36)} c sk_live_${alnum(24)}`)
+    expect(r.redactions).toEqual({'github-token': 2, 'stripe-secret-key': 1})
+  })
+
+  it('names the specific kind when a token sits in a generic assignment', () => {
+    const r = redact(`GITHUB_TOKEN=ghp_${alnum(36)}`)
+    expect(r.redactions).toEqual({'github-token': 1})
+    expect(r.text).toBe('GITHUB_TOKEN=[REDACTED:github-token]')
+  })
+
+  it('does not leave key material from a PEM block behind', () => {
+    const block = pem('RSA PRIVATE KEY')
+    const body = block.split('\n')[1]
+    const r = redact(`before\n${block}\nafter`)
+    expect(r.text).toBe('before\n[REDACTED:private-key]\nafter')
+    expect(r.text).not.toContain(body)
+  })
+
+  it('redacts a token already inside a URL once, under its own kind', () => {
+    const r = redact(`https://x-access-token:ghp_${alnum(36)}@github.com/org/repo.git`)
+    expect(r.text).toBe('https://x-access-token:[REDACTED:github-token]@github.com/org/repo.git')
+    expect(r.redactions).toEqual({'github-token': 1})
+  })
+})
+
+describe('redact: known false positives stay untouched', () => {
+  const untouched = [
+    'id: 123e4567-e89b-12d3-a456-426614174000',
+    'fixed in da39a3ee5e6b4b0d3255bfef95601890afd80709',
+    'commit: da39a3ee5e6b4b0d3255bfef95601890afd80709',
+    'sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    'digest: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    `signature: ${b64(86)}==`,
+    `![chart](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ${b64(400)}=)`,
+    'The docs use AKIAIOSFODNN7EXAMPLE and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.',
+    'aws_access_key_id = AKIAIOSFODNN7EXAMPLE',
+    'reset your password at the portal',
+    'Forgot your password? Use the reset link.',
+    'password: [REDACTED:password-assignment]',
+    'token=[REDACTED:github-token] and api_key: "[REDACTED:api-key-assignment]"',
+    'postgres://app:[REDACTED:connection-string-password]@db/app',
+  ]
+  it.each(untouched)('%s', (text) => {
+    const r = redact(text)
+    expect(r.text).toBe(text)
+    expect(r.redactions).toEqual({})
+  })
+})
+
+describe('redact: idempotence over a mixed document', () => {
+  it('a second pass changes nothing', () => {
+    const doc = CASES.flatMap((c) => c.positives).join('\n\n')
+    const once = redact(doc)
+    expect(Object.keys(once.redactions).length).toBeGreaterThanOrEqual(30)
+    const twice = redact(once.text)
+    expect(twice.text).toBe(once.text)
+    expect(twice.redactions).toEqual({})
+  })
+})
+
+describe('redact: extra rules from config', () => {
+  const myco = `myco_${alnum(32)}`
+
+  it('applies them with the global flag and a normalised kind, before built-ins', () => {
+    const r = redact(`one ${myco}, token=${myco}`, [{kind: 'MyCo Token', pattern: 'myco_[A-Za-z0-9]{32}'}])
+    expect(r.text).toBe('one [REDACTED:myco-token], token=[REDACTED:myco-token]')
+    expect(r.redactions).toEqual({'myco-token': 2})
+  })
+
+  it('replaces only a named "secret" group when the pattern has one', () => {
+    const r = redact('ticket pin 884211 today', [{kind: 'pin', pattern: 'pin (?<secret>\\d{6})'}])
+    expect(r.text).toBe('ticket pin [REDACTED:pin] today')
+  })
+
+  it('never rewrites an existing marker, even with a pattern that matches it', () => {
+    const text = 'password: [REDACTED:password-assignment]'
+    expect(redact(text, [{kind: 'x', pattern: 'REDACTED|password-assignment|\\[|\\]'}]).text).toBe(text)
+  })
+
+  it('survives a pattern that can match the empty string', () => {
+    const r = redact('abc', [{kind: 'z', pattern: 'z*'}])
+    expect(r).toEqual({text: 'abc', redactions: {}})
+  })
+
+  it('refuses an invalid pattern as bad input', () => {
+    let err: unknown
+    try {
+      redact('x', [{kind: 'bad', pattern: '(['}])
+    } catch (e) {
+      err = e
+    }
+    expect(isEngramError(err) && err.code).toBe('bad-input')
+  })
+})
+
+describe('redact: performance', () => {
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+  it('redacts a typical 4 KB text well under 1 ms', () => {
+    const para =
+      'We moved the build to the new runners; the cache key is derived from the lockfile hash. ' +
+      'Deploys go through the staging cluster first, and the on-call rotation owns rollbacks. '
+    let text = ''
+    while (text.length < 4096) text += para
+    text = text.slice(0, 4096)
+    for (let i = 0; i < 20; i++) redact(text) // warm up the regex compiler
+    const times: number[] = []
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now()
+      redact(text)
+      times.push(performance.now() - t)
+    }
+    expect(median(times)).toBeLessThan(1)
+  })
+
+  const K = 256 * 1024
+  const fill = (unit: string) => unit.repeat(Math.ceil(K / unit.length)).slice(0, K)
+  const adversarial: [string, string][] = [
+    ['a long word', fill('a')],
+    ['base64 run', fill('Ab9+/')],
+    ['JWT-like segments', fill('eyJaaaaaaaa.')],
+    ['JWT prefix with dashes', fill('eyJ-')],
+    ['PEM headers without END', fill('-----BEGIN PRIVATE KEY-----\n')],
+    ['one PEM header and a huge body', '-----BEGIN RSA PRIVATE KEY-----\n' + fill('A')],
+    ['unterminated quoted assignments', fill('password="')],
+    ['assignments', fill('password=')],
+    ['name then whitespace', 'password' + fill(' ')],
+    ['URLs without @', fill('postgres://a:')],
+    ['userinfo colons', 'https://' + fill('u:')],
+    ['dotted words', fill('a.')],
+    ['key=', fill('key=')],
+    ['token prefixes', fill('ghp_sk-xoxb-1')],
+    ['netrc words', fill('machine a.b login b password ')],
+    ['Bearer', fill('Bearer ')],
+    ['hex', fill('ab')],
+  ]
+  it.each(adversarial)('finishes 256 KiB of %s in < 200 ms', (_name, text) => {
+    const t = performance.now()
+    redact(text)
+    expect(performance.now() - t).toBeLessThan(200)
+  })
+})
+
+describe('entropy', () => {
+  it('is 0 for one repeated character and log2(n) for n distinct ones', () => {
+    expect(entropy('aaaa')).toBe(0)
+    expect(entropy('abcd')).toBeCloseTo(2)
+  })
+})
