@@ -1,0 +1,438 @@
+import {existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync} from 'node:fs'
+
+import {formatScope, parseScope} from '../scope.js'
+import type {Store} from '../store.js'
+import {compareCandidates, makeSnippet, scoreView, ShardView} from './engine.js'
+import type {Candidate} from './engine.js'
+import type {Delta, DeltaDoc} from './shard.js'
+import {
+  CorruptIndexError,
+  decodeDelta,
+  encodeDelta,
+  FORMAT_VERSION,
+  LoadedShard,
+  OldFormatError,
+  peekHeader,
+  removeFile,
+  ShardBuilder,
+  writeAtomic,
+} from './shard.js'
+import {catBlobs, currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
+import {parseQuery} from './tokenize.js'
+
+export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'
+
+/**
+ * The derived search index (DESIGN.md §6): one shard per scope under `.engram/index/`,
+ * built from the scope's committed tree, kept fresh from `git diff-tree` through a small
+ * delta segment, rebuilt from scratch with the same results at any time.
+ */
+
+export const INDEX_DIR = '.engram/index'
+
+export interface SearchHit {
+  scope: string
+  /** scope-relative path of the memory file */
+  path: string
+  title: string
+  author: string
+  origin: string
+  tainted: boolean
+  reviewed_by: string | null
+  /** git blob id of the indexed file (compare with the verified set before serving) */
+  blob: string
+  score: number
+  snippet: string
+  tags: string[]
+}
+
+export interface IndexStatus {
+  scope: string
+  /** live documents (base minus deletions plus delta) */
+  docs: number
+  /** tree id the shard reflects, or null when there is no shard */
+  tree: string | null
+  /** the shard reflects the scope's tree at HEAD */
+  fresh: boolean
+  /** bytes on disk (shard and delta) */
+  bytes: number
+  /** changes held in the delta segment (documents added or replaced, plus deletions) */
+  delta: number
+}
+
+export interface SearchOptions {
+  /** scopes the caller may read; nothing else is opened */
+  scopes: string[]
+  limit?: number
+  /** applied before limiting, e.g. to keep only verified memory */
+  filter?: (hit: SearchHit) => boolean
+  onWarning?: (message: string) => void
+}
+
+export const DEFAULT_LIMIT = 10
+
+/** Past this many pending changes the delta is merged into a new base. */
+export function deltaBound(baseDocs: number): number {
+  return Math.min(1000, Math.max(200, Math.ceil(baseDocs * 0.05)))
+}
+
+export async function search(store: Store, query: string, opts: SearchOptions): Promise<SearchHit[]> {
+  const engine = new IndexEngine(store)
+  try {
+    return await engine.search(query, opts)
+  } finally {
+    engine.close()
+  }
+}
+
+/** Bring the shards of these scopes up to date (incrementally where a shard exists). */
+export async function refresh(store: Store, scopes: string[], opts: {onWarning?: (message: string) => void} = {}): Promise<void> {
+  const engine = new IndexEngine(store)
+  try {
+    await engine.ensure(normaliseScopes(scopes), opts.onWarning ?? (() => {}))
+  } finally {
+    engine.close()
+  }
+}
+
+/** Rebuild shards from scratch (all scopes at HEAD by default; stale shards of vanished scopes are removed). */
+export async function rebuild(
+  store: Store,
+  opts: {scopes?: string[]; onProgress?: (done: number, total: number) => void; onWarning?: (message: string) => void} = {},
+): Promise<IndexStatus[]> {
+  const present = await listScopes(store)
+  const scopes = opts.scopes ? normaliseScopes(opts.scopes) : [...present.keys()].sort()
+  const trees = opts.scopes ? await currentTrees(store, scopes) : new Map<string, string | null>(present)
+  const listed = new Map<string, Awaited<ReturnType<typeof listTree>>>()
+  let total = 0
+  for (const scope of scopes) {
+    const tree = trees.get(scope)
+    if (!tree) continue
+    const entries = await listTree(store, tree)
+    listed.set(scope, entries)
+    total += entries.length
+  }
+  let done = 0
+  opts.onProgress?.(0, total)
+  const warn = opts.onWarning ?? (() => {})
+  for (const scope of scopes) {
+    const tree = trees.get(scope)
+    if (!tree) {
+      removeShard(store, scope)
+      continue
+    }
+    await buildScope(store, scope, tree, warn, listed.get(scope), () => opts.onProgress?.(++done, total))
+  }
+  if (!opts.scopes) {
+    for (const scope of shardScopesOnDisk(store)) if (!present.has(scope)) removeShard(store, scope)
+  }
+  const all = await status(store)
+  return all.filter((s) => scopes.includes(s.scope))
+}
+
+export async function status(store: Store): Promise<IndexStatus[]> {
+  const present = await listScopes(store)
+  const scopes = [...new Set([...present.keys(), ...shardScopesOnDisk(store)])].sort()
+  return scopes.map((scope) => {
+    const current = present.get(scope) ?? null
+    const head = peekHeader(shardPath(store, scope))
+    if (!head) return {scope, docs: 0, tree: null, fresh: current === null, bytes: 0, delta: 0}
+    let delta: Delta | undefined
+    let deltaBytes = 0
+    try {
+      const text = readFileSync(deltaPath(store, scope), 'utf8')
+      deltaBytes = Buffer.byteLength(text)
+      delta = decodeDelta(text, scope)
+      if (delta.build !== head.header.build) delta = undefined
+    } catch {
+      delta = undefined
+    }
+    const tree = delta?.tree ?? head.header.tree
+    return {
+      scope,
+      docs: head.header.n - (delta?.deleted.length ?? 0) + (delta?.docs.length ?? 0),
+      tree,
+      fresh: tree === current,
+      bytes: head.size + deltaBytes,
+      delta: (delta?.deleted.length ?? 0) + (delta?.docs.length ?? 0),
+    }
+  })
+}
+
+/**
+ * Keeps shards open between searches (for a long-lived server): each search costs one
+ * `git ls-tree` to learn whether any scope moved, and applies only what changed.
+ */
+export class WarmEngine {
+  private readonly engine: IndexEngine
+  constructor(store: Store) {
+    this.engine = new IndexEngine(store)
+  }
+  search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
+    return this.engine.search(query, opts)
+  }
+  close(): void {
+    this.engine.close()
+  }
+}
+
+// ---- internals ----------------------------------------------------------------------
+
+interface ShardState {
+  base: LoadedShard
+  delta: Delta | undefined
+  view: ShardView
+}
+
+class IndexEngine {
+  private readonly store: Store
+  private readonly shards = new Map<string, ShardState>()
+
+  constructor(store: Store) {
+    this.store = store
+  }
+
+  async search(query: string, opts: SearchOptions, retried = false): Promise<SearchHit[]> {
+    const terms = parseQuery(query)
+    const limit = opts.limit ?? DEFAULT_LIMIT
+    const warn = opts.onWarning ?? (() => {})
+    const views = await this.ensure(normaliseScopes(opts.scopes), warn)
+    const matched = new Set<string>()
+    let candidates: Candidate[] = []
+    for (const view of views) candidates = candidates.concat(scoreView(view, terms, matched))
+    candidates.sort(compareCandidates)
+    const hits: SearchHit[] = []
+    for (const c of candidates) {
+      if (hits.length >= limit) break
+      let rec
+      try {
+        rec = c.view.record(c.doc)
+      } catch (error) {
+        // a damaged record: drop the shard so the next search rebuilds it, and answer without it
+        if (retried || !(error instanceof CorruptIndexError)) throw error
+        warn(`search index for ${c.view.scope} is damaged (${error.message}); rebuilding it`)
+        this.drop(c.view.scope, true)
+        return this.search(query, opts, true)
+      }
+      const hit: SearchHit = {
+        scope: c.view.scope,
+        path: rec.path,
+        title: rec.title,
+        author: rec.author,
+        origin: rec.origin,
+        tainted: rec.tainted,
+        reviewed_by: rec.reviewed_by,
+        blob: rec.blob,
+        score: c.score,
+        snippet: makeSnippet(rec.body, matched),
+        tags: rec.tags,
+      }
+      if (!opts.filter || opts.filter(hit)) hits.push(hit)
+    }
+    return hits
+  }
+
+  /** Make every scope's view current with HEAD; returns views for scopes that have memory. */
+  async ensure(scopes: string[], warn: (message: string) => void): Promise<ShardView[]> {
+    const trees = await currentTrees(this.store, scopes)
+    const views: ShardView[] = []
+    for (const scope of scopes) {
+      const tree = trees.get(scope) ?? null
+      if (tree === null) {
+        this.drop(scope, existsSync(shardPath(this.store, scope)))
+        continue
+      }
+      let state = this.shards.get(scope) ?? this.load(scope, warn)
+      const recorded = state ? (state.delta?.tree ?? state.base.header.tree) : null
+      if (!state) {
+        state = await this.build(scope, tree, warn)
+      } else if (recorded !== tree) {
+        state = await this.update(state, scope, recorded!, tree, warn)
+      }
+      this.shards.set(scope, state)
+      views.push(state.view)
+    }
+    return views
+  }
+
+  private load(scope: string, warn: (message: string) => void): ShardState | undefined {
+    let base: LoadedShard | undefined
+    try {
+      base = LoadedShard.open(shardPath(this.store, scope), scope)
+    } catch (error) {
+      if (error instanceof OldFormatError) warn(`search index for ${scope} is from an older format (${error.message}); rebuilding it`)
+      else warn(`search index for ${scope} is unreadable (${(error as Error).message}); rebuilding it`)
+      removeShard(this.store, scope)
+      return undefined
+    }
+    if (!base) return undefined
+    let delta: Delta | undefined
+    let text: string | undefined
+    try {
+      text = readFileSync(deltaPath(this.store, scope), 'utf8')
+    } catch {
+      text = undefined
+    }
+    if (text !== undefined) {
+      try {
+        delta = decodeDelta(text, scope)
+        // a delta made for another build of the base (a concurrent rebuild) does not apply
+        if (delta.build !== base.header.build) delta = undefined
+      } catch (error) {
+        if (!(error instanceof OldFormatError)) warn(`search index delta for ${scope} is unreadable (${(error as Error).message}); recomputing it`)
+        delta = undefined
+      }
+      if (!delta) removeFile(deltaPath(this.store, scope))
+    }
+    return {base, delta, view: new ShardView(scope, base, delta)}
+  }
+
+  private async build(scope: string, tree: string, warn: (message: string) => void): Promise<ShardState> {
+    this.drop(scope, false)
+    await buildScope(this.store, scope, tree, warn)
+    const base = LoadedShard.open(shardPath(this.store, scope), scope)
+    if (!base) throw new CorruptIndexError(`search index for ${scope} vanished while it was built`)
+    return {base, delta: undefined, view: new ShardView(scope, base, undefined)}
+  }
+
+  /** Apply the paths that changed between two trees to the delta segment (or merge past the bound). */
+  private async update(state: ShardState, scope: string, from: string, to: string, warn: (message: string) => void): Promise<ShardState> {
+    let changes
+    try {
+      changes = await diffTrees(this.store, from, to)
+    } catch (error) {
+      warn(`search index for ${scope} cannot be updated from tree ${from.slice(0, 12)} (${(error as Error).message}); rebuilding it`)
+      return this.build(scope, to, warn)
+    }
+    const base = state.base
+    const prev = state.delta
+    const deleted = new Set(prev?.deleted ?? [])
+    const docs = new Map<string, DeltaDoc>((prev?.docs ?? []).map((d) => [d.path, d]))
+    const fetch: {path: string; blob: string}[] = []
+    for (const c of changes) {
+      docs.delete(c.path)
+      const id = base.docIndex(c.path)
+      if (id >= 0) deleted.add(id)
+      if (c.blob) fetch.push({path: c.path, blob: c.blob})
+    }
+    if (deleted.size + docs.size + fetch.length > deltaBound(base.header.n)) return this.build(scope, to, warn)
+    for await (const {index, data} of catBlobs(this.store, fetch.map((f) => f.blob))) {
+      const {path, blob} = fetch[index]
+      if (!data) {
+        warn(`${scope}: ${path} is missing from git; not indexed`)
+        continue
+      }
+      try {
+        const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
+        const {record, terms} = prepareDoc(path, blob, memory)
+        docs.set(path, {...record, lens: terms.lens, terms: [...terms.terms]})
+      } catch (error) {
+        warn(`${(error as Error).message} Not indexed.`)
+      }
+    }
+    const delta: Delta = {
+      format: FORMAT_VERSION,
+      scope,
+      build: base.header.build,
+      tree: to,
+      deleted: [...deleted].sort((a, b) => a - b),
+      docs: [...docs.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    }
+    ensureIndexDir(this.store)
+    writeAtomic(deltaPath(this.store, scope), encodeDelta(delta))
+    return {base, delta, view: new ShardView(scope, base, delta)}
+  }
+
+  private drop(scope: string, removeFiles: boolean): void {
+    this.shards.get(scope)?.base.close()
+    this.shards.delete(scope)
+    if (removeFiles) removeShard(this.store, scope)
+  }
+
+  close(): void {
+    for (const s of this.shards.values()) s.base.close()
+    this.shards.clear()
+  }
+}
+
+/** Build one scope's base shard from its tree and write it (replacing any delta). */
+async function buildScope(
+  store: Store,
+  scope: string,
+  tree: string,
+  warn: (message: string) => void,
+  entries?: {path: string; blob: string}[],
+  onDoc?: () => void,
+): Promise<void> {
+  const list = entries ?? (await listTree(store, tree))
+  const builder = new ShardBuilder()
+  for await (const {index, data} of catBlobs(store, list.map((e) => e.blob))) {
+    const {path, blob} = list[index]
+    onDoc?.()
+    if (!data) {
+      warn(`${scope}: ${path} is missing from git; not indexed`)
+      continue
+    }
+    try {
+      const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
+      const {record, terms} = prepareDoc(path, blob, memory)
+      builder.add(record, terms)
+    } catch (error) {
+      warn(`${(error as Error).message} Not indexed.`)
+    }
+  }
+  ensureIndexDir(store)
+  removeFile(deltaPath(store, scope))
+  writeAtomic(shardPath(store, scope), builder.encode(scope, tree))
+}
+
+function normaliseScopes(scopes: string[]): string[] {
+  return [...new Set(scopes.map((s) => formatScope(parseScope(s))))].sort()
+}
+
+/** File-name key of a scope: `tenant:acme` → `tenant.acme` (kinds hold no dot, so this is reversible). */
+function scopeKey(scope: string): string {
+  return scope.replace(':', '.')
+}
+
+function shardPath(store: Store, scope: string): string {
+  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.shard`)
+}
+
+function deltaPath(store: Store, scope: string): string {
+  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.delta`)
+}
+
+function removeShard(store: Store, scope: string): void {
+  removeFile(shardPath(store, scope))
+  removeFile(deltaPath(store, scope))
+}
+
+function shardScopesOnDisk(store: Store): string[] {
+  let names: string[]
+  try {
+    names = readdirSync(store.abs(INDEX_DIR))
+  } catch {
+    return []
+  }
+  const out: string[] = []
+  for (const name of names) {
+    const m = /^(org|(project|tenant|run)\.(.+))\.shard$/.exec(name)
+    if (!m) continue
+    const scope = m[1] === 'org' ? 'org' : `${m[2]}:${m[3]}`
+    try {
+      out.push(formatScope(parseScope(scope)))
+    } catch {
+      // not a file we wrote
+    }
+  }
+  return out
+}
+
+/** The index is derived data: keep it out of git even where the store's .gitignore does not say so. */
+function ensureIndexDir(store: Store): void {
+  const dir = store.abs(INDEX_DIR)
+  mkdirSync(dir, {recursive: true})
+  const ignore = `${dir}/.gitignore`
+  if (!existsSync(ignore)) writeFileSync(ignore, '*\n')
+}

@@ -1,0 +1,368 @@
+import {existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {isEngramError} from '../../src/core/errors.js'
+import {gitBlobHash} from '../../src/core/hash.js'
+import {deltaBound, INDEX_DIR, rebuild, refresh, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
+import {FORMAT_VERSION} from '../../src/core/index/shard.js'
+import {prng, TestRepo} from './index-helpers.js'
+
+let repos: TestRepo[] = []
+function repo(prefix = ''): TestRepo {
+  const r = new TestRepo(prefix)
+  repos.push(r)
+  return r
+}
+afterEach(() => {
+  for (const r of repos) r.cleanup()
+  repos = []
+})
+
+const shardFile = (r: TestRepo, key: string) => r.store.abs(`${INDEX_DIR}/${key}.shard`)
+const deltaFile = (r: TestRepo, key: string) => r.store.abs(`${INDEX_DIR}/${key}.delta`)
+const paths = (hits: SearchHit[]) => hits.map((h) => `${h.scope}/${h.path}`)
+
+describe('search', () => {
+  it('finds by stem, prefix and a typo, with provenance, blob id and snippet', async () => {
+    const r = repo()
+    const text = r.put('project/web/ops/deploy.md', {
+      title: 'Release checklist',
+      tags: ['ops'],
+      author: 'bob',
+      origin: 'email',
+      tainted: true,
+      reviewed_by: 'carol',
+      body: 'Before the release we deploy to staging on kubernetes, then watch the dashboards.\n',
+    })
+    r.put('project/web/notes/other.md', {title: 'Lunch', body: 'Pizza on Fridays.\n'})
+    r.commit()
+    const opts = {scopes: ['project:web']}
+
+    const [hit] = await search(r.store, 'deploys', opts)
+    expect(hit).toMatchObject({
+      scope: 'project:web',
+      path: 'ops/deploy.md',
+      title: 'Release checklist',
+      author: 'bob',
+      origin: 'email',
+      tainted: true,
+      reviewed_by: 'carol',
+      tags: ['ops'],
+      blob: gitBlobHash(text),
+    })
+    expect(hit.blob).toBe(r.git('rev-parse', 'HEAD:project/web/ops/deploy.md').trim())
+    expect(hit.snippet).toContain('deploy to staging')
+    expect(hit.score).toBeGreaterThan(0)
+
+    expect(paths(await search(r.store, 'kube', opts))).toEqual(['project:web/ops/deploy.md'])
+    expect(paths(await search(r.store, 'kubernets', opts))).toEqual(['project:web/ops/deploy.md'])
+    expect(paths(await search(r.store, 'pizza', opts))).toEqual(['project:web/notes/other.md'])
+    expect(await search(r.store, 'nonexistentword', opts)).toEqual([])
+  })
+
+  it('boosts title and tag matches over body matches', async () => {
+    const r = repo()
+    r.put('org/a-body.md', {title: 'Misc', body: 'We use terraform for everything here.\n'})
+    r.put('org/b-title.md', {title: 'Terraform', body: 'We use it for everything here.\n'})
+    r.put('org/c-tag.md', {title: 'Misc', tags: ['terraform'], body: 'We use it for everything here.\n'})
+    r.commit()
+    expect(paths(await search(r.store, 'terraform', {scopes: ['org']}))).toEqual(['org/b-title.md', 'org/c-tag.md', 'org/a-body.md'])
+  })
+
+  it('applies +required and -excluded words, and the filter before the limit', async () => {
+    const r = repo()
+    for (let i = 0; i < 6; i++) r.put(`org/n${i}.md`, {body: `deploy note ${i % 2 === 0 ? 'staging' : 'production'}\n`})
+    r.commit()
+    const scopes = ['org']
+    expect(paths(await search(r.store, 'deploy +staging', {scopes}))).toEqual(['org/n0.md', 'org/n2.md', 'org/n4.md'])
+    expect(paths(await search(r.store, 'deploy -staging', {scopes}))).toEqual(['org/n1.md', 'org/n3.md', 'org/n5.md'])
+    const filtered = await search(r.store, 'deploy', {scopes, limit: 2, filter: (h) => h.path !== 'org/n0.md' && h.path !== 'n0.md'})
+    expect(paths(filtered)).toEqual(['org/n1.md', 'org/n2.md'])
+  })
+
+  it('answers a 10,000-character query', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha beta gamma\n'})
+    r.commit()
+    const query = `alpha ${'lorem ipsum dolor sit amet '.repeat(400)}`.slice(0, 10_000)
+    expect(query.length).toBe(10_000)
+    const started = Date.now()
+    expect(paths(await search(r.store, query, {scopes: ['org']}))).toEqual(['org/a.md'])
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it('rejects a malformed query as bad input before touching the index', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.commit()
+    const err = await search(r.store, 'alpha "beta', {scopes: ['org']}).catch((e: unknown) => e)
+    expect(isEngramError(err) && err.code).toBe('bad-input')
+    expect(existsSync(r.store.abs(INDEX_DIR))).toBe(false)
+  })
+
+  it('works for a store in a subfolder of the work tree, and with no commits', async () => {
+    const r = repo('memory/store')
+    expect(await search(r.store, 'alpha', {scopes: ['org']})).toEqual([])
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.put('tenant/x/a.md', {body: 'alpha\n'})
+    r.commit()
+    expect(paths(await search(r.store, 'alpha', {scopes: ['org', 'tenant:x']}))).toEqual(['org/a.md', 'tenant:x/a.md'])
+  })
+})
+
+describe('shard isolation', () => {
+  it('a tenant search neither returns nor loads another tenant, and no shard holds another scope text', async () => {
+    const r = repo()
+    r.put('tenant/a/x.md', {title: 'Acme runbook', body: 'shared word and zanzibarsecret for tenant a\n'})
+    r.put('tenant/b/x.md', {title: 'Beta runbook', body: 'shared word and quokkaconfidential for tenant b\n'})
+    r.put('org/x.md', {body: 'shared word for everyone\n'})
+    r.commit()
+    const hits = await search(r.store, 'shared quokkaconfidential zanzibarsecret', {scopes: ['tenant:a', 'org']})
+    expect(hits.map((h) => h.scope).sort()).toEqual(['org', 'tenant:a'])
+    expect(hits.some((h) => h.snippet.includes('quokka'))).toBe(false)
+    expect(existsSync(shardFile(r, 'tenant.b'))).toBe(false)
+    expect(readdirSync(r.store.abs(INDEX_DIR)).sort()).toEqual(['.gitignore', 'org.shard', 'tenant.a.shard'])
+    expect(await search(r.store, 'quokkaconfidential', {scopes: ['tenant:a']})).toEqual([])
+
+    await rebuild(r.store)
+    const a = readFileSync(shardFile(r, 'tenant.a'), 'latin1')
+    const b = readFileSync(shardFile(r, 'tenant.b'), 'latin1')
+    expect(a).toContain('zanzibarsecret')
+    expect(a).not.toContain('quokka')
+    expect(b).not.toContain('zanzibar')
+    expect(readFileSync(shardFile(r, 'org'), 'latin1')).not.toMatch(/quokka|zanzibar/)
+  })
+
+  it('keeps the index out of git', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.commit()
+    await search(r.store, 'alpha', {scopes: ['org']})
+    expect(r.git('status', '--porcelain')).toBe('')
+  })
+})
+
+/** A store of random memories over a small vocabulary, so that queries hit many documents. */
+const VOCAB = 'deploy staging cluster cache redis queue retry backoff tenant billing invoice oncall pager runbook config flag'.split(' ')
+function randomBody(rand: () => number): string {
+  const n = 5 + Math.floor(rand() * 30)
+  return `${Array.from({length: n}, () => VOCAB[Math.floor(rand() * VOCAB.length)] + (rand() < 0.2 ? 's' : '')).join(' ')}\n`
+}
+const QUERIES = ['deploy', 'stag', 'redis queue', 'cache +retry', 'billing -invoice', 'clustr', 'pagers oncall runbook', 'config flag tenant']
+
+async function allResults(r: TestRepo, scopes: string[]): Promise<SearchHit[][]> {
+  const out: SearchHit[][] = []
+  for (const q of QUERIES) out.push(await search(r.store, q, {scopes, limit: 50}))
+  return out
+}
+
+describe('incremental upkeep', () => {
+  it('gives exactly the results of a full rebuild after adds, edits, deletes and renames', async () => {
+    const r = repo()
+    const rand = prng(7)
+    const scopes = ['org', 'project:p']
+    const live = new Set<string>()
+    const add = () => {
+      const rel = `${rand() < 0.4 ? 'org' : 'project/p'}/m${Math.floor(rand() * 1e9)}.md`
+      r.put(rel, {title: VOCAB[Math.floor(rand() * VOCAB.length)], tags: rand() < 0.5 ? ['ops'] : [], body: randomBody(rand)})
+      live.add(rel)
+    }
+    for (let i = 0; i < 40; i++) add()
+    r.commit()
+    await refresh(r.store, scopes)
+    const builtOrg = statSync(shardFile(r, 'org')).ino
+
+    for (let round = 0; round < 6; round++) {
+      const list = [...live].sort()
+      const pickOne = () => list.splice(Math.floor(rand() * list.length), 1)[0]
+      // edit
+      for (let k = 0; k < 3; k++) {
+        const rel = pickOne()
+        r.put(rel, {title: 'edited', body: randomBody(rand)})
+      }
+      // delete
+      const gone = pickOne()
+      r.remove(gone)
+      live.delete(gone)
+      // rename (within the scope and across scopes)
+      const moved = pickOne()
+      const to = `${round % 2 === 0 ? 'org' : 'project/p'}/renamed-${round}.md`
+      r.write(to, readFileSync(r.store.abs(moved), 'utf8'))
+      r.remove(moved)
+      live.delete(moved)
+      live.add(to)
+      add()
+      r.commit(`round ${round}`)
+
+      const incremental = await allResults(r, scopes)
+      // the incremental path was taken: the base shard was kept and a delta written
+      expect(statSync(shardFile(r, 'org')).ino).toBe(builtOrg)
+      expect(existsSync(deltaFile(r, 'org'))).toBe(true)
+
+      // compare with a from-scratch index, then put the incremental one back for the next round
+      const kept = `${r.store.abs(INDEX_DIR)}.kept`
+      renameSync(r.store.abs(INDEX_DIR), kept)
+      const fresh = await allResults(r, scopes)
+      expect(incremental).toEqual(fresh)
+      expect(fresh.flat().length).toBeGreaterThan(50)
+      rmSync(r.store.abs(INDEX_DIR), {recursive: true})
+      renameSync(kept, r.store.abs(INDEX_DIR))
+    }
+  }, 60_000)
+})
+
+describe('damaged and outdated index files', () => {
+  async function setup(): Promise<{r: TestRepo; expected: SearchHit[][]}> {
+    const r = repo()
+    const rand = prng(11)
+    for (let i = 0; i < 30; i++) r.put(`org/m${i}.md`, {title: VOCAB[i % VOCAB.length], body: randomBody(rand)})
+    r.commit()
+    const expected = await allResults(r, ['org'])
+    expect(expected.flat().length).toBeGreaterThan(20)
+    return {r, expected}
+  }
+  async function searchWarned(r: TestRepo): Promise<{results: SearchHit[][]; warnings: string[]}> {
+    const warnings: string[] = []
+    const results: SearchHit[][] = []
+    for (const q of QUERIES) results.push(await search(r.store, q, {scopes: ['org'], limit: 50, onWarning: (m) => warnings.push(m)}))
+    return {results, warnings}
+  }
+
+  it('rebuilds a shard with flipped bytes, with a warning and the right answers', async () => {
+    const {r, expected} = await setup()
+    const file = shardFile(r, 'org')
+    const buf = readFileSync(file)
+    const coreStart = 16 + buf.readUInt32LE(12)
+    buf[coreStart + 40] ^= 0x55 // inside the core: dictionary or postings
+    writeFileSync(file, buf)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings[0]).toMatch(/search index for org is unreadable .*rebuilding it/)
+    expect(warnings).toHaveLength(1)
+    expect(results).toEqual(expected)
+  })
+
+  it('notices a damaged document record when it is served', async () => {
+    const {r, expected} = await setup()
+    const file = shardFile(r, 'org')
+    const buf = readFileSync(file)
+    buf[buf.length - 5] ^= 0x55 // inside the last record, outside the checksummed core
+    writeFileSync(file, buf)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings.some((w) => /damaged .*rebuilding it/.test(w))).toBe(true)
+    expect(results).toEqual(expected)
+  })
+
+  it('rebuilds a truncated shard', async () => {
+    const {r, expected} = await setup()
+    for (const size of [10, 100, statSync(shardFile(r, 'org')).size - 1]) {
+      truncateSync(shardFile(r, 'org'), size)
+      const {results, warnings} = await searchWarned(r)
+      expect(warnings).toHaveLength(1)
+      expect(results).toEqual(expected)
+    }
+  })
+
+  it('rebuilds a shard of an older format version', async () => {
+    const {r, expected} = await setup()
+    const buf = readFileSync(shardFile(r, 'org'))
+    buf.writeUInt32LE(FORMAT_VERSION - 1, 8)
+    writeFileSync(shardFile(r, 'org'), buf)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings[0]).toMatch(/older format/)
+    expect(results).toEqual(expected)
+    expect(readFileSync(shardFile(r, 'org')).readUInt32LE(8)).toBe(FORMAT_VERSION)
+  })
+
+  it('recomputes a corrupt delta segment', async () => {
+    const {r} = await setup()
+    r.put('org/new.md', {title: 'fresh', body: 'deploy deploy brandnewword\n'})
+    r.remove('org/m3.md')
+    r.commit()
+    await refresh(r.store, ['org'])
+    const expected = await allResults(r, ['org'])
+    const text = readFileSync(deltaFile(r, 'org'), 'utf8')
+    writeFileSync(deltaFile(r, 'org'), text.replace('brandnewword', 'brandnewwore'))
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings[0]).toMatch(/delta for org is unreadable/)
+    expect(results).toEqual(expected)
+    expect(paths(await search(r.store, 'brandnewword', {scopes: ['org']}))).toEqual(['org/new.md'])
+  })
+
+  it('indexes the memory it can parse and warns about the rest', async () => {
+    const r = repo()
+    r.put('org/good.md', {body: 'alpha\n'})
+    r.write('org/bad.md', '---\nid: [unclosed\n---\nalpha\n')
+    r.write('org/readme.txt', 'alpha but not memory\n')
+    r.commit()
+    const warnings: string[] = []
+    expect(paths(await search(r.store, 'alpha', {scopes: ['org'], onWarning: (m) => warnings.push(m)}))).toEqual(['org/good.md'])
+    expect(warnings.join('\n')).toMatch(/org: bad\.md: malformed frontmatter/)
+  })
+})
+
+describe('rebuild, status and the warm engine', () => {
+  it('rebuilds every scope with progress, reports status, and notices a new commit', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.put('project/p/a.md', {body: 'alpha\n'})
+    r.put('tenant/t/a.md', {body: 'alpha\n'})
+    r.put('tenant/t/b.md', {body: 'beta\n'})
+    r.commit()
+    const progress: [number, number][] = []
+    const built = await rebuild(r.store, {onProgress: (done, total) => progress.push([done, total])})
+    expect(progress[0]).toEqual([0, 4])
+    expect(progress[progress.length - 1]).toEqual([4, 4])
+    expect(built.map((s) => [s.scope, s.docs, s.fresh, s.delta])).toEqual([
+      ['org', 1, true, 0],
+      ['project:p', 1, true, 0],
+      ['tenant:t', 2, true, 0],
+    ])
+    expect(built[0].tree).toBe(r.git('rev-parse', 'HEAD:org').trim())
+    expect(built[0].bytes).toBeGreaterThan(0)
+
+    r.put('tenant/t/c.md', {body: 'gamma\n'})
+    r.commit()
+    expect((await status(r.store)).find((s) => s.scope === 'tenant:t')?.fresh).toBe(false)
+    await refresh(r.store, ['tenant:t'])
+    expect((await status(r.store)).find((s) => s.scope === 'tenant:t')).toMatchObject({docs: 3, fresh: true, delta: 1})
+  })
+
+  it('keeps shards open between searches and applies new commits', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.commit()
+    const warm = new WarmEngine(r.store)
+    try {
+      expect(paths(await warm.search('alpha', {scopes: ['org']}))).toEqual(['org/a.md'])
+      r.put('org/b.md', {body: 'alpha beta\n'})
+      r.commit()
+      expect(paths(await warm.search('alpha', {scopes: ['org']}))).toEqual(['org/a.md', 'org/b.md'])
+      r.remove('org/a.md')
+      r.remove('org/b.md')
+      r.commit()
+      expect(await warm.search('alpha', {scopes: ['org']})).toEqual([])
+      expect(existsSync(shardFile(r, 'org'))).toBe(false)
+    } finally {
+      warm.close()
+    }
+  })
+
+  it('merges the delta into a new base once it grows past its bound', async () => {
+    const r = repo()
+    r.put('org/seed.md', {body: 'alpha\n'})
+    r.commit()
+    await refresh(r.store, ['org'])
+    const first = statSync(shardFile(r, 'org')).ino
+    const bound = deltaBound(1)
+    for (let i = 0; i < bound - 1; i++) r.put(`org/n${i}.md`, {body: `alpha ${i}\n`})
+    r.commit()
+    await refresh(r.store, ['org'])
+    expect(statSync(shardFile(r, 'org')).ino).toBe(first)
+    for (let i = 0; i < 5; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.commit()
+    await refresh(r.store, ['org'])
+    expect(statSync(shardFile(r, 'org')).ino).not.toBe(first)
+    expect(existsSync(deltaFile(r, 'org'))).toBe(false)
+    expect((await status(r.store))[0]).toMatchObject({docs: bound + 5, delta: 0, fresh: true})
+  }, 30_000)
+})

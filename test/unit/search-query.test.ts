@@ -1,0 +1,105 @@
+import {describe, expect, it} from 'vitest'
+
+import {isEngramError} from '../../src/core/errors.js'
+import {parseQuery, stem, tokenize} from '../../src/core/index/tokenize.js'
+import {parseMemoryFast} from '../../src/core/index/source.js'
+import {parseMemory, serializeMemory} from '../../src/core/memory.js'
+
+function badInputOf(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (error) {
+    if (isEngramError(error) && error.code === 'bad-input') return error.message
+    throw error
+  }
+  throw new Error('expected a bad-input error')
+}
+
+describe('term pipeline', () => {
+  it('lowercases, drops stop-words and single letters, stems', () => {
+    expect(tokenize('The Deploys were deployed; deploying is a DEPLOY.')).toEqual(['deploy', 'deploy', 'deploy', 'deploy'])
+    expect(tokenize('policies policy')).toEqual(['policy', 'policy'])
+    expect(tokenize('caching cached caches cache')).toEqual(['cach', 'cach', 'cach', 'cach'])
+    expect(tokenize('running runs run')).toEqual(['run', 'run', 'run'])
+    expect(tokenize('stage staging staged')).toEqual(['stag', 'stag', 'stag'])
+  })
+
+  it('keeps numbers and identifiers, folds diacritics', () => {
+    expect(tokenize('v2 port 8080 café_config')).toEqual(['v2', 'port', '8080', 'caf', 'config'])
+    expect(stem('status')).toBe('status')
+    expect(stem('analysis')).toBe('analysis')
+  })
+
+  it('bounds the length of a term', () => {
+    const [t] = tokenize('x'.repeat(500))
+    expect(t.length).toBeLessThanOrEqual(64)
+  })
+})
+
+describe('query syntax', () => {
+  it('parses plain, required, excluded and quoted words', () => {
+    const q = parseQuery('deploys +staging -legacy "blue green"')
+    expect(q).toEqual([
+      {term: 'deploy', mode: 'should', expand: true},
+      {term: 'stag', mode: 'must', expand: true},
+      {term: 'legacy', mode: 'not', expand: false},
+      {term: 'blu', mode: 'must', expand: false},
+      {term: 'green', mode: 'must', expand: false},
+    ])
+  })
+
+  it('reports syntax errors as bad input', () => {
+    expect(badInputOf(() => parseQuery('deploy "staging'))).toMatch(/unclosed quote at position 8/)
+    expect(badInputOf(() => parseQuery('deploy - staging'))).toMatch(/"-" at position 8 with no word/)
+    expect(badInputOf(() => parseQuery('   '))).toMatch(/empty/)
+    expect(badInputOf(() => parseQuery('the and of'))).toMatch(/no searchable words/)
+    expect(badInputOf(() => parseQuery('-legacy'))).toMatch(/only excludes/)
+  })
+
+  it('truncates a very long query to a bounded number of terms', () => {
+    const words = Array.from({length: 2000}, (_, i) => `word${i}`)
+    const q = parseQuery(words.join(' ').slice(0, 10_000))
+    expect(q.length).toBe(32)
+    expect(q.filter((t) => t.expand).length).toBe(8)
+    expect(q[0].term).toBe('word0')
+  })
+})
+
+describe('fast frontmatter parse', () => {
+  const base = {
+    id: 'm1',
+    title: 'Deploy "notes" — café',
+    scope: 'project:web',
+    tags: ['ops', 'deploy'],
+    author: 'alice',
+    source_session: null,
+    origin: 'email' as const,
+    tainted: true,
+    taint_reasons: ['origin:email'],
+    created: '2025-01-01T00:00:00.000Z',
+    updated: '2025-01-02T00:00:00.000Z',
+    version: 3,
+    proposal: 'p1',
+    reviewed_by: null,
+    digest: null,
+    signature: 'c2ln',
+  }
+
+  it('gives exactly what parseMemory gives for files our writer emits', () => {
+    const bodies = ['plain body\n', '\n\nleading blank lines\r\nand CRLF\r\n', '', 'tab\there --- not a fence\n---\nafter a rule\n']
+    for (const body of bodies) {
+      const text = serializeMemory({frontmatter: base, body})
+      const fast = parseMemoryFast(text)
+      expect(fast).toBeDefined()
+      expect(fast).toEqual(parseMemory(text, 'x'))
+    }
+  })
+
+  it('leaves anything else to parseMemory', () => {
+    expect(parseMemoryFast('---\nid: m1\ntitle: plain yaml\n---\nbody\n')).toBeUndefined()
+    const text = serializeMemory({frontmatter: base, body: 'b\n'})
+    expect(parseMemoryFast(text.replace('"email"', '"carrier-pigeon"'))).toBeUndefined()
+    expect(parseMemoryFast(text.replace('version: 3', 'version: 0'))).toBeUndefined()
+    expect(parseMemoryFast(text.replace('---\n', '---\nid: "dup"\n'))).toBeUndefined()
+  })
+})
