@@ -217,6 +217,7 @@ const CASES: Case[] = [
       `dbPassword := "${alnum(12)}"`,
       `Server=db;User Id=sa;Password=${alnum(12)};`,
       'my password: correcthorsebatterystaple',
+      'password=hunter user=bob',
     ],
     negatives: [
       'reset your password at the portal',
@@ -229,6 +230,7 @@ const CASES: Case[] = [
       'password: <your password>',
       'bypass: true',
       'password == other',
+      'const password = await readSecret()',
     ],
   },
   {
@@ -255,6 +257,7 @@ const CASES: Case[] = [
       `session_key: ${hex(40)}`,
       'public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"',
       'keyboard: qwerty',
+      'partitionKey: tenantIdAbc123xyz',
     ],
   },
 ]

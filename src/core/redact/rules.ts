@@ -78,8 +78,14 @@ function assignmentValueOk(value: string, ctx: MatchContext): boolean {
     // `password = getPassword()` or `token: req.headers.token` are code, not values
     if (next === '(') return false
     if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false
-    // prose: "password: reset it at the portal" — a lowercase word followed by more words
-    if (groups.op === ':' && /^[a-z]+$/.test(value) && /^[ \t]+[A-Za-z]/.test(ctx.text.slice(ctx.end, ctx.end + 3))) {
+    // prose ("password: reset it at the portal") or code ("token = await getToken()"): a
+    // lowercase word followed by more words, after `:` or after a spaced `=`
+    const spaced = /[ \t]$/.test(ctx.text.slice(ctx.start - 1, ctx.start))
+    if (
+      (groups.op === ':' || spaced) &&
+      /^[a-z]+$/.test(value) &&
+      /^[ \t]+[A-Za-z_$(]/.test(ctx.text.slice(ctx.end, ctx.end + 3))
+    ) {
       return false
     }
   }
@@ -91,7 +97,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function highEntropyOk(value: string, ctx: MatchContext): boolean {
   if (!assignmentValueOk(value, ctx)) return false
-  if (value.length < 16 || value.length > 512) return false
+  if (value.length < 20 || value.length > 512) return false
   if (HASH_LIKE.test(value) || UUID.test(value)) return false
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[~./]/.test(value) || /\s/.test(value)) return false
   if (!hasDigit(value) || !/[A-Za-z]/.test(value)) return false
