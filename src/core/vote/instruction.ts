@@ -1,0 +1,213 @@
+/**
+ * Instruction shape: text aimed at the agent that reads memory rather than a fact about
+ * the world. A memory is data; an instruction stored in memory is replayed into every
+ * later session, which is what a persistent prompt injection is.
+ *
+ * Hits come in three strengths, which the delivery validator weighs with the vector:
+ * - strong: never legitimate in a memory (role markers, "ignore previous instructions",
+ *   exfiltration, instructions hidden by encoding or look-alike characters);
+ * - medium: directives aimed at the assistant or its output ("in your response", "you must
+ *   always reply", "from now on", "include the following code", claims of authority);
+ * - weak: the whole write is a request to the assistant (a task or a question) rather
+ *   than something to remember.
+ */
+
+export type Strength = 'strong' | 'medium' | 'weak'
+
+export interface InstructionHit {
+  strength: Strength
+  kind: string
+  reason: string
+}
+
+interface Rule {
+  kind: string
+  strength: Strength
+  re: RegExp
+  /** what the reason says before the matched phrase */
+  label: string
+}
+
+const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation)`
+const PRIOR = String.raw`(?:previous|prior|above|earlier|preceding|former|original|initial|existing|system|safety|developer)`
+const DIRECTIVE_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|context|messages|commands|constraints|policies|programming)`
+const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|everything|information|info|details)`
+const ADDRESS = String.raw`(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?:\/\/|www\.|\[REDACTED:email)`
+
+const RULES: Rule[] = [
+  // strong: overriding the agent's instructions
+  {
+    kind: 'override',
+    strength: 'strong',
+    label: 'override of instructions',
+    re: new RegExp(
+      String.raw`\b(?:ignore|disregard|forget|override|bypass|discard)\s+(?:(?:all|any|the|your|my|of|these|those|every)\s+){0,3}${PRIOR}\s+${DIRECTIVE_NOUN}\b`,
+      'i',
+    ),
+  },
+  {
+    kind: 'override',
+    strength: 'strong',
+    label: 'override of instructions',
+    re: new RegExp(String.raw`\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines|programming|system\s+prompt)\b`, 'i'),
+  },
+  {
+    kind: 'override',
+    strength: 'strong',
+    label: 'override of instructions',
+    re: /\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before|previously|(?:that\s+)?you(?:'ve|\s+have|\s+were)\s+(?:been\s+)?told)/i,
+  },
+  // strong: chat-template role markers
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^[ \t>*_#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:/m},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /<\/?\s*(?:system|assistant|sys|instructions?|developer)\s*>/i},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /\[\/?INST\]|<<\/?SYS>>|<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>/i},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^\s*#{2,}\s*(?:instructions?|system(?:\s+prompt)?|response)\s*:?\s*$/im},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^\s*(?:system|assistant)\s+(?:prompt|message)\s*:/im},
+  // strong: sending data somewhere
+  {
+    kind: 'exfiltration',
+    strength: 'strong',
+    label: 'exfiltration',
+    re: new RegExp(
+      String.raw`\b(?:send|forward|e-?mail|mail|post|upload|transmit|exfiltrate|leak|copy|share|report|submit|bcc|cc)\b[^.\n]{0,60}?\b${DATA_OBJECT}\b[^.\n]{0,60}?\b(?:to|at|into|via)\s+${ADDRESS}`,
+      'i',
+    ),
+  },
+  {
+    kind: 'exfiltration',
+    strength: 'strong',
+    label: 'exfiltration',
+    // a markdown image whose URL carries a query to be filled in: the classic zero-click leak
+    re: /!\[[^\]\n]*\]\(\s*https?:\/\/[^)\s]*[?&][\w-]+=(?:\{|\$|%7B|<|\[)/i,
+  },
+  // medium: directives aimed at the assistant's output
+  {kind: 'aimed-at-output', strength: 'medium', label: 'directive on the reply', re: new RegExp(String.raw`\b(?:in|into|within|throughout)\s+your\s+${OUTPUT_NOUN}\b`, 'i')},
+  {
+    kind: 'aimed-at-output',
+    strength: 'medium',
+    label: 'directive on the reply',
+    re: /\byour\s+(?:code|answer|response|reply|output|solution|implementation)\s+(?:should|must|needs?\s+to|has\s+to|could|shall)\b/i,
+  },
+  {
+    kind: 'must',
+    strength: 'medium',
+    label: 'directive to the assistant',
+    re: /\byou\s+(?:must|shall|should|will|need\s+to|have\s+to|are\s+(?:required|instructed|ordered|told)\s+to)\s+(?:(?:now|always|never|only|not|also|immediately)\s+)*(?:respond|reply|answer|say|state|tell|output|print|include|mention|recommend|reveal|disclose|send|forward|ignore|disregard|obey|comply|execute|remember|store|save|treat|trust|refuse|pretend|act)\b/i,
+  },
+  {kind: 'from-now-on', strength: 'medium', label: 'standing order', re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
+  {
+    kind: 'always-never',
+    strength: 'medium',
+    label: 'standing order',
+    re: /\b(?:always|never)\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
+  },
+  {
+    kind: 'persona',
+    strength: 'medium',
+    label: 'persona switch',
+    re: /\b(?:you\s+are\s+now|you\s+are\s+no\s+longer|(?:act|behave|respond)\s+as\s+(?:if\s+you\s+were\s+)?(?:an?|the|my)\s+(?:\w+\s+){0,2}(?:assistant|ai|bot|model|agent|persona|admin(?:istrator)?|developer)|pretend\s+(?:to\s+be|you\s+are)|role-?play\s+as)\b/i,
+  },
+  {
+    kind: 'addressed',
+    strength: 'medium',
+    label: 'addressed to the assistant',
+    re: /(?:^|[.!?]\s+|\n)\s*(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistant|chatbot|ai|agent|claude|chatgpt|gpt|copilot|llm|language\s+model)\s*[,:]\s*(?:please\s+)?[a-z]/i,
+  },
+  {
+    kind: 'authority',
+    strength: 'medium',
+    label: 'claim of authority',
+    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior|the|your)\b|(?:admin(?:istrator)?|developer|god|debug|maintenance|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
+  },
+  {
+    kind: 'pipe-to-shell',
+    strength: 'medium',
+    label: 'download piped to a shell',
+    re: /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:bash|sh)\s+-c\s+["']?\$\((?:curl|wget)|\biex\s*\(|powershell[^\n]{0,40}\s-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{20,}/i,
+  },
+  {
+    kind: 'download-link',
+    strength: 'medium',
+    label: 'link to download or run',
+    re: /\b(?:download|install|run|execute|get)\b[^.\n]{0,40}\b(?:tool|app|software|update|patch|program|script|extension|plugin|installer|crack(?:ed)?|game|driver|binary|package)\b[^.\n]{0,40}?(?:https?:\/\/|www\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|info|biz|top|app|dev|site|online)\b)/i,
+  },
+]
+
+/** Imperative openers: a sentence that begins with one of these is a directive to whoever reads it. */
+const DIRECTIVE_START = new RegExp(
+  String.raw`^(?:(?:please|kindly|also|now|then|and|just|simply|seamlessly|be\s+sure\s+to|make\s+sure\s+to|don'?t\s+forget\s+to|do\s+not\s+forget\s+to|remember\s+to|keep\s+in\s+mind\s+to|to\s+proceed,?)\s+)*` +
+    String.raw`(?:add|append|include|insert|integrate|incorporate|embed|inject|merge|modify|augment|enhance|enrich|provide|render|remove|replace|substitute|convert|use|utili[sz]e|employ|leverage|ensure|make|let|consider|introduce|misspell|scramble|jumble|rearrange|group|combine|anagram|write|respond|reply|answer|say|tell|mention|suggest|recommend|encourage|invite|format|translate|encode|deploy|adopt|enlist|engage|absorb|fuse|blend|meld|weave|infuse|interweave|harmoni[sz]e|assimilate|execute|run|output|print|return|express|highlight|stress|emphasi[sz]e|promote|tease|hint|offer|end|begin|start|don'?t|do\s+not|never|always)\b`,
+  'i',
+)
+
+const CODE_PHRASE = /\b(?:following|subsequent|below|above|attached|this|these)\s+(?:code|snippet|script|lines?\s+of\s+code)(?:\s+(?:block|snippet|excerpt|section|fragment|segment|sample))?\b/i
+const YOUR_OUTPUT = new RegExp(String.raw`\byour\s+(?:${OUTPUT_NOUN}|message)(?:'s)?\b`, 'i')
+
+/** Content-producing tasks and questions: a write that is only this is a request, not a memory. */
+const REQUEST_START = new RegExp(
+  String.raw`^(?:(?:please|kindly|now|also|first|then)\s+)*(?:(?:can|could|would|will)\s+you\b|(?:explain|describe|write|draft|compose|provide|develop|create|generate|produce|translate|summari[sz]e|outline|discuss|elaborate|analy[sz]e|solve|define|compare|paraphrase|rewrite|rephrase|list|tell\s+(?:me|us)|give\s+(?:me|us)|show\s+(?:me|us)|break\s+down|calculate|count|design|draw|recite|sing)\b)`,
+  'i',
+)
+const QUESTION = /^(?:what(?:'s)?|who|whom|whose|which|why|how|when|where)\b[^?]*\?$|^(?:is|are|do|does|did|should|shall)\s+(?:it|there|i|we)\b[^?]*\?$/i
+/** CJK and Cyrillic polite requests ("请…", "Составьте…"): the same shape in other scripts. */
+const REQUEST_OTHER_SCRIPT = /^(?:请|請|麻烦|麻煩|帮我|幫我|お願い|ください)|^(?:пожалуйста|составьте|напишите|опишите|объясните|переведите)/i
+
+/** Short bodies only: a long note that happens to open with "Describe…" is still a note. */
+const REQUEST_MAX_CHARS = 400
+
+const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
+
+const clip = (s: string, n = 60): string => {
+  const t = s.replace(/\s+/g, ' ').trim()
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t
+}
+
+export function sentences(text: string): string[] {
+  return text
+    .split(SENTENCE_SPLIT)
+    .map((s) => s.replace(/^[\s>*#-]+/, '').trim())
+    .filter((s) => s.length > 0)
+}
+
+/** Every instruction-shaped phrase in `text`, at most one hit per kind. */
+export function detectInstructions(text: string): InstructionHit[] {
+  const hits: InstructionHit[] = []
+  const seen = new Set<string>()
+  const add = (h: InstructionHit) => {
+    if (seen.has(h.kind)) return
+    seen.add(h.kind)
+    hits.push(h)
+  }
+  for (const rule of RULES) {
+    if (seen.has(rule.kind)) continue
+    const m = rule.re.exec(text)
+    if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
+  }
+
+  const parts = sentences(text)
+  for (const s of parts) {
+    if (!seen.has('include-code') && CODE_PHRASE.test(s) && (/\byour\b/i.test(s) || DIRECTIVE_START.test(s))) {
+      add({kind: 'include-code', strength: 'medium', reason: `asks to include code: "${clip(s)}"`})
+    }
+    if (!seen.has('aimed-at-output') && YOUR_OUTPUT.test(s) && DIRECTIVE_START.test(s)) {
+      add({kind: 'aimed-at-output', strength: 'medium', reason: `directive on the reply: "${clip(s)}"`})
+    }
+  }
+
+  const trimmed = text.trim()
+  if (parts.length > 0 && trimmed.length <= REQUEST_MAX_CHARS) {
+    const first = parts[0]
+    if (REQUEST_START.test(first) || QUESTION.test(first) || REQUEST_OTHER_SCRIPT.test(first)) {
+      add({kind: 'request', strength: 'weak', reason: `a request to the assistant, not a memory: "${clip(first)}"`})
+    }
+  }
+  return hits
+}
+
+const RANK: Record<Strength, number> = {weak: 1, medium: 2, strong: 3}
+
+export function strongest(hits: InstructionHit[]): Strength | null {
+  let best: Strength | null = null
+  for (const h of hits) if (best === null || RANK[h.strength] > RANK[best]) best = h.strength
+  return best
+}

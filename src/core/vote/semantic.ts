@@ -1,0 +1,241 @@
+/**
+ * The semantic validator: does the write contradict, or merely repeat, curated memory
+ * that is topically close to it? Word-level and deterministic: sentences are aligned by
+ * their content words, then compared for polarity (negation, antonyms) and for the values
+ * they state (numbers, dates, hosts, names after "is").
+ */
+import {INDIRECT_ORIGINS, type Origin} from '../memory.js'
+import {sentences} from './instruction.js'
+import type {Neighbour, Vote, WriteCandidate} from './types.js'
+
+export interface SemanticFinding {
+  kind: 'contradiction' | 'duplicate'
+  neighbour: Neighbour
+  reason: string
+}
+
+const STOP = new Set(
+  (
+    'a an the is are was were be been being am do does did doing of to in on at for with by from as and or but if then so that this these those ' +
+    'it its we our you your they their them he she his her i my me us there here has have had having will would should can could may might must shall ' +
+    'now also just very really actually instead update updated anymore any all some each other than too into onto about over under again still only ' +
+    'what which who whom when where why how please note notes fyi currently today ok okay yes well set uses use used using'
+  ).split(' '),
+)
+const NEGATION = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot', "can't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "shouldn't", "mustn't", "didn't", "hasn't", "haven't"])
+/** Words that say the opposite of another word: mapped to that word with the polarity flipped. */
+const ANTONYM: Record<string, string> = {
+  disable: 'enable', disabled: 'enabled', disables: 'enable', deny: 'allow', denied: 'allowed', denies: 'allow', forbid: 'allow', forbidden: 'allowed',
+  disallow: 'allow', disallowed: 'allowed', prohibit: 'allow', prohibited: 'allowed', avoid: 'prefer', avoids: 'prefer', dislike: 'like', dislikes: 'like',
+  hate: 'like', hates: 'like', false: 'true', off: 'on', reject: 'accept', rejected: 'accepted', exclude: 'include', excluded: 'included', insecure: 'secure',
+  unsafe: 'safe', optional: 'required', unsupported: 'supported', invalid: 'valid', incorrect: 'correct', wrong: 'correct', inactive: 'active', offline: 'online',
+  stop: 'start', stopped: 'started', removed: 'added', remove: 'add', private: 'public', closed: 'open', lose: 'win', fail: 'pass', fails: 'pass', failed: 'passed',
+}
+/** A value's owner: the token after one of these is what the sentence says its subject is. */
+const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
+const CHANGE_MARKER = /\b(?:no\s+longer|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|update:|correction:|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b/i
+
+// Splitting on an explicit class is several times faster than matching \p{L} tokens, and
+// this runs over every neighbour on every write. Letters of all scripts stay in tokens.
+const SPLIT = /[^a-z0-9._:/@'=\-\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
+const EDGE = new Set(['.', ':', '/', '@', "'", '=', '-'])
+
+interface SentenceInfo {
+  words: Set<string>
+  values: Set<string>
+  negative: boolean
+}
+
+interface DocInfo {
+  sentences: SentenceInfo[]
+  /** content word → the sentences that hold it, so alignment only visits sentences sharing a word */
+  index: Map<string, number[]>
+  words: Set<string>
+  flat: string
+}
+
+/** Numbers, dates, versions, hosts, addresses, host:port — the values a fact states. */
+function isValueToken(t: string): boolean {
+  for (let i = 0; i < t.length; i++) {
+    const ch = t.charCodeAt(i)
+    if (ch >= 48 && ch <= 57) return true
+    // an inner dot or at-sign: a host name, a file name, an address
+    if ((ch === 46 || ch === 64) && i > 0 && i < t.length - 1) return true
+  }
+  return false
+}
+
+function stem(w: string): string {
+  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) return w.slice(0, -1)
+  return w
+}
+
+function sentenceInfo(s: string): SentenceInfo {
+  const words = new Set<string>()
+  const values = new Set<string>()
+  let flips = 0
+  let afterCopula = false
+  let position = 0
+  for (const piece of s.toLowerCase().replace(/[\u2018\u2019]/g, "'").split(SPLIT)) {
+    let start = 0
+    let end = piece.length
+    while (start < end && EDGE.has(piece[start])) start++
+    while (end > start && EDGE.has(piece[end - 1])) end--
+    const tok = piece.slice(start, end)
+    const copulaNext = afterCopula
+    // "port: 5432", "port = 5432": a trailing colon or a lone equals sign asserts a value.
+    afterCopula = piece.endsWith(':') || piece === '=' || COPULA.has(tok)
+    if (tok.length === 0) continue
+    position++
+    if (NEGATION.has(tok) || tok.endsWith("n't")) {
+      flips++
+      continue
+    }
+    if (isValueToken(tok)) {
+      values.add(tok)
+      continue
+    }
+    if (STOP.has(tok)) continue
+    // "the editor is Vim": the word after a copula is the value the sentence asserts.
+    if (copulaNext && position >= 2 && !/(?:ed|ing|en)$/.test(tok)) {
+      values.add(stem(tok))
+      continue
+    }
+    const anti = ANTONYM[tok]
+    if (anti) {
+      flips++
+      words.add(stem(anti))
+      continue
+    }
+    words.add(stem(tok))
+  }
+  return {words, values, negative: flips % 2 === 1}
+}
+
+function docInfo(title: string, body: string): DocInfo {
+  // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
+  const ss = [...new Set(sentences(body))].map(sentenceInfo)
+  const words = new Set<string>()
+  const index = new Map<string, number[]>()
+  ss.forEach((s, i) => {
+    for (const w of s.words) {
+      words.add(w)
+      const list = index.get(w)
+      if (list) list.push(i)
+      else index.set(w, [i])
+    }
+    for (const v of s.values) words.add(v)
+  })
+  for (const w of sentenceInfo(title).words) words.add(w)
+  return {sentences: ss, index, words, flat: body.toLowerCase().replace(/\s+/g, ' ').trim()}
+}
+
+function overlap(a: Set<string>, b: Set<string>): number {
+  let n = 0
+  const [small, big] = a.size <= b.size ? [a, b] : [b, a]
+  for (const x of small) if (big.has(x)) n++
+  return n
+}
+
+const jaccard = (a: Set<string>, b: Set<string>) => {
+  const n = overlap(a, b)
+  const u = a.size + b.size - n
+  return u === 0 ? 0 : n / u
+}
+
+/** Two sentences talk about the same subject when most of their content words agree. */
+function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
+  const j = shared / (a.words.size + b.words.size - shared)
+  if (Math.min(a.words.size, b.words.size) <= 2) return shared >= 1 && j >= 0.6
+  return shared >= 2 && j >= 0.5
+}
+
+const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x)) && [...b].some((x) => !a.has(x))
+const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
+const clip = (s: string, n = 40) => (s.length > n ? `${s.slice(0, n - 1)}…` : s)
+const name = (n: Neighbour) => `${n.scope}:${n.path}`
+
+function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
+  const shared = new Uint32Array(nb.sentences.length)
+  for (const cs of cand.sentences) {
+    shared.fill(0)
+    const touched: number[] = []
+    for (const w of cs.words) {
+      for (const i of nb.index.get(w) ?? []) if (shared[i]++ === 0) touched.push(i)
+    }
+    for (const i of touched) {
+      const ns = nb.sentences[i]
+      if (!aligned(cs, ns, shared[i])) continue
+      if (cs.negative !== ns.negative) {
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
+      }
+      if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
+        const was = clip(first(ns.values, cs.values), 24)
+        const now = clip(first(cs.values, ns.values), 24)
+        return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${was} → ${now}`}
+      }
+    }
+  }
+  const docJ = jaccard(cand.words, nb.words)
+  if (marker && overlap(cand.words, nb.words) >= 3 && docJ >= 0.25) {
+    return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
+  }
+  if (cand.flat === nb.flat || docJ >= 0.85) {
+    return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
+  }
+  return null
+}
+
+/**
+ * Compare the write with each neighbour (and with the file it updates, which is curated
+ * memory too): at most one finding per neighbour, a contradiction before a duplicate.
+ */
+export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]): SemanticFinding[] {
+  if (c.operation === 'delete') return []
+  const all = [...neighbours]
+  if (c.baseBody !== undefined && !all.some((n) => n.scope === c.scope && n.path === c.path)) {
+    all.push({scope: c.scope, path: c.path, title: c.title, body: c.baseBody, score: 1})
+  }
+  if (all.length === 0) return []
+  const cand = docInfo(c.title, c.body)
+  const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
+  const out: SemanticFinding[] = []
+  for (const n of all) {
+    const f = compareOne(cand, marker, n, docInfo(n.title, n.body))
+    if (f) out.push(f)
+  }
+  return out
+}
+
+const isIndirect = (origin: string) => (INDIRECT_ORIGINS as readonly string[]).includes(origin as Origin)
+
+export const SEMANTIC = 'semantic'
+
+export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], findings: SemanticFinding[], lookupError?: string): Vote {
+  const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: SEMANTIC, verdict, confidence, reason})
+  if (lookupError !== undefined) return vote('abstain', 0, `could not look up neighbours: ${clip(lookupError, 120)}`)
+  if (c.operation === 'delete') {
+    // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
+    return isIndirect(c.origin)
+      ? vote('reject', 0.7, `a delete arriving by ${c.origin}`)
+      : vote('accept', 0.4, 'a delete: nothing to compare')
+  }
+  const contradictions = findings.filter((f) => f.kind === 'contradiction')
+  if (contradictions.length > 0) {
+    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
+    // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
+    // the human may be correcting one, so it goes to review with the dissent visible.
+    return isIndirect(c.origin)
+      ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
+      : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
+  }
+  const dup = findings.find((f) => f.kind === 'duplicate')
+  if (dup) {
+    // A duplicate adds no new claim, so it is no danger: accepted, flagged for the reviewer to merge.
+    return vote('accept', 0.5, `${dup.reason}: adds no new claim`)
+  }
+  if (neighbours.length === 0 && c.baseBody === undefined) return vote('accept', 0.5, 'nothing close to contradict')
+  const k = neighbours.length + (c.baseBody !== undefined ? 1 : 0)
+  return vote('accept', 0.75, `${k} close ${k === 1 ? 'memory' : 'memories'}, none contradicted`)
+}

@@ -1,0 +1,93 @@
+/**
+ * Personal data a reviewer should notice before it becomes memory every session reads.
+ * Reasons name kinds and counts only, never the values.
+ */
+
+const EMAIL = /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g
+// International or grouped national numbers; dates and versions are ruled out below.
+const PHONE = /(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w.]|-\d)/g
+const IBAN = /\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b/g
+const CARD = /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0
+  let double = false
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return false
+    if (double) {
+      d *= 2
+      if (d > 9) d -= 9
+    }
+    sum += d
+    double = !double
+  }
+  return sum % 10 === 0
+}
+
+/** ISO 13616: move the first four characters to the end, letters to numbers, mod 97 must be 1. */
+export function ibanValid(raw: string): boolean {
+  const s = raw.replace(/\s+/g, '').toUpperCase()
+  if (s.length < 15 || s.length > 34 || !/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(s)) return false
+  const moved = s.slice(4) + s.slice(0, 4)
+  let rem = 0
+  for (const ch of moved) {
+    const code = ch.charCodeAt(0)
+    const chunk = code >= 65 ? String(code - 55) : ch
+    for (const digit of chunk) rem = (rem * 10 + (digit.charCodeAt(0) - 48)) % 97
+  }
+  return rem === 1
+}
+
+const digitsOf = (s: string) => s.replace(/\D/g, '')
+const looksLikeDate = (s: string) => /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/.test(s.trim())
+
+export interface SensitiveCounts {
+  email: number
+  phone: number
+  iban: number
+  card: number
+}
+
+export function findSensitive(text: string): SensitiveCounts {
+  const counts: SensitiveCounts = {email: 0, phone: 0, iban: 0, card: 0}
+  counts.email = (text.match(EMAIL) ?? []).length
+  const cards = new Set<string>()
+  for (const m of text.matchAll(CARD)) {
+    const d = digitsOf(m[0])
+    if (d.length >= 13 && d.length <= 19 && !/^(\d)\1+$/.test(d) && luhnValid(d)) {
+      counts.card++
+      cards.add(d)
+    }
+  }
+  for (const m of text.matchAll(IBAN)) {
+    // The match may have swallowed a following word in capitals ("… 3000 EUR"): drop groups from the end.
+    const groups = m[0].split(' ')
+    for (let n = groups.length; n > 0; n--) {
+      if (ibanValid(groups.slice(0, n).join(''))) {
+        counts.iban++
+        break
+      }
+    }
+  }
+  for (const m of text.matchAll(PHONE)) {
+    const d = digitsOf(m[0])
+    if (d.length < 7 || d.length > 15 || looksLikeDate(m[0]) || cards.has(d)) continue
+    // A bare run without a + or separators is more likely an id than a phone number.
+    if (!m[0].startsWith('+') && !/[\s.()-]/.test(m[0])) continue
+    counts.phone++
+  }
+  return counts
+}
+
+export function describeSensitive(c: SensitiveCounts): string | null {
+  const parts: string[] = []
+  const say = (n: number, one: string, many: string) => {
+    if (n > 0) parts.push(`${n} ${n === 1 ? one : many}`)
+  }
+  say(c.email, 'email address', 'email addresses')
+  say(c.phone, 'phone number', 'phone numbers')
+  say(c.iban, 'IBAN', 'IBANs')
+  say(c.card, 'card number (Luhn)', 'card numbers (Luhn)')
+  return parts.length > 0 ? parts.join(', ') : null
+}
