@@ -32,7 +32,7 @@ export function keyPairFromSecret(name: string, secretKey: Uint8Array): KeyPair 
   return {name, keyid: keyIdOf(publicKey), publicKey, secretKey}
 }
 
-const toBytes = (m: string | Uint8Array): Uint8Array => (typeof m === 'string' ? new Uint8Array(Buffer.from(m, 'utf8')) : m)
+const toBytes = (m: string | Uint8Array): Uint8Array => (typeof m === 'string' ? Buffer.from(m, 'utf8') : m)
 
 /**
  * Sign with noble, then check the new signature with the independent verifier before
@@ -116,13 +116,23 @@ export function verifyMemory(keyring: Keyring, path: string, memory: MemoryFile)
   if (!parsed) return {ok: false, problem: 'bad-signature', detail: 'signature is not of the form ed25519:<keyid>:<base64>'}
   const info = keyring.status(parsed.keyid)
   const publicKey = keyring.publicKey(parsed.keyid)
-  if (!info || !publicKey || info.status === 'untrusted') {
-    return {ok: false, problem: 'unknown-key', detail: `signed by key ${parsed.keyid}, which is not a trusted key${info ? ` (${info.reason})` : ''}`}
-  }
+  if (!info || !publicKey || info.status === 'untrusted') return signerVerdict(keyring, parsed.keyid)
   if (!verifyBytes(publicKey, signingPayload(path, memory), parsed.sig)) {
     return {ok: false, problem: 'bad-signature', detail: `signature by ${info.name} (${parsed.keyid}) does not match this content at this path`}
   }
-  if (info.status === 'revoked') return {ok: false, problem: 'revoked-key', detail: `signed by revoked key ${info.name} (${parsed.keyid})`}
-  if (info.role !== 'owner') return {ok: false, problem: 'not-owner', detail: `signed by ${info.role} key ${info.name} (${parsed.keyid}); curated memory needs an owner`}
-  return {ok: true, keyid: parsed.keyid, role: info.role}
+  return signerVerdict(keyring, parsed.keyid)
+}
+
+/**
+ * Whether a key may sign curated memory now: trusted, not revoked, an owner. Apart from
+ * the signature check so that a cached "this signature is valid" never caches trust.
+ */
+export function signerVerdict(keyring: Keyring, keyid: string): MemoryVerification {
+  const info = keyring.status(keyid)
+  if (!info || !keyring.publicKey(keyid) || info.status === 'untrusted') {
+    return {ok: false, problem: 'unknown-key', detail: `signed by key ${keyid}, which is not a trusted key${info ? ` (${info.reason})` : ''}`}
+  }
+  if (info.status === 'revoked') return {ok: false, problem: 'revoked-key', detail: `signed by revoked key ${info.name} (${keyid})`}
+  if (info.role !== 'owner') return {ok: false, problem: 'not-owner', detail: `signed by ${info.role} key ${info.name} (${keyid}); curated memory needs an owner`}
+  return {ok: true, keyid, role: info.role}
 }

@@ -1,0 +1,406 @@
+/**
+ * Scope manifests and whole-store verification.
+ *
+ * A manifest (`.engram/manifests/<scope with : as _>.json`) lists every curated file of a
+ * scope with its git blob id and version, and is signed by an owner and re-signed at
+ * each accept. Memory signatures alone bind content to a path and scope; the manifest
+ * adds what they cannot: that a file was deleted, rolled back to an older validly-signed
+ * version, or is a signed file that no longer belongs (TUF's rollback and mix-and-match).
+ */
+import {Dirent, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+
+import {canonicalJson} from './canonical.js'
+import {badInput} from './errors.js'
+import {gitBlobHash, sha256Hex} from './hash.js'
+import {configDir, Keyring} from './keys.js'
+import {parseMemory} from './memory.js'
+import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from './scope.js'
+import {KeyPair, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
+import type {Store} from './store.js'
+
+export const MANIFESTS_DIR = '.engram/manifests'
+
+export interface ManifestEntry {
+  /** store-relative path, e.g. `tenant/acme/billing.md` */
+  path: string
+  /** git blob id of the file's bytes */
+  blob: string
+  version: number
+  id: string
+}
+
+export interface Manifest {
+  scope: string
+  entries: ManifestEntry[]
+  updated: string
+  /** grows by one at each re-signing */
+  serial: number
+  signature: string
+}
+
+export type UnsignedManifest = Omit<Manifest, 'signature'>
+
+export function manifestPath(scope: string): string {
+  parseScope(scope)
+  return `${MANIFESTS_DIR}/${scope.replace(':', '_')}.json`
+}
+
+function manifestPayload(m: UnsignedManifest): string {
+  return canonicalJson({kind: 'engram-manifest/1', scope: m.scope, serial: m.serial, updated: m.updated, entries: m.entries})
+}
+
+function checkEntries(scope: string, entries: ManifestEntry[], label: string): void {
+  const dir = `${scopeDir(scope)}/`
+  const seen = new Set<string>()
+  for (const e of entries) {
+    if (!e || typeof e.path !== 'string' || !e.path.startsWith(dir) || !e.path.endsWith('.md') || e.path.split('/').includes('..')) {
+      throw badInput(`${label}: entry path "${String(e?.path)}" is not a memory file of scope ${scope}.`)
+    }
+    if (typeof e.blob !== 'string' || !/^[0-9a-f]{40}$/.test(e.blob)) throw badInput(`${label}: entry ${e.path} has no valid blob id.`)
+    if (!Number.isInteger(e.version) || e.version < 1) throw badInput(`${label}: entry ${e.path} has no valid version.`)
+    if (typeof e.id !== 'string' || e.id.length === 0) throw badInput(`${label}: entry ${e.path} has no id.`)
+    if (seen.has(e.path)) throw badInput(`${label}: ${e.path} is listed twice.`)
+    seen.add(e.path)
+  }
+}
+
+/** Sign a manifest (entries sorted by path); the new signature is checked before it is returned. */
+export function signManifest(key: KeyPair, m: UnsignedManifest): Manifest {
+  parseScope(m.scope)
+  const entries = m.entries.map((e) => ({path: e.path, blob: e.blob, version: e.version, id: e.id})).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  checkEntries(m.scope, entries, `manifest of ${m.scope}`)
+  const unsigned = {scope: m.scope, entries, updated: m.updated, serial: m.serial}
+  return {...unsigned, signature: signToString(key, manifestPayload(unsigned))}
+}
+
+/** The next manifest of a scope: `prev` with files added, replaced or removed, serial + 1. */
+export function nextManifest(
+  prev: Manifest | undefined,
+  scope: string,
+  changes: {upsert?: ManifestEntry[]; remove?: string[]},
+  now: string = new Date().toISOString(),
+): UnsignedManifest {
+  const byPath = new Map((prev?.entries ?? []).map((e) => [e.path, e]))
+  for (const p of changes.remove ?? []) byPath.delete(p)
+  for (const e of changes.upsert ?? []) byPath.set(e.path, e)
+  return {scope, entries: [...byPath.values()], updated: now, serial: (prev?.serial ?? 0) + 1}
+}
+
+/** The manifest entry for a curated file's exact bytes at a store-relative path. */
+export function manifestEntry(path: string, content: string | Buffer): ManifestEntry {
+  const mem = parseMemory(typeof content === 'string' ? content : content.toString('utf8'), path)
+  return {path, blob: gitBlobHash(content), version: mem.frontmatter.version, id: mem.frontmatter.id}
+}
+
+export function verifyManifest(keyring: Keyring, m: Manifest): {ok: boolean; problem?: string; keyid?: string} {
+  const sig = parseSignature(m.signature)
+  if (!sig) return {ok: false, problem: 'signature is not of the form ed25519:<keyid>:<base64>'}
+  const info = keyring.status(sig.keyid)
+  const pk = keyring.publicKey(sig.keyid)
+  if (!info || !pk || info.status === 'untrusted') return {ok: false, problem: `signed by key ${sig.keyid}, which is not trusted`, keyid: sig.keyid}
+  if (!verifyBytes(pk, manifestPayload(m), sig.sig)) return {ok: false, problem: `signature by ${info.name} does not match the manifest's content`, keyid: sig.keyid}
+  if (info.status === 'revoked') return {ok: false, problem: `signed by revoked key ${info.name}`, keyid: sig.keyid}
+  if (info.role !== 'owner') return {ok: false, problem: `signed by ${info.role} key ${info.name}; manifests need an owner`, keyid: sig.keyid}
+  return {ok: true, keyid: sig.keyid}
+}
+
+/** JSON with one entry per line, so a manifest's git diff shows exactly which files changed. */
+export function serializeManifest(m: Manifest): string {
+  const entries = m.entries.map((e) => `    ${JSON.stringify({path: e.path, id: e.id, version: e.version, blob: e.blob})}`)
+  return [
+    '{',
+    `  "scope": ${JSON.stringify(m.scope)},`,
+    `  "serial": ${m.serial},`,
+    `  "updated": ${JSON.stringify(m.updated)},`,
+    entries.length ? `  "entries": [\n${entries.join(',\n')}\n  ],` : '  "entries": [],',
+    `  "signature": ${JSON.stringify(m.signature)}`,
+    '}',
+    '',
+  ].join('\n')
+}
+
+export function parseManifest(text: string, label: string): Manifest {
+  let j: Record<string, unknown>
+  try {
+    j = JSON.parse(text)
+  } catch {
+    throw badInput(`${label} is not valid JSON.`)
+  }
+  if (!j || typeof j !== 'object' || typeof j.scope !== 'string' || !Number.isInteger(j.serial) || typeof j.updated !== 'string' ||
+    !Array.isArray(j.entries) || typeof j.signature !== 'string') {
+    throw badInput(`${label} is not an engram manifest (scope, serial, updated, entries, signature).`)
+  }
+  parseScope(j.scope)
+  const entries = (j.entries as Record<string, unknown>[]).map((e) => ({path: e?.path, blob: e?.blob, version: e?.version, id: e?.id}) as ManifestEntry)
+  checkEntries(j.scope, entries, label)
+  return {scope: j.scope, entries, updated: j.updated, serial: j.serial as number, signature: j.signature}
+}
+
+/** The scope's manifest in the work tree, or undefined when there is none. */
+export function readManifest(store: Store, scope: string): Manifest | undefined {
+  const rel = manifestPath(scope)
+  const text = store.readText(rel)
+  return text === undefined ? undefined : parseManifest(text, rel)
+}
+
+// ---------------------------------------------------------------- verify
+
+export type ProblemKind =
+  | 'unsigned'
+  | 'bad-signature'
+  | 'unknown-key'
+  | 'revoked-key'
+  | 'not-owner'
+  | 'moved'
+  | 'rolled-back'
+  | 'mismatch'
+  | 'missing'
+  | 'extra'
+  | 'manifest-bad-signature'
+  | 'manifest-missing'
+  | 'key-untrusted'
+
+export interface VerifyProblem {
+  kind: ProblemKind
+  scope?: string
+  /** store-relative path of the file, manifest or key record */
+  path: string
+  detail: string
+}
+
+export interface VerifyReport {
+  problems: VerifyProblem[]
+  /** curated files examined */
+  checked: number
+  /** store-relative paths of curated files that verify (the only ones that may be served) */
+  servable: Set<string>
+}
+
+/** Curated scopes: org, project/<name>, tenant/<id>. Run scopes are an agent's own scratchpad and are not signed. */
+function scopeFolders(store: Store): {scope: string; dir: string}[] {
+  const out: {scope: string; dir: string}[] = []
+  const isDir = (d: Dirent) => d.isDirectory() && !d.isSymbolicLink()
+  try {
+    if (readdirSync(store.root, {withFileTypes: true}).some((d) => d.name === 'org' && isDir(d))) out.push({scope: 'org', dir: 'org'})
+  } catch {
+    return out
+  }
+  for (const kind of ['project', 'tenant']) {
+    let names: Dirent[] = []
+    try {
+      names = readdirSync(store.abs(kind), {withFileTypes: true})
+    } catch {
+      continue
+    }
+    for (const d of names) if (isDir(d) && SCOPE_NAME_RE.test(d.name) && !d.name.includes('..')) out.push({scope: `${kind}:${d.name}`, dir: `${kind}/${d.name}`})
+  }
+  return out
+}
+
+/** Every `.md` file under a folder (store-relative); symbolic links are returned apart, never followed. */
+function walk(store: Store, dir: string, files: string[], links: string[]): void {
+  let entries: Dirent[]
+  try {
+    entries = readdirSync(store.abs(dir), {withFileTypes: true})
+  } catch {
+    return
+  }
+  for (const d of entries) {
+    const rel = `${dir}/${d.name}`
+    if (d.isSymbolicLink()) links.push(rel)
+    else if (d.isDirectory()) walk(store, rel, files, links)
+    else if (d.isFile() && d.name.endsWith('.md')) files.push(rel)
+  }
+}
+
+/**
+ * Check every curated file, manifest and key of the store. A file is servable when its
+ * signature is by a trusted owner for its path and scope, and its blob id matches its
+ * entry in a manifest whose owner signature verifies. `scopes` limits the check (e.g. to
+ * the scopes a session may read, so a report never names another tenant's files).
+ */
+export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?: string[]; cache?: boolean} = {}): Promise<VerifyReport> {
+  const problems: VerifyProblem[] = []
+  const servable = new Set<string>()
+  const wanted = opts.scopes ? new Set(opts.scopes) : undefined
+  let checked = 0
+
+  for (const k of keyring.list()) {
+    if (k.status === 'untrusted') problems.push({kind: 'key-untrusted', path: k.path ?? `key ${k.keyid}`, detail: `key ${k.name}${k.keyid ? ` (${k.keyid})` : ''}: ${k.reason}`})
+  }
+
+  // Manifests: good ones by scope; scopes whose manifest exists but cannot be used.
+  const manifests = new Map<string, Map<string, ManifestEntry>>()
+  const badManifest = new Set<string>()
+  let manifestFiles: Dirent[] = []
+  try {
+    manifestFiles = readdirSync(store.abs(MANIFESTS_DIR), {withFileTypes: true})
+  } catch {
+    // no manifests yet
+  }
+  for (const d of manifestFiles) {
+    if (!d.name.endsWith('.json')) continue
+    const rel = `${MANIFESTS_DIR}/${d.name}`
+    const fileScope = d.name.slice(0, -5).replace('_', ':')
+    if (wanted && !wanted.has(fileScope)) continue
+    if (fileScope.startsWith('run:')) continue
+    const fail = (detail: string) => {
+      badManifest.add(fileScope)
+      problems.push({kind: 'manifest-bad-signature', scope: fileScope, path: rel, detail})
+    }
+    if (!d.isFile() || d.isSymbolicLink()) {
+      fail('not a regular file')
+      continue
+    }
+    let m: Manifest
+    try {
+      m = parseManifest(readFileSync(store.abs(rel), 'utf8'), rel)
+    } catch (error) {
+      fail((error as Error).message)
+      continue
+    }
+    if (manifestPath(m.scope) !== rel) {
+      fail(`holds the manifest of scope ${m.scope}, not ${fileScope}`)
+      continue
+    }
+    const v = verifyManifest(keyring, m)
+    if (!v.ok) {
+      fail(v.problem as string)
+      continue
+    }
+    manifests.set(m.scope, new Map(m.entries.map((e) => [e.path, e])))
+  }
+  // blob id → path it is listed at, to name a signed file that was moved or copied
+  const listedAt = new Map<string, string>()
+  for (const entries of manifests.values()) for (const e of entries.values()) listedAt.set(e.blob, e.path)
+
+  const folders = scopeFolders(store).filter((f) => !wanted || wanted.has(f.scope))
+  const scopes = new Set([...folders.map((f) => f.scope), ...manifests.keys()])
+  const cache = opts.cache === false ? new Map<string, SignedFile>() : readVerifiedCache(store)
+  const seen = new Map<string, SignedFile>()
+  for (const scope of [...scopes].sort()) {
+    const dir = scopeDir(scope)
+    const files: string[] = []
+    const links: string[] = []
+    walk(store, dir, files, links)
+    files.sort()
+    const entries = manifests.get(scope)
+    for (const rel of links) problems.push({kind: 'extra', scope, path: rel, detail: 'a symbolic link in a curated folder (not followed, not served)'})
+    if (!entries && !badManifest.has(scope) && files.length > 0) {
+      problems.push({kind: 'manifest-missing', scope, path: manifestPath(scope), detail: `scope ${scope} has ${files.length} curated file(s) but no manifest`})
+    }
+    for (const rel of files) {
+      checked++
+      const bytes = readFileSync(store.abs(rel))
+      const blob = gitBlobHash(bytes)
+      const add = (kind: ProblemKind, detail: string) => problems.push({kind, scope, path: rel, detail})
+      const cacheKey = `${rel}\0${blob}`
+      let signed = cache.get(cacheKey)
+      if (signed) {
+        // these bytes at this path were seen with a valid signature by this key; its trust is checked now
+        const v = signerVerdict(keyring, signed.keyid)
+        if (!v.ok) {
+          add(v.problem, v.detail)
+          continue
+        }
+      } else {
+        let mem
+        try {
+          mem = parseMemory(bytes.toString('utf8'), rel)
+        } catch (error) {
+          add('bad-signature', `not a readable memory file: ${(error as Error).message}`)
+          continue
+        }
+        const elsewhere = listedAt.get(blob)
+        if (mem.frontmatter.scope !== scope) {
+          add('moved', `its frontmatter says scope ${mem.frontmatter.scope}, but it is in the folder of ${scope}${elsewhere && elsewhere !== rel ? `; the manifests list it at ${elsewhere}` : ''}`)
+          continue
+        }
+        const v = verifyMemory(keyring, rel, mem)
+        if (!v.ok) {
+          if (v.problem === 'bad-signature' && elsewhere && elsewhere !== rel) add('moved', `signed for ${elsewhere}, not for this path`)
+          else add(v.problem, v.detail)
+          continue
+        }
+        signed = {keyid: v.keyid, version: mem.frontmatter.version}
+      }
+      seen.set(cacheKey, signed)
+      if (!entries) continue
+      const entry = entries.get(rel)
+      if (!entry) {
+        add('extra', `validly signed, but the manifest of ${scope} does not list it (deleted or retired, then restored?)`)
+      } else if (entry.blob !== blob) {
+        if (signed.version < entry.version) add('rolled-back', `version ${signed.version}; the manifest lists version ${entry.version}`)
+        else add('mismatch', `validly signed version ${signed.version}, but not the content the manifest lists (version ${entry.version})`)
+      } else {
+        servable.add(rel)
+      }
+    }
+    if (entries) {
+      const present = new Set(files)
+      for (const e of entries.values()) {
+        if (!present.has(e.path)) problems.push({kind: 'missing', scope, path: e.path, detail: `listed in the manifest of ${scope} (version ${e.version}) but not in the work tree`})
+      }
+    }
+  }
+  if (opts.cache !== false) writeVerifiedCache(store, cache, seen, scopes)
+  return {problems, checked, servable}
+}
+
+// ---------------------------------------------------------------- verified-signature cache
+
+/** A file whose signature verified: by which key, at which version. */
+interface SignedFile {
+  keyid: string
+  version: number
+}
+
+/**
+ * Ed25519 checks dominate verify (about 0.1 ms a file). The fact "these bytes at this path
+ * carry a valid signature by key K" never changes, so it is cached, keyed by path and blob
+ * id; the key's trust is checked afresh on every run. The cache lives beside the private
+ * keys, outside the store: anything able to write there could read the owner's key too,
+ * whereas the store's own folders are writable by the agent.
+ */
+function verifiedCachePath(store: Store): string {
+  return join(configDir(), 'cache', 'verified', `${sha256Hex(store.root).slice(0, 16)}.json`)
+}
+
+function readVerifiedCache(store: Store): Map<string, SignedFile> {
+  const out = new Map<string, SignedFile>()
+  try {
+    const data = JSON.parse(readFileSync(verifiedCachePath(store), 'utf8'))
+    if (data?.v !== 1 || data.root !== store.root || typeof data.entries !== 'object') return out
+    for (const [k, v] of Object.entries(data.entries as Record<string, unknown>)) {
+      if (Array.isArray(v) && typeof v[0] === 'string' && Number.isInteger(v[1])) out.set(k, {keyid: v[0], version: v[1]})
+    }
+  } catch {
+    // no cache, or an unreadable one: verify everything
+  }
+  return out
+}
+
+function writeVerifiedCache(store: Store, old: Map<string, SignedFile>, seen: Map<string, SignedFile>, walked: Set<string>): void {
+  const entries: Record<string, [string, number]> = {}
+  let changed = false
+  for (const [k, v] of old) {
+    // keep what this run did not look at (other scopes); drop what it walked past
+    if (walked.has(scopeOfPath(k.split('\0')[0])?.scope ?? '')) changed ||= !seen.has(k)
+    else entries[k] = [v.keyid, v.version]
+  }
+  for (const [k, v] of seen) {
+    changed ||= !old.has(k)
+    entries[k] = [v.keyid, v.version]
+  }
+  if (!changed) return
+  const file = verifiedCachePath(store)
+  try {
+    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
+    const tmp = `${file}.tmp-${process.pid}`
+    writeFileSync(tmp, JSON.stringify({v: 1, root: store.root, entries}), {mode: 0o600})
+    renameSync(tmp, file)
+  } catch {
+    // a read-only config folder only makes the next run slower
+  }
+}
