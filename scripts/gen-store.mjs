@@ -173,8 +173,8 @@ for (let i = 0; i < N; i++) {
 }
 
 const git = (...a) => execFileSync('git', ['-C', dir, ...a], {stdio: ['ignore', 'ignore', 'inherit'], maxBuffer: 1 << 30})
-git('add', '-A')
-git('-c', 'user.name=gen-store', '-c', 'user.email=gen@example.invalid', 'commit', '-q', '--no-verify', '-m', `Generate ${N} memories (${layout})`)
+git('-c', 'gc.auto=0', 'add', '-A')
+git('-c', 'gc.auto=0', '-c', 'user.name=gen-store', '-c', 'user.email=gen@example.invalid', 'commit', '-q', '--no-verify', '-m', `Generate ${N} memories (${layout})`)
 git('gc', '-q')
 git('commit-graph', 'write', '--reachable', '--changed-paths')
 console.error(`${N} memories in ${SCOPES.length} scopes under ${root}`)
