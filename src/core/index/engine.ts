@@ -139,14 +139,22 @@ export class ShardView {
   }
 }
 
+let rowA = new Int32Array(80)
+let rowB = new Int32Array(80)
+
 /** Levenshtein distance, or max+1 as soon as it must exceed max. */
 export function boundedEditDistance(a: string, b: string, max: number): number {
   if (a === b) return 0
   const m = a.length
   const n = b.length
   if (Math.abs(m - n) > max) return max + 1
-  let prev = new Array<number>(n + 1)
-  let cur = new Array<number>(n + 1)
+  // rows reused across calls: a fuzzy lookup runs this over the whole dictionary
+  if (n + 1 > rowA.length) {
+    rowA = new Int32Array(n + 1)
+    rowB = new Int32Array(n + 1)
+  }
+  let prev = rowA
+  let cur = rowB
   for (let j = 0; j <= n; j++) prev[j] = j
   for (let i = 1; i <= m; i++) {
     cur[0] = i
