@@ -1,6 +1,4 @@
-import type {SimpleGit} from 'simple-git'
-
-import {gitEnv, gitRead} from './git.js'
+import {gitRead, gitWrite} from './git.js'
 import type {Store} from './store.js'
 
 export interface Trailers {
@@ -18,30 +16,19 @@ export interface CommitRequest {
   paths: string[]
 }
 
-let gitClient: SimpleGit | undefined
-let identityChecked: Promise<NodeJS.ProcessEnv> | undefined
-
-async function client(store: Store): Promise<SimpleGit> {
-  if (!gitClient) {
-    const {simpleGit} = await import('simple-git')
-    // One process at a time: simple-git runs 5 concurrently by default, which races on index.lock.
-    gitClient = simpleGit({baseDir: store.top, maxConcurrentProcesses: 1, trimmed: false})
-  }
-  gitClient.env(await identityEnv(store))
-  return gitClient
-}
+let identity: Promise<Record<string, string>> | undefined
 
 /** A machine with no git identity (a fresh CI box) still commits, as "engram". */
-function identityEnv(store: Store): Promise<NodeJS.ProcessEnv> {
-  identityChecked ??= (async () => {
-    const env = gitEnv()
+function identityEnv(store: Store): Promise<Record<string, string>> {
+  identity ??= (async () => {
+    const env: Record<string, string> = {}
     const name = (await gitRead(store.top, ['config', 'user.name'], {allowFail: true})).trim()
     const email = (await gitRead(store.top, ['config', 'user.email'], {allowFail: true})).trim()
-    if (!name && !env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
-    if (!email && !env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
+    if (!name && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
+    if (!email && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
     return env
   })()
-  return identityChecked
+  return identity
 }
 
 /** A trailer value on one line, whatever the input. */
@@ -67,11 +54,11 @@ export function commitMessage(req: Omit<CommitRequest, 'paths'>): string {
 export async function commitPaths(store: Store, req: CommitRequest): Promise<string | undefined> {
   const paths = [...new Set(req.paths)].map((p) => store.gitPath(p))
   if (paths.length === 0) return undefined
-  const git = await client(store)
-  await git.raw(['add', '--all', '--', ...paths])
-  const staged = await git.raw(['diff', '--cached', '--name-only', '--', ...paths])
+  const env = await identityEnv(store)
+  await gitWrite(store.top, ['add', '--all', '--', ...paths])
+  const staged = await gitWrite(store.top, ['diff', '--cached', '--name-only', '--', ...paths])
   if (staged.trim() === '') return undefined
-  // The message is the value of -m (never parsed as an option); paths come after `--`.
-  await git.raw(['commit', '--quiet', '--no-verify', '-m', commitMessage(req), '--only', '--', ...paths])
-  return (await git.raw(['rev-parse', 'HEAD'])).trim()
+  // The message comes on stdin (-F -), never parsed as an option; paths come after `--`.
+  await gitWrite(store.top, ['commit', '--quiet', '--no-verify', '-F', '-', '--only', '--', ...paths], commitMessage(req), env)
+  return (await gitWrite(store.top, ['rev-parse', 'HEAD'])).trim()
 }

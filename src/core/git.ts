@@ -43,16 +43,18 @@ export async function gitRead(root: string, args: string[], opts: {allowFail?: b
   }
 }
 
-/** A git call that may change the repository. Only the store's git layer (store-git.ts) uses it, under the store lock. */
-export async function gitWrite(root: string, args: string[], input?: string): Promise<string> {
+/** A git call that may change the repository: used by commit.ts (under the store lock) and init. */
+export async function gitWrite(root: string, args: string[], input?: string, extraEnv: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
       ['-c', 'core.quotepath=off', ...args],
-      {cwd: root, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8'},
+      {cwd: root, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8'},
       (error, stdout) => (error ? reject(gitFailure(args, error)) : resolve(stdout)),
     )
-    if (input !== undefined) child.stdin?.end(input)
+    // git may exit before reading its input; a closed pipe must not crash the process.
+    child.stdin?.on('error', () => {})
+    child.stdin?.end(input ?? '')
   })
 }
 

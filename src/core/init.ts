@@ -5,8 +5,9 @@ import {commitPaths} from './commit.js'
 import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {gitTopLevel, gitWrite} from './git.js'
-import {checkKeyName, loadPrivateKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
+import {checkKeyName, configDir, loadPrivateKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
 import {generateKeyPair, KeyPair} from './sign.js'
+import {writeFileAtomic} from './fsutil.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
 export interface InitResult {
@@ -72,6 +73,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     }
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
+    // Pin the owner key locally as a root of trust, so that a store whose history an agent
+    // rewrites cannot swap in its own "first" key on this machine.
+    pinOwnerKey(key)
     owner = {name: key.name, keyid: key.keyid, privateKey, reused}
   }
   const commit = await commitPaths(store, {
@@ -80,4 +84,10 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     paths,
   })
   return {root, gitInitialised, owner, commit}
+}
+
+function pinOwnerKey(key: KeyPair): void {
+  const file = join(configDir(), 'trust', `${key.name}-${key.keyid}.json`)
+  if (existsSync(file)) return
+  writeFileAtomic(file, `${JSON.stringify({keyid: key.keyid, name: key.name, public_key: Buffer.from(key.publicKey).toString('base64')})}\n`, 0o600)
 }

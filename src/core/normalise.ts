@@ -171,3 +171,12 @@ export function normalise(text: string): Normalised {
   decodeBlobs(text, decoded, 0)
   return {text, hidden: [...hidden], decoded}
 }
+
+/**
+ * The text with invisible characters removed (zero-width, bidi controls, invisible
+ * fillers, tag characters) and nothing else changed. The write path stores this form, so
+ * a secret split by a zero-width space is still redacted and no hidden text is stored.
+ */
+export function stripInvisible(text: string): string {
+  return text.replace(ZERO_WIDTH, '').replace(BIDI, '').replace(INVISIBLE, '').replace(TAGS, '')
+}

@@ -11,7 +11,7 @@ import {INDIRECT_ORIGINS, MemoryFrontmatter, ORIGINS, Origin, deriveTitle, seria
 import {validateMemoryPath} from './paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, listEntries, proposalDigest, serializeProposal} from './proposal.js'
 import {redact} from './redact/index.js'
-import {normalise} from './normalise.js'
+import {normalise, stripInvisible} from './normalise.js'
 import {formatScope, parseScope} from './scope.js'
 import {SessionRecord, writeSessionRecord} from './sessions.js'
 import type {Store} from './store.js'
@@ -78,7 +78,10 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
 
   // Redaction first: from here on only redacted text exists in this process's outputs.
   const extra = store.config.redaction.extra
-  const red = redact(raw, extra)
+  // Invisible characters are dropped before redaction (a zero-width space must not hide a
+  // secret) and before storage; the flags still report that they were there.
+  const hiddenIn = normalise(raw).hidden
+  const red = redact(stripInvisible(raw), extra)
   const titleRed = redact(title0 ?? deriveTitle(red.text), extra)
   const redactions = {...red.redactions}
   for (const [k, n] of Object.entries(titleRed.redactions)) redactions[k] = (redactions[k] ?? 0) + n
@@ -135,7 +138,8 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   }
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
-  const norm = normalise(body)
+  const norm0 = normalise(body)
+  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])]}
   const candidate = {
     scope, path, operation: existing ? ('update' as const) : ('create' as const), title, tags, body, normalised: norm,
     origin, author: session.agent,

@@ -1,10 +1,11 @@
 import {spawnSync, SpawnSyncReturns} from 'node:child_process'
 import {mkdtempSync, realpathSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
 /** The CLI under test: ENGRAM_BIN (another implementation) or our built bin/run.js. */
-export const BIN = process.env.ENGRAM_BIN ?? resolve(__dirname, '../../bin/run.js')
+export const BIN = process.env.ENGRAM_BIN ?? fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 
 export interface RunResult {
   code: number

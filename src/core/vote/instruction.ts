@@ -140,7 +140,8 @@ const DIRECTIVE_START = new RegExp(
   'i',
 )
 
-const CODE_PHRASE = /\b(?:following|subsequent|below|above|attached|this|these)\s+(?:code|snippet|script|lines?\s+of\s+code)(?:\s+(?:block|snippet|excerpt|section|fragment|segment|sample))?\b/i
+const CODE_PHRASE =
+  /\b(?:following|subsequent|below|above|attached|this|these)\s+(?:code|snippet|script|lines?\s+of\s+code)(?:\s+(?:block|snippet|excerpt|section|fragment|segment|sample))?\b|\b(?:code|snippet|script)(?:\s+(?:block|excerpt|section|fragment|segment|sample))?\s+(?:below|above|that\s+follows)\b/i
 const YOUR_OUTPUT = new RegExp(String.raw`\byour\s+(?:${OUTPUT_NOUN}|message)(?:'s)?\b`, 'i')
 
 /** Content-producing tasks and questions: a write that is only this is a request, not a memory. */

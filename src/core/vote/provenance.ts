@@ -12,7 +12,9 @@ export const ELEVATED_ORIGINS = ['owner', 'dream', 'system'] as const
 const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
 const FORGED_AUTHORITY: RegExp[] = [
   new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i'),
-  /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|PROMPT|INSTRUCTION|DIRECTIVE|NOTE)\b/i,
+  // In capitals anywhere, or as a heading ("System notice: …"); not "the system notice banner".
+  /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/,
+  /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im,
   new RegExp(String.raw`\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i'),
   /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i,
   new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i'),

@@ -171,8 +171,8 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
-        const was = clip(first(ns.values, cs.values), 24)
-        const now = clip(first(cs.values, ns.values), 24)
+        const was = clip(first(ns.values, cs.values), 48)
+        const now = clip(first(cs.values, ns.values), 48)
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${was} → ${now}`}
       }
     }

@@ -5,9 +5,9 @@
 
 const EMAIL = /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g
 // International or grouped national numbers; dates and versions are ruled out below.
-const PHONE = /(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w.]|-\d)/g
+const PHONE = /(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?!\w|[.-]\d)/g
 const IBAN = /\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b/g
-const CARD = /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g
+const CARD = /(?<!\d|\d[.,])(?:\d[ -]?){12,18}\d(?!\d|[.,]\d)/g
 
 export function luhnValid(digits: string): boolean {
   let sum = 0
@@ -52,12 +52,16 @@ export interface SensitiveCounts {
 export function findSensitive(text: string): SensitiveCounts {
   const counts: SensitiveCounts = {email: 0, phone: 0, iban: 0, card: 0}
   counts.email = (text.match(EMAIL) ?? []).length
-  const cards = new Set<string>()
+  // Each number is counted once: cards and IBANs are blanked before looking for phone numbers.
+  let rest = text
+  const blank = (s: string) => {
+    rest = rest.replace(s, ' '.repeat(s.length))
+  }
   for (const m of text.matchAll(CARD)) {
     const d = digitsOf(m[0])
     if (d.length >= 13 && d.length <= 19 && !/^(\d)\1+$/.test(d) && luhnValid(d)) {
       counts.card++
-      cards.add(d)
+      blank(m[0])
     }
   }
   for (const m of text.matchAll(IBAN)) {
@@ -66,16 +70,22 @@ export function findSensitive(text: string): SensitiveCounts {
     for (let n = groups.length; n > 0; n--) {
       if (ibanValid(groups.slice(0, n).join(''))) {
         counts.iban++
+        blank(m[0])
         break
       }
     }
   }
-  for (const m of text.matchAll(PHONE)) {
+  for (const m of rest.matchAll(PHONE)) {
     const d = digitsOf(m[0])
-    if (d.length < 7 || d.length > 15 || looksLikeDate(m[0]) || cards.has(d)) continue
-    // A bare run without a + or separators is more likely an id than a phone number.
-    if (!m[0].startsWith('+') && !/[\s.()-]/.test(m[0])) continue
-    counts.phone++
+    const groups = m[0].split(/[\s.()-]+/).filter(Boolean).length
+    if (looksLikeDate(m[0])) continue
+    if (m[0].startsWith('+')) {
+      if (d.length >= 8 && d.length <= 15) counts.phone++
+      continue
+    }
+    // Without a country code: 7 to 11 digits in two or three groups (555-123-4567, 020 7946 0958).
+    // A bare run or a long chain of groups is more likely an id or an account number.
+    if (d.length >= 7 && d.length <= 11 && groups >= 2 && groups <= 3) counts.phone++
   }
   return counts
 }

@@ -1,0 +1,25 @@
+import {Flags} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../../base.js'
+import {listQueue} from '../../core/review.js'
+import {currentSession} from '../../core/sessions.js'
+import {Store} from '../../core/store.js'
+import {visible} from '../../render.js'
+
+export default class PendingList extends EngramCommand {
+  static override summary = 'Agent writes awaiting promotion (the review queue, by path and session).'
+  static override examples = ['<%= config.bin %> pending list --scope tenant:acme']
+  static override flags = {scope: Flags.string({description: 'only this scope'}), session: sessionFlag}
+
+  async run() {
+    const {flags} = await this.parse(PendingList)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const q = listQueue(store, 'pending', {scope: flags.scope, session})
+    if (!this.jsonEnabled()) {
+      for (const i of q.items) this.log(visible(`${i.scope}\t${i.path}\t${i.session ?? '-'}\t${i.id}\t${i.created}`))
+      if (q.items.length === 0) this.note('nothing pending')
+    }
+    return {pending: q.items}
+  }
+}

@@ -1,0 +1,31 @@
+import {Args, Flags} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../../base.js'
+import {notFound} from '../../core/errors.js'
+import {listQueue, showEntry} from '../../core/review.js'
+import {currentSession} from '../../core/sessions.js'
+import {Store} from '../../core/store.js'
+import {renderEntry} from '../../render.js'
+
+export default class PendingShow extends EngramCommand {
+  static override summary = 'Show the pending write to a path (optionally by one session), with its diff and digest.'
+  static override examples = ['<%= config.bin %> pending show --scope tenant:acme billing.md s-01abcd']
+  static override args = {
+    path: Args.string({description: 'memory path inside the scope', required: true}),
+    session: Args.string({description: 'the writing session (when several are pending for the path)'}),
+  }
+  static override flags = {scope: Flags.string({description: 'scope', required: true}), session: sessionFlag}
+
+  async run() {
+    const {args, flags} = await this.parse(PendingShow)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const matches = listQueue(store, 'pending', {scope: flags.scope, session}).items.filter(
+      (i) => i.path === args.path && (!args.session || i.session === args.session),
+    )
+    if (matches.length === 0) throw notFound(`Nothing pending for ${args.path} in ${flags.scope}${args.session ? ` from ${args.session}` : ''}.`, 'see `engram pending list`')
+    const shown = matches.map((m) => showEntry(store, 'pending', m.id, session))
+    if (!this.jsonEnabled()) for (const e of shown) this.log(`${await renderEntry(e)}\n`)
+    return {pending: shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale}))}
+  }
+}

@@ -1,0 +1,24 @@
+import {Args, Flags} from '@oclif/core'
+
+import {EngramCommand} from '../../base.js'
+import {acceptProposal} from '../../core/review.js'
+import {Store} from '../../core/store.js'
+
+export default class ReviewAccept extends EngramCommand {
+  static override summary = 'Accept exactly the change you reviewed: give the digest that `review show` printed.'
+  static override description = 'Needs an owner key. Refuses (exit 6) when the proposal or the file it changes moved since the review.'
+  static override examples = ['<%= config.bin %> review accept 7f3k --digest 9c1e4b7a0d2f8e31']
+  static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}
+  static override flags = {
+    digest: Flags.string({description: 'the reviewed digest (at least 16 hex characters)', required: true}),
+    key: Flags.string({description: 'owner key name (default: ENGRAM_KEY or the only key in your key folder)'}),
+  }
+
+  async run() {
+    const {args, flags} = await this.parse(ReviewAccept)
+    const store = await Store.open(flags.base)
+    const r = await acceptProposal(store, args.id, flags.digest, {keyName: flags.key})
+    if (!this.jsonEnabled()) this.log(`accepted ${r.id}: ${r.operation} ${r.scope}/${r.path}${r.version ? ` v${r.version}` : ''}, signed by ${r.reviewed_by}, commit ${r.commit?.slice(0, 10)}`)
+    return r
+  }
+}

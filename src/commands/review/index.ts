@@ -1,0 +1,56 @@
+import {Flags} from '@oclif/core'
+import {createInterface} from 'node:readline/promises'
+
+import {EngramCommand} from '../../base.js'
+import {EngramError} from '../../core/errors.js'
+import {acceptProposal, listQueue, rejectEntry, showEntry} from '../../core/review.js'
+import {Store} from '../../core/store.js'
+import {renderEntry} from '../../render.js'
+
+export default class Review extends EngramCommand {
+  static override summary = 'Walk the review queue in a terminal: each diff, flags, votes and digest; accept, reject or skip.'
+  static override description = 'Accepting here accepts the digest that was displayed. Without a terminal it only lists the queue: it never prompts and never accepts.'
+  static override flags = {scope: Flags.string({description: 'only this scope'}), key: Flags.string({description: 'owner key name'})}
+
+  async run() {
+    const {flags} = await this.parse(Review)
+    const store = await Store.open(flags.base)
+    const q = listQueue(store, 'pending', {scope: flags.scope})
+    if (!process.stdin.isTTY || !process.stdout.isTTY || this.jsonEnabled()) {
+      if (!this.jsonEnabled()) {
+        for (const i of q.items) this.log(`${i.id}\t${i.operation}\t${i.scope}/${i.path}\t${i.author}`)
+        this.note('not a terminal: listing only; use `engram review show <id>` and `engram review accept <id> --digest <hex>`')
+      }
+      return {items: q.items, decided: []}
+    }
+    const rl = createInterface({input: process.stdin, output: process.stdout})
+    const decided: {id: string; decision: string}[] = []
+    try {
+      for (const item of q.items) {
+        const e = showEntry(store, 'pending', item.id)
+        this.log(`\n${await renderEntry(e)}`)
+        const answer = (await rl.question('accept (y), reject (n), skip (s), quit (q)? ')).trim().toLowerCase()
+        if (answer === 'q') break
+        if (answer === 'y') {
+          try {
+            // the digest displayed above, not one recomputed now: a change since display refuses
+            const r = await acceptProposal(store, e.proposal.id, e.digest, {keyName: flags.key})
+            this.log(`accepted ${r.id}`)
+            decided.push({id: r.id, decision: 'accepted'})
+          } catch (error) {
+            if (!(error instanceof EngramError)) throw error
+            this.warnLine(error.message)
+          }
+        } else if (answer === 'n') {
+          const reason = (await rl.question('reason: ')).trim() || 'rejected in interactive review'
+          await rejectEntry(store, 'pending', e.proposal.id, reason, {keyName: flags.key})
+          this.log(`rejected ${e.proposal.id}`)
+          decided.push({id: e.proposal.id, decision: 'rejected'})
+        } else decided.push({id: e.proposal.id, decision: 'skipped'})
+      }
+    } finally {
+      rl.close()
+    }
+    return {items: q.items, decided}
+  }
+}

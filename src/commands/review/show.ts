@@ -1,0 +1,23 @@
+import {Args} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../../base.js'
+import {showEntry} from '../../core/review.js'
+import {currentSession} from '../../core/sessions.js'
+import {Store} from '../../core/store.js'
+import {renderEntry} from '../../render.js'
+
+export default class ReviewShow extends EngramCommand {
+  static override summary = 'Show a proposal: the coloured diff against the current file, flags, votes and the digest to accept.'
+  static override examples = ['<%= config.bin %> review show 7f3k', '<%= config.bin %> review show 7f3k --json | jq -r .digest']
+  static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}
+  static override flags = {session: sessionFlag}
+
+  async run() {
+    const {args, flags} = await this.parse(ReviewShow)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const e = showEntry(store, 'pending', args.id, session)
+    if (!this.jsonEnabled()) this.log(await renderEntry(e))
+    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText}
+  }
+}

@@ -1,0 +1,276 @@
+import {unlinkSync} from 'node:fs'
+
+import {assertCanRead, canRead} from './access.js'
+import {commitPaths} from './commit.js'
+import {readStored} from './curated.js'
+import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
+import {writeFileAtomic} from './fsutil.js'
+import {gitRead} from './git.js'
+import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
+import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
+import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
+import {memoryRelPath} from './paths.js'
+import {EntryStatus, Proposal, entryFile, findEntry, listEntries, proposalDigest} from './proposal.js'
+import {formatScope, parseScope, printable} from './scope.js'
+import type {SessionRecord} from './sessions.js'
+import {KeyPair, signMemory, verifyMemory} from './sign.js'
+import {withStoreLock} from './lock.js'
+import type {Store} from './store.js'
+
+export interface QueueItem {
+  id: string
+  status: EntryStatus
+  kind: string
+  operation: string
+  scope: string
+  path: string
+  author: string
+  session: string | null
+  origin: string
+  tainted: boolean
+  created: string
+  flags: string[]
+  vote: Proposal['vote']
+  digest: string
+}
+
+export interface QueueListing {
+  items: QueueItem[]
+  /** entries whose files could not be read: named, never hiding the rest */
+  broken: {file: string; error: string}[]
+}
+
+const summary = (p: Proposal): QueueItem => ({
+  id: p.id, status: p.status, kind: p.kind, operation: p.operation, scope: p.scope, path: p.path, author: p.author,
+  session: p.session, origin: p.origin, tainted: p.tainted, created: p.created, flags: p.flags.map((f) => f.flag), vote: p.vote,
+  digest: proposalDigest(p),
+})
+
+/**
+ * The review queue or quarantine, newest first, optionally for one scope. A session sees
+ * only entries of scopes it may read; broken files are listed by name (to the owner only).
+ */
+export function listQueue(store: Store, status: EntryStatus, opts: {scope?: string; session?: SessionRecord}): QueueListing {
+  const scope = opts.scope ? assertCanRead(opts.session, opts.scope) : undefined
+  const out: QueueListing = {items: [], broken: []}
+  for (const e of listEntries(store, status)) {
+    if (!e.proposal) {
+      if (!opts.session) out.broken.push({file: e.file, error: e.error ?? 'unreadable'})
+      continue
+    }
+    if (scope && e.proposal.scope !== scope) continue
+    if (!canRead(opts.session, e.proposal.scope)) continue
+    out.items.push(summary(e.proposal))
+  }
+  out.items.sort((a, b) => b.created.localeCompare(a.created) || a.id.localeCompare(b.id))
+  return out
+}
+
+export interface ShownEntry {
+  proposal: Proposal
+  digest: string
+  /** the file as it is now at the target path (the base the change applies to), or null */
+  baseText: string | null
+  /** the blob id of that file now, or null */
+  currentBase: string | null
+  stale: boolean
+  /** the full file the accept would write, before reviewer fields and signature */
+  proposedText: string
+}
+
+/** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
+export function showEntry(store: Store, status: EntryStatus, id: string, session?: SessionRecord): ShownEntry {
+  const p = findEntry(store, status, id)
+  if (!canRead(session, p.scope)) {
+    // same answer as a missing id: a session learns nothing of other scopes' queues
+    throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(id)}.`)
+  }
+  const current = readStored(store, p.scope, p.path)
+  const proposedText = p.operation === 'delete' ? '' : serializeMemory({frontmatter: p.memory, body: p.body})
+  return {
+    proposal: p,
+    digest: proposalDigest(p),
+    baseText: current?.text ?? null,
+    currentBase: current?.blob ?? null,
+    stale: (current?.blob ?? null) !== p.base,
+    proposedText,
+  }
+}
+
+/** The owner key to act with, checked against the store's keyring: trusted, not revoked, role owner. */
+export async function ownerKey(store: Store, keyName?: string): Promise<{key: KeyPair; keyring: Keyring}> {
+  if (process.env.ENGRAM_SESSION) {
+    throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).', 'run this as the owner, outside the agent session')
+  }
+  const key = loadPrivateKey(keyName)
+  const keyring = await loadKeyring(store)
+  const info = keyring.status(key.keyid)
+  if (!info || info.status !== 'trusted') {
+    throw refused(`Key ${key.name} (${key.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
+  }
+  if (info.role !== 'owner') throw refused(`Key ${key.name} (${key.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  return {key, keyring}
+}
+
+export function checkDigestArg(digest: string): string {
+  const d = digest.trim().toLowerCase()
+  if (!/^[0-9a-f]+$/.test(d)) throw usageError('--digest must be hexadecimal.', 'copy the digest that `engram review show <id>` printed')
+  if (d.length < 16) throw usageError(`--digest needs at least 16 hex characters (got ${d.length}).`, 'copy the digest that `engram review show <id>` printed')
+  if (d.length > 64) throw usageError('--digest is longer than a SHA-256 digest.')
+  return d
+}
+
+/** The scope manifest, refusing to build on one that does not verify (that would launder a forgery). */
+function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifest | undefined {
+  const m = readManifest(store, scope)
+  if (m && !verifyManifest(keyring, m).ok) {
+    throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
+  }
+  return m
+}
+
+/** Write a signed memory file and its re-signed manifest entry; returns the paths touched. */
+function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string, rel: string, memory: MemoryFile | null): string[] {
+  const prev = trustedManifest(store, keyring, scope)
+  let next
+  if (memory) {
+    const signed = signMemory(key, rel, memory)
+    const check = verifyMemory(keyring, rel, signed)
+    if (!check.ok) throw new EngramError('verification', `The new signature does not verify (${check.detail}); nothing written.`)
+    const text = serializeMemory(signed)
+    writeFileAtomic(store.abs(rel), text)
+    next = nextManifest(prev, scope, {upsert: [manifestEntry(rel, text)]})
+  } else {
+    try {
+      unlinkSync(store.abs(rel))
+    } catch {
+      // already absent
+    }
+    next = nextManifest(prev, scope, {remove: [rel]})
+  }
+  const mrel = manifestPath(scope)
+  writeFileAtomic(store.abs(mrel), serializeManifest(signManifest(key, next)))
+  return [rel, mrel]
+}
+
+export interface AcceptResult {
+  id: string
+  scope: string
+  path: string
+  operation: string
+  digest: string
+  commit?: string
+  reviewed_by: string
+  version: number | null
+}
+
+/**
+ * Accept exactly what was reviewed (DESIGN.md §5): recompute the digest from the proposal
+ * as it is now and refuse when it differs from the reviewed one ("does not match"), or
+ * when the file moved since the proposal was made ("stale"); then write, sign, re-sign the
+ * manifest, remove the proposal, and make one commit with the provenance.
+ */
+export async function acceptProposal(store: Store, id: string, digestArg: string, opts: {keyName?: string} = {}): Promise<AcceptResult> {
+  const digest = checkDigestArg(digestArg)
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const p = findEntry(store, 'pending', id)
+    const now = proposalDigest(p)
+    if (!now.startsWith(digest)) {
+      throw new EngramError('digest-mismatch', `Proposal ${p.id} does not match the reviewed change (digest ${now.slice(0, 16)}…, you gave ${digest.slice(0, 16)}…).`, {
+        nextStep: `review it again with \`engram review show ${p.id}\``,
+      })
+    }
+    const scope = formatScope(parseScope(p.scope))
+    if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)
+    const rel = memoryRelPath(store, scope, p.path)
+    const current = readStored(store, scope, p.path)
+    if ((current?.blob ?? null) !== p.base) {
+      throw new EngramError('stale-digest', `Proposal ${p.id} is stale: the file changed since this was proposed; re-review.`, {
+        nextStep: `compare with \`engram review show ${p.id}\`; reject it, or ask for a new write against the current version`,
+      })
+    }
+    const memory: MemoryFile | null =
+      p.operation === 'delete' ? null : {frontmatter: {...p.memory, reviewed_by: key.name, digest: now, signature: null}, body: p.body}
+    const touched = writeSigned(store, key, keyring, scope, rel, memory)
+    const file = entryFile(p)
+    unlinkSync(store.abs(file))
+    const commit = await commitPaths(store, {
+      subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
+      trailers: {
+        'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now, 'Engram-Author': p.author,
+        'Engram-Session': p.session ?? undefined, 'Engram-Origin': p.origin, 'Engram-Tainted': p.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      paths: [...touched, file],
+    })
+    return {id: p.id, scope, path: p.path, operation: p.operation, digest: now, commit, reviewed_by: key.name, version: memory?.frontmatter.version ?? null}
+  })
+}
+
+/** Reject: record who and why in the commit, remove the entry. Works for pending and quarantined entries (purge). */
+export async function rejectEntry(store: Store, status: EntryStatus, id: string, reason: string, opts: {keyName?: string} = {}) {
+  const why = reason.trim()
+  if (!why) throw usageError('A reason is required.', 'e.g. --reason "not a fact"')
+  const {key} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const p = findEntry(store, status, id)
+    const file = entryFile(p)
+    unlinkSync(store.abs(file))
+    const verb = status === 'pending' ? 'Reject' : 'Purge'
+    const commit = await commitPaths(store, {
+      subject: `${verb} ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${p.id} for ${p.scope}/${p.path}`,
+      body: `Reason: ${why.slice(0, 1000)}`,
+      trailers: {
+        'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': p.id, 'Engram-Digest': proposalDigest(p),
+        'Engram-Author': p.author, 'Engram-Session': p.session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      paths: [file],
+    })
+    return {id: p.id, scope: p.scope, path: p.path, reason: why, commit, reviewed_by: key.name}
+  })
+}
+
+const REV_RE = /^[A-Za-z0-9_][A-Za-z0-9_.~^/@{}-]{0,200}$/
+
+/**
+ * Restore one memory to its content at an earlier revision, as a new version: signed,
+ * added to the manifest, committed with the revision it came from.
+ */
+export async function restoreMemory(store: Store, scopeText: string, path: string, rev: string, opts: {keyName?: string} = {}) {
+  if (!REV_RE.test(rev)) throw badInput(`"${printable(rev)}" is not a revision.`, 'e.g. --to HEAD~3 or a commit id from `engram history`')
+  const scope = formatScope(parseScope(scopeText))
+  if (scope.startsWith('run:')) throw badInput('run: scopes are scratchpads; restore curated memory (org, project:, tenant:).')
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  const rel = memoryRelPath(store, scope, path)
+  const commitId = (await gitRead(store.top, ['rev-parse', '--verify', '-q', `${rev}^{commit}`], {allowFail: true})).trim()
+  if (!commitId) throw notFound(`No revision ${printable(rev)} in this repository.`, 'see `engram history <path> --scope <scope>`')
+  const old = await gitRead(store.top, ['cat-file', 'blob', `${commitId}:${store.gitPath(rel)}`], {allowFail: true})
+  if (!old) throw notFound(`${scope}/${path} did not exist at ${rev}.`, 'see `engram history <path> --scope <scope>`')
+  const oldMemory = parseMemory(old, `${rel}@${rev}`)
+  return withStoreLock(store, async () => {
+    const current = readStored(store, scope, path)
+    const memory: MemoryFile = {
+      frontmatter: {
+        ...oldMemory.frontmatter,
+        scope,
+        version: Math.max(current?.memory.frontmatter.version ?? 0, oldMemory.frontmatter.version) + 1,
+        updated: new Date().toISOString(),
+        reviewed_by: key.name,
+        proposal: null,
+        digest: null,
+        signature: null,
+      },
+      body: oldMemory.body,
+    }
+    const touched = writeSigned(store, key, keyring, scope, rel, memory)
+    const commit = await commitPaths(store, {
+      subject: `Restore ${scope}/${path} to its version at ${rev} (${commitId.slice(0, 10)})`,
+      trailers: {
+        'Engram-Operation': 'restore', 'Engram-Restored-From': commitId, 'Engram-Author': oldMemory.frontmatter.author,
+        'Engram-Origin': oldMemory.frontmatter.origin, 'Engram-Tainted': oldMemory.frontmatter.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      paths: touched,
+    })
+    return {scope, path, restored_from: commitId, version: memory.frontmatter.version, commit}
+  })
+}

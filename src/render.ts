@@ -1,0 +1,63 @@
+import {Chalk} from 'chalk'
+
+import type {ShownEntry} from './core/review.js'
+
+/** Colour only for a terminal, and never under NO_COLOR. */
+export function colours() {
+  const on = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR
+  return new Chalk({level: on ? 1 : 0})
+}
+
+/**
+ * Make untrusted text safe to print to a reviewer's terminal: escape sequences, other
+ * control characters and bidi/zero-width marks are shown as visible codes, so a proposal
+ * can neither erase nor reorder what the reviewer sees (Trojan Source, ANSI injection).
+ */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (ch) => `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`)
+}
+
+/** A unified diff of the base file against the proposed file (the `diff` package), coloured. */
+export async function renderDiff(e: ShownEntry, label: string): Promise<string> {
+  const {createTwoFilesPatch} = await import('diff')
+  const c = colours()
+  const patch = createTwoFilesPatch(
+    e.baseText === null ? '/dev/null' : `a/${label}`,
+    e.proposal.operation === 'delete' ? '/dev/null' : `b/${label}`,
+    e.baseText ?? '',
+    e.proposedText,
+    e.currentBase ?? 'new file',
+    `proposal ${e.proposal.id}`,
+    {context: 3},
+  )
+  return patch
+    .split('\n')
+    .slice(1) // the "Index:" line
+    .map(visible)
+    .map((l) => (l.startsWith('+') && !l.startsWith('+++') ? c.green(l) : l.startsWith('-') && !l.startsWith('---') ? c.red(l) : l.startsWith('@@') ? c.cyan(l) : l))
+    .join('\n')
+}
+
+/** The reviewer's view of one entry: header, flags, votes, diff, digest. */
+export async function renderEntry(e: ShownEntry): Promise<string> {
+  const c = colours()
+  const p = e.proposal
+  const lines: string[] = []
+  lines.push(c.bold(`${p.status === 'pending' ? 'proposal' : 'quarantine'} ${p.id}: ${p.operation} ${p.scope}/${p.path}`) + (p.kind !== 'write' ? ` [${p.kind}]` : ''))
+  lines.push(`author ${p.author}, session ${p.session ?? '-'}, origin ${p.origin}${p.tainted ? c.yellow(`, TAINTED (${visible(p.taint_reasons.join('; '))})`) : ''}, created ${p.created}`)
+  if (p.note) lines.push(c.yellow(`note: ${visible(p.note)}`))
+  if (e.stale) lines.push(c.red(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`))
+  if (Object.keys(p.redactions).length > 0) lines.push(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`)
+  for (const f of p.flags) lines.push(c.yellow(`flag ${visible(f.flag)}: ${visible(f.reason)}`))
+  if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${p.vote.summary}`)
+  for (const v of p.votes) {
+    const mark = v.verdict === 'accept' ? c.green('accept') : v.verdict === 'reject' ? c.red('reject') : c.gray('abstain')
+    lines.push(`  ${v.validator.padEnd(11)} ${mark} ${v.confidence.toFixed(2)}  ${visible(v.reason)}`)
+  }
+  for (const ev of p.evidence) lines.push(visible(`evidence: ${[ev.session, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`))
+  lines.push('')
+  lines.push(await renderDiff(e, `${p.scope}/${p.path}`))
+  lines.push(c.bold(`digest ${e.digest}`))
+  return lines.join('\n')
+}
