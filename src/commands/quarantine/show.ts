@@ -1,0 +1,23 @@
+import {Args} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../../base.js'
+import {showEntry} from '../../core/review.js'
+import {currentSession} from '../../core/sessions.js'
+import {Store} from '../../core/store.js'
+import {renderEntry} from '../../render.js'
+
+export default class QuarantineShow extends EngramCommand {
+  static override summary = 'Show a quarantined write: its (redacted) content, flags, votes and digest.'
+  static override examples = ['<%= config.bin %> quarantine show q-4k2']
+  static override args = {id: Args.string({description: 'quarantine id or unambiguous prefix', required: true})}
+  static override flags = {session: sessionFlag}
+
+  async run() {
+    const {args, flags} = await this.parse(QuarantineShow)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const e = showEntry(store, 'quarantined', args.id, session)
+    if (!this.jsonEnabled()) this.log(await renderEntry(e))
+    return {...e.proposal, digest: e.digest, stale: e.stale}
+  }
+}

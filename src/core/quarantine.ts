@@ -1,0 +1,57 @@
+import {unlinkSync} from 'node:fs'
+
+import {commitPaths} from './commit.js'
+import {EngramError} from './errors.js'
+import {writeFileAtomic} from './fsutil.js'
+import {newProposalId} from './ids.js'
+import {withStoreLock} from './lock.js'
+import {Proposal, entryFile, findEntry, proposalDigest, serializeProposal} from './proposal.js'
+import {checkDigestArg, ownerKey} from './review.js'
+import type {Store} from './store.js'
+
+/**
+ * Release a quarantined write into the review queue (never straight to curated memory).
+ * Needs an owner key, a reason, and the entry's digest as shown by `quarantine show`, so
+ * the owner releases exactly what they looked at. The new proposal gets a new id (and so
+ * a new digest): it must be reviewed again before it can be accepted.
+ */
+export async function releaseQuarantined(store: Store, id: string, reason: string, digestArg: string, opts: {keyName?: string} = {}) {
+  const why = reason.trim()
+  if (!why) throw new EngramError('usage', 'A reason is required.', {nextStep: 'e.g. --reason "checked with the customer: correct"'})
+  const digest = checkDigestArg(digestArg)
+  const {key} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const q = findEntry(store, 'quarantined', id)
+    const now = proposalDigest(q)
+    if (!now.startsWith(digest)) {
+      throw new EngramError('digest-mismatch', `Quarantine entry ${q.id} does not match the reviewed entry (digest ${now.slice(0, 16)}…).`, {
+        nextStep: `look at it again with \`engram quarantine show ${q.id}\``,
+      })
+    }
+    const pid = newProposalId()
+    const proposal: Proposal = {
+      ...q,
+      id: pid,
+      status: 'pending',
+      kind: 'release',
+      created: new Date().toISOString(),
+      note: `released from quarantine ${q.id} by ${key.name}: ${why.slice(0, 500)}`,
+      memory: {...q.memory, proposal: pid},
+    }
+    const file = entryFile(proposal)
+    writeFileAtomic(store.abs(file), serializeProposal(proposal))
+    const qfile = entryFile(q)
+    unlinkSync(store.abs(qfile))
+    const newDigest = proposalDigest(proposal)
+    const commit = await commitPaths(store, {
+      subject: `Release quarantine entry ${q.id} for review as proposal ${pid}`,
+      body: `Reason: ${why.slice(0, 1000)}`,
+      trailers: {
+        'Engram-Operation': 'release', 'Engram-Proposal': pid, 'Engram-Digest': newDigest, 'Engram-Released-From': q.id,
+        'Engram-Author': q.author, 'Engram-Session': q.session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      paths: [file, qfile],
+    })
+    return {id: q.id, proposal: pid, digest: newDigest, commit, released_by: key.name}
+  })
+}

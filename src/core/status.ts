@@ -1,0 +1,36 @@
+import {listScopeFiles, listScopes} from './curated.js'
+import {listEntries} from './proposal.js'
+import {listSessions} from './sessions.js'
+import type {Store} from './store.js'
+
+export interface StoreStatus {
+  root: string
+  scopes: {scope: string; files: number}[]
+  pending: number
+  quarantined: number
+  sessions: number
+  tainted_sessions: number
+  /** sessions escalated after repeated quarantined writes, and authors with many rejections */
+  escalations: {session: string; agent: string; reason: string}[]
+  quarantined_by_author: Record<string, number>
+}
+
+/** The owner's overview: scopes, queue sizes, and escalations that need attention. */
+export async function storeStatus(store: Store): Promise<StoreStatus> {
+  const scopes = listScopes(store).map((scope) => ({scope, files: listScopeFiles(store, scope).length}))
+  const pending = listEntries(store, 'pending').length
+  const q = listEntries(store, 'quarantined')
+  const byAuthor: Record<string, number> = {}
+  for (const e of q) if (e.proposal) byAuthor[e.proposal.author] = (byAuthor[e.proposal.author] ?? 0) + 1
+  const sessions = await listSessions(store)
+  const escalations = sessions.flatMap((s) =>
+    s.taint_reasons.filter((r) => r.startsWith('escalated:')).map((reason) => ({session: s.id, agent: s.agent, reason})),
+  )
+  for (const [author, n] of Object.entries(byAuthor)) {
+    if (n >= store.config.escalate_after) escalations.push({session: '-', agent: author, reason: `escalated: ${n} quarantined writes by author ${author}`})
+  }
+  return {
+    root: store.root, scopes, pending, quarantined: q.length, sessions: sessions.length,
+    tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor,
+  }
+}
