@@ -15,7 +15,8 @@ import type {Neighbour} from './vote/index.js'
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
-  const query = text.slice(0, 2000)
+  // Plain words only: query syntax in the write's text (quotes, +/-) must not blind the validator.
+  const query = text.slice(0, 2000).replace(/["+-]/g, ' ')
   let hits
   try {
     hits = await search(store, query, {scopes, limit})

@@ -1,0 +1,68 @@
+import {assertCanRead, readableScopes} from './access.js'
+import {listScopes} from './curated.js'
+import {badInput} from './errors.js'
+import {gitBlobHash} from './hash.js'
+import type {SearchHit, SearchOptions} from './index/index.js'
+import {scopeDir} from './scope.js'
+import {ServingGate} from './serving.js'
+import type {SessionRecord} from './sessions.js'
+import type {Store} from './store.js'
+
+export const MAX_QUERY_CHARS = 10_000
+
+/** Something that searches shards: a one-shot engine per process, or the warm server's. */
+export interface Searcher {
+  search(query: string, opts: SearchOptions): Promise<SearchHit[]>
+}
+
+export interface ServedHit extends SearchHit {
+  /** the memory's full text, for callers that serve it (context); not printed by `search` */
+  body?: string
+}
+
+/** The scopes a search may open: one named scope (checked), or all the session may read. */
+export function searchScopes(store: Store, session: SessionRecord | undefined, scope?: string): string[] {
+  if (scope) return [assertCanRead(session, scope)]
+  return session ? readableScopes(session) : listScopes(store)
+}
+
+/**
+ * Search verified memory: the index only opens shards of scopes the caller may read, and
+ * each hit is served only when the file on disk is the indexed blob and passes the
+ * serving gate (trusted signature and signed manifest for curated scopes).
+ */
+export async function searchMemories(
+  store: Store,
+  session: SessionRecord | undefined,
+  query: string,
+  opts: {scope?: string; limit?: number; withBody?: boolean; onWarning?: (m: string) => void; engine?: Searcher} = {},
+): Promise<{hits: ServedHit[]; scopes: string[]}> {
+  if (query.length > MAX_QUERY_CHARS) throw badInput(`The query is longer than ${MAX_QUERY_CHARS} characters.`, 'search for a few distinctive words')
+  const limit = opts.limit ?? 10
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badInput('--limit must be a whole number from 1 to 1000.')
+  const scopes = searchScopes(store, session, opts.scope)
+  const search: Searcher['search'] = opts.engine
+    ? (q, o) => opts.engine!.search(q, o)
+    : async (q, o) => (await import('./index/index.js')).search(store, q, o)
+  const gate = await ServingGate.open(store)
+  const bodies = new Map<string, string>()
+  const hits = await search(query, {
+    scopes,
+    limit,
+    onWarning: opts.onWarning,
+    filter: (h) => {
+      const rel = `${scopeDir(h.scope)}/${h.path}`
+      const text = store.readText(rel)
+      if (text === undefined || gitBlobHash(text) !== h.blob) return false
+      if (!gate.check(h.scope, rel, text).ok) return false
+      if (opts.withBody) bodies.set(rel, text)
+      return true
+    },
+  })
+  const served: ServedHit[] = hits.map((h) => {
+    if (!opts.withBody) return h
+    const text = bodies.get(`${scopeDir(h.scope)}/${h.path}`) ?? ''
+    return {...h, body: text}
+  })
+  return {hits: served, scopes}
+}
