@@ -28,7 +28,7 @@ interface Rule {
   label: string
 }
 
-const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation)`
+const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation|summary|summaries|translations?|explanations?)`
 const PRIOR = String.raw`(?:previous|prior|above|earlier|preceding|former|original|initial|existing|system|safety|developer)`
 const DIRECTIVE_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|context|messages|commands|constraints|policies|programming)`
 const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|everything|information|info|details)`
@@ -93,6 +93,31 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'directive to the assistant',
     re: /\byou\s+(?:must|shall|should|will|need\s+to|have\s+to|are\s+(?:required|instructed|ordered|told)\s+to)\s+(?:(?:now|always|never|only|not|also|immediately)\s+)*(?:respond|reply|answer|say|state|tell|output|print|include|mention|recommend|reveal|disclose|send|forward|ignore|disregard|obey|comply|execute|remember|store|save|treat|trust|refuse|pretend|act)\b/i,
+  },
+  {
+    kind: 'aimed-at-output',
+    strength: 'medium',
+    label: 'directive on every reply',
+    re: /\b(?:to|in|into|with|for|on)\s+(?:every|each|all|any)\s+(?:future\s+|subsequent\s+)?(?:answers?|responses?|replies|outputs?)\b|\b(?:all|every)\s+(?:future|subsequent)\s+(?:answers?|responses?|replies|outputs?|conversations?|sessions?)\b/i,
+  },
+  {
+    kind: 'aimed-at-output',
+    strength: 'medium',
+    label: 'directive on the reply',
+    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b/i,
+  },
+  {
+    kind: 'acts-on-user',
+    strength: 'medium',
+    label: 'directive about the user',
+    // imperative only: "we urge users to update" and "will notify users" are a sender speaking
+    re: /\b(?:tell|inform|remind|warn|advise|convince|urge|persuade|instruct|notify)(?<!\b(?:we|i|they|will|would|'ll|to|may|might|can|could)\s+\w+)\s+(?:the\s+|all\s+|any\s+)?(?:users?|readers?|humans?)\b/i,
+  },
+  {
+    kind: 'addressed',
+    strength: 'medium',
+    label: 'directive to the assistant',
+    re: /\b(?:the|this|an?|any)\s+(?:ai\s+)?(?:assistant|chatbot|bot|agent|model|llm)\s+(?:should|must|shall|needs?\s+to|has\s+to|is\s+(?:to|required\s+to|instructed\s+to)|may\s+not|must\s+not|should\s+not|will\s+(?:now|always|never))\b/i,
   },
   {kind: 'from-now-on', strength: 'medium', label: 'standing order', re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
   {

@@ -5,7 +5,6 @@
  * they state (numbers, dates, hosts, names after "is").
  */
 import {INDIRECT_ORIGINS, type Origin} from '../memory.js'
-import {sentences} from './instruction.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
 
 export interface SemanticFinding {
@@ -38,7 +37,6 @@ const CHANGE_MARKER = /\b(?:no\s+longer|not\s+any\s*more|actually|instead|from\s
 // Splitting on an explicit class is several times faster than matching \p{L} tokens, and
 // this runs over every neighbour on every write. Letters of all scripts stay in tokens.
 const SPLIT = /[^a-z0-9._:/@'=\-\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
-const EDGE = new Set(['.', ':', '/', '@', "'", '=', '-'])
 
 interface SentenceInfo {
   words: Set<string>
@@ -48,10 +46,10 @@ interface SentenceInfo {
 
 interface DocInfo {
   sentences: SentenceInfo[]
-  /** content word → the sentences that hold it, so alignment only visits sentences sharing a word */
-  index: Map<string, number[]>
+  /** the candidate's content word → its sentences, so alignment only visits sentences sharing a word */
+  index?: Map<string, number[]>
   words: Set<string>
-  flat: string
+  body: string
 }
 
 /** Numbers, dates, versions, hosts, addresses, host:port — the values a fact states. */
@@ -71,64 +69,107 @@ function stem(w: string): string {
   return w
 }
 
+const Kind = {Skip: 0, Negation: 1, Value: 2, Word: 3, Antonym: 4} as const
+type Kind = (typeof Kind)[keyof typeof Kind]
+
+interface TokenClass {
+  kind: Kind
+  /** the stemmed word (Word, Antonym: the word it opposes) or the value */
+  text: string
+  /** the stemmed token, when it is the value after a copula */
+  asValue: string
+  copula: boolean
+  /** a participle ("hosted", "running") is not a value after "is" */
+  participle: boolean
+}
+
+// Token classes are memoised: vocabulary repeats across a body and its neighbours, and one
+// lookup is much cheaper than several set probes, slices and a stem per token. Bounded.
+const CLASS_CACHE = new Map<string, TokenClass>()
+const CLASS_CACHE_MAX = 50_000
+
+function classify(tok: string): TokenClass {
+  const hit = CLASS_CACHE.get(tok)
+  if (hit) return hit
+  const copula = COPULA.has(tok)
+  const participle = /(?:ed|ing|en)$/.test(tok)
+  let out: TokenClass
+  if (NEGATION.has(tok) || tok.endsWith("n't")) out = {kind: Kind.Negation, text: tok, asValue: tok, copula, participle}
+  else if (isValueToken(tok)) out = {kind: Kind.Value, text: tok, asValue: tok, copula, participle}
+  else if (STOP.has(tok)) out = {kind: Kind.Skip, text: tok, asValue: tok, copula, participle}
+  else if (ANTONYM[tok]) out = {kind: Kind.Antonym, text: stem(ANTONYM[tok]), asValue: stem(tok), copula, participle}
+  else {
+    const stemmed = stem(tok)
+    out = {kind: Kind.Word, text: stemmed, asValue: stemmed, copula, participle}
+  }
+  if (CLASS_CACHE.size >= CLASS_CACHE_MAX) CLASS_CACHE.clear()
+  CLASS_CACHE.set(tok, out)
+  return out
+}
+
+const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
+
 function sentenceInfo(s: string): SentenceInfo {
   const words = new Set<string>()
   const values = new Set<string>()
   let flips = 0
   let afterCopula = false
   let position = 0
-  for (const piece of s.toLowerCase().replace(/[\u2018\u2019]/g, "'").split(SPLIT)) {
+  // `s` is already lower-cased with straight apostrophes (see docInfo).
+  for (const piece of s.split(SPLIT)) {
     let start = 0
     let end = piece.length
-    while (start < end && EDGE.has(piece[start])) start++
-    while (end > start && EDGE.has(piece[end - 1])) end--
-    const tok = piece.slice(start, end)
+    while (start < end && isEdge(piece.charCodeAt(start))) start++
+    while (end > start && isEdge(piece.charCodeAt(end - 1))) end--
     const copulaNext = afterCopula
     // "port: 5432", "port = 5432": a trailing colon or a lone equals sign asserts a value.
-    afterCopula = piece.endsWith(':') || piece === '=' || COPULA.has(tok)
-    if (tok.length === 0) continue
+    afterCopula = piece.endsWith(':') || piece === '='
+    if (start === end) continue
+    const t = classify(start === 0 && end === piece.length ? piece : piece.slice(start, end))
+    afterCopula ||= t.copula
     position++
-    if (NEGATION.has(tok) || tok.endsWith("n't")) {
-      flips++
-      continue
+    switch (t.kind) {
+      case Kind.Negation:
+        flips++
+        break
+      case Kind.Value:
+        values.add(t.text)
+        break
+      case Kind.Skip:
+        break
+      default:
+        // "the editor is Vim": the word after a copula is the value the sentence asserts.
+        if (copulaNext && position >= 2 && !t.participle) values.add(t.asValue)
+        else {
+          if (t.kind === Kind.Antonym) flips++
+          words.add(t.text)
+        }
     }
-    if (isValueToken(tok)) {
-      values.add(tok)
-      continue
-    }
-    if (STOP.has(tok)) continue
-    // "the editor is Vim": the word after a copula is the value the sentence asserts.
-    if (copulaNext && position >= 2 && !/(?:ed|ing|en)$/.test(tok)) {
-      values.add(stem(tok))
-      continue
-    }
-    const anti = ANTONYM[tok]
-    if (anti) {
-      flips++
-      words.add(stem(anti))
-      continue
-    }
-    words.add(stem(tok))
   }
   return {words, values, negative: flips % 2 === 1}
 }
 
-function docInfo(title: string, body: string): DocInfo {
+// Sentence ends for comparison only (the punctuation itself is not needed here).
+const SENTENCE_END = /[.!?\u3002\uff01\uff1f]\s+|\n+/
+
+function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
-  const ss = [...new Set(sentences(body))].map(sentenceInfo)
+  const prepared = body.toLowerCase().replace(/[\u2018\u2019]/g, "'")
+  const ss = [...new Set(prepared.split(SENTENCE_END))].map(sentenceInfo).filter((x) => x.words.size > 0)
   const words = new Set<string>()
-  const index = new Map<string, number[]>()
+  const index = withIndex ? new Map<string, number[]>() : undefined
   ss.forEach((s, i) => {
     for (const w of s.words) {
       words.add(w)
+      if (!index) continue
       const list = index.get(w)
       if (list) list.push(i)
       else index.set(w, [i])
     }
     for (const v of s.values) words.add(v)
   })
-  for (const w of sentenceInfo(title).words) words.add(w)
-  return {sentences: ss, index, words, flat: body.toLowerCase().replace(/\s+/g, ' ').trim()}
+  for (const w of sentenceInfo(title.toLowerCase()).words) words.add(w)
+  return {sentences: ss, index, words, body}
 }
 
 function overlap(a: Set<string>, b: Set<string>): number {
@@ -157,15 +198,17 @@ const clip = (s: string, n = 40) => (s.length > n ? `${s.slice(0, n - 1)}…` : 
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
 function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
-  const shared = new Uint32Array(nb.sentences.length)
-  for (const cs of cand.sentences) {
+  const index = cand.index!
+  const shared = new Uint32Array(cand.sentences.length)
+  for (const ns of nb.sentences) {
     shared.fill(0)
     const touched: number[] = []
-    for (const w of cs.words) {
-      for (const i of nb.index.get(w) ?? []) if (shared[i]++ === 0) touched.push(i)
+    for (const w of ns.words) {
+      const list = index.get(w)
+      if (list) for (const i of list) if (shared[i]++ === 0) touched.push(i)
     }
     for (const i of touched) {
-      const ns = nb.sentences[i]
+      const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
@@ -181,9 +224,8 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
   if (marker && overlap(cand.words, nb.words) >= 3 && docJ >= 0.25) {
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
-  if (cand.flat === nb.flat || docJ >= 0.85) {
-    return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
-  }
+  const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
+  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
   return null
 }
 
@@ -198,11 +240,11 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
     all.push({scope: c.scope, path: c.path, title: c.title, body: c.baseBody, score: 1})
   }
   if (all.length === 0) return []
-  const cand = docInfo(c.title, c.body)
+  const cand = docInfo(c.title, c.body, true)
   const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
   const out: SemanticFinding[] = []
   for (const n of all) {
-    const f = compareOne(cand, marker, n, docInfo(n.title, n.body))
+    const f = compareOne(cand, marker, n, docInfo(n.title, n.body, false))
     if (f) out.push(f)
   }
   return out
