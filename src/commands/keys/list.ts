@@ -1,0 +1,20 @@
+import {EngramCommand} from '../../base.js'
+import {listKeys} from '../../core/keyops.js'
+import {Store} from '../../core/store.js'
+import {visible} from '../../render.js'
+
+export default class KeysList extends EngramCommand {
+  static override summary = 'List the keys this store knows of: role, status (trusted, untrusted, revoked) and why.'
+  static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --json']
+
+  async run() {
+    const {flags} = await this.parse(KeysList)
+    const store = await Store.open(flags.base)
+    const keys = await listKeys(store)
+    if (!this.jsonEnabled()) {
+      for (const k of keys) this.log(visible(`${k.name}\t${k.keyid || '-'}\t${k.role}\t${k.status}${k.local ? '\t(private key here)' : ''}\t${k.reason}`))
+      if (keys.length === 0) this.note('no keys')
+    }
+    return {keys}
+  }
+}

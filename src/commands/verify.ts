@@ -1,0 +1,38 @@
+import {Flags} from '@oclif/core'
+
+import {EngramCommand, sessionFlag} from '../base.js'
+import {assertCanRead, readableScopes} from '../core/access.js'
+import {verificationFailed} from '../core/errors.js'
+import {loadKeyring} from '../core/keys.js'
+import {verifyStore} from '../core/manifest.js'
+import {currentSession} from '../core/sessions.js'
+import {Store} from '../core/store.js'
+import {visible} from '../render.js'
+
+export default class Verify extends EngramCommand {
+  static override summary = 'Check every curated file, manifest and key; name each problem. Exit 7 when any.'
+  static override description =
+    'Problems: unsigned, bad-signature, unknown-key, revoked-key, not-owner, moved, rolled-back, mismatch, missing, extra, ' +
+    'manifest-bad-signature, manifest-missing, key-untrusted. Inside a session only the scopes it may read are checked.'
+  static override examples = ['<%= config.bin %> verify', '<%= config.bin %> verify --scope tenant:acme --json']
+  static override flags = {scope: Flags.string({description: 'only this scope'}), session: sessionFlag}
+
+  async run() {
+    const {flags} = await this.parse(Verify)
+    const store = await Store.open(flags.base)
+    const session = await currentSession(store, flags.session)
+    const scopes = flags.scope ? [assertCanRead(session, flags.scope)] : session ? readableScopes(session) : undefined
+    const report = await verifyStore(store, await loadKeyring(store), {scopes})
+    const result = {checked: report.checked, problems: report.problems}
+    if (report.problems.length > 0) {
+      if (!this.jsonEnabled()) for (const p of report.problems) this.log(visible(`${p.kind}\t${p.path}\t${p.detail}`))
+      throw verificationFailed(
+        `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
+        'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong',
+        result,
+      )
+    }
+    this.note(`ok: ${report.checked} curated file(s) verified`)
+    return result
+  }
+}
