@@ -158,6 +158,11 @@ const RULES: Rule[] = [
   },
 ]
 
+// Code that gathers local secrets and ships them over the network: exfiltration written as code.
+const CODE_MARKER = /```|^\s*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
+const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
+const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
+
 /** Imperative openers: a sentence that begins with one of these is a directive to whoever reads it. */
 const DIRECTIVE_START = new RegExp(
   String.raw`^(?:(?:please|kindly|also|now|then|and|just|simply|seamlessly|be\s+sure\s+to|make\s+sure\s+to|don'?t\s+forget\s+to|do\s+not\s+forget\s+to|remember\s+to|keep\s+in\s+mind\s+to|to\s+proceed,?)\s+)*` +
@@ -208,6 +213,11 @@ export function detectInstructions(text: string): InstructionHit[] {
     if (seen.has(rule.kind)) continue
     const m = rule.re.exec(text)
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
+  }
+
+  if (!seen.has('exfiltration') && CODE_MARKER.test(text)) {
+    const source = SECRET_SOURCE.exec(text)
+    if (source && NETWORK_SINK.test(text)) add({kind: 'exfiltration', strength: 'strong', reason: `code sends local secrets over the network: "${clip(source[0], 30)}"`})
   }
 
   const parts = sentences(text)

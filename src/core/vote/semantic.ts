@@ -30,6 +30,14 @@ const ANTONYM: Record<string, string> = {
   unsafe: 'safe', optional: 'required', unsupported: 'supported', invalid: 'valid', incorrect: 'correct', wrong: 'correct', inactive: 'active', offline: 'online',
   stop: 'start', stopped: 'started', removed: 'added', remove: 'add', private: 'public', closed: 'open', lose: 'win', fail: 'pass', fails: 'pass', failed: 'passed',
 }
+/** Words that state a value as surely as digits do: days, months, small numbers, frequencies. */
+const VALUE_WORDS = new Set(
+  (
+    'monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays ' +
+    'january february march april june july august september october november december ' +
+    'one two three four five six seven eight nine ten eleven twelve hourly daily nightly weekly fortnightly monthly quarterly yearly annually'
+  ).split(' '),
+)
 /** A value's owner: the token after one of these is what the sentence says its subject is. */
 const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
 const CHANGE_MARKER = /\b(?:no\s+longer|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|update:|correction:|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b/i
@@ -96,6 +104,7 @@ function classify(tok: string): TokenClass {
   let out: TokenClass
   if (NEGATION.has(tok) || tok.endsWith("n't")) out = {kind: Kind.Negation, text: tok, asValue: tok, copula, participle}
   else if (isValueToken(tok)) out = {kind: Kind.Value, text: tok, asValue: tok, copula, participle}
+  else if (VALUE_WORDS.has(tok)) out = {kind: Kind.Value, text: stem(tok), asValue: stem(tok), copula, participle}
   else if (STOP.has(tok)) out = {kind: Kind.Skip, text: tok, asValue: tok, copula, participle}
   else if (ANTONYM[tok]) out = {kind: Kind.Antonym, text: stem(ANTONYM[tok]), asValue: stem(tok), copula, participle}
   else {
