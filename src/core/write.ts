@@ -153,6 +153,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
     neighbours: (text: string, limit: number) => neighboursFor(store, session, scope, path, text, limit),
     recentWrites: recent,
     config: store.config.vote,
+    cwd: store.root,
   })
   const flags: StoredFlag[] = outcome.flags.map((f) => ({flag: f.flag, reason: f.reason}))
   const votes: StoredVote[] = outcome.votes.map((v) => ({validator: v.validator, verdict: v.verdict, confidence: v.confidence, reason: v.reason}))
