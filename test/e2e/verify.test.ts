@@ -1,0 +1,86 @@
+/**
+ * `engram verify` end to end: every curated file, manifest and key checked; each problem
+ * named with its kind and path; exit 7 when any; limited to the scopes a session reads.
+ */
+import {execFileSync} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
+
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'})
+
+describe('verify', () => {
+  it('passes an empty store: exit 0, {checked: 0, problems: []}', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    const r = sb.run(['verify', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toEqual({checked: 0, problems: []})
+    const human = sb.run(['verify'])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toBe('')
+    expect(human.stderr).toMatch(/ok: 0 curated file/)
+  })
+
+  describe('over two tenants', () => {
+    let sb: Sandbox
+    let acme: string
+    const globexFile = 'tenant/globex/billing.md'
+
+    /** an agent write to its assigned scope, accepted by the owner */
+    function curate(session: string, scope: string, path: string, text: string) {
+      const w = sb.run(['write', path, '--scope', scope, '--json'], {env: {ENGRAM_SESSION: session}, input: `${text}\n`})
+      if (w.json?.status !== 'pending') throw new Error(`expected a pending proposal, got ${w.code}: ${w.stderr}${w.stdout}`)
+      const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
+      if (a.code !== 0) throw new Error(`accept failed: ${a.stderr}${a.stdout}`)
+    }
+
+    beforeAll(() => {
+      sb = sandbox()
+      acme = initWithSession(sb, 'tenant:acme')
+      const globex = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:globex', '--json']).json.id
+      curate(acme, 'tenant:acme', 'billing.md', 'Acme renews its contract in March.')
+      curate(globex, 'tenant:globex', 'billing.md', 'Globex pays by card.')
+      // globex's file is edited by hand afterwards
+      const abs = join(sb.dir, globexFile)
+      writeFileSync(abs, readFileSync(abs, 'utf8').replace('by card.', 'by wire to IBAN X.'))
+    })
+
+    it('names each problem with kind, path and detail, exit 7, problems in the JSON error', () => {
+      const r = sb.run(['verify', '--json'])
+      expect(r.code).toBe(7)
+      expect(r.json.error).toMatchObject({code: 'verification', exitCode: 7})
+      expect(r.json.error.data.checked).toBe(2)
+      expect(r.json.error.data.problems).toEqual([
+        {kind: 'bad-signature', scope: 'tenant:globex', path: globexFile, detail: expect.stringMatching(/does not match this content at this path/)},
+      ])
+      const human = sb.run(['verify'])
+      expect(human.code).toBe(7)
+      expect(human.stdout).toMatch(new RegExp(`^bad-signature\\t${globexFile}\\t.+$`, 'm'))
+      expect(human.stderr).toMatch(/1 problem\(s\) in 2 curated file\(s\)/)
+    })
+
+    it('--scope checks one scope', () => {
+      expect(sb.run(['verify', '--scope', 'tenant:acme', '--json']).json).toEqual({checked: 1, problems: []})
+      expect(sb.run(['verify', '--scope', 'tenant:globex', '--json']).code).toBe(7)
+      expect(sb.run(['verify', '--scope', 'Tenant:../x', '--json']).code).toBe(2)
+    })
+
+    it('inside a session only the scopes it may read are checked, and other tenants are never named', () => {
+      const env = {ENGRAM_SESSION: acme}
+      const r = sb.run(['verify', '--json'], {env})
+      expect(r.code).toBe(0)
+      expect(r.json).toEqual({checked: 1, problems: []})
+      const other = sb.run(['verify', '--scope', 'tenant:globex', '--json'], {env})
+      expect(other.code).toBe(3)
+      expect(other.stdout + other.stderr).not.toContain(globexFile)
+    })
+
+    it('a clean checkout verifies again', () => {
+      git(sb.dir, 'checkout', '-q', '--', globexFile)
+      expect(sb.run(['verify', '--json']).json).toEqual({checked: 2, problems: []})
+    })
+  })
+})
