@@ -1,0 +1,216 @@
+/**
+ * The conformance harness: drives only the CLI binary under test (ENGRAM_BIN, default
+ * this repository's bin/run.js) against fresh temporary stores. Everything a test
+ * observes comes from the binary's stdout, stderr and exit code, or from the git
+ * repository and files it leaves behind — never from engram's own modules.
+ */
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const BIN = process.env.ENGRAM_BIN ?? fileURLToPath(new URL('../bin/run.js', import.meta.url))
+
+/** A .js entry point runs under this Node; anything else is executed directly. */
+function argv(args: string[]): [string, string[]] {
+  return BIN.endsWith('.js') ? [process.execPath, [BIN, ...args]] : [BIN, args]
+}
+
+export interface Run {
+  args: string[]
+  code: number
+  stdout: string
+  stderr: string
+  /** stdout parsed as JSON, when it is JSON */
+  json: any
+}
+
+export interface RunOptions {
+  input?: string | Buffer
+  /** run as this agent session (sets ENGRAM_SESSION) */
+  session?: string
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+}
+
+export function tempDir(prefix = 'engram-conf-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+}
+
+/** The environment with nothing inherited that could point the CLI or git elsewhere. */
+function cleanEnv(configDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
+    env[k] = v
+  }
+  return {
+    ...env,
+    ENGRAM_CONFIG_DIR: configDir,
+    NO_COLOR: '1',
+    GIT_AUTHOR_NAME: 'Conformance',
+    GIT_AUTHOR_EMAIL: 'conformance@example.com',
+    GIT_COMMITTER_NAME: 'Conformance',
+    GIT_COMMITTER_EMAIL: 'conformance@example.com',
+  }
+}
+
+const parse = (s: string) => {
+  try {
+    return JSON.parse(s)
+  } catch {
+    return undefined
+  }
+}
+
+/** One store in its own folder, with its own key folder and a transcript of every output. */
+export class Store {
+  readonly dir = tempDir()
+  readonly configDir = tempDir('engram-conf-keys-')
+  readonly env = cleanEnv(this.configDir)
+  /** every stdout and stderr this store's commands printed, for leak checks */
+  readonly transcript: string[] = []
+
+  run(args: string[], opts: RunOptions = {}): Run {
+    const [cmd, full] = argv(args)
+    const env = {...this.env, ...(opts.session ? {ENGRAM_SESSION: opts.session} : {}), ...opts.env}
+    const r = spawnSync(cmd, full, {cwd: opts.cwd ?? this.dir, env, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024})
+    this.transcript.push(r.stdout ?? '', r.stderr ?? '')
+    return {args, code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '', json: parse(r.stdout ?? '')}
+  }
+
+  /** The same, asynchronously (for races). */
+  runAsync(args: string[], opts: RunOptions = {}): Promise<Run> {
+    const [cmd, full] = argv(args)
+    const env = {...this.env, ...(opts.session ? {ENGRAM_SESSION: opts.session} : {}), ...opts.env}
+    return new Promise((resolve) => {
+      const child = spawn(cmd, full, {cwd: opts.cwd ?? this.dir, env})
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (d) => (stdout += d))
+      child.stderr.on('data', (d) => (stderr += d))
+      child.stdin.end(opts.input ?? '')
+      child.on('close', (code) => {
+        this.transcript.push(stdout, stderr)
+        resolve({args, code: code ?? -1, stdout, stderr, json: parse(stdout)})
+      })
+    })
+  }
+
+  /** Run and insist on exit 0; returns the parsed --json output. */
+  ok(args: string[], opts: RunOptions = {}): any {
+    const r = this.run([...args, '--json'], opts)
+    if (r.code !== 0) throw new Error(`engram ${args.join(' ')} exited ${r.code}: ${r.stderr}${r.stdout}`)
+    return r.json
+  }
+
+  git(...args: string[]): string {
+    return execFileSync('git', args, {cwd: this.dir, env: this.env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024})
+  }
+
+  /** Commit whatever is in the work tree, as an attacker with a shell would. */
+  gitCommitAll(message: string): void {
+    this.git('add', '-A')
+    this.git('commit', '-q', '--allow-empty', '-m', message)
+  }
+
+  commitCount(): number {
+    return Number(this.git('rev-list', '--count', 'HEAD').trim())
+  }
+
+  /** The work tree's state: `git status` including untracked and ignored files. */
+  state(): string {
+    return `${this.commitCount()}\n${this.git('status', '--porcelain', '--untracked-files=all', '--ignored')}`
+  }
+
+  /** The content of every object in the repository, loose or packed, reachable or not. */
+  allObjects(): Buffer {
+    return execFileSync('git', ['cat-file', '--batch-all-objects', '--batch', '--unordered'], {cwd: this.dir, env: this.env, maxBuffer: 512 * 1024 * 1024})
+  }
+
+  /** Every file under the store folder (including .git and ignored derived files), as bytes. */
+  allFiles(): Buffer {
+    const parts: Buffer[] = []
+    const walk = (d: string) => {
+      for (const name of readdirSync(d)) {
+        const p = join(d, name)
+        const st = statSync(p, {throwIfNoEntry: false})
+        if (!st) continue
+        if (st.isDirectory()) walk(p)
+        else if (st.isFile()) parts.push(Buffer.from(p), readFileSync(p))
+      }
+    }
+    walk(this.dir)
+    return Buffer.concat(parts)
+  }
+
+  read(rel: string): string {
+    return readFileSync(join(this.dir, rel), 'utf8')
+  }
+
+  write(rel: string, text: string | Buffer): void {
+    writeFileSync(join(this.dir, rel), text)
+  }
+
+  path(rel: string): string {
+    return join(this.dir, rel)
+  }
+}
+
+/** A fresh store with its first owner key. */
+export function newStore(): Store {
+  const s = new Store()
+  s.ok(['init'])
+  return s
+}
+
+/** A session as the harness starts it (never from inside a session). */
+export function startSession(store: Store, assigned: string, opts: {agent?: string; tainted?: boolean; reason?: string} = {}): string {
+  const args = ['session', 'start', '--agent', opts.agent ?? 'agent-a', '--assigned', assigned]
+  if (opts.tainted) args.push('--tainted')
+  if (opts.reason) args.push('--reason', opts.reason)
+  return store.ok(args).id as string
+}
+
+/** An agent write; returns the run (callers assert on its code and JSON). */
+export function write(store: Store, session: string, scope: string, path: string, text: string | Buffer, extra: string[] = []): Run {
+  return store.run(['write', path, '--scope', scope, ...extra, '--json'], {session, input: text})
+}
+
+/** The digest the owner reviews, as `review show` reports it. */
+export function reviewedDigest(store: Store, id: string): string {
+  return store.ok(['review', 'show', id]).digest as string
+}
+
+/** Propose through an agent session and accept as the owner: a curated, signed memory. */
+export function curate(store: Store, session: string, scope: string, path: string, text: string): {proposal: string; digest: string} {
+  const w = write(store, session, scope, path, text)
+  if (w.code !== 0 || w.json?.status !== 'pending') throw new Error(`expected a pending proposal, got ${w.code}: ${w.stdout}${w.stderr}`)
+  const digest = reviewedDigest(store, w.json.proposal)
+  store.ok(['review', 'accept', w.json.proposal, '--digest', digest])
+  return {proposal: w.json.proposal, digest}
+}
+
+/** The stored entry a write produced: `review show` for a proposal, `quarantine show` for a quarantined write. */
+export function showEntry(store: Store, w: {status: string; proposal: string}): any {
+  return store.ok([w.status === 'quarantined' ? 'quarantine' : 'review', 'show', w.proposal])
+}
+
+const known = new Map<string, boolean>()
+
+/** Whether the binary offers a command (its --help exits 0). */
+export function has(...command: string[]): boolean {
+  const key = command.join(' ')
+  if (!known.has(key)) {
+    const [cmd, full] = argv([...command, '--help'])
+    const r = spawnSync(cmd, full, {env: cleanEnv(tmpdir()), encoding: 'utf8', timeout: 30_000})
+    known.set(key, r.status === 0)
+  }
+  return known.get(key)!
+}
+
+/** A word no store holds unless a test planted it. */
+export function uniqueWord(prefix: string): string {
+  return `${prefix}${Math.random().toString(36).slice(2, 10)}`
+}
