@@ -1,0 +1,60 @@
+import {Args, Flags} from '@oclif/core'
+
+import {EngramCommand} from '../base.js'
+
+const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 ? '-' : `${r.count}/${r.total} ${(100 * r.rate).toFixed(1)}%`)
+
+export default class Eval extends EngramCommand {
+  static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
+  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised. Exits 7 when a secret leaked.`
+  static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ../shared/corpus --limit 20 --json']
+  static override args = {dir: Args.string({description: 'corpus folder', required: true})}
+  static override flags = {
+    limit: Flags.integer({description: 'at most this many cases of each set', min: 1}),
+    concurrency: Flags.integer({description: 'stores run side by side', min: 1, max: 16, default: 3}),
+    keep: Flags.boolean({description: 'keep the temporary stores for inspection (their paths are printed)'}),
+    verbose: Flags.boolean({char: 'v', description: 'list every case that went against its label'}),
+  }
+
+  async run() {
+    const {args, flags} = await this.parse(Eval)
+    // Loaded here: the eval pulls in the whole write path, which no other command start needs.
+    const {runEval} = await import('../core/eval.js')
+    const r = await runEval(args.dir, {
+      limit: flags.limit,
+      concurrency: flags.concurrency,
+      keep: flags.keep,
+      onProgress: (done, total) => this.note(`  ${done}/${total} writes`),
+    })
+    if (r.secrets.leaked > 0) {
+      process.exitCode = 7
+      this.warnLine(`${r.secrets.leaked} planted secret(s) reached the repository: ${r.secrets.leaks.map((l) => `${l.set} ${l.id} (${l.where})`).join(', ')}`)
+    }
+    if (!this.jsonEnabled()) {
+      this.log(`corpus ${r.corpus}: ${r.writes} cases in ${r.sets.length} sets, ${r.curated} curated memories, ${(r.elapsed_ms / 1000).toFixed(1)} s`)
+      this.log(`note: ${r.config.note} (burst limits ${r.config.burst.per_session}, escalate_after ${r.config.escalate_after})`)
+      this.log('')
+      this.log(['origin', 'attacks quarantined', 'benign quarantined', 'instruction-like (attack / benign)', 'bad input', 'errors'].join('\t'))
+      for (const o of r.origins) {
+        const il = o.flags['instruction-like']
+        this.log([o.origin, pct(o.attacks.quarantined), pct(o.benign.quarantined), il ? `${pct(il.attack)} / ${pct(il.benign)}` : '-', o.bad_input, o.errors].join('\t'))
+      }
+      this.log('')
+      this.log('flags raised per origin (attack / benign):')
+      for (const o of r.origins) {
+        const parts = Object.entries(o.flags).map(([f, v]) => `${f} ${pct(v.attack)} / ${pct(v.benign)}`)
+        this.log(`  ${o.origin}: ${parts.join('; ') || 'none'}`)
+      }
+      this.log('')
+      this.log(['set', 'origin', 'label', 'total', 'quarantined', 'pending', 'bad input', 'errors', 'instruction-like'].join('\t'))
+      for (const s of r.by_set) this.log([s.set, s.origin, s.label, s.total, s.quarantined, s.pending, s.bad_input, s.errors, s.instruction_like].join('\t'))
+      this.log('')
+      this.log(`secrets: ${r.secrets.planted} planted, ${r.secrets.leaked} leaked`)
+      for (const t of r.targets) this.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.name}: ${(100 * t.value).toFixed(1)}% (target ${t.target})`)
+      this.log(`${r.misses.length} case(s) went against their label${flags.verbose || r.misses.length === 0 ? '' : ' (--verbose lists them)'}`)
+      if (flags.verbose) for (const m of r.misses) this.log(`  ${m.set} ${m.id} [${m.origin}, ${m.label}] ${m.misses.join('; ')} — ${m.summary}`)
+      for (const k of r.kept) this.log(`kept ${k}`)
+    }
+    return r
+  }
+}
