@@ -85,6 +85,21 @@ export function parseProposal(text: string, label: string): Proposal {
   if (!data.memory || typeof data.memory !== 'object') throw badInput(`${label}: field "memory" is missing.`)
   // Validate the proposed frontmatter with the memory parser itself.
   const memory = parseMemory(serializeMemory({frontmatter: data.memory as MemoryFrontmatter, body: 'x'}), `${label} (memory)`).frontmatter
+  // The provenance shown to the reviewer must be the provenance that gets written (and
+  // that the digest covers): a proposal whose top-level fields disagree with its memory
+  // was edited by hand.
+  const mismatch = [
+    data.author !== memory.author && 'author',
+    (data.session ?? null) !== memory.source_session && 'session',
+    data.origin !== memory.origin && 'origin',
+    data.tainted !== memory.tainted && 'tainted',
+    data.scope !== memory.scope && 'scope',
+  ].filter(Boolean)
+  if (mismatch.length > 0) {
+    throw new EngramError('digest-mismatch', `${label} does not match the reviewed change: its ${mismatch.join(', ')} disagree(s) with the proposed memory (the file was edited).`, {
+      nextStep: 'reject it, or restore it from git',
+    })
+  }
   const arr = (k: string) => (Array.isArray(data[k]) ? (data[k] as any[]) : [])
   return {
     id: data.id as string,
@@ -149,7 +164,7 @@ export function listEntries(store: Store, status: EntryStatus): ListedEntry[] {
   for (const n of names.sort()) {
     const file = `${entryDir(status)}/${n}`
     try {
-      out.push({file, proposal: parseProposal(store.readText(file) ?? '', file)})
+      out.push({file, proposal: checkPlacement(parseProposal(store.readText(file) ?? '', file), status, n.slice(0, -3), file)})
     } catch (error) {
       out.push({file, error: error instanceof Error ? error.message : String(error)})
     }
@@ -175,5 +190,13 @@ export function findEntry(store: Store, status: EntryStatus, idOrPrefix: string)
     throw new EngramError('usage', `"${printable(key)}" matches ${hits.length} ${what}s: ${hits.slice(0, 5).join(', ')}.`, {nextStep: 'give more characters of the id'})
   }
   const file = `${entryDir(status)}/${hits[0]}.md`
-  return parseProposal(store.readText(file) ?? '', file)
+  return checkPlacement(parseProposal(store.readText(file) ?? '', file), status, hits[0], file)
+}
+
+/** An entry must sit where its id and status say: a renamed or moved file is refused. */
+function checkPlacement(p: Proposal, status: EntryStatus, name: string, file: string): Proposal {
+  if (p.id !== name || p.status !== status) {
+    throw badInput(`${file}: its id or status (${p.id}, ${p.status}) does not match its file name and folder.`, 'restore it from git, or remove it')
+  }
+  return p
 }

@@ -198,8 +198,10 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
     const commit = await commitPaths(store, {
       subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
       trailers: {
-        'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now, 'Engram-Author': p.author,
-        'Engram-Session': p.session ?? undefined, 'Engram-Origin': p.origin, 'Engram-Tainted': p.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+        'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now,
+        // provenance from the digest-covered memory, never from the proposal's other fields
+        'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined,
+        'Engram-Origin': p.memory.origin, 'Engram-Tainted': p.memory.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
       paths: [...touched, file],
     })
@@ -222,7 +224,7 @@ export async function rejectEntry(store: Store, status: EntryStatus, id: string,
       body: `Reason: ${why.slice(0, 1000)}`,
       trailers: {
         'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': p.id, 'Engram-Digest': proposalDigest(p),
-        'Engram-Author': p.author, 'Engram-Session': p.session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+        'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
       paths: [file],
     })
