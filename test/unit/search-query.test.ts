@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {isEngramError} from '../../src/core/errors.js'
 import {parseQuery, stem, tokenize} from '../../src/core/index/tokenize.js'
-import {parseMemoryFast} from '../../src/core/index/source.js'
+import {parseCanonicalMemory as parseMemoryFast} from '../../src/core/memory.js'
 import {parseMemory, serializeMemory} from '../../src/core/memory.js'
 
 function badInputOf(fn: () => unknown): string {

@@ -1,7 +1,7 @@
 import {spawn} from 'node:child_process'
 
 import {gitEnv, gitRead} from '../git.js'
-import type {MemoryFile} from '../memory.js'
+import {MemoryFile, parseMemory} from '../memory.js'
 import {formatScope, parseScope, scopeDir} from '../scope.js'
 import type {Store} from '../store.js'
 import type {DocRecord, DocTerms} from './shard.js'
@@ -134,81 +134,9 @@ export async function* catBlobs(store: Store, ids: string[]): AsyncGenerator<{in
 
 // ---- parsing ------------------------------------------------------------------------
 
-let slowParse: Promise<(text: string, label: string) => MemoryFile> | undefined
-
-/** Same as memory.ts normaliseBody; repeated here so the common path never loads gray-matter. */
-function normaliseBody(body: string): string {
-  return body.replace(/\r\n?/g, '\n').replace(/\n*$/, '\n')
-}
-
-const LINE_RE = /^([A-Za-z_][A-Za-z0-9_]*): (.+)$/
-const SAFE_VALUE_RE = /^(?:"|\[|null$|true$|false$|-?[0-9]+$)/
-
-/**
- * Parse the frontmatter our own writer emits (`key: <JSON>` lines) without gray-matter,
- * giving exactly what memory.ts parseMemory gives (checked by a test); anything else —
- * hand-written YAML, odd values, invalid fields — goes to parseMemory itself.
- */
-export function parseMemoryFast(text: string): MemoryFile | undefined {
-  if (!text.startsWith('---\n')) return undefined
-  const close = text.indexOf('\n---', 3)
-  if (close < 0) return undefined
-  const after = close + 4
-  if (after < text.length && text[after] !== '\n' && text[after] !== '\r') return undefined
-  const data: Record<string, unknown> = {}
-  const block = text.slice(4, close)
-  if (block.trim() === '') return undefined
-  for (const line of block.split('\n')) {
-    const m = LINE_RE.exec(line)
-    if (!m || !SAFE_VALUE_RE.test(m[2]) || m[1] in data) return undefined
-    let v: unknown
-    try {
-      v = JSON.parse(m[2])
-    } catch {
-      return undefined
-    }
-    if (v !== null && typeof v === 'object' && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) return undefined
-    data[m[1]] = v
-  }
-  let body = text.slice(after)
-  if (body[0] === '\r') body = body.slice(1)
-  if (body[0] === '\n') body = body.slice(1)
-  const str = (k: string) => (typeof data[k] === 'string' ? (data[k] as string) : undefined)
-  const nullable = (k: string) => (data[k] === undefined || data[k] === null ? null : str(k))
-  const strings = (k: string) => (data[k] === undefined || data[k] === null ? [] : Array.isArray(data[k]) ? (data[k] as string[]) : undefined)
-  const title = data.title === undefined || data.title === null ? '' : str('title')
-  const version = data.version === undefined ? 1 : data.version
-  const fm = {
-    id: str('id'),
-    title,
-    scope: str('scope'),
-    tags: strings('tags'),
-    author: str('author'),
-    source_session: nullable('source_session'),
-    origin: str('origin'),
-    tainted: data.tainted === true,
-    taint_reasons: strings('taint_reasons'),
-    created: str('created'),
-    updated: str('updated'),
-    version,
-    proposal: nullable('proposal'),
-    reviewed_by: nullable('reviewed_by'),
-    digest: nullable('digest'),
-    signature: nullable('signature'),
-  }
-  if (Object.values(fm).some((v) => v === undefined)) return undefined
-  if (!['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'].includes(fm.origin as string)) return undefined
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return undefined
-  if (data.tainted !== undefined && typeof data.tainted !== 'boolean') return undefined
-  return {frontmatter: fm as MemoryFile['frontmatter'], body: normaliseBody(body)}
-}
-
-/** Parse a memory file: the fast path, else memory.ts (loaded on first need). Throws bad-input. */
+/** Parse a memory file (memory.ts: the canonical fast path, gray-matter only for hand-written YAML). */
 export async function parseMemoryText(text: string, label: string): Promise<MemoryFile> {
-  const fast = parseMemoryFast(text)
-  if (fast) return fast
-  slowParse ??= import('../memory.js').then((m) => m.parseMemory)
-  return (await slowParse)(text, label)
+  return parseMemory(text, label)
 }
 
 /** A parsed memory → its record and terms (title, tags, body fields). */
