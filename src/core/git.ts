@@ -1,4 +1,4 @@
-import {execFile} from 'node:child_process'
+import {execFile, spawn} from 'node:child_process'
 import {existsSync, statSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
@@ -99,4 +99,42 @@ export function removeStaleIndexLock(lockPath: string): boolean {
   } catch {
     return false
   }
+}
+
+/** Stream blob contents in the order asked (one `git cat-file --batch`). Missing blobs yield null. */
+export async function* catBlobs(store: {top: string}, ids: string[]): AsyncGenerator<{index: number; data: Buffer | null}> {
+  if (ids.length === 0) return
+  const child = spawn('git', ['cat-file', '--batch'], {cwd: store.top, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), stdio: ['pipe', 'pipe', 'pipe']})
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))
+  child.stdin.on('error', () => {})
+  child.stdin.end(`${ids.join('\n')}\n`)
+  let buf: Buffer = Buffer.alloc(0)
+  let index = 0
+  let need = -1
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk])
+    for (;;) {
+      if (need < 0) {
+        const nl = buf.indexOf(10)
+        if (nl < 0) break
+        const line = buf.toString('utf8', 0, nl)
+        buf = buf.subarray(nl + 1)
+        if (line.endsWith(' missing')) {
+          yield {index: index++, data: null}
+          continue
+        }
+        const size = Number(line.split(' ')[2])
+        need = Number.isFinite(size) ? size : 0
+      }
+      if (buf.length < need + 1) break
+      const data = buf.subarray(0, need)
+      buf = buf.subarray(need + 1)
+      need = -1
+      yield {index: index++, data}
+    }
+  }
+  const code = await exited
+  if (index < ids.length) throw new Error(`git cat-file stopped early (exit ${code}): ${stderr.trim()}`)
 }

@@ -14,6 +14,7 @@ import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
 import {configDir, Keyring} from './keys.js'
+import {historicSerial, recordSerial, seenSerials} from './highwater.js'
 import {parseMemory} from './memory.js'
 import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from './scope.js'
 import {KeyPair, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
@@ -269,6 +270,13 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       fail(v.problem as string)
       continue
     }
+    const highest = Math.max(seenSerials(store)[m.scope] ?? 0, await historicSerial(store, rel))
+    if (m.serial < highest) {
+      badManifest.add(fileScope)
+      problems.push({kind: 'rolled-back', scope: fileScope, path: rel, detail: `manifest serial ${m.serial} is older than serial ${highest} seen before (an old manifest was put back)`})
+      continue
+    }
+    recordSerial(store, m.scope, m.serial)
     manifests.set(m.scope, new Map(m.entries.map((e) => [e.path, e])))
   }
   // blob id → path it is listed at, to name a signed file that was moved or copied

@@ -6,6 +6,7 @@ import {readStored} from './curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
+import {recordSerial} from './highwater.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
 import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
@@ -150,6 +151,7 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
   }
   const mrel = manifestPath(scope)
   writeFileAtomic(store.abs(mrel), serializeManifest(signManifest(key, next)))
+  recordSerial(store, scope, next.serial)
   return [rel, mrel]
 }
 

@@ -1,5 +1,6 @@
 import {gitBlobHash} from './hash.js'
 import {Keyring, loadKeyring} from './keys.js'
+import {seenSerials} from './highwater.js'
 import {Manifest, readManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory} from './memory.js'
 import {verifyMemory} from './sign.js'
@@ -30,7 +31,8 @@ export class ServingGate {
       let m: Manifest | null = null
       try {
         const read = readManifest(this.store, scope)
-        if (read && verifyManifest(this.keyring!, read).ok) m = read
+        // a validly signed but older manifest than this machine has seen is a rollback
+        if (read && verifyManifest(this.keyring!, read).ok && read.serial >= (seenSerials(this.store)[scope] ?? 0)) m = read
       } catch {
         m = null
       }

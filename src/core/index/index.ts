@@ -17,7 +17,8 @@ import {
   ShardBuilder,
   writeAtomic,
 } from './shard.js'
-import {catBlobs, currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
+import {catBlobs} from '../git.js'
+import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
 import {parseQuery} from './tokenize.js'
 
 export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'

@@ -1,0 +1,51 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {writeFileAtomic} from './fsutil.js'
+import {catBlobs, gitRead} from './git.js'
+import {sha256Hex} from './hash.js'
+import {configDir} from './keys.js'
+import type {Store} from './store.js'
+
+/**
+ * Manifest rollback defence. A manifest's serial only grows; an attacker who puts back an
+ * older validly-signed manifest together with the old files it lists would otherwise pass
+ * every signature check. Two witnesses: the highest serial this machine has seen (kept
+ * beside the private keys, out of the agent's reach like them), and — for `verify` — the
+ * highest serial in the manifest's git history.
+ */
+function stateFile(store: Store): string {
+  return join(configDir(), 'state', `${sha256Hex(store.root).slice(0, 16)}.json`)
+}
+
+export function seenSerials(store: Store): Record<string, number> {
+  try {
+    const data = JSON.parse(readFileSync(stateFile(store), 'utf8'))
+    return data && typeof data === 'object' && data.manifests && typeof data.manifests === 'object' ? data.manifests : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Remember a serial this machine has seen verify (never lowers what is recorded). */
+export function recordSerial(store: Store, scope: string, serial: number): void {
+  const seen = seenSerials(store)
+  if ((seen[scope] ?? 0) >= serial) return
+  try {
+    writeFileAtomic(stateFile(store), `${JSON.stringify({manifests: {...seen, [scope]: serial}}, null, 2)}\n`, 0o600)
+  } catch {
+    // a read-only config folder only loses this witness; git history remains
+  }
+}
+
+/** The highest serial any committed version of a manifest file carried. */
+export async function historicSerial(store: Store, manifestRel: string): Promise<number> {
+  const path = store.gitPath(manifestRel)
+  const commits = (await gitRead(store.top, ['log', '--format=%H', '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  let max = 0
+  for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
+    const m = data ? /"serial":\s*(\d+)/.exec(data.toString('utf8')) : null
+    if (m) max = Math.max(max, Number(m[1]))
+  }
+  return max
+}
