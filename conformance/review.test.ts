@@ -133,12 +133,15 @@ describe('C12 — the owner promotes exactly what they reviewed (R12)', () => {
   it('refuses the accept when the proposal file was edited after the review — body, path, scope or base', () => {
     const edits: [string, (t: string) => string][] = [
       ['body', (t) => t.replace('Wednesdays', 'Saturdays')],
-      ['path', (t) => t.replace('path: "rota.md"', 'path: "deploy.md"')],
+      ['path', (t) => t.replace('path: "rota-path.md"', 'path: "deploy.md"')],
       ['scope', (t) => t.replace(/^scope: "tenant:acme"/m, 'scope: "tenant:globex"')],
       ['base', (t) => t.replace('base: null', 'base: "0123456789abcdef0123456789abcdef01234567"')],
+      // provenance outside the memory itself: the commit and history must not be laundered
+      ['taint', (t) => t.replace(/^tainted: true/m, 'tainted: false')],
+      ['author', (t) => t.replace(/^author: "agent-a"/m, 'author: "owner"')],
     ]
     for (const [what, edit] of edits) {
-      const w = write(store, s, 'tenant:acme', 'rota.md', 'The rota changes on Wednesdays.\n')
+      const w = write(store, s, 'tenant:acme', `rota-${what}.md`, 'The rota changes on Wednesdays.\n')
       expect(w.json.status).toBe('pending')
       const id = w.json.proposal
       const d = reviewedDigest(store, id)
@@ -152,9 +155,10 @@ describe('C12 — the owner promotes exactly what they reviewed (R12)', () => {
       const r = store.run(['review', 'accept', id, '--digest', d, '--json'])
       expect(r.code, what).toBe(6)
       expect(store.state()).toBe(before)
-      expect(existsSync(store.path('tenant/acme/rota.md'))).toBe(false)
-      store.ok(['review', 'reject', id, '--reason', 'tampered'])
+      expect(existsSync(store.path(`tenant/acme/rota-${what}.md`))).toBe(false)
+      expect(existsSync(store.path('tenant/acme/deploy.md'))).toBe(true)
     }
+    expect(store.ok(['read', 'deploy.md', '--scope', 'tenant:acme']).body).toContain('host alpha')
   })
 
   it('refuses a stale accept when the base moved after the review', () => {

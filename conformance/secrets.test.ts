@@ -92,8 +92,10 @@ describe('C9 — no planted secret reaches any stored byte, diff, log or output 
       ['quarantine', 'list'], ['quarantine', 'show', q.json.proposal], ['search', 'credentials'], ['context', '--query', 'credentials'],
       ['verify'], ['session', 'show', s],
     ]) {
-      store.run(args, {session: args[0] === 'read' || args[0] === 'context' || args[0] === 'search' ? s : undefined})
-      store.run([...args, '--json'], {session: args[0] === 'read' || args[0] === 'context' || args[0] === 'search' ? s : undefined})
+      const session = ['read', 'context', 'search'].includes(args[0]) ? s : undefined
+      store.run([...args, '--json'], {session})
+      // the human views that render stored text (diffs, bodies, flags)
+      if (['read', 'history', 'show', 'context'].some((w) => args.includes(w))) store.run(args, {session})
     }
     // The redaction happened (markers stored), so the checks below look at real data.
     expect(store.ok(['read', 'creds.md', '--scope', 'tenant:acme']).body).toMatch(/\[REDACTED:/)
