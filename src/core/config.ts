@@ -25,7 +25,7 @@ export interface EngramConfig {
     external: ExternalValidatorConfig[]
   }
   redaction: {extra: {kind: string; pattern: string}[]}
-  /** Rejections by one session or author (within the burst window ×6) before it is escalated. */
+  /** Quarantined writes by one session (or author) before it is escalated. */
   escalate_after: number
 }
 

@@ -9,11 +9,11 @@ import {newMemoryId, newProposalId, newQuarantineId} from './ids.js'
 import {withStoreLock} from './lock.js'
 import {INDIRECT_ORIGINS, MemoryFrontmatter, ORIGINS, Origin, deriveTitle, serializeMemory} from './memory.js'
 import {validateMemoryPath} from './paths.js'
-import {Proposal, StoredFlag, StoredVote, entryFile, listEntries, proposalDigest, serializeProposal} from './proposal.js'
+import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from './proposal.js'
 import {redact} from './redact/index.js'
 import {normalise, stripInvisible} from './normalise.js'
 import {formatScope, parseScope} from './scope.js'
-import {SessionRecord, writeSessionRecord} from './sessions.js'
+import {SessionRecord, loadSession, writeSessionRecord} from './sessions.js'
 import type {Store} from './store.js'
 import {neighboursFor} from './neighbours.js'
 import {runVote} from './vote/index.js'
@@ -269,13 +269,24 @@ export async function recentWriteCounts(store: Store, session: SessionRecord, wi
   return {session: s, author: a}
 }
 
-/** Repeated rejections escalate: the session is tainted with the reason, and `engram status` shows it. */
+/**
+ * Repeated rejections escalate: the session is tainted with the reason, and `engram
+ * status` shows it. Counted from the store's own commit trailers (quarantine ids start
+ * with q-), and the record is reloaded under the lock so no taint reason is lost.
+ */
 async function escalateIfRepeated(store: Store, session: SessionRecord, warnings: string[]): Promise<void> {
-  const mine = listEntries(store, 'quarantined').filter((e) => e.proposal?.session === session.id).length
+  const fresh = await loadSession(store, session.id)
+  if (fresh.taint_reasons.some((r) => r.startsWith('escalated:'))) return
+  const out = await gitRead(store.top, [
+    'log', '--format=%(trailers:key=Engram-Session,valueonly,separator=%x2C)%x09%(trailers:key=Engram-Proposal,valueonly,separator=%x2C)',
+  ], {allowFail: true})
+  const mine = out.split('\n').filter((l) => {
+    const [sess, id] = l.split('\t')
+    return sess === session.id && id?.startsWith('q-')
+  }).length
+  if (mine < store.config.escalate_after) return
   const reason = `escalated: ${mine} writes quarantined`
-  if (mine >= store.config.escalate_after && !session.taint_reasons.some((r) => r.startsWith('escalated:'))) {
-    const next = {...session, tainted: true, taint_reasons: [...session.taint_reasons, reason], updated: new Date().toISOString()}
-    await writeSessionRecord(store, next, {subject: `Escalate session ${session.id}`, body: reason})
-    warnings.push(`session ${session.id} escalated after ${mine} quarantined writes`)
-  }
+  const next = {...fresh, tainted: true, taint_reasons: [...fresh.taint_reasons, reason], updated: new Date().toISOString()}
+  await writeSessionRecord(store, next, {subject: `Escalate session ${session.id}`, body: reason})
+  warnings.push(`session ${session.id} escalated after ${mine} quarantined writes`)
 }
