@@ -155,40 +155,21 @@ export function parseCanonicalMemory(text: string): MemoryFile | undefined {
   let body = text.slice(after)
   if (body[0] === '\r') body = body.slice(1)
   if (body[0] === '\n') body = body.slice(1)
-  const str = (k: string) => (typeof data[k] === 'string' ? (data[k] as string) : undefined)
-  const nullable = (k: string) => (data[k] === undefined || data[k] === null ? null : str(k))
-  const strings = (k: string) => (data[k] === undefined || data[k] === null ? [] : Array.isArray(data[k]) ? (data[k] as string[]) : undefined)
-  const title = data.title === undefined || data.title === null ? '' : str('title')
-  const version = data.version === undefined ? 1 : data.version
-  const fm = {
-    id: str('id'),
-    title,
-    scope: str('scope'),
-    tags: strings('tags'),
-    author: str('author'),
-    source_session: nullable('source_session'),
-    origin: str('origin'),
-    tainted: data.tainted === true,
-    taint_reasons: strings('taint_reasons'),
-    created: str('created'),
-    updated: str('updated'),
-    version,
-    proposal: nullable('proposal'),
-    reviewed_by: nullable('reviewed_by'),
-    digest: nullable('digest'),
-    signature: nullable('signature'),
+  try {
+    return memoryFromData(data, body, 'memory')
+  } catch {
+    return undefined // the YAML path reports the error with the file's name
   }
-  if (Object.values(fm).some((v) => v === undefined)) return undefined
-  if (!['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'].includes(fm.origin as string)) return undefined
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return undefined
-  if (data.tainted !== undefined && typeof data.tainted !== 'boolean') return undefined
-  return {frontmatter: fm as MemoryFile['frontmatter'], body: normaliseBody(body)}
 }
-
 
 /** The general path: any YAML frontmatter, through gray-matter, validated field by field. */
 function parseMemoryYaml(text: string, label: string): MemoryFile {
   const {data, body} = parseFrontmatter(text, label)
+  return memoryFromData(data, body, label)
+}
+
+/** The one validation of a memory's fields, whichever parser read them. */
+function memoryFromData(data: Record<string, unknown>, body: string, label: string): MemoryFile {
   const str = (k: string, required = true): string => {
     const v = data[k]
     if (typeof v === 'string') return v
