@@ -18,6 +18,8 @@ export interface ContextEntry {
   author: string
   origin: string
   tainted: boolean
+  /** validators that voted against it when it was proposed (it passed with dissent) */
+  dissent: string[]
   reviewed_by: string | null
   body: string
 }
@@ -68,8 +70,8 @@ export async function buildContext(
   if (opts.query && opts.query.trim()) {
     const {hits} = await searchMemories(store, session, opts.query, {scope: opts.scope, limit: 50, withBody: true})
     chosen = hits.map((h) => {
-      const body = parseMemory(h.body ?? '', `${h.scope}/${h.path}`).body
-      return {scope: h.scope, path: h.path, title: h.title, author: h.author, origin: h.origin, tainted: h.tainted, reviewed_by: h.reviewed_by, body}
+      const mem = parseMemory(h.body ?? '', `${h.scope}/${h.path}`)
+      return {scope: h.scope, path: h.path, title: h.title, author: h.author, origin: h.origin, tainted: h.tainted, dissent: dissentOf(mem.frontmatter.taint_reasons), reviewed_by: h.reviewed_by, body: mem.body}
     })
   } else {
     const gate = await ServingGate.open(store)
@@ -103,8 +105,10 @@ function entryFor(store: Store, gate: ServingGate, m: ListedMemory): ContextEntr
   const text = store.readText(rel)
   if (text === undefined || !gate.check(m.scope, rel, text).ok) return []
   const mem = parseMemory(text, rel)
-  return [{scope: m.scope, path: m.path, title: m.title, author: m.author, origin: m.origin, tainted: m.tainted, reviewed_by: m.reviewed_by, body: mem.body}]
+  return [{scope: m.scope, path: m.path, title: m.title, author: m.author, origin: m.origin, tainted: m.tainted, dissent: dissentOf(mem.frontmatter.taint_reasons), reviewed_by: m.reviewed_by, body: mem.body}]
 }
+
+const dissentOf = (reasons: string[]) => reasons.filter((r) => r.startsWith('vote dissent: ')).map((r) => r.slice('vote dissent: '.length).split(' ')[0])
 
 /** The block as text for an agent's context window. */
 export function renderContext(b: ContextBlock, format: 'markdown' | 'text' = 'markdown'): string {
@@ -117,6 +121,7 @@ export function renderContext(b: ContextBlock, format: 'markdown' | 'text' = 'ma
   }
   for (const e of b.entries) {
     const labels = [e.tainted ? 'tainted="true" note="from an untrusted source or session; weigh with care"' : 'tainted="false"']
+    if (e.dissent.length > 0) labels.push(`dissent="${attr(e.dissent.join(','))}"`)
     out.push(
       `<${b.boundary} scope="${attr(e.scope)}" path="${attr(e.path)}" title="${attr(e.title)}" author="${attr(e.author)}" origin="${attr(e.origin)}" ${labels.join(' ')} reviewed_by="${attr(e.reviewed_by ?? 'none')}">`,
     )

@@ -170,7 +170,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
       base: nowBase, author: session.agent, session: session.id, origin, tainted, taint_reasons: taintReasons, created: new Date().toISOString(),
       flags, redactions, votes, vote, evidence: [],
       note: conflict ? conflictNote(expectedBase, nowBase) : null,
-      memory: memoryFor(nowFile, id), body,
+      memory: withDissent(memoryFor(nowFile, id), votes, outcome.dissent), body,
     }
     const file = entryFile(proposal)
     writeFileAtomic(store.abs(file), serializeProposal(proposal))
@@ -197,6 +197,16 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
     }
     return result
   }, {onRecover: (m) => warnings.push(m)})
+}
+
+/**
+ * A write that passed with dissent carries the dissent into its memory (covered by the
+ * digest, so the reviewer sees it), and serving labels it.
+ */
+function withDissent(memory: MemoryFrontmatter, votes: StoredVote[], dissent: boolean): MemoryFrontmatter {
+  if (!dissent) return memory
+  const against = votes.filter((v) => v.verdict === 'reject').map((v) => `vote dissent: ${v.validator} (${v.confidence.toFixed(2)}) ${v.reason}`.slice(0, 200))
+  return {...memory, taint_reasons: [...memory.taint_reasons, ...against]}
 }
 
 function scopeDirOf(scope: string): string {
