@@ -38,14 +38,22 @@ export function recordSerial(store: Store, scope: string, serial: number): void 
   }
 }
 
-/** The highest serial any committed version of a manifest file carried. */
-export async function historicSerial(store: Store, manifestRel: string): Promise<number> {
-  const path = store.gitPath(manifestRel)
-  const commits = (await gitRead(store.top, ['log', '--format=%H', '--', path], {allowFail: true})).split('\n').filter(Boolean)
-  let max = 0
-  for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
+/**
+ * The highest serial each committed version of each manifest file carried, keyed by
+ * store-relative path: one `git log` and one `git cat-file --batch` for the whole store.
+ */
+export async function historicSerials(store: Store, manifestsDir: string): Promise<Map<string, number>> {
+  const dir = store.gitPath(manifestsDir)
+  const out = await gitRead(store.top, ['log', '--format=%x00%H', '--name-only', '--', dir], {allowFail: true})
+  const specs: {rel: string; spec: string}[] = []
+  for (const chunk of out.split('\0').filter(Boolean)) {
+    const [commit, ...files] = chunk.split('\n').map((l) => l.trim()).filter(Boolean)
+    for (const f of files) if (f.endsWith('.json')) specs.push({rel: f.slice(store.prefix.length), spec: `${commit}:${f}`})
+  }
+  const max = new Map<string, number>()
+  for await (const {index, data} of catBlobs(store, specs.map((s) => s.spec))) {
     const m = data ? /"serial":\s*(\d+)/.exec(data.toString('utf8')) : null
-    if (m) max = Math.max(max, Number(m[1]))
+    if (m) max.set(specs[index].rel, Math.max(max.get(specs[index].rel) ?? 0, Number(m[1])))
   }
   return max
 }

@@ -14,7 +14,7 @@ import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
 import {configDir, Keyring} from './keys.js'
-import {historicSerial, recordSerial, seenSerials} from './highwater.js'
+import {historicSerials, recordSerial, seenSerials} from './highwater.js'
 import {parseMemory} from './memory.js'
 import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from './scope.js'
 import {KeyPair, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
@@ -240,6 +240,8 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
   } catch {
     // no manifests yet
   }
+  const seenSerial = seenSerials(store)
+  let history: Map<string, number> | undefined
   for (const d of manifestFiles) {
     if (!d.name.endsWith('.json')) continue
     const rel = `${MANIFESTS_DIR}/${d.name}`
@@ -270,7 +272,8 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       fail(v.problem as string)
       continue
     }
-    const highest = Math.max(seenSerials(store)[m.scope] ?? 0, await historicSerial(store, rel))
+    history ??= await historicSerials(store, MANIFESTS_DIR)
+    const highest = Math.max(seenSerial[m.scope] ?? 0, history.get(rel) ?? 0)
     if (m.serial < highest) {
       badManifest.add(fileScope)
       problems.push({kind: 'rolled-back', scope: fileScope, path: rel, detail: `manifest serial ${m.serial} is older than serial ${highest} seen before (an old manifest was put back)`})

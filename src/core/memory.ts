@@ -64,8 +64,11 @@ export interface MemoryFile {
 
 /** Normalise a body: LF line ends, exactly one trailing newline. */
 export function normaliseBody(body: string): string {
-  const lf = body.replace(/\r\n?/g, '\n')
-  return lf.replace(/\n*$/, '\n')
+  const lf = body.includes('\r') ? body.replace(/\r\n?/g, '\n') : body
+  // a loop, not /\n*$/: that regex is tried at every position and showed up in profiles
+  let end = lf.length
+  while (end > 0 && lf.charCodeAt(end - 1) === 10) end--
+  return `${lf.slice(0, end)}\n`
 }
 
 /**
