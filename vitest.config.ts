@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // End-to-end tests spawn the built CLI; two workers suit these 2-core machines.
     maxWorkers: 2,
-    reporters: ['default'],
+    // the JSON report lets CI print one plain 'N passed, N failed' line
+    reporters: ['default', 'json'],
+    outputFile: {json: '.test-results.json'},
   },
 })
