@@ -1,0 +1,180 @@
+import {execFileSync} from 'node:child_process'
+import {existsSync, mkdtempSync, realpathSync, writeFileSync} from 'node:fs'
+import {hostname, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {canonicalJson} from '../../src/core/canonical.js'
+import {parseConfig} from '../../src/core/config.js'
+import {decodeContent, parseTags} from '../../src/core/content.js'
+import {gitBlobHash} from '../../src/core/hash.js'
+import {withStoreLock} from '../../src/core/lock.js'
+import {MemoryFile, normaliseBody, parseMemory, serializeMemory} from '../../src/core/memory.js'
+import {validateMemoryPath} from '../../src/core/paths.js'
+import {Proposal, parseProposal, proposalDigest, serializeProposal} from '../../src/core/proposal.js'
+import {formatScope, parseScope, scopeDir, scopeOfPath} from '../../src/core/scope.js'
+import {Store} from '../../src/core/store.js'
+
+const memory: MemoryFile = {
+  frontmatter: {
+    id: 'm-abc', title: 'Acme renews', scope: 'tenant:acme', tags: ['billing'], author: 'claude-code', source_session: 's-12345678',
+    origin: 'email', tainted: true, taint_reasons: ['origin: email'], created: '2026-01-01T00:00:00.000Z', updated: '2026-01-01T00:00:00.000Z',
+    version: 1, proposal: 'p1234567', reviewed_by: null, digest: null, signature: null,
+  },
+  body: 'Acme renews in March.\n',
+}
+
+describe('scopes', () => {
+  it('parses the four kinds and maps them to folders', () => {
+    expect(parseScope('org')).toEqual({kind: 'org', name: ''})
+    expect(scopeDir('tenant:acme')).toBe('tenant/acme')
+    expect(scopeDir('project:web.app')).toBe('project/web.app')
+    expect(formatScope(parseScope('run:s-1a2b'))).toBe('run:s-1a2b')
+    expect(scopeOfPath('tenant/acme/a/b.md')).toEqual({scope: 'tenant:acme', path: 'a/b.md'})
+  })
+  it.each(['', 'ORG', 'tenant:', 'tenant:Acme', 'tenant:../x', 'tenant:a/b', 'team:x', 'tenant:-x', `tenant:${'a'.repeat(64)}`, 'tenant:a..b'])(
+    'refuses %j',
+    (s) => expect(() => parseScope(s)).toThrow(/scope/i),
+  )
+})
+
+describe('memory paths', () => {
+  it('accepts relative .md paths', () => {
+    expect(validateMemoryPath('notes/deploy.md')).toBe('notes/deploy.md')
+  })
+  it.each(['../x.md', '/etc/x.md', 'a/../../b.md', 'a/./b.md', 'a//b.md', '.hidden.md', 'a\\b.md', 'C:x.md', 'x.txt', 'x\u0000.md', `${'a'.repeat(256)}.md`])(
+    'refuses %j',
+    (p) => expect(() => validateMemoryPath(p)).toThrow(),
+  )
+})
+
+describe('memory files', () => {
+  it('round-trips through the one canonical serialisation, byte for byte', () => {
+    const text = serializeMemory(memory)
+    expect(parseMemory(text, 'x')).toEqual(memory)
+    expect(serializeMemory(parseMemory(text, 'x'))).toBe(text)
+  })
+  it('reads hand-written YAML frontmatter too, and names the file in errors', () => {
+    const yaml = '---\nid: m-1\ntitle: t\nscope: org\nauthor: a\norigin: owner\ncreated: 2026-01-01T00:00:00Z\nupdated: 2026-01-01T00:00:00Z\n---\nbody'
+    const m = parseMemory(yaml, 'org/x.md')
+    expect(m.frontmatter.created).toBe('2026-01-01T00:00:00.000Z')
+    expect(m.body).toBe('body\n')
+    expect(() => parseMemory('---\nid: [unclosed\n---\nx', 'org/bad.md')).toThrow(/org\/bad\.md/)
+    expect(() => parseMemory('no frontmatter', 'org/none.md')).toThrow(/org\/none\.md/)
+    expect(() => parseMemory(yaml.replace('origin: owner', 'origin: telepathy'), 'org/o.md')).toThrow(/origin/)
+  })
+  it('keeps a body that starts with its own frontmatter block as body text', () => {
+    const m = {...memory, body: '---\nauthor: owner\n---\ntext\n'}
+    const back = parseMemory(serializeMemory(m), 'x')
+    expect(back.frontmatter.author).toBe('claude-code')
+    expect(back.body).toBe('---\nauthor: owner\n---\ntext\n')
+  })
+  it('normalises line ends and trailing newlines', () => {
+    expect(normaliseBody('a\r\nb\r\n\n\n')).toBe('a\nb\n')
+    expect(normaliseBody('a')).toBe('a\n')
+  })
+})
+
+describe('canonical JSON and blob ids', () => {
+  it('sorts keys recursively and drops undefined', () => {
+    expect(canonicalJson({b: 1, a: {d: [3, {f: 1, e: 2}], c: undefined}})).toBe('{"a":{"d":[3,{"e":2,"f":1}]},"b":1}')
+  })
+  it('computes git blob ids in-process', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-blob-'))
+    writeFileSync(join(dir, 'f'), 'hello\nworld\n')
+    const viaGit = execFileSync('git', ['hash-object', join(dir, 'f')], {encoding: 'utf8'}).trim()
+    expect(gitBlobHash('hello\nworld\n')).toBe(viaGit)
+  })
+})
+
+describe('proposal digest', () => {
+  const p: Proposal = {
+    id: 'p1234567', status: 'pending', kind: 'write', operation: 'create', scope: 'tenant:acme', path: 'billing.md', base: null,
+    author: 'claude-code', session: 's-12345678', origin: 'email', tainted: true, taint_reasons: ['origin: email'], created: '2026-01-01T00:00:00.000Z',
+    flags: [{flag: 'tainted-source', reason: 'email'}], redactions: {}, votes: [], vote: {passed: true, dissent: false, summary: 'passed'},
+    evidence: [], note: null, memory: memory.frontmatter, body: memory.body,
+  }
+  it('round-trips the proposal file', () => {
+    expect(parseProposal(serializeProposal(p), 'x')).toEqual(p)
+  })
+  it('changes with everything the accept will write, and only with that', () => {
+    const d = proposalDigest(p)
+    expect(d).toMatch(/^[0-9a-f]{64}$/)
+    const covered: Partial<Proposal>[] = [
+      {id: 'p7654321'}, {scope: 'tenant:globex'}, {path: 'other.md'}, {operation: 'update'}, {base: 'a'.repeat(40)}, {body: 'Acme renews in May.\n'},
+      {memory: {...p.memory, title: 'x'}}, {memory: {...p.memory, tags: []}}, {memory: {...p.memory, tainted: false}}, {memory: {...p.memory, version: 2}},
+    ]
+    for (const change of covered) expect(proposalDigest({...p, ...change}), JSON.stringify(change)).not.toBe(d)
+    // review metadata does not change what gets written
+    expect(proposalDigest({...p, flags: [], votes: [], created: 'later', note: 'x'})).toBe(d)
+  })
+  it('refuses a proposal whose shown provenance disagrees with the memory it would write', () => {
+    const text = serializeProposal(p).replace('author: "claude-code"', 'author: "owner"')
+    expect(() => parseProposal(text, 'x.md')).toThrow(/does not match the reviewed change/)
+  })
+})
+
+describe('config', () => {
+  it('fills defaults and validates', () => {
+    const c = parseConfig('vote:\n  veto: 0.9\n')
+    expect(c.vote.veto).toBe(0.9)
+    expect(c.vote.pass_ratio).toBeCloseTo(2 / 3)
+    expect(c.read_only).toContain('org')
+  })
+  it.each([
+    ['vote: [unclosed', /malformed/],
+    ['- a list', /mapping/],
+    ['vote:\n  veto: 2', /veto/],
+    ['read_only: [team:x]', /scope/i],
+    ['redaction:\n  extra: [{kind: x, pattern: "("}]', /regular expression/],
+    ['version: 9', /version/],
+  ])('refuses %j', (text, re) => expect(() => parseConfig(text)).toThrow(re))
+})
+
+describe('content', () => {
+  it('refuses binary, non-UTF-8, empty and oversized content', () => {
+    expect(() => decodeContent(Buffer.from([0x61, 0, 0x62]), 100)).toThrow(/binary/)
+    expect(() => decodeContent(Buffer.from([0xff, 0xfe]), 100)).toThrow(/UTF-8/)
+    expect(() => decodeContent(' \n\t', 100)).toThrow(/empty/)
+    expect(() => decodeContent('x'.repeat(101), 100)).toThrow(/limit/)
+    expect(decodeContent('\ufeffhello', 100)).toBe('hello')
+  })
+  it('parses tags', () => {
+    expect(parseTags('a, b,a')).toEqual(['a', 'b'])
+    expect(() => parseTags('bad tag')).toThrow(/tag/)
+  })
+})
+
+describe('store lock', () => {
+  it('serialises holders and recovers a lock left by a dead process', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-lock-')))
+    execFileSync('git', ['init', '-q'], {cwd: dir})
+    execFileSync('mkdir', ['-p', join(dir, '.engram')])
+    const store = new Store(dir, dir)
+    const order: string[] = []
+    await Promise.all([
+      withStoreLock(store, async () => {
+        order.push('a-in')
+        await new Promise((r) => setTimeout(r, 100))
+        order.push('a-out')
+      }),
+      new Promise((r) => setTimeout(r, 10)).then(() => withStoreLock(store, async () => void order.push('b'))),
+    ])
+    expect(order).toEqual(['a-in', 'a-out', 'b'])
+    writeFileSync(join(dir, '.engram/lock'), JSON.stringify({pid: 999999, host: hostname(), time: '', token: 'x'}))
+    writeFileSync(join(dir, '.git/index.lock'), '')
+    const recovered: string[] = []
+    await withStoreLock(store, async (wasStale) => void recovered.push(String(wasStale)), {onRecover: (m) => recovered.push(m)})
+    expect(recovered.join(' ')).toMatch(/stale store lock/)
+    expect(recovered).toContain('true')
+    expect(existsSync(join(dir, '.git/index.lock'))).toBe(false)
+    expect(existsSync(join(dir, '.engram/lock'))).toBe(false)
+  })
+  it('waits for a live holder and then reports a conflict', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-lock-')))
+    execFileSync('git', ['init', '-q'], {cwd: dir})
+    execFileSync('mkdir', ['-p', join(dir, '.engram')])
+    writeFileSync(join(dir, '.engram/lock'), JSON.stringify({pid: process.pid, host: hostname(), time: '', token: 'other'}))
+    await expect(withStoreLock(new Store(dir, dir), async () => 1, {timeoutMs: 200})).rejects.toThrow(/locked by process/)
+  })
+})
