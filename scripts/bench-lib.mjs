@@ -1,0 +1,369 @@
+// Helpers for scripts/bench.mjs: statistics, timing child processes, generated stores,
+// the warm server's socket, the vote pipeline and the SQLite FTS5 baseline. Nothing here
+// is part of engram itself; it drives the built CLI (bin/run.js) and dist/.
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {createConnection} from 'node:net'
+import {dirname, join, resolve} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const BENCH = join(ROOT, '.bench')
+/** The CLI the bench drives: the repository's build, or a snapshot of it (see snapshotCli). */
+export let BIN = join(ROOT, 'bin', 'run.js')
+export let DIST = join(ROOT, 'dist')
+/** One owner key for every generated store, kept out of the user's ~/.config/engram. */
+export const CONFIG_DIR = join(BENCH, 'config')
+
+export const dist = (rel) => import(pathToFileURL(join(DIST, rel)).href)
+
+/**
+ * Copy the built CLI (dist/, bin/, the oclif manifest, package.json; node_modules linked)
+ * to .bench/cli and drive that copy, so that a `npm run build` elsewhere in the checkout
+ * during a 15-minute run cannot swap or delete the code under measurement.
+ */
+export function snapshotCli() {
+  const snap = join(BENCH, 'cli')
+  rmSync(snap, {recursive: true, force: true})
+  mkdirSync(snap, {recursive: true})
+  for (const f of ['dist', 'bin', 'oclif.manifest.json', 'package.json']) cpSync(join(ROOT, f), join(snap, f), {recursive: true})
+  symlinkSync(join(ROOT, 'node_modules'), join(snap, 'node_modules'), 'dir')
+  BIN = join(snap, 'bin', 'run.js')
+  DIST = join(snap, 'dist')
+  return snap
+}
+
+/**
+ * The environment of every child: the bench's config folder, no session or store from
+ * the caller's shell, and no NODE_EXTRA_CA_CERTS (this sandbox sets it and it adds
+ * ~50 ms to every Node start; a user's machine does not have it — the floor with and
+ * without it is printed beside the results).
+ */
+export function childEnv(extra = {}) {
+  const env = {...process.env, ENGRAM_CONFIG_DIR: CONFIG_DIR, ...extra}
+  for (const k of ['ENGRAM_SESSION', 'ENGRAM_BASE', 'ENGRAM_KEY', 'NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS']) if (!(k in extra)) delete env[k]
+  return env
+}
+
+// ---------------------------------------------------------------- statistics
+
+export function quantile(sorted, q) {
+  if (sorted.length === 0) return NaN
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
+  return sorted[i]
+}
+
+/** median (p50), p95, min, max, n of a list of numbers */
+export function stats(values) {
+  const s = [...values].sort((a, b) => a - b)
+  const mid = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+  return {p50: mid, p95: quantile(s, 0.95), min: s[0], max: s[s.length - 1], n: s.length}
+}
+
+export function fmtMs(ms) {
+  if (!Number.isFinite(ms)) return '–'
+  const a = Math.abs(ms)
+  if (a >= 1000) return `${(ms / 1000).toFixed(2)} s`
+  if (a >= 100) return `${ms.toFixed(0)} ms`
+  if (a >= 10) return `${ms.toFixed(1)} ms`
+  return `${ms.toFixed(2)} ms`
+}
+
+export function fmtBytes(n) {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`
+  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(0)} KiB`
+  return `${n} B`
+}
+
+/** "p50 (min–max, n=7)" */
+export function fmtStat(s, fmt = fmtMs) {
+  return `${fmt(s.p50)} (${fmt(s.min)}–${fmt(s.max)}, n=${s.n})`
+}
+
+// ---------------------------------------------------------------- processes
+
+/** Wall time of one child process, in ms; throws on a non-zero exit unless allowed. */
+export function timed(cmd, args, {env = childEnv(), cwd = ROOT, input, allowExit = [0]} = {}) {
+  const t0 = performance.now()
+  const r = spawnSync(cmd, args, {env, cwd, input, encoding: 'utf8', maxBuffer: 1 << 28})
+  const ms = performance.now() - t0
+  if (r.error) throw r.error
+  if (!allowExit.includes(r.status)) {
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr || r.stdout).slice(0, 2000)}`)
+  }
+  return {ms, stdout: r.stdout, stderr: r.stderr, status: r.status}
+}
+
+/** Wall time and peak resident memory (GNU time's %M, KiB) of one child. */
+export function timedRss(cmd, args, opts = {}) {
+  const out = join(BENCH, `time-${process.pid}.txt`)
+  const r = timed('/usr/bin/time', ['-f', '%M', '-o', out, cmd, ...args], opts)
+  const kib = Number(readFileSync(out, 'utf8').trim().split('\n').pop())
+  rmSync(out, {force: true})
+  return {...r, rssBytes: kib * 1024}
+}
+
+export const hasTimeV = () => existsSync('/usr/bin/time')
+
+export function which(cmd) {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], {encoding: 'utf8'})
+  return r.status === 0 ? r.stdout.trim() : undefined
+}
+
+export function engram(args, opts = {}) {
+  return timed(process.execPath, [BIN, ...args], opts)
+}
+
+// ---------------------------------------------------------------- stores
+
+const GEN = join(ROOT, 'scripts', 'gen-store.mjs')
+
+/**
+ * A generated, signed store under .bench/stores/<name>, reused when the parameters and
+ * the generator are unchanged (a `.params.json` beside it records both). `setup(dir)` runs
+ * once after generation (e.g. to start a session) and its result is kept in the params.
+ */
+export async function ensureStore(name, spec, setup, log) {
+  const dir = join(BENCH, 'stores', name)
+  const paramsFile = join(BENCH, 'stores', `${name}.params.json`)
+  const genSha = createHash('sha256').update(readFileSync(GEN)).digest('hex').slice(0, 16)
+  const want = {...spec, sign: true, generator: genSha}
+  if (existsSync(paramsFile) && existsSync(join(dir, '.engram'))) {
+    const had = JSON.parse(readFileSync(paramsFile, 'utf8'))
+    if (JSON.stringify(had.params) === JSON.stringify(want)) {
+      log(`reusing store ${name} (${spec.memories} memories, ${spec.layout})`)
+      return {dir, extra: had.extra, generatedMs: had.generatedMs, reused: true}
+    }
+  }
+  rmSync(dir, {recursive: true, force: true})
+  rmSync(paramsFile, {force: true})
+  mkdirSync(dirname(dir), {recursive: true})
+  log(`generating store ${name}: ${spec.memories} memories, ${spec.layout} layout, signed …`)
+  const args = [GEN, dir, '--memories', String(spec.memories), '--layout', spec.layout, '--seed', String(spec.seed), '--sign', '--dist', DIST]
+  if (spec.scope) args.push('--scope', spec.scope)
+  const t = timed(process.execPath, args)
+  const extra = setup ? await setup(dir) : {}
+  writeFileSync(paramsFile, `${JSON.stringify({params: want, extra, generatedMs: t.ms}, null, 2)}\n`)
+  log(`  generated in ${fmtMs(t.ms)}`)
+  return {dir, extra, generatedMs: t.ms, reused: false}
+}
+
+/** Store-relative memory files under a folder, sorted (git's view, not the index's). */
+export function memoryFiles(storeDir, under = '') {
+  const out = execFileSync('git', ['-C', storeDir, 'ls-files', '-z', '--', under || '.'], {encoding: 'utf8', maxBuffer: 1 << 30})
+  return out.split('\0').filter((p) => p.endsWith('.md') && !p.startsWith('.engram/')).sort()
+}
+
+export function dirBytes(dir) {
+  let total = 0
+  if (!existsSync(dir)) return 0
+  for (const e of readdirSync(dir, {withFileTypes: true})) {
+    const p = join(dir, e.name)
+    total += e.isDirectory() ? dirBytes(p) : statSync(p).size
+  }
+  return total
+}
+
+// ---------------------------------------------------------------- the warm server
+
+/** Start `engram serve` for a store and wait until its socket answers. */
+export async function startServe(storeDir) {
+  const sock = join(storeDir, '.engram', 'serve.sock')
+  const child = spawn(process.execPath, [BIN, 'serve', '--base', storeDir], {env: childEnv(), stdio: ['ignore', 'ignore', 'pipe']})
+  let err = ''
+  child.stderr.on('data', (d) => (err += d))
+  const t0 = performance.now()
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`engram serve exited ${child.exitCode}: ${err}`)
+    if (existsSync(sock) && (await ask(sock, {op: 'search', query: 'warmup', limit: 1}, 60_000).catch(() => undefined))) break
+    if (performance.now() - t0 > 120_000) throw new Error(`engram serve did not answer within 120 s: ${err}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    child,
+    sock,
+    readyMs: performance.now() - t0,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r()
+        child.once('exit', () => r())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+/** One request on a fresh connection, as `engram search` sends it (newline-delimited JSON). */
+export function ask(sock, req, timeoutMs = 10_000) {
+  return new Promise((resolvePromise, reject) => {
+    const s = createConnection(sock)
+    let buf = ''
+    const timer = setTimeout(() => {
+      s.destroy()
+      reject(new Error('timeout'))
+    }, timeoutMs)
+    s.setEncoding('utf8')
+    s.once('connect', () => s.write(`${JSON.stringify(req)}\n`))
+    s.on('data', (d) => {
+      buf += d
+      const nl = buf.indexOf('\n')
+      if (nl >= 0) {
+        clearTimeout(timer)
+        s.destroy()
+        try {
+          resolvePromise(JSON.parse(buf.slice(0, nl)))
+        } catch (error) {
+          reject(error)
+        }
+      }
+    })
+    s.once('error', (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+  })
+}
+
+// ---------------------------------------------------------------- the vote
+
+/**
+ * The write path's checks in-process (src/core/write.ts): normalise, redact body and
+ * title, normalise again, then runVote (flags + semantic, provenance, delivery). The
+ * neighbour lookup is passed in, so that the caller chooses how the index is reached.
+ */
+export async function votePipeline() {
+  const [{redact}, {normalise, stripInvisible}, {runVote}, {DEFAULT_CONFIG}] = await Promise.all([
+    dist('core/redact/index.js'),
+    dist('core/normalise.js'),
+    dist('core/vote/index.js'),
+    dist('core/config.js'),
+  ])
+  const config = {...DEFAULT_CONFIG.vote, external: []}
+  return async function vote(write, neighbours) {
+    const hidden = normalise(write.raw).hidden
+    const red = redact(stripInvisible(write.raw), [])
+    const title = redact(write.title, []).text
+    const norm0 = normalise(red.text)
+    const candidate = {
+      scope: write.scope, path: write.path, operation: write.baseBody ? 'update' : 'create', title, tags: [], body: red.text,
+      normalised: {...norm0, hidden: [...new Set([...hidden, ...norm0.hidden])]},
+      origin: write.origin, author: 'bench-agent',
+      session: {id: 's-bench0001', agent: 'bench-agent', tainted: false, taint_reasons: []},
+      redactions: red.redactions, bodyBytes: Buffer.byteLength(red.text), maxBodyBytes: DEFAULT_CONFIG.max_body_bytes,
+      baseBody: write.baseBody,
+    }
+    return runVote(candidate, {neighbours, recentWrites: {session: 0, author: 0}, config})
+  }
+}
+
+/**
+ * Neighbours as src/core/neighbours.ts finds them — best BM25 matches in the scope, each
+ * read from disk, parsed and passed through the serving gate — but from a shard opened
+ * once and kept open (as a warm server or MCP process holds it), with no git call per
+ * lookup: the vote target excludes git.
+ */
+export async function warmNeighbourLookup(storeDir, scope) {
+  const [{Store}, {ServingGate}, {parseMemory}, shardMod, engineMod, {parseQuery}, {INDEX_DIR}, {scopeDir}] = await Promise.all([
+    dist('core/store.js'), dist('core/serving.js'), dist('core/memory.js'), dist('core/index/shard.js'),
+    dist('core/index/engine.js'), dist('core/index/tokenize.js'), dist('core/index/index.js'), dist('core/scope.js'),
+  ])
+  const store = new Store(storeDir, storeDir)
+  const shardFile = store.abs(`${INDEX_DIR}/${scope.replace(':', '.')}.shard`)
+  const base = shardMod.LoadedShard.open(shardFile, scope)
+  if (!base) throw new Error(`no shard for ${scope} at ${shardFile}: rebuild the index first`)
+  const view = new engineMod.ShardView(scope, base, undefined)
+  const gate = await ServingGate.open(store)
+  return {
+    async lookup(text, limit) {
+      let terms
+      try {
+        terms = parseQuery(text.slice(0, 2000).replace(/["+-]/g, ' '))
+      } catch {
+        return []
+      }
+      const cands = engineMod.scoreView(view, terms, new Set()).sort(engineMod.compareCandidates).slice(0, limit)
+      const out = []
+      for (const c of cands) {
+        const rel = `${scopeDir(scope)}/${c.path}`
+        const file = store.readText(rel)
+        if (file === undefined) continue
+        const m = parseMemory(file, rel)
+        if (!gate.check(scope, rel, file, m).ok) continue
+        out.push({scope, path: c.path, title: m.frontmatter.title, body: m.body, score: c.score})
+      }
+      return out
+    },
+    close: () => base.close(),
+  }
+}
+
+// ---------------------------------------------------------------- SQLite FTS5
+
+/**
+ * better-sqlite3 is not a project dependency (it compiles for ~90 s and would slow every
+ * CI install): install it on demand into .bench/node_modules. Returns the module or a note.
+ */
+export async function loadBetterSqlite(log) {
+  const modDir = join(BENCH, 'node_modules', 'better-sqlite3')
+  const tryLoad = async () => {
+    try {
+      const m = await import(pathToFileURL(join(modDir, 'lib', 'index.js')).href)
+      const Database = m.default ?? m
+      new Database(':memory:').close()
+      return Database
+    } catch {
+      return undefined
+    }
+  }
+  let Database = existsSync(modDir) ? await tryLoad() : undefined
+  if (Database) return {Database}
+  log('installing better-sqlite3@12 into .bench/node_modules (compiles from source, ~90 s) …')
+  mkdirSync(BENCH, {recursive: true})
+  if (!existsSync(join(BENCH, 'package.json'))) writeFileSync(join(BENCH, 'package.json'), '{"private": true}\n')
+  const env = {...process.env}
+  // node-gyp fetches Node's headers unless told where they are; this machine has them.
+  if (!env.npm_config_nodedir && existsSync(join(dirname(dirname(process.execPath)), 'include', 'node', 'node.h'))) {
+    env.npm_config_nodedir = dirname(dirname(process.execPath))
+  }
+  const r = spawnSync('npm', ['install', '--prefix', BENCH, '--no-save', '--no-audit', '--no-fund', 'better-sqlite3@12'], {env, encoding: 'utf8', maxBuffer: 1 << 26})
+  Database = r.status === 0 ? await tryLoad() : undefined
+  if (Database) return {Database}
+  const why = (r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' ').slice(0, 300)
+  return {note: `SQLite FTS5 skipped: better-sqlite3@12 could not be installed into .bench (${why || `npm exited ${r.status}`})`}
+}
+
+/** FTS5 OR query for plain words, as the engram query is an OR of words. */
+export function ftsQuery(q) {
+  return q.split(/\s+/).filter(Boolean).map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ')
+}
+
+/**
+ * Build an FTS5 table (porter stemming, like engram's light stemming) over the same files:
+ * path, title, tags, body, with title and tags weighted in bm25() like engram's boosts.
+ */
+export function buildFts(Database, dbFile, storeDir, files) {
+  rmSync(dbFile, {force: true})
+  const db = new Database(dbFile)
+  db.pragma('journal_mode = OFF')
+  db.pragma('synchronous = OFF')
+  db.exec("CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = 'porter unicode61')")
+  const ins = db.prepare('INSERT INTO docs (path, title, tags, body) VALUES (?, ?, ?, ?)')
+  const t0 = performance.now()
+  db.transaction(() => {
+    for (const rel of files) {
+      const text = readFileSync(join(storeDir, rel), 'utf8')
+      const end = text.indexOf('\n---\n', 3)
+      const fm = text.slice(4, end)
+      const title = /^title: (.*)$/m.exec(fm)
+      const tags = /^tags: (.*)$/m.exec(fm)
+      ins.run(rel, title ? JSON.parse(title[1]) : '', tags ? JSON.parse(tags[1]).join(' ') : '', text.slice(end + 5))
+    }
+  })()
+  db.exec("INSERT INTO docs(docs) VALUES('optimize')")
+  db.close()
+  return performance.now() - t0
+}
+
+export const FTS_SQL = 'SELECT path FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 3, 2, 1) LIMIT 10'
