@@ -30,16 +30,29 @@ export abstract class EngramCommand extends Command {
   }
 
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
+    // Error messages can echo user input (a path, a flag value): redact them like stored
+    // text, so that no secret reaches the terminal or a log through an error.
+    const {redact} = await import('./core/redact/index.js')
+    const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text).text)
     if (err instanceof EngramError) {
       process.exitCode = err.exitCode
+      const message = clean(err.message)!
+      const nextStep = clean(err.nextStep)
       if (this.jsonEnabled()) {
-        this.logJson({error: {code: err.code, exitCode: err.exitCode, message: err.message, nextStep: err.nextStep, ...(err.data ? {data: err.data} : {})}})
+        let data: unknown
+        try {
+          data = err.data ? JSON.parse(clean(JSON.stringify(err.data))!) : undefined
+        } catch {
+          data = undefined // redaction broke the JSON: leave the detail out rather than risk a secret
+        }
+        this.logJson({error: {code: err.code, exitCode: err.exitCode, message, nextStep, ...(data ? {data} : {})}})
       } else {
-        process.stderr.write(`engram: ${err.message}\n`)
-        if (err.nextStep) process.stderr.write(`  next: ${err.nextStep}\n`)
+        process.stderr.write(`engram: ${message}\n`)
+        if (nextStep) process.stderr.write(`  next: ${nextStep}\n`)
       }
       return
     }
+    err.message = clean(err.message ?? '')!
     // oclif's own exits (this.exit) and help requests pass through.
     if (err.code === 'EEXIT' || err.message?.startsWith('EEXIT')) throw err
     // Flag and argument parsing errors are usage errors: exit 2, one clear message.

@@ -174,6 +174,15 @@ export function listEntries(store: Store, status: EntryStatus): ListedEntry[] {
 
 /** Find one entry by id or unambiguous prefix. */
 export function findEntry(store: Store, status: EntryStatus, idOrPrefix: string): Proposal {
+  const {id, file} = findEntryFile(store, status, idOrPrefix)
+  return checkPlacement(parseProposal(store.readText(file) ?? '', file), status, id, file)
+}
+
+/**
+ * The file of one entry by id or unambiguous prefix, without parsing it (reject and purge
+ * must be able to remove a broken or tampered entry).
+ */
+export function findEntryFile(store: Store, status: EntryStatus, idOrPrefix: string): {id: string; file: string} {
   const key = idOrPrefix.trim().toLowerCase()
   if (!/^[0-9a-z-]{1,40}$/.test(key)) throw badInput(`"${printable(idOrPrefix)}" is not an id.`)
   let names: string[] = []
@@ -189,8 +198,7 @@ export function findEntry(store: Store, status: EntryStatus, idOrPrefix: string)
   if (hits.length > 1) {
     throw new EngramError('usage', `"${printable(key)}" matches ${hits.length} ${what}s: ${hits.slice(0, 5).join(', ')}.`, {nextStep: 'give more characters of the id'})
   }
-  const file = `${entryDir(status)}/${hits[0]}.md`
-  return checkPlacement(parseProposal(store.readText(file) ?? '', file), status, hits[0], file)
+  return {id: hits[0], file: `${entryDir(status)}/${hits[0]}.md`}
 }
 
 /** An entry must sit where its id and status say: a renamed or moved file is refused. */

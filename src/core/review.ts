@@ -11,7 +11,7 @@ import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
 import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
-import {EntryStatus, Proposal, entryFile, findEntry, listEntries, proposalDigest} from './proposal.js'
+import {EntryStatus, Proposal, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
@@ -81,10 +81,12 @@ export interface ShownEntry {
 
 /** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
 export function showEntry(store: Store, status: EntryStatus, id: string, session?: SessionRecord): ShownEntry {
-  const p = findEntry(store, status, id)
+  // A session resolves ids among the entries it may read only: not even an ambiguous
+  // prefix may hint that another tenant's entry exists.
+  const p = session ? findReadableEntry(store, status, id, session) : findEntry(store, status, id)
   if (!canRead(session, p.scope)) {
-    // same answer as a missing id: a session learns nothing of other scopes' queues
-    throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(id)}.`)
+    // same answer as a missing id (findEntry's): a session learns nothing of other scopes' queues
+    throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(id.trim().toLowerCase())}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
   }
   const current = readStored(store, p.scope, p.path)
   const proposedText = p.operation === 'delete' ? '' : serializeMemory({frontmatter: p.memory, body: p.body})
@@ -96,6 +98,16 @@ export function showEntry(store: Store, status: EntryStatus, id: string, session
     stale: (current?.blob ?? null) !== p.base,
     proposedText,
   }
+}
+
+function findReadableEntry(store: Store, status: EntryStatus, id: string, session: SessionRecord): Proposal {
+  const key = id.trim().toLowerCase()
+  const readable = listEntries(store, status).flatMap((e) => (e.proposal && canRead(session, e.proposal.scope) ? [e.proposal] : []))
+  const exact = readable.filter((p) => p.id === key)
+  const hits = exact.length > 0 ? exact : readable.filter((p) => p.id.startsWith(key))
+  if (hits.length === 1) return hits[0]
+  if (hits.length > 1) throw usageError(`"${printable(key)}" matches ${hits.length} entries: ${hits.slice(0, 5).map((h) => h.id).join(', ')}.`, 'give more characters of the id')
+  throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
 }
 
 /** The owner key to act with, checked against the store's keyring: trusted, not revoked, role owner. */
@@ -217,20 +229,28 @@ export async function rejectEntry(store: Store, status: EntryStatus, id: string,
   if (!why) throw usageError('A reason is required.', 'e.g. --reason "not a fact"')
   const {key} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
-    const p = findEntry(store, status, id)
-    const file = entryFile(p)
-    unlinkSync(store.abs(file))
+    const found = findEntryFile(store, status, id)
+    // A broken or tampered entry can still be rejected: it is removed, and the commit says so.
+    let p: Proposal | undefined
+    let problem: string | undefined
+    try {
+      p = findEntry(store, status, found.id)
+    } catch (error) {
+      problem = error instanceof Error ? error.message : String(error)
+    }
+    unlinkSync(store.abs(found.file))
     const verb = status === 'pending' ? 'Reject' : 'Purge'
+    const what = status === 'pending' ? 'proposal' : 'quarantine entry'
     const commit = await commitPaths(store, {
-      subject: `${verb} ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${p.id} for ${p.scope}/${p.path}`,
-      body: `Reason: ${why.slice(0, 1000)}`,
+      subject: p ? `${verb} ${what} ${p.id} for ${p.scope}/${p.path}` : `${verb} unreadable ${what} ${found.id}`,
+      body: `Reason: ${why.slice(0, 1000)}${problem ? `\n\nThe entry did not parse: ${problem.slice(0, 300)}` : ''}`,
       trailers: {
-        'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': p.id, 'Engram-Digest': proposalDigest(p),
-        'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+        'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': found.id, 'Engram-Digest': p ? proposalDigest(p) : undefined,
+        'Engram-Author': p?.memory.author, 'Engram-Session': p?.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
-      paths: [file],
+      paths: [found.file],
     })
-    return {id: p.id, scope: p.scope, path: p.path, reason: why, commit, reviewed_by: key.name}
+    return {id: found.id, scope: p?.scope ?? null, path: p?.path ?? null, reason: why, commit, reviewed_by: key.name, unreadable: problem ?? null}
   })
 }
 

@@ -3,7 +3,7 @@ import {readdirSync} from 'node:fs'
 import {commitPaths} from './commit.js'
 import {badInput, notFound, refused} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
-import {gitRead} from './git.js'
+import {catBlobs, gitRead} from './git.js'
 import {newSessionId} from './ids.js'
 import {withStoreLock} from './lock.js'
 import {formatScope, parseScope, printable} from './scope.js'
@@ -56,27 +56,38 @@ function parseRecord(text: string, label: string): SessionRecord {
 }
 
 /**
- * Load a session. Taint only goes up: the record is read both from the working tree and
- * as last committed, and taint is the union of the two — so an agent that edits its own
- * session file by hand to clear taint gains nothing.
+ * Load a session. Taint only goes up: the record is read from the working tree and from
+ * every committed version of it, and taint is the union of them all — so an agent that
+ * edits its own record to clear taint, even if it commits the edit with git, gains
+ * nothing. Identity (agent, assigned, reads) comes from the first committed version, the
+ * one the harness made.
  */
 export async function loadSession(store: Store, id: string): Promise<SessionRecord> {
   validateSessionId(id)
   const rel = sessionFile(id)
+  const path = store.gitPath(rel)
   const work = store.readText(rel)
-  const committed = await gitRead(store.top, ['show', `HEAD:${store.gitPath(rel)}`], {allowFail: true})
-  if (work === undefined && !committed) {
+  const commits = (await gitRead(store.top, ['log', '--format=%H', '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  const versions: SessionRecord[] = []
+  for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
+    if (data) versions.push(parseRecord(data.toString('utf8'), rel))
+  }
+  if (work !== undefined) versions.unshift(parseRecord(work, rel))
+  if (versions.length === 0) {
     throw notFound(`Unknown session ${id} in this store.`, 'start one with `engram session start --agent NAME --assigned SCOPE`')
   }
-  const a = committed ? parseRecord(committed, rel) : undefined
-  const b = work !== undefined ? parseRecord(work, rel) : undefined
-  const base = a ?? b!
-  // identity (agent, assigned) comes from the committed record when there is one
+  // git log lists newest first: the last committed version is the harness's original
+  const original = commits.length > 0 ? versions[versions.length - 1] : versions[0]
+  const latest = versions[0]
   return {
-    ...base,
+    ...latest,
     id,
-    tainted: Boolean(a?.tainted || b?.tainted),
-    taint_reasons: [...new Set([...(a?.taint_reasons ?? []), ...(b?.taint_reasons ?? [])])],
+    agent: original.agent,
+    assigned: original.assigned,
+    reads: original.reads,
+    created: original.created,
+    tainted: versions.some((v) => v.tainted),
+    taint_reasons: [...new Set(versions.flatMap((v) => v.taint_reasons))],
   }
 }
 

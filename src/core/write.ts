@@ -52,7 +52,8 @@ const ELEVATED = ['owner', 'dream', 'system']
 function checkOrigin(origin: string | undefined): string {
   const o = origin ?? 'direct_chat'
   if (!AGENT_ORIGINS.includes(o) && !ELEVATED.includes(o)) {
-    throw badInput(`Unknown origin "${o.slice(0, 40)}".`, `use one of: ${AGENT_ORIGINS.join(', ')}`)
+    // the value is not echoed: whatever was passed here may be a secret
+    throw badInput('Unknown origin.', `use one of: ${AGENT_ORIGINS.join(', ')}`)
   }
   return o
 }
@@ -65,6 +66,11 @@ function checkOrigin(origin: string | undefined): string {
 export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput): Promise<WriteResult> {
   const scope = formatScope(parseScope(input.scope))
   const path = validateMemoryPath(input.path)
+  // Paths and scopes are stored in clear (file names, commit subjects): they may not carry secrets.
+  for (const [what, text] of [['path', path], ['scope', scope]] as const) {
+    const kinds = Object.keys(redact(text, store.config.redaction.extra).redactions)
+    if (kinds.length > 0) throw badInput(`The memory ${what} looks like it contains a secret (${kinds.join(', ')}).`, `choose a ${what} without credentials`)
+  }
   const route = writeRoute(session, scope, store.config)
   const origin = checkOrigin(input.origin)
   if (route === 'direct' && ELEVATED.includes(origin)) {

@@ -1,0 +1,68 @@
+import {execFileSync} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {initWithSession, sandbox} from '../helpers/cli.js'
+
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'}).trim()
+// built at run time so that no literal token sits in the repository
+const token = () => `ghp_${'Zq8Xw2Lm4Np6Rt0Vy3Bc5Df7Gh9Jk1Ms4QeT'.slice(0, 36)}`
+
+describe('hardening found by the conformance suite', () => {
+  it('taint survives an agent committing its own record with taint cleared (and a new assignment)', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    sb.run(['session', 'taint', s, '--reason', 'WebFetch'])
+    const file = join(sb.dir, `.engram/sessions/${s}.json`)
+    const rec = JSON.parse(readFileSync(file, 'utf8'))
+    writeFileSync(file, JSON.stringify({...rec, tainted: false, taint_reasons: [], assigned: 'tenant:globex'}))
+    git(sb.dir, 'commit', '-qam', 'tidy session')
+    const shown = sb.run(['session', 'show', s, '--json']).json
+    expect(shown).toMatchObject({tainted: true, assigned: 'tenant:acme'})
+    expect(shown.taint_reasons).toContain('WebFetch')
+    expect(sb.run(['write', 'x.md', '--scope', 'tenant:globex'], {input: 'x', env: {ENGRAM_SESSION: s}}).code).toBe(3)
+  })
+
+  it('refuses a secret in the memory path and never echoes a secret given as a flag value', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const t = token()
+    const before = git(sb.dir, 'rev-list', '--count', 'HEAD')
+    const p = sb.run(['write', `${t}.md`, '--scope', 'tenant:acme', '--json'], {input: 'x', env: {ENGRAM_SESSION: s}})
+    expect(p.code).toBe(2)
+    const o = sb.run(['write', 'a.md', '--scope', `run:${s}`, '--origin', t], {input: 'x', env: {ENGRAM_SESSION: s}})
+    expect(o.code).toBe(2)
+    const r = sb.run(['read', `${t}.md`, '--scope', `run:${s}`], {env: {ENGRAM_SESSION: s}})
+    for (const out of [p, o, r]) expect(out.stdout + out.stderr).not.toContain(t)
+    expect(git(sb.dir, 'rev-list', '--count', 'HEAD')).toBe(before)
+  })
+
+  it("answers the same for another tenant's proposal id, its prefix, and a missing id", () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const other = sb.run(['session', 'start', '--agent', 'x', '--assigned', 'tenant:globex', '--json']).json.id
+    const theirs = sb.run(['write', 'plan.md', '--scope', 'tenant:globex', '--json'], {input: 'Globex plans.', env: {ENGRAM_SESSION: other}}).json.proposal
+    const a = sb.run(['review', 'show', theirs, '--json'], {env: {ENGRAM_SESSION: s}})
+    const b = sb.run(['review', 'show', theirs.slice(0, 2), '--json'], {env: {ENGRAM_SESSION: s}})
+    const c = sb.run(['review', 'show', 'zzzzzzzz', '--json'], {env: {ENGRAM_SESSION: s}})
+    expect([a.code, b.code, c.code]).toEqual([4, 4, 4])
+    const shape = (r: typeof a, id: string) => ({...r.json.error, message: r.json.error.message.replace(id, 'ID')})
+    expect(shape(a, theirs)).toEqual(shape(c, 'zzzzzzzz'))
+    expect(shape(b, theirs.slice(0, 2))).toEqual(shape(c, 'zzzzzzzz'))
+  })
+
+  it('lets the owner reject a proposal that was tampered with after review', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const w = sb.run(['write', 'a.md', '--scope', 'tenant:acme', '--json'], {input: 'Acme renews in March.', env: {ENGRAM_SESSION: s}}).json
+    const file = join(sb.dir, `.engram/proposals/${w.proposal}.md`)
+    writeFileSync(file, readFileSync(file, 'utf8').replace('author: "claude-code"', 'author: "owner"'))
+    expect(sb.run(['review', 'accept', w.proposal, '--digest', w.digest]).code).toBe(6)
+    const r = sb.run(['review', 'reject', w.proposal, '--reason', 'tampered', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.unreadable).toMatch(/does not match the reviewed change/)
+    expect(sb.run(['review', 'list', '--json']).json.items).toEqual([])
+    expect(git(sb.dir, 'log', '-1', '--format=%B')).toMatch(/Reason: tampered/)
+  })
+})
