@@ -19,6 +19,72 @@ const clip = (s: string, n = 60) => {
 /** The text a reader of this memory would see: title and body. */
 export const visibleText = (c: WriteCandidate) => (c.title ? `${c.title}\n${c.body}` : c.body)
 
+// Explicit direction overrides (RLO, LRO) and the pop that ends them. Unlike the marks and
+// embeddings that right-to-left scripts use, an override has no business in prose: it shows
+// the reader characters in an order other than the one an agent reads.
+const OVERRIDE = /[\u202d\u202e]/
+const OVERRIDE_SPAN = /\u202e([^\u202c\u202d\n]*)\u202c?/g
+// English function words spelt backwards: text stored reversed so that an override shows it forwards.
+const REVERSED_WORDS = /\b(?:eht|dna|rof|htiw|tuohtiw|uoy|ruoy|siht|taht|era|morf|lla|ton|evah|dnes|erongi|ruo|sresu|resu)\b/gi
+
+const reversed = (s: string) => [...s].reverse().join('')
+
+/** The text as a reader sees it: each right-to-left override span reversed. */
+export function asDisplayed(text: string): string {
+  return text.replace(OVERRIDE_SPAN, (_m, inner: string) => reversed(inner))
+}
+
+/**
+ * Direction tricks. The write path strips the controls before the vote (the normaliser then
+ * reports 'bidi'), so the stored order is what an agent reads while a viewer showed the
+ * reverse: look at the text both ways. Marks used by right-to-left scripts reverse nothing
+ * English, so only reversed English counts, or an override still present.
+ */
+function directionHits(c: WriteCandidate, kinds: Set<string>): InstructionHit[] {
+  const override = OVERRIDE.test(c.body)
+  if (!override && !c.normalised.hidden.includes('bidi')) return []
+  const text = visibleText(c)
+  const shown = override ? asDisplayed(text) : reversed(text)
+  const out: InstructionHit[] = []
+  for (const h of detectInstructions(shown)) {
+    if (kinds.has(h.kind)) continue
+    kinds.add(h.kind)
+    out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
+  }
+  if (out.length === 0 && !kinds.has('bidi-override') && (override || (text.match(REVERSED_WORDS)?.length ?? 0) >= 2)) {
+    kinds.add('bidi-override')
+    out.push({kind: 'bidi-override', strength: 'medium', reason: 'text direction trick: a reader is shown an order other than the stored one'})
+  }
+  return out
+}
+
+/**
+ * The folded lines that folding changed, each with the line before and after it (a shape may
+ * span a line break): a disguise can only be where the text changed, and most of a long body
+ * is usually untouched. The whole folded text when folding changed the line count.
+ */
+function changedLines(body: string, folded: string): string {
+  const a = body.split('\n')
+  const b = folded.split('\n')
+  if (a.length !== b.length) return folded
+  const keep = new Uint8Array(b.length)
+  let any = false
+  for (let i = 0; i < b.length; i++) {
+    if (a[i] === b[i]) continue
+    any = true
+    keep[i] = 1
+    if (i > 0) keep[i - 1] = 1
+    if (i + 1 < b.length) keep[i + 1] = 1
+  }
+  if (!any) return ''
+  const out: string[] = []
+  for (let i = 0; i < b.length; i++) {
+    if (keep[i]) out.push(b[i])
+    else if (out.length > 0 && out[out.length - 1] !== '') out.push('')
+  }
+  return out.join('\n')
+}
+
 /**
  * Instruction hits over the visible text, the folded text and every decoded blob.
  * A shape that only appears once look-alike or hidden characters are folded away, or
@@ -30,12 +96,14 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
   const kinds = new Set(plain.map((h) => h.kind))
   const folded = c.normalised.text
   if (folded && folded !== c.body) {
-    for (const h of detectInstructions(c.title ? `${c.title}\n${folded}` : folded)) {
+    const changed = changedLines(c.body, folded)
+    for (const h of detectInstructions(c.title ? `${c.title}\n${changed}` : changed)) {
       if (kinds.has(h.kind)) continue
       kinds.add(h.kind)
       out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
     }
   }
+  out.push(...directionHits(c, kinds))
   for (const blob of c.normalised.decoded) {
     const found = detectInstructions(blob)
     if (found.length > 0) {

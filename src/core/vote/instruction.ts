@@ -26,13 +26,36 @@ interface Rule {
   re: RegExp
   /** what the reason says before the matched phrase */
   label: string
+  /**
+   * Lower-case fragments, in groups: the rule is tried only when the lower-cased text holds one
+   * fragment of every group. Most text fails a gate, and a substring search costs far less than
+   * a failed match. Each fragment is a single word part, so spacing cannot slip past a gate.
+   */
+  gate?: string[][]
+  /** what must end the text just before a match (the rule then needs the g flag and tries each match) */
+  before?: RegExp
 }
 
 const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation|summary|summaries|translations?|explanations?)`
 const PRIOR = String.raw`(?:previous|prior|above|earlier|preceding|former|original|initial|existing|system|safety|developer)`
 const DIRECTIVE_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|context|messages|commands|constraints|policies|programming)`
-const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|everything|information|info|details)`
+const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|exports?|everything|information|info|details)`
+/** "your next reply": which of the assistant's outputs a directive is aimed at */
+const NEXT = String.raw`(?:(?:next|following|upcoming|subsequent|final|first|last)\s+)?`
 const ADDRESS = String.raw`(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?:\/\/|www\.|\[REDACTED:email)`
+
+/** What ends the text before an imperative: a clause start, a conjunction, "please", or an order or licence given to "you". */
+const IMPERATIVE_BEFORE = /(?:^|[.!?:;,\n\u2014\u2013(])[\s"'`*#>-]*$|\b(?:and|then|but|or|please|just|simply|kindly|you\s+(?:may|must|should|will|shall|can\s+now|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|free|required|instructed|expected)\s+to)|you\s+to)\s+$/i
+/** How far back `before` looks. */
+const BEFORE_CHARS = 48
+/** What a safeguard governs: "the review rules", "the data retention policy". */
+const GOVERNED = String.raw`(?:review|security|safety|privacy|retention|data[- ]retention|data[- ]protection|approval|compliance|moderation|content|memory|redaction|access|audit|confidentiality|usage|acceptable[- ]use|sharing|disclosure|escalation|quarantine|verification|validation)`
+const DETERMINER = String.raw`(?:the\s+|any\s+|all\s+|an?\s+|our\s+|your\s+)?`
+const ORDER_NOUN = String.raw`(?:instructions?|commands?|directives?|orders?|prompts?)\b`
+/** The assistant's principal, in the singular. */
+const PRINCIPAL = String.raw`(?:the|your)\s+(?:user|owner|human|operator|reviewer)\b`
+/** The reader the text addresses, when that reader is a model. */
+const AI_READER = String.raw`(?:an?\s+)?(?:ai|a\.i\.|llms?|gpt|chatbots?|bots?|language\s+models?|ai\s+(?:agents?|assistants?|models?|systems?|tools?|readers?)|(?:agents?|assistants?|models?)\s+(?:reading|processing|parsing|summari[sz]ing|handling|ingesting)\b)`
 
 const RULES: Rule[] = [
   // strong: overriding the agent's instructions
@@ -81,7 +104,7 @@ const RULES: Rule[] = [
     re: /!\[[^\]\n]*\]\(\s*https?:\/\/[^)\s]*[?&][\w-]+=(?:\{|\$|%7B|<|\[)/i,
   },
   // medium: directives aimed at the assistant's output
-  {kind: 'aimed-at-output', strength: 'medium', label: 'directive on the reply', re: new RegExp(String.raw`\b(?:in|into|within|throughout)\s+your\s+${OUTPUT_NOUN}\b`, 'i')},
+  {kind: 'aimed-at-output', strength: 'medium', label: 'directive on the reply', re: new RegExp(String.raw`\b(?:in|into|within|throughout)\s+your\s+${NEXT}${OUTPUT_NOUN}\b`, 'i')},
   {
     kind: 'aimed-at-output',
     strength: 'medium',
@@ -156,6 +179,87 @@ const RULES: Rule[] = [
     label: 'link to download or run',
     re: /\b(?:download|install|run|execute|get)\b[^.\n]{0,40}\b(?:tool|app|software|update|patch|program|script|extension|plugin|installer|crack(?:ed)?|game|driver|binary|package)\b[^.\n]{0,40}?(?:https?:\/\/|www\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|info|biz|top|app|dev|site|online)\b)/i,
   },
+  {
+    kind: 'bypass-controls',
+    strength: 'medium',
+    label: 'order to bypass a safeguard',
+    // Imperative only (clause start, "and", "you may/must", "you to"): "attackers tried to bypass
+    // the security checks" and "do not bypass the review process" are statements, not orders.
+    before: IMPERATIVE_BEFORE,
+    re: new RegExp(String.raw`\b(?:ignore|disregard|bypass|circumvent|override|sidestep|evade|skip|suspend|disable|turn\s+off|switch\s+off|get\s+around)\s+(?:(?:the|all|any|every|our|your|its|their|this|these|those|current|usual|normal|standard|existing|applicable|company|team)\s+)*(?:[\w'-]+\s+){0,2}?(?:${GOVERNED}\s+(?:polic(?:y|ies)|rules?|guidelines?|process(?:es)?|procedures?|checks?|controls?|requirements?|restrictions?|settings?|steps?|queues?|gates?|protocols?)|review(?:s|\s+queue|\s+step|\s+process)?|approvals?|redaction|moderation|quarantine|safeguards?|guardrails?|(?:content|safety)\s+filters?)\b`, 'gi'),
+  },
+  // The patterns below start at their rarest word and look behind for the rest: a failed
+  // match then costs one probe of a rare word instead of one per common word.
+  {
+    kind: 'addressed',
+    strength: 'medium',
+    label: 'addressed to the AI',
+    re: new RegExp(String.raw`\b(?:to|for)\s+${DETERMINER}${AI_READER}(?<=\b(?:note|message|hint|tip|reminder|instructions?|memo|request|notice|heads[- ]up|p\.?s\.?|attention|warning|directive|order|task)\s+(?:to|for)\s+${DETERMINER}${AI_READER})`, 'i'),
+  },
+  {kind: 'addressed', strength: 'medium', label: 'addressed to the AI', re: new RegExp(String.raw`\bif\s+you\s+are\s+${AI_READER}`, 'i')},
+  {
+    kind: 'addressed',
+    strength: 'medium',
+    label: 'addressed to the AI',
+    re: /\b(?:reading|processing|parsing|summari[sz]ing|handling|ingesting)\s+(?:this|these)\b(?<=\b(?:any|the|an?)\s+(?:ai|llm|(?:ai\s+)?(?:agent|assistant|model|bot))s?\s+(?:that\s+(?:is|are)\s+)?\w+\s+th\w+)/i,
+  },
+  {
+    kind: 'memory-plant',
+    strength: 'medium',
+    label: 'order to write memory',
+    gate: [['memor']],
+    // What a write says about memory itself: an agent writing a fact does not tell itself where to file it.
+    re: /\b(?:save|store|write|add|commit|record|persist|put|keep|remember|memori[sz]e|insert|plant|inject|pin)\b[^.\n]{0,40}?\b(?:to|in|into|as)\s+(?:your\s+|the\s+|its\s+|a\s+)?(?:long[- ]term|permanent|persistent|curated|core|durable|shared|global)\s+memor(?:y|ies)\b|\b(?:straight|directly|right)\s+(?:in)?to\s+(?:the\s+|your\s+)?(?:[\w-]+\s+)?memory\b|\b(?:save|store|write|commit|record|remember|memori[sz]e)\s+(?:this|that|it|the\s+following)\b[^.\n]{0,20}?\b(?:to|in|into)\s+(?:your\s+)?memory\b/i,
+  },
+  {
+    kind: 'data-boundary',
+    strength: 'strong',
+    label: 'claims to be an instruction, not data',
+    // "… is not data but an instruction", "an instruction, not data"
+    re: new RegExp(
+      String.raw`(?:\bnot|n['’]t)\s+(?:just\s+|merely\s+|simply\s+|really\s+)?(?:data|content|text|information|input|part\s+of\s+the\s+(?:data|document|e-?mail|message|page|content|input|context|text))\b(?:(?<=\b(?:instructions?|commands?|directives?)\s*,?\s+(?:and\s+)?not\s+(?:just\s+|merely\s+)?\w+)|[^.\n]{0,24}?\b(?:but|it['’]?s|rather|instead)\b[^.\n]{0,24}?\b${ORDER_NOUN})`,
+      'i',
+    ),
+  },
+  {
+    kind: 'data-boundary',
+    strength: 'strong',
+    label: 'claims to be an instruction, not data',
+    re: new RegExp(String.raw`\btreat\s+(?:the\s+following|this|what\s+follows|the\s+(?:text|lines?)\s+below)\s+as\s+(?:an?\s+|your\s+)?(?:system\s+)?${ORDER_NOUN}`, 'i'),
+  },
+  {
+    kind: 'data-boundary',
+    strength: 'medium',
+    label: 'a forged end-of-data marker',
+    // A line that only closes the data, with text after it: the text poses as what comes next in the prompt.
+    re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted\s*[\w ]{0,12}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*[-=#*>\])]{0,6}[ \t]*\n\s*\S/i,
+  },
+  {
+    kind: 'authority',
+    strength: 'medium',
+    label: "claims to speak for the assistant's principal",
+    re: /\bfrom\s+your\s+(?:operator|owner|developer|creator|admin(?:istrator)?|principal|master|maker|supervisor|handler|programmer)s?\b(?<=\b(?:instructions?|orders?|commands?|directives?|messages?|requests?|notes?|word)\s+from\s+your\s+\w+)/i,
+  },
+  {
+    kind: 'exfiltration',
+    strength: 'medium',
+    label: 'asks to reveal a credential file',
+    before: /\b(?:include|paste|print|cat|dump|reveal|disclose|output|send|upload|post|leak|exfiltrate|attach|e-?mail|forward|echo|display|show|share|read\s+out|contents?\s+of)\b[^\n]{0,40}$/i,
+    re: /(?:\.aws\/(?:credentials|config)\b|\.ssh\/(?:id_\w+|authorized_keys|known_hosts)\b(?!\.pub)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\/etc\/(?:shadow|passwd|sudoers)\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|\.docker\/config\.json|\.kube\/config\b|\.npmrc\b|\.pypirc\b|\bwallet\.dat\b|\bLogin\s+Data\b|\bcookies\.sqlite\b)/gi,
+  },
+  // "the user" in the singular is how text speaks of an assistant's principal; mail says "users" or "customers".
+  {
+    kind: 'secrecy',
+    strength: 'medium',
+    label: "asks to act behind the user's back",
+    re: /\b(?:user|owner|human|operator|reviewer)\b(?<=\b(?:(?:without|before)\s+(?:telling|informing|notifying|alerting|asking|warning|consulting|letting)|(?:not|don['’]?t|never)\s+(?:tell|inform|notify|alert|warn|ask|let))\s+(?:the|your)\s+\w+)/i,
+  },
+  {
+    kind: 'secrecy',
+    strength: 'medium',
+    label: "asks to act behind the user's back",
+    re: new RegExp(String.raw`\bmention\s+(?:this|it|that)\s+to\s+${PRINCIPAL}(?<=\b(?:not|don['’]?t|never)\s+mention\s+\w+\s+to\s+\w+\s+\w+)|\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|private|confidential)\s+from\s+${PRINCIPAL}|\bwithout\s+(?:the|your)\s+(?:user|owner|human)(?:['’]s)?\s+(?:knowing|knowledge|noticing|consent)\b`, 'i'),
+  },
 ]
 
 // Code that gathers local secrets and ships them over the network: exfiltration written as code.
@@ -172,7 +276,7 @@ const DIRECTIVE_START = new RegExp(
 
 const CODE_PHRASE =
   /\b(?:following|subsequent|below|above|attached|this|these)\s+(?:code|snippet|script|lines?\s+of\s+code)(?:\s+(?:block|snippet|excerpt|section|fragment|segment|sample))?\b|\b(?:code|snippet|script)(?:\s+(?:block|excerpt|section|fragment|segment|sample))?\s+(?:below|above|that\s+follows)\b/i
-const YOUR_OUTPUT = new RegExp(String.raw`\byour\s+(?:${OUTPUT_NOUN}|message)(?:'s)?\b`, 'i')
+const YOUR_OUTPUT = new RegExp(String.raw`\byour\s+${NEXT}(?:${OUTPUT_NOUN}|message)(?:'s)?\b`, 'i')
 
 /** Content-producing tasks and questions: a write that is only this is a request, not a memory. */
 const REQUEST_START = new RegExp(
@@ -200,6 +304,21 @@ export function sentences(text: string): string[] {
     .filter((s) => s.length > 0)
 }
 
+/** The first match of the global `re` whose preceding text satisfies `before`. */
+function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray | null {
+  re.lastIndex = 0
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const start = Math.max(0, m.index - BEFORE_CHARS)
+    // Cut mid-text, the look-back must not read its own start as the start of a clause.
+    const pre = start === 0 ? text.slice(0, m.index) : `\u0000${text.slice(start, m.index)}`
+    if (before.test(pre)) {
+      re.lastIndex = 0
+      return m
+    }
+  }
+  return null
+}
+
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
   const hits: InstructionHit[] = []
@@ -209,9 +328,14 @@ export function detectInstructions(text: string): InstructionHit[] {
     seen.add(h.kind)
     hits.push(h)
   }
+  let lower: string | undefined
   for (const rule of RULES) {
     if (seen.has(rule.kind)) continue
-    const m = rule.re.exec(text)
+    if (rule.gate) {
+      lower ??= text.toLowerCase()
+      if (!rule.gate.every((group) => group.some((g) => lower!.includes(g)))) continue
+    }
+    const m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
   }
 

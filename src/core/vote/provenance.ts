@@ -19,6 +19,8 @@ const FORGED_AUTHORITY: RegExp[] = [
   /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i,
   new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i'),
   /^\s*\[(?:owner|admin(?:istrator)?|system|root)\]\s*:?/im,
+  // A frontmatter block inside the body that sets provenance fields: metadata only the tool writes.
+  /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/,
 ]
 
 const isElevated = (o: string | undefined) => o !== undefined && (ELEVATED_ORIGINS as readonly string[]).includes(o)

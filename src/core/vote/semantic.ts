@@ -18,7 +18,9 @@ const STOP = new Set(
     'a an the is are was were be been being am do does did doing of to in on at for with by from as and or but if then so that this these those ' +
     'it its we our you your they their them he she his her i my me us there here has have had having will would should can could may might must shall ' +
     'now also just very really actually instead update updated anymore any all some each other than too into onto about over under again still only ' +
-    'what which who whom when where why how please note notes fyi currently today ok okay yes well set uses use used using'
+    'what which who whom when where why how please note notes fyi currently today ok okay yes well set uses use used using ' +
+    // function words of time, and the word that announces a change: neither is the subject
+    'after before during since until changed'
   ).split(' '),
 )
 const NEGATION = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot', "can't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "shouldn't", "mustn't", "didn't", "hasn't", "haven't"])
@@ -38,9 +40,18 @@ const VALUE_WORDS = new Set(
     'one two three four five six seven eight nine ten eleven twelve hourly daily nightly weekly fortnightly monthly quarterly yearly annually'
   ).split(' '),
 )
+/**
+ * "may" is a modal verb, and a stop word, except where it names the month: after a preposition
+ * of time ("renew in May", "until May") or before a day or a year ("May 5", "May 2026").
+ */
+const MONTH_PREP = new Set(['in', 'on', 'by', 'until', 'till', 'since', 'from', 'through', 'before', 'after', 'during', 'early', 'late', 'mid', 'next', 'last', 'of', 'between'])
+const MODAL_NEXT = new Set(['be', 'have', 'not', 'also', 'well', 'still', 'need', 'want', 'take', 'get', 'vary', 'change', 'apply', 'differ', 'contain', 'include', 'help', 'seem', 'cause', 'require', 'use', 'result', 'affect', 'find', 'see', 'occur', 'happen', 'lead', 'mean', 'come', 'go', 'do', 'become', 'only', 'even', 'never', 'already', 'soon'])
+const DIGITS = /^\d/
+
 /** A value's owner: the token after one of these is what the sentence says its subject is. */
 const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
-const CHANGE_MARKER = /\b(?:no\s+longer|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|update:|correction:|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b/i
+// A colon ends a marker as well as a word boundary does ("Correction: …"); \b after ':' would need a letter.
+const CHANGE_MARKER = /\b(?:no\s+longer|(?:has|have|had)\s+changed|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b|\b(?:update|correction|changed):/i
 
 // Splitting on an explicit class is several times faster than matching \p{L} tokens, and
 // this runs over every neighbour on every write. Letters of all scripts stay in tokens.
@@ -116,6 +127,13 @@ function classify(tok: string): TokenClass {
   return out
 }
 
+function isMonthMay(before: string, pieces: string[], k: number): boolean {
+  let next = ''
+  for (let j = k + 1; j < pieces.length && next === ''; j++) next = pieces[j]
+  if (DIGITS.test(next)) return true
+  return MONTH_PREP.has(before) && !MODAL_NEXT.has(next)
+}
+
 const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
 
 function sentenceInfo(s: string): SentenceInfo {
@@ -125,7 +143,18 @@ function sentenceInfo(s: string): SentenceInfo {
   let afterCopula = false
   let position = 0
   // `s` is already lower-cased with straight apostrophes (see docInfo).
-  for (const piece of s.split(SPLIT)) {
+  const pieces = s.split(SPLIT)
+  let previous = ''
+  for (let k = 0; k < pieces.length; k++) {
+    const piece = pieces[k]
+    const before = previous
+    if (piece !== '') previous = piece
+    if ((piece === 'may' || piece === 'may.') && isMonthMay(before, pieces, k)) {
+      afterCopula = false
+      position++
+      values.add('may')
+      continue
+    }
     let start = 0
     let end = piece.length
     while (start < end && isEdge(piece.charCodeAt(start))) start++
@@ -197,7 +226,9 @@ const jaccard = (a: Set<string>, b: Set<string>) => {
 /** Two sentences talk about the same subject when most of their content words agree. */
 function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
   const j = shared / (a.words.size + b.words.size - shared)
-  if (Math.min(a.words.size, b.words.size) <= 2) return shared >= 1 && j >= 0.6
+  const small = Math.min(a.words.size, b.words.size)
+  // A short sentence whose every content word recurs in the other is about the same thing.
+  if (small <= 2) return shared >= 1 && (j >= 0.6 || (shared >= 2 && shared === small))
   return shared >= 2 && j >= 0.5
 }
 
@@ -230,7 +261,10 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
     }
   }
   const docJ = jaccard(cand.words, nb.words)
-  if (marker && overlap(cand.words, nb.words) >= 3 && docJ >= 0.25) {
+  const common = overlap(cand.words, nb.words)
+  // An announced change that restates a good part of a memory replaces it, however much new
+  // detail it adds: hence the share of the memory's words too, not only of both together.
+  if (marker && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
