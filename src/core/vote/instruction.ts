@@ -63,6 +63,7 @@ const RULES: Rule[] = [
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions',
+    gate: [['ignor', 'disregard', 'forget', 'overrid', 'bypass', 'discard']],
     re: new RegExp(
       String.raw`\b(?:ignore|disregard|forget|override|bypass|discard)\s+(?:(?:all|any|the|your|my|of|these|those|every)\s+){0,3}${PRIOR}\s+${DIRECTIVE_NOUN}\b`,
       'i',
@@ -72,25 +73,28 @@ const RULES: Rule[] = [
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions',
+    gate: [['ignor', 'disregard', 'forget']],
     re: new RegExp(String.raw`\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the)\s+(?:instructions|rules|guidelines|programming|system\s+prompt)\b`, 'i'),
   },
   {
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions',
+    gate: [['ignor', 'disregard', 'forget']],
     re: /\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before|previously|(?:that\s+)?you(?:'ve|\s+have|\s+were)\s+(?:been\s+)?told)/i,
   },
   // strong: chat-template role markers
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^[ \t>*_#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:/m},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /<\/?\s*(?:system|assistant|sys|instructions?|developer)\s*>/i},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /\[\/?INST\]|<<\/?SYS>>|<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>/i},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^\s*#{2,}\s*(?:instructions?|system(?:\s+prompt)?|response)\s*:?\s*$/im},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', re: /^\s*(?:system|assistant)\s+(?:prompt|message)\s*:/im},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['system', 'assistant', 'developer']], re: /^[ \t>*_#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:/m},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['<']], re: /<\/?\s*(?:system|assistant|sys|instructions?|developer)\s*>/i},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['inst]', '<<', '<|']], re: /\[\/?INST\]|<<\/?SYS>>|<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>/i},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['##']], re: /^\s*#{2,}\s*(?:instructions?|system(?:\s+prompt)?|response)\s*:?\s*$/im},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['system', 'assistant']], re: /^\s*(?:system|assistant)\s+(?:prompt|message)\s*:/im},
   // strong: sending data somewhere
   {
     kind: 'exfiltration',
     strength: 'strong',
     label: 'exfiltration',
+    gate: [['@', 'http', 'www.', '[redacted:email']],
     re: new RegExp(
       String.raw`\b(?:send|forward|e-?mail|mail|post|upload|transmit|exfiltrate|leak|copy|share|report|submit|bcc|cc)\b[^.\n]{0,60}?\b${DATA_OBJECT}\b[^.\n]{0,60}?\b(?:to|at|into|via)\s+${ADDRESS}`,
       'i',
@@ -121,6 +125,7 @@ const RULES: Rule[] = [
     kind: 'aimed-at-output',
     strength: 'medium',
     label: 'directive on every reply',
+    gate: [['answer', 'respons', 'repl', 'output', 'conversation', 'session']],
     re: /\b(?:to|in|into|with|for|on)\s+(?:every|each|all|any)\s+(?:future\s+|subsequent\s+)?(?:answers?|responses?|replies|outputs?)\b|\b(?:all|every)\s+(?:future|subsequent)\s+(?:answers?|responses?|replies|outputs?|conversations?|sessions?)\b/i,
   },
   {
@@ -134,12 +139,14 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'directive about the user',
     // imperative only: "we urge users to update" and "will notify users" are a sender speaking
+    gate: [['user', 'reader', 'human']],
     re: /\b(?:tell|inform|remind|warn|advise|convince|urge|persuade|instruct|notify)(?<!\b(?:we|i|they|will|would|'ll|to|may|might|can|could)\s+\w+)\s+(?:the\s+|all\s+|any\s+)?(?:users?|readers?|humans?)\b/i,
   },
   {
     kind: 'addressed',
     strength: 'medium',
     label: 'directive to the assistant',
+    gate: [['assistant', 'bot', 'agent', 'model', 'llm']],
     re: /\b(?:the|this|an?|any)\s+(?:ai\s+)?(?:assistant|chatbot|bot|agent|model|llm)\s+(?:should|must|shall|needs?\s+to|has\s+to|is\s+(?:to|required\s+to|instructed\s+to)|may\s+not|must\s+not|should\s+not|will\s+(?:now|always|never))\b/i,
   },
   {kind: 'from-now-on', strength: 'medium', label: 'standing order', re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
@@ -171,6 +178,7 @@ const RULES: Rule[] = [
     kind: 'pipe-to-shell',
     strength: 'medium',
     label: 'download piped to a shell',
+    gate: [['|', '$(', 'iex', 'powershell']],
     re: /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:bash|sh)\s+-c\s+["']?\$\((?:curl|wget)|\biex\s*\(|powershell[^\n]{0,40}\s-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{20,}/i,
   },
   {
