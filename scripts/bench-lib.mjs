@@ -3,7 +3,7 @@
 // is part of engram itself; it drives the built CLI (bin/run.js) and dist/.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {createConnection} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -119,6 +119,23 @@ export function engram(args, opts = {}) {
 
 // ---------------------------------------------------------------- stores
 
+/**
+ * Forget what this machine remembers about a store at `dir` (the highest manifest serials
+ * seen, the verified-signature cache: both kept in the config folder, keyed by the store's
+ * path). A store generated or cloned anew at a path the bench used before is a new store;
+ * without this its serial 1 manifest would rightly be refused as a rollback.
+ */
+export function forgetStoreState(dir) {
+  let root
+  try {
+    root = realpathSync(dir)
+  } catch {
+    root = resolve(dir)
+  }
+  const key = `${createHash('sha256').update(root).digest('hex').slice(0, 16)}.json`
+  for (const sub of ['state', join('cache', 'verified')]) rmSync(join(CONFIG_DIR, sub, key), {force: true})
+}
+
 const GEN = join(ROOT, 'scripts', 'gen-store.mjs')
 
 /**
@@ -138,6 +155,7 @@ export async function ensureStore(name, spec, setup, log) {
       return {dir, extra: had.extra, generatedMs: had.generatedMs, reused: true}
     }
   }
+  forgetStoreState(dir)
   rmSync(dir, {recursive: true, force: true})
   rmSync(paramsFile, {force: true})
   mkdirSync(dirname(dir), {recursive: true})

@@ -16,7 +16,7 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {
-  ask, BENCH, BIN, buildFts, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, FTS_SQL,
+  ask, BENCH, BIN, buildFts, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, forgetStoreState, FTS_SQL,
   ftsQuery, hasTimeV, loadBetterSqlite, memoryFiles, ROOT, snapshotCli, startServe, stats, timed, timedRss, votePipeline,
   warmNeighbourLookup, which,
 } from './bench-lib.mjs'
@@ -294,6 +294,7 @@ async function benchWarm({size, spec, dir, files, queries, r}) {
 async function benchIncremental(dir, spec, r) {
   log('10k: incremental update after accepted writes (clone)')
   const clone = join(BENCH, 'tmp', 'incr-10k')
+  forgetStoreState(clone)
   rmSync(clone, {recursive: true, force: true})
   mkdirSync(join(BENCH, 'tmp'), {recursive: true})
   execFileSync('git', ['clone', '-q', dir, clone])
@@ -317,7 +318,7 @@ async function benchIncremental(dir, spec, r) {
       const {word, acceptMs, path} = acceptOne(k)
       const search = () => engram(['search', word, '--base', clone, '--scope', spec.scope, '--limit', '10', '--json'])
       const first = search()
-      if (!JSON.parse(first.stdout).hits.some((h) => h.path === path)) throw new Error(`the accepted write ${path} was not found by the next search`)
+      if (!JSON.parse(first.stdout).hits.some((h) => h.path === path)) throw new Error(`the accepted write ${path} was not found by the next search: ${first.stdout.slice(0, 400)} ${first.stderr.slice(0, 400)}`)
       // three plain searches per write: whole-process times spread by tens of ms
       const plain = stats([search().ms, search().ms, search().ms]).p50
       whole.push({first: first.ms, plain, accept: acceptMs})
@@ -339,6 +340,7 @@ async function benchIncremental(dir, spec, r) {
     r.rows.incrRefresh = stats(inproc.map((x) => x.update))
     r.rows.incrNoop = stats(inproc.map((x) => x.noop))
   } finally {
+    forgetStoreState(clone)
     rmSync(clone, {recursive: true, force: true})
   }
 }
