@@ -1,4 +1,4 @@
-import {readFileSync} from 'node:fs'
+import {readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {writeFileAtomic} from './fsutil.js'
@@ -25,6 +25,11 @@ export function seenSerials(store: Store): Record<string, number> {
   } catch {
     return {}
   }
+}
+
+/** A new store at a path forgets what an old store there had seen (called by init). */
+export function forgetSerials(store: Store): void {
+  rmSync(stateFile(store), {force: true})
 }
 
 /** Remember a serial this machine has seen verify (never lowers what is recorded). */

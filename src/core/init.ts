@@ -4,6 +4,7 @@ import {join, resolve} from 'node:path'
 import {commitPaths} from './commit.js'
 import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
+import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
 import {checkKeyName, configDir, loadPrivateKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
 import {generateKeyPair, KeyPair} from './sign.js'
@@ -55,6 +56,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   writeFileSync(join(e, '.gitignore'), ENGRAM_GITIGNORE)
 
   const store = new Store(root, (await gitTopLevel(root))!)
+  forgetSerials(store)
   const paths = ['.engram', 'org/.gitkeep']
   let owner: InitResult['owner'] = null
   if (!opts.noKey) {
