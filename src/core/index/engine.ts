@@ -19,6 +19,23 @@ const PREFIX_WEIGHT = 0.375
 const FUZZY_WEIGHT = 0.45
 const MAX_PREFIX_EXPANSIONS = 20
 const MAX_FUZZY_EXPANSIONS = 20
+const MAX_CACHED_SCANS = 4096
+/** ~12 bytes each: about 50 MB of cached term scores per view at most */
+const MAX_SCORED_POSTINGS = 4_000_000
+
+interface Scratch {
+  scores: Float64Array
+  hitTerms: Uint16Array
+  mustHits: Uint16Array
+  excluded: Uint8Array
+  stamp: Int32Array
+  touched: Int32Array
+}
+
+export interface TermScores {
+  docs: Int32Array
+  s: Float64Array
+}
 
 export interface Candidate {
   view: ShardView
@@ -38,6 +55,16 @@ export class ShardView {
   private readonly deltaPostings = new Map<string, number[]>()
   private readonly deltaTerms: string[]
   private readonly deltaLens: Uint32Array
+  /**
+   * Dictionary scans per query term (prefix and fuzzy candidates), kept for the life of
+   * the view: a view is one base build plus one delta, so a change of either makes a new
+   * view and an empty cache. Bounded; cleared when full.
+   */
+  private readonly scans = new Map<string, {prefix: string[]; fuzzy: [string, number][]}>()
+  /** Per term: its live documents and each one's BM25 term score (fixed for the view); bounded by postings held. */
+  private readonly scored = new Map<string, TermScores>()
+  private scoredPostings = 0
+  private scratchArrays: Scratch | undefined
 
   constructor(scope: string, base: LoadedShard | undefined, delta: Delta | undefined) {
     this.scope = scope
@@ -123,6 +150,81 @@ export class ShardView {
     return [...out]
   }
 
+  /**
+   * The live documents holding `term` and, for each, the BM25 sum over fields before IDF
+   * and expansion weight. Depends only on the view's statistics, so it is computed once.
+   */
+  termScores(term: string): TermScores {
+    const hit = this.scored.get(term)
+    if (hit) return hit
+    const p = this.postings(term)
+    const docs = Int32Array.from(p.docs)
+    const s = new Float64Array(docs.length)
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i]
+      let v = 0
+      for (let f = 0; f < FIELDS; f++) {
+        const tf = p.tfs[i * FIELDS + f]
+        if (tf === 0) continue
+        const norm = 1 - B + (B * this.fieldLength(doc, f)) / (this.avg[f] || 1)
+        v += BOOST[f] * (D + (tf * (K1 + 1)) / (tf + K1 * norm))
+      }
+      s[i] = v
+    }
+    const out = {docs, s}
+    if (this.scoredPostings + docs.length > MAX_SCORED_POSTINGS) {
+      this.scored.clear()
+      this.scoredPostings = 0
+    }
+    this.scored.set(term, out)
+    this.scoredPostings += docs.length + 8
+    return out
+  }
+
+  /** Per-document working arrays for scoring, made once per view (scoreDocs leaves them zeroed). */
+  scratch(): Scratch {
+    if (!this.scratchArrays) {
+      const size = this.baseN + (this.delta?.docs.length ?? 0)
+      this.scratchArrays = {
+        scores: new Float64Array(size),
+        hitTerms: new Uint16Array(size),
+        mustHits: new Uint16Array(size),
+        excluded: new Uint8Array(size),
+        stamp: new Int32Array(size).fill(-1),
+        touched: new Int32Array(size),
+      }
+    }
+    return this.scratchArrays
+  }
+
+  /** Number of documents (base, deleted ones included, and delta) holding `term`, without decoding postings. */
+  docFreq(term: string): number {
+    let n = 0
+    const base = this.base
+    if (base) {
+      const t = base.termIndex(term)
+      if (t >= 0) {
+        // every posting is four varints, each ending in a byte below 0x80
+        const p = base.post
+        for (let i = base.termOff[t], end = base.termOff[t + 1]; i < end; i++) if (p[i] < 0x80) n++
+        n >>>= 2
+      }
+    }
+    return n + (this.deltaPostings.get(term)?.length ?? 0) / 2
+  }
+
+  /** Prefix and fuzzy candidates of a query term, sorted as `expand` takes them (cached per view). */
+  scan(term: string, fuzzyMax: number): {prefix: string[]; fuzzy: [string, number][]} {
+    let hit = this.scans.get(term)
+    if (hit) return hit
+    const prefix = term.length >= 3 ? this.prefixTerms(term).filter((t) => t !== term).sort((a, b) => a.length - b.length || (a < b ? -1 : 1)) : []
+    const fuzzy = fuzzyMax > 0 ? [...this.fuzzyTerms(term, fuzzyMax)].filter(([t]) => t !== term).sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)) : []
+    hit = {prefix, fuzzy}
+    if (this.scans.size >= MAX_CACHED_SCANS) this.scans.clear()
+    this.scans.set(term, hit)
+    return hit
+  }
+
   /** Dictionary terms within `max` edits of `term`, with their distance. */
   fuzzyTerms(term: string, max: number): Map<string, number> {
     const out = new Map<string, number>()
@@ -178,104 +280,177 @@ function fuzzyDistanceFor(term: string): number {
   return 0
 }
 
-interface Expansion {
+interface Expansion extends TermScores {
   term: string
   weight: number
-  docs: number[]
-  tfs: number[]
 }
 
 /** The terms a query term matches in a view: exact, then prefix, then fuzzy; live terms only. */
 function expand(view: ShardView, q: QueryTerm): Expansion[] {
   const out: Expansion[] = []
   const seen = new Set<string>([q.term])
-  const exact = view.postings(q.term)
+  const exact = view.termScores(q.term)
   if (exact.docs.length > 0) out.push({term: q.term, weight: 1, ...exact})
   if (!q.expand) return out
-  if (q.term.length >= 3) {
-    const cands = view
-      .prefixTerms(q.term)
-      .filter((t) => !seen.has(t))
-      .sort((a, b) => a.length - b.length || (a < b ? -1 : 1))
-    let taken = 0
-    for (const t of cands) {
-      if (taken >= MAX_PREFIX_EXPANSIONS) break
-      seen.add(t)
-      const p = view.postings(t)
-      if (p.docs.length === 0) continue
-      const distance = t.length - q.term.length
-      out.push({term: t, weight: (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), ...p})
-      taken++
-    }
+  const {prefix, fuzzy} = view.scan(q.term, fuzzyDistanceFor(q.term))
+  let taken = 0
+  for (const t of prefix) {
+    if (taken >= MAX_PREFIX_EXPANSIONS) break
+    seen.add(t)
+    const p = view.termScores(t)
+    if (p.docs.length === 0) continue
+    const distance = t.length - q.term.length
+    out.push({term: t, weight: (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), ...p})
+    taken++
   }
-  const max = fuzzyDistanceFor(q.term)
-  if (max > 0) {
-    const cands = [...view.fuzzyTerms(q.term, max)].filter(([t]) => !seen.has(t)).sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
-    let taken = 0
-    for (const [t, distance] of cands) {
-      if (taken >= MAX_FUZZY_EXPANSIONS) break
-      seen.add(t)
-      const p = view.postings(t)
-      if (p.docs.length === 0) continue
-      out.push({term: t, weight: (FUZZY_WEIGHT * t.length) / (t.length + distance), ...p})
-      taken++
-    }
+  taken = 0
+  for (const [t, distance] of fuzzy) {
+    if (taken >= MAX_FUZZY_EXPANSIONS) break
+    if (seen.has(t)) continue
+    seen.add(t)
+    const p = view.termScores(t)
+    if (p.docs.length === 0) continue
+    out.push({term: t, weight: (FUZZY_WEIGHT * t.length) / (t.length + distance), ...p})
+    taken++
   }
   return out
 }
 
+/** Matching documents of one view with their final scores (parallel arrays, unordered). */
+export interface Scored {
+  view: ShardView
+  docs: Int32Array
+  scores: Float64Array
+}
+
 /**
- * Score one view. Returns every matching live document (required terms present,
- * excluded ones absent) and the terms that matched, for snippets.
+ * Score one view: every matching live document (required terms present, excluded ones
+ * absent), and the terms that matched, for snippets. Works in the view's scratch arrays,
+ * which it leaves zeroed (a search is synchronous, so one set per view is enough).
  */
-export function scoreView(view: ShardView, query: QueryTerm[], matched: Set<string>): Candidate[] {
-  const size = view.baseN + (view.delta?.docs.length ?? 0)
-  if (view.n === 0) return []
-  const scores = new Float64Array(size)
-  const hitTerms = new Uint16Array(size)
-  const mustHits = new Uint16Array(size)
-  const excluded = new Uint8Array(size)
-  const stamp = new Int32Array(size).fill(-1)
-  const touched: number[] = []
+export function scoreDocs(view: ShardView, query: QueryTerm[], matched: Set<string>): Scored {
+  if (view.n === 0) return {view, docs: new Int32Array(0), scores: new Float64Array(0)}
+  const {scores, hitTerms, mustHits, excluded, stamp, touched} = view.scratch()
+  let nTouched = 0
+  const excludedLists: Int32Array[] = []
   let positive = 0
   let musts = 0
-  query.forEach((q, qi) => {
-    if (q.mode === 'not') {
-      for (const d of view.postings(q.term).docs) excluded[d] = 1
-      return
+  try {
+    query.forEach((q, qi) => {
+      if (q.mode === 'not') {
+        const docs = view.termScores(q.term).docs
+        excludedLists.push(docs)
+        for (let i = 0; i < docs.length; i++) excluded[docs[i]] = 1
+        return
+      }
+      positive++
+      if (q.mode === 'must') musts++
+      for (const e of expand(view, q)) {
+        matched.add(e.term)
+        const df = e.docs.length
+        const idf = Math.log(1 + (view.n - df + 0.5) / (df + 0.5))
+        const w = e.weight * idf
+        const must = q.mode === 'must'
+        for (let i = 0; i < e.docs.length; i++) {
+          const doc = e.docs[i]
+          if (stamp[doc] !== qi) {
+            if (stamp[doc] === -1) touched[nTouched++] = doc
+            stamp[doc] = qi
+            hitTerms[doc]++
+            if (must) mustHits[doc]++
+          }
+          scores[doc] += w * e.s[i]
+        }
+      }
+    })
+    const docs = new Int32Array(nTouched)
+    const final = new Float64Array(nTouched)
+    let k = 0
+    for (let i = 0; i < nTouched; i++) {
+      const doc = touched[i]
+      if (excluded[doc] || mustHits[doc] < musts) continue
+      docs[k] = doc
+      // documents matching more of the query's words rank above those matching one word often
+      final[k++] = (scores[doc] * hitTerms[doc]) / positive
     }
-    positive++
-    if (q.mode === 'must') musts++
-    for (const e of expand(view, q)) {
-      matched.add(e.term)
-      const df = e.docs.length
-      const idf = Math.log(1 + (view.n - df + 0.5) / (df + 0.5))
-      for (let i = 0; i < e.docs.length; i++) {
-        const doc = e.docs[i]
-        let s = 0
-        for (let f = 0; f < FIELDS; f++) {
-          const tf = e.tfs[i * FIELDS + f]
-          if (tf === 0) continue
-          const norm = 1 - B + (B * view.fieldLength(doc, f)) / (view.avg[f] || 1)
-          s += BOOST[f] * (D + (tf * (K1 + 1)) / (tf + K1 * norm))
+    return {view, docs: docs.subarray(0, k), scores: final.subarray(0, k)}
+  } finally {
+    for (let i = 0; i < nTouched; i++) {
+      const doc = touched[i]
+      scores[doc] = 0
+      hitTerms[doc] = 0
+      mustHits[doc] = 0
+      stamp[doc] = -1
+    }
+    for (const list of excludedLists) for (let i = 0; i < list.length; i++) excluded[list[i]] = 0
+  }
+}
+
+/** scoreDocs as candidate objects (every match; for callers that sort them all). */
+export function scoreView(view: ShardView, query: QueryTerm[], matched: Set<string>): Candidate[] {
+  const {docs, scores} = scoreDocs(view, query, matched)
+  const out: Candidate[] = []
+  for (let i = 0; i < docs.length; i++) out.push({view, doc: docs[i], path: view.path(docs[i]), score: scores[i]})
+  return out
+}
+
+/**
+ * Matches of several views in compareCandidates order, lazily: rounds of the next `batch`
+ * best scores (doubling each round), found with a small heap and then sorted, so a search
+ * pays for its limit plus what its filter rejects, not for sorting every matching document.
+ * A round takes every document tied with its lowest score, so ties keep their order.
+ */
+export function* bestFirst(sets: Scored[], batch = 32): Generator<Candidate> {
+  let upper = Infinity
+  let k = Math.max(1, batch)
+  for (;;) {
+    const heap = new Float64Array(k)
+    let size = 0
+    for (const set of sets) {
+      const sc = set.scores
+      for (let i = 0; i < sc.length; i++) {
+        const v = sc[i]
+        if (!(v < upper)) continue
+        if (size < k) {
+          // sift up in a min-heap
+          let j = size++
+          heap[j] = v
+          while (j > 0) {
+            const parent = (j - 1) >>> 1
+            if (heap[parent] <= heap[j]) break
+            ;[heap[parent], heap[j]] = [heap[j], heap[parent]]
+            j = parent
+          }
+        } else if (v > heap[0]) {
+          heap[0] = v
+          let j = 0
+          for (;;) {
+            const l = 2 * j + 1
+            if (l >= k) break
+            const m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l
+            if (heap[m] >= heap[j]) break
+            ;[heap[m], heap[j]] = [heap[j], heap[m]]
+            j = m
+          }
         }
-        if (stamp[doc] === -1) touched.push(doc)
-        if (stamp[doc] !== qi) {
-          stamp[doc] = qi
-          hitTerms[doc]++
-          if (q.mode === 'must') mustHits[doc]++
-        }
-        scores[doc] += e.weight * idf * s
       }
     }
-  })
-  const out: Candidate[] = []
-  for (const doc of touched) {
-    if (excluded[doc] || mustHits[doc] < musts) continue
-    // documents matching more of the query's words rank above those matching one word often
-    out.push({view, doc, path: view.path(doc), score: (scores[doc] * hitTerms[doc]) / positive})
+    if (size === 0) return
+    const lower = size < k ? -Infinity : heap[0]
+    const round: Candidate[] = []
+    for (const set of sets) {
+      const {view, docs, scores} = set
+      for (let i = 0; i < scores.length; i++) {
+        const v = scores[i]
+        if (v < upper && v >= lower) round.push({view, doc: docs[i], path: view.path(docs[i]), score: v})
+      }
+    }
+    round.sort(compareCandidates)
+    yield* round
+    if (lower === -Infinity) return
+    upper = lower
+    k *= 2
   }
-  return out
 }
 
 export function compareCandidates(a: Candidate, b: Candidate): number {

@@ -2,8 +2,7 @@ import {existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync} from 'n
 
 import {formatScope, parseScope} from '../scope.js'
 import type {Store} from '../store.js'
-import {compareCandidates, makeSnippet, scoreView, ShardView} from './engine.js'
-import type {Candidate} from './engine.js'
+import {bestFirst, makeSnippet, scoreDocs, ShardView} from './engine.js'
 import type {Delta, DeltaDoc} from './shard.js'
 import {
   CorruptIndexError,
@@ -19,9 +18,12 @@ import {
 } from './shard.js'
 import {catBlobs} from '../git.js'
 import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
-import {parseQuery} from './tokenize.js'
+import {readHead} from './head.js'
+import {parseQuery, tokenize} from './tokenize.js'
+import type {QueryTerm} from './tokenize.js'
 
 export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'
+export {readHead} from './head.js'
 
 /**
  * The derived search index (DESIGN.md §6): one shard per scope under `.engram/index/`,
@@ -68,6 +70,14 @@ export interface SearchOptions {
   /** applied before limiting, e.g. to keep only verified memory */
   filter?: (hit: SearchHit) => boolean
   onWarning?: (message: string) => void
+  /**
+   * Treat the query as plain text, not query syntax, and match only its `informative`
+   * rarest words (lowest document frequency in the scopes searched), exactly: no prefix
+   * or fuzzy expansion. For finding memories close to a whole write (the semantic
+   * validator's neighbours), where the rare words are what says two texts are about the
+   * same thing and every extra common word only costs time.
+   */
+  informative?: number
 }
 
 export const DEFAULT_LIMIT = 10
@@ -161,13 +171,14 @@ export async function status(store: Store): Promise<IndexStatus[]> {
 }
 
 /**
- * Keeps shards open between searches (for a long-lived server): each search costs one
- * `git ls-tree` to learn whether any scope moved, and applies only what changed.
+ * Keeps shards open between searches (for a long-lived server). Each search reads HEAD
+ * from the repository's files; while it is the commit the scope trees were listed at, no
+ * git runs at all. A new commit costs one `git ls-tree` and applies only what changed.
  */
 export class WarmEngine {
   private readonly engine: IndexEngine
   constructor(store: Store) {
-    this.engine = new IndexEngine(store)
+    this.engine = new IndexEngine(store, true)
   }
   search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
     return this.engine.search(query, opts)
@@ -188,22 +199,27 @@ interface ShardState {
 class IndexEngine {
   private readonly store: Store
   private readonly shards = new Map<string, ShardState>()
+  /** warm only: scope trees as listed at HEAD `head` (a new commit makes this stale) */
+  private known: {head: string; trees: Map<string, string | null>} | undefined
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly warm = false,
+  ) {
     this.store = store
   }
 
   async search(query: string, opts: SearchOptions, retried = false): Promise<SearchHit[]> {
-    const terms = parseQuery(query)
+    const terms = opts.informative === undefined ? parseQuery(query) : undefined
     const limit = opts.limit ?? DEFAULT_LIMIT
     const warn = opts.onWarning ?? (() => {})
     const views = await this.ensure(normaliseScopes(opts.scopes), warn)
+    const query_ = terms ?? informativeTerms(query, views, opts.informative!)
+    if (query_.length === 0) return []
     const matched = new Set<string>()
-    let candidates: Candidate[] = []
-    for (const view of views) candidates = candidates.concat(scoreView(view, terms, matched))
-    candidates.sort(compareCandidates)
+    const scored = views.map((view) => scoreDocs(view, query_, matched))
     const hits: SearchHit[] = []
-    for (const c of candidates) {
+    for (const c of bestFirst(scored, limit * 2)) {
       if (hits.length >= limit) break
       let rec
       try {
@@ -235,7 +251,7 @@ class IndexEngine {
 
   /** Make every scope's view current with HEAD; returns views for scopes that have memory. */
   async ensure(scopes: string[], warn: (message: string) => void): Promise<ShardView[]> {
-    const trees = await currentTrees(this.store, scopes)
+    const trees = await this.trees(scopes)
     const views: ShardView[] = []
     for (const scope of scopes) {
       const tree = trees.get(scope) ?? null
@@ -254,6 +270,23 @@ class IndexEngine {
       views.push(state.view)
     }
     return views
+  }
+
+  /** Tree ids of the scopes at HEAD: one `git ls-tree`, skipped by a warm engine while HEAD has not moved. */
+  private async trees(scopes: string[]): Promise<Map<string, string | null>> {
+    if (!this.warm) return currentTrees(this.store, scopes)
+    // HEAD is read before listing: trees listed later can only be newer than the key
+    const head = await readHead(this.store.top)
+    const known = this.known
+    if (head !== undefined && known?.head === head && scopes.every((s) => known.trees.has(s))) return known.trees
+    const trees = await currentTrees(this.store, scopes)
+    if (head === undefined) {
+      this.known = undefined
+    } else {
+      if (this.known?.head !== head) this.known = {head, trees: new Map()}
+      for (const [s, t] of trees) this.known.trees.set(s, t)
+    }
+    return trees
   }
 
   private load(scope: string, warn: (message: string) => void): ShardState | undefined {
@@ -385,6 +418,18 @@ async function buildScope(
   ensureIndexDir(store)
   removeFile(deltaPath(store, scope))
   writeAtomic(shardPath(store, scope), builder.encode(scope, tree))
+}
+
+/** The `n` rarest words of a plain text that occur in the views, as exact query terms. */
+function informativeTerms(text: string, views: ShardView[], n: number): QueryTerm[] {
+  const scored: {term: string; df: number}[] = []
+  for (const term of new Set(tokenize(text))) {
+    let df = 0
+    for (const v of views) df += v.docFreq(term)
+    if (df > 0) scored.push({term, df})
+  }
+  scored.sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+  return scored.slice(0, Math.max(0, n)).map(({term}) => ({term, mode: 'should', expand: false}))
 }
 
 function normaliseScopes(scopes: string[]): string[] {

@@ -1,0 +1,74 @@
+import {readFileSync, statSync} from 'node:fs'
+import {isAbsolute, join, resolve} from 'node:path'
+
+import {headCommit} from '../git.js'
+
+/**
+ * The commit HEAD points at, read from the repository's files instead of spawning git
+ * (a warm server asks on every request, and a spawn costs milliseconds). It is the key of
+ * every warm cache: any commit changes it. Handles a `.git` folder, a `.git` file (linked
+ * worktrees, submodules) with its `commondir`, loose refs and `packed-refs`. Anything it
+ * does not understand (a symbolic ref pointing at a symbolic ref, reftable, an unborn
+ * branch, unreadable files) goes to `git rev-parse`, which is always right.
+ */
+export async function readHead(top: string): Promise<string | undefined> {
+  const fast = readHeadFromFiles(top)
+  if (fast !== undefined) return fast
+  return headCommit(top)
+}
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
+
+/** HEAD from the files alone, or undefined when unsure (the caller then asks git). */
+export function readHeadFromFiles(top: string): string | undefined {
+  try {
+    const gitDir = findGitDir(top)
+    if (!gitDir) return undefined
+    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim()
+    if (OID.test(head)) return head
+    const m = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)
+    if (!m) return undefined
+    const ref = m[1]
+    if (ref.split('/').some((part) => part === '..' || part === '.' || part === '')) return undefined
+    let common = gitDir
+    try {
+      const c = readFileSync(join(gitDir, 'commondir'), 'utf8').trim()
+      common = isAbsolute(c) ? c : resolve(gitDir, c)
+    } catch {
+      // not a linked worktree: refs live beside HEAD
+    }
+    let loose: string | undefined
+    try {
+      loose = readFileSync(join(common, ...ref.split('/')), 'utf8').trim()
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+    }
+    if (loose !== undefined) return OID.test(loose) ? loose : undefined
+    let packed: string
+    try {
+      packed = readFileSync(join(common, 'packed-refs'), 'utf8')
+    } catch {
+      return undefined
+    }
+    for (const line of packed.split('\n')) {
+      if (line.endsWith(` ${ref}`)) {
+        const oid = line.slice(0, line.length - ref.length - 1)
+        return OID.test(oid) ? oid : undefined
+      }
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+function findGitDir(top: string): string | undefined {
+  const dotGit = join(top, '.git')
+  const st = statSync(dotGit)
+  if (st.isDirectory()) return dotGit
+  if (!st.isFile()) return undefined
+  const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))
+  if (!m) return undefined
+  const dir = m[1].trim()
+  return isAbsolute(dir) ? dir : resolve(top, dir)
+}
