@@ -1,5 +1,6 @@
 import {readableScopes} from './access.js'
-import {search} from './index/index.js'
+import {gitBlobHash} from './hash.js'
+import type {Searcher} from './search.js'
 import {parseMemory} from './memory.js'
 import {scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
@@ -8,31 +9,58 @@ import type {Store} from './store.js'
 import type {Neighbour} from './vote/index.js'
 
 /**
+ * How many of the write's words the lookup matches: its rarest ones (lowest document
+ * frequency), exactly. Rare shared words are what makes two texts about the same thing;
+ * the common ones and prefix/fuzzy variants only cost time on a long text.
+ */
+export const NEIGHBOUR_TERMS = 12
+/** Only the start of a long write is looked at (as before: the index caps a query's work). */
+const NEIGHBOUR_TEXT_CHARS = 4000
+
+/**
  * Curated memories topically close to a write, for the semantic validator: searched
  * through the index, only in curated scopes the session may read (never run: scopes,
  * never another tenant). The file at the write's own path is included: an update that
  * contradicts it is exactly what the validator is for.
+ *
+ * Asks the store's warm server (`engram serve`) when one is running — it loads the
+ * session itself and applies the same rules — and otherwise searches in-process.
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
+  const {askServer} = await import('./server.js')
+  const warm = await askServer(store, {op: 'neighbours', text: text.slice(0, NEIGHBOUR_TEXT_CHARS), limit, session: session.id})
+  if (warm?.ok && 'neighbours' in warm) return warm.neighbours
+  return findNeighbours(store, session, text, limit)
+}
+
+/**
+ * The lookup itself. A warm caller passes its engine and gate; a one-shot caller opens the
+ * index and the keyring for this call.
+ */
+export async function findNeighbours(
+  store: Store,
+  session: SessionRecord,
+  text: string,
+  limit: number,
+  warm: {engine?: Searcher; gate?: ServingGate} = {},
+): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
-  // Plain words only: query syntax in the write's text (quotes, +/-) must not blind the validator.
-  const query = text.slice(0, 2000).replace(/["+-]/g, ' ')
-  let hits
-  try {
-    hits = await search(store, query, {scopes, limit})
-  } catch {
-    return [] // a query the index cannot parse contradicts nothing; the other validators still vote
-  }
+  if (scopes.length === 0) return []
+  const search: Searcher['search'] = warm.engine
+    ? (q, o) => warm.engine!.search(q, o)
+    : async (q, o) => (await import('./index/index.js')).search(store, q, o)
+  // plain text: query syntax in the write's text (quotes, +/-) is never parsed
+  const hits = await search(text.slice(0, NEIGHBOUR_TEXT_CHARS), {scopes, limit, informative: NEIGHBOUR_TERMS})
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
-  const gate = hits.length > 0 ? await ServingGate.open(store) : undefined
+  const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
   for (const h of hits) {
     const rel = `${scopeDir(h.scope)}/${h.path}`
     const file = store.readText(rel)
     if (file === undefined) continue
     try {
       const m = parseMemory(file, rel)
-      if (!gate!.check(h.scope, rel, file, m).ok) continue
+      if (!gate!.check(h.scope, rel, file, m, gitBlobHash(file)).ok) continue
       out.push({scope: h.scope, path: h.path, title: m.frontmatter.title, body: m.body, score: h.score})
     } catch {
       // a broken file is reported by `engram verify`, not used as evidence

@@ -29,13 +29,14 @@ export function searchScopes(store: Store, session: SessionRecord | undefined, s
 /**
  * Search verified memory: the index only opens shards of scopes the caller may read, and
  * each hit is served only when the file on disk is the indexed blob and passes the
- * serving gate (trusted signature and signed manifest for curated scopes).
+ * serving gate (trusted signature and signed manifest for curated scopes). A warm caller
+ * passes its engine and a gate from WarmServing (current for this request's HEAD).
  */
 export async function searchMemories(
   store: Store,
   session: SessionRecord | undefined,
   query: string,
-  opts: {scope?: string; limit?: number; withBody?: boolean; onWarning?: (m: string) => void; engine?: Searcher} = {},
+  opts: {scope?: string; limit?: number; withBody?: boolean; onWarning?: (m: string) => void; engine?: Searcher; gate?: ServingGate} = {},
 ): Promise<{hits: ServedHit[]; scopes: string[]}> {
   if (query.length > MAX_QUERY_CHARS) throw badInput(`The query is longer than ${MAX_QUERY_CHARS} characters.`, 'search for a few distinctive words')
   const limit = opts.limit ?? 10
@@ -44,7 +45,7 @@ export async function searchMemories(
   const search: Searcher['search'] = opts.engine
     ? (q, o) => opts.engine!.search(q, o)
     : async (q, o) => (await import('./index/index.js')).search(store, q, o)
-  const gate = await ServingGate.open(store)
+  const gate = opts.gate ?? (await ServingGate.open(store))
   const bodies = new Map<string, string>()
   const hits = await search(query, {
     scopes,
@@ -54,7 +55,7 @@ export async function searchMemories(
       const rel = `${scopeDir(h.scope)}/${h.path}`
       const text = store.readText(rel)
       if (text === undefined || gitBlobHash(text) !== h.blob) return false
-      if (!gate.check(h.scope, rel, text).ok) return false
+      if (!gate.check(h.scope, rel, text, undefined, h.blob).ok) return false
       if (opts.withBody) bodies.set(rel, text)
       return true
     },

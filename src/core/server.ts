@@ -2,9 +2,13 @@ import {chmodSync, existsSync, unlinkSync} from 'node:fs'
 import {createConnection, createServer, Server, Socket} from 'node:net'
 
 import {EngramError, isEngramError} from './errors.js'
+import type {WarmEngine} from './index/index.js'
+import {readHead} from './index/head.js'
 import {ServedHit, searchMemories} from './search.js'
-import {loadSession} from './sessions.js'
+import {WarmServing} from './serving.js'
+import {loadSession, sessionFile, SessionRecord, validateSessionId} from './sessions.js'
 import type {Store} from './store.js'
+import type {Neighbour} from './vote/index.js'
 
 export const SOCKET = '.engram/serve.sock'
 
@@ -17,7 +21,53 @@ export interface SearchRequest {
   session?: string
 }
 
-type Response = {ok: true; hits: ServedHit[]; scopes: string[]} | {ok: false; error: {code: string; message: string; nextStep?: string}}
+/** Curated memories close to a write's text (the semantic validator's evidence), for a session. */
+export interface NeighboursRequest {
+  op: 'neighbours'
+  text: string
+  limit: number
+  session: string
+}
+
+export type Request = SearchRequest | NeighboursRequest
+
+type Failure = {ok: false; error: {code: string; message: string; nextStep?: string}}
+type SearchResponse = {ok: true; hits: ServedHit[]; scopes: string[]} | Failure
+type NeighboursResponse = {ok: true; neighbours: Neighbour[]} | Failure
+type Response = SearchResponse | NeighboursResponse
+
+/**
+ * What a warm server keeps between requests, every piece keyed on the commit HEAD points
+ * at (read from the repository's files, no git spawn): the engine's scope trees, the
+ * serving gate (keyring, manifests, decisions; also keyed on the key files) and loaded
+ * session records (also keyed on the record in the work tree). A new commit changes HEAD
+ * and so invalidates them all.
+ */
+class WarmState {
+  readonly serving: WarmServing
+  private readonly sessions = new Map<string, {head: string; work: string | undefined; record: SessionRecord}>()
+
+  constructor(
+    readonly store: Store,
+    readonly engine: WarmEngine,
+  ) {
+    this.serving = new WarmServing(store)
+  }
+
+  /** loadSession, reused while HEAD and the work-tree record are unchanged (its committed versions depend on HEAD only). */
+  async session(id: string, head: string | undefined): Promise<SessionRecord> {
+    validateSessionId(id)
+    if (head === undefined) return loadSession(this.store, id)
+    // read before loading: a change in between only makes the entry look stale
+    const work = this.store.readText(sessionFile(id))
+    const hit = this.sessions.get(id)
+    if (hit && hit.head === head && hit.work === work) return hit.record
+    const record = await loadSession(this.store, id)
+    if (this.sessions.size >= 1000) this.sessions.clear()
+    this.sessions.set(id, {head, work, record})
+    return record
+  }
+}
 
 /**
  * The warm path (DESIGN.md §6): a long-lived process that keeps the shards loaded and
@@ -28,6 +78,7 @@ type Response = {ok: true; hits: ServedHit[]; scopes: string[]} | {ok: false; er
 export async function startServer(store: Store, opts: {onLog?: (m: string) => void} = {}): Promise<Server> {
   const {WarmEngine} = await import('./index/index.js')
   const engine = new WarmEngine(store)
+  const warm = new WarmState(store, engine)
   const path = store.abs(SOCKET)
   if (existsSync(path)) {
     if (await pingSocket(path)) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
@@ -45,7 +96,7 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
         const line = buf.slice(0, nl)
         buf = buf.slice(nl + 1)
         // one request at a time: the engine's shards are shared state
-        queue = queue.then(() => answer(store, engine, line)).then((r) => {
+        queue = queue.then(() => answer(warm, line)).then((r) => {
           socket.write(`${JSON.stringify(r)}\n`)
         })
       }
@@ -77,18 +128,32 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
   return server
 }
 
-async function answer(store: Store, engine: {search: any}, line: string): Promise<Response> {
+async function answer(warm: WarmState, line: string): Promise<Response> {
   try {
-    let req: SearchRequest
+    let req: Request
     try {
       req = JSON.parse(line)
     } catch {
       throw new EngramError('bad-input', 'The request is not JSON.')
     }
-    if (req?.op !== 'search' || typeof req.query !== 'string') throw new EngramError('bad-input', 'Unknown request.')
-    const session = req.session ? await loadSession(store, req.session) : undefined
-    const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine})
-    return {ok: true, hits: r.hits, scopes: r.scopes}
+    const store = warm.store
+    // HEAD before anything is read: whatever is read after it is at least as new as the key
+    const head = await readHead(store.top)
+    if (req?.op === 'search' && typeof req.query === 'string') {
+      const session = req.session ? await warm.session(req.session, head) : undefined
+      const gate = await warm.serving.open(head)
+      const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate})
+      return {ok: true, hits: r.hits, scopes: r.scopes}
+    }
+    if (req?.op === 'neighbours' && typeof req.text === 'string' && typeof req.session === 'string') {
+      const limit = req.limit
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new EngramError('bad-input', 'The neighbour limit must be a whole number from 1 to 100.')
+      const session = await warm.session(req.session, head)
+      const gate = await warm.serving.open(head)
+      const {findNeighbours} = await import('./neighbours.js')
+      return {ok: true, neighbours: await findNeighbours(store, session, req.text.slice(0, 10_000), limit, {engine: warm.engine, gate})}
+    }
+    throw new EngramError('bad-input', 'Unknown request.')
   } catch (error) {
     if (isEngramError(error)) return {ok: false, error: {code: error.code, message: error.message, nextStep: error.nextStep}}
     return {ok: false, error: {code: 'unexpected', message: (error as Error).message}}
@@ -110,7 +175,9 @@ function pingSocket(path: string): Promise<boolean> {
  * Ask a running server, if there is one for this store. Returns undefined when there is
  * none (or it does not answer in time), so the caller falls back to loading shards itself.
  */
-export function askServer(store: Store, req: SearchRequest, timeoutMs = 2000): Promise<Response | undefined> {
+export function askServer(store: Store, req: SearchRequest, timeoutMs?: number): Promise<SearchResponse | undefined>
+export function askServer(store: Store, req: NeighboursRequest, timeoutMs?: number): Promise<NeighboursResponse | undefined>
+export function askServer(store: Store, req: Request, timeoutMs = 2000): Promise<Response | undefined> {
   const path = store.abs(SOCKET)
   if (!existsSync(path)) return Promise.resolve(undefined)
   return new Promise((resolve) => {

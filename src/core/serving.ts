@@ -1,48 +1,100 @@
+import {readdirSync, readFileSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {gitBlobHash} from './hash.js'
-import {Keyring, loadKeyring} from './keys.js'
+import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {seenSerials} from './highwater.js'
-import {Manifest, readManifest, verifyManifest} from './manifest.js'
+import {Manifest, manifestPath, readManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory} from './memory.js'
 import {verifyMemory} from './sign.js'
 import type {Store} from './store.js'
 
 export type ServeCheck = {ok: true} | {ok: false; problem: string}
 
+interface ScopeState {
+  /** the verified manifest's blob per path, or null when the scope has no valid one */
+  blobs: Map<string, string> | null
+  /** what the decision was made from: the manifest file's identity and the serial seen */
+  stamp: string
+  /** decisions per `rel\0blob` (warm gates only), valid while `stamp` holds */
+  verdicts: Map<string, ServeCheck>
+}
+
+const MAX_VERDICTS = 200_000
+
 /**
  * Decides whether a memory file may be served (DESIGN.md §6): a run: scratchpad is its
  * session's own and unsigned; curated memory is served only when it carries a trusted
  * owner's signature for its path and scope and matches its entry in the scope's signed
  * manifest (so a rollback, a move or a deletion is caught).
+ *
+ * A gate holds one keyring for its whole life. A warm gate (WarmServing) also remembers
+ * its decisions per path and blob; they are dropped with the scope's manifest whenever the
+ * manifest file or the highest serial seen changes (`revalidate`), and with the whole gate
+ * when HEAD or any key or trust file changes.
  */
 export class ServingGate {
   private keyring?: Keyring
-  private readonly manifests = new Map<string, Manifest | null>()
+  private readonly scopes = new Map<string, ScopeState>()
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly remember = false,
+  ) {}
 
-  static async open(store: Store): Promise<ServingGate> {
-    const gate = new ServingGate(store)
+  static async open(store: Store, opts: {remember?: boolean} = {}): Promise<ServingGate> {
+    const gate = new ServingGate(store, opts.remember ?? false)
     gate.keyring = await loadKeyring(store)
     return gate
   }
 
-  private manifest(scope: string): Manifest | null {
-    if (!this.manifests.has(scope)) {
-      let m: Manifest | null = null
+  private scope(scope: string, seen?: Record<string, number>): ScopeState {
+    let state = this.scopes.get(scope)
+    if (!state) {
+      const serial = (seen ?? seenSerials(this.store))[scope] ?? 0
+      // the identity is taken before the read: a file changed in between only looks stale
+      const stamp = `${manifestStamp(this.store, scope)}|${serial}`
+      let blobs: Map<string, string> | null = null
       try {
-        const read = readManifest(this.store, scope)
+        const read: Manifest | undefined = readManifest(this.store, scope)
         // a validly signed but older manifest than this machine has seen is a rollback
-        if (read && verifyManifest(this.keyring!, read).ok && read.serial >= (seenSerials(this.store)[scope] ?? 0)) m = read
+        if (read && verifyManifest(this.keyring!, read).ok && read.serial >= serial) blobs = new Map(read.entries.map((e) => [e.path, e.blob]))
       } catch {
-        m = null
+        blobs = null
       }
-      this.manifests.set(scope, m)
+      state = {blobs, stamp, verdicts: new Map()}
+      this.scopes.set(scope, state)
     }
-    return this.manifests.get(scope)!
+    return state
   }
 
-  /** `rel` is store-relative; `text` the file's bytes as read. */
-  check(scope: string, rel: string, text: string, memory?: MemoryFile): ServeCheck {
+  /**
+   * Forget every scope whose manifest file or highest seen serial changed since it was
+   * read (a warm gate calls this before each request; a one-shot gate lives too briefly).
+   */
+  revalidate(): void {
+    if (this.scopes.size === 0) return
+    const seen = seenSerials(this.store)
+    for (const [scope, state] of this.scopes) {
+      if (state.stamp !== `${manifestStamp(this.store, scope)}|${seen[scope] ?? 0}`) this.scopes.delete(scope)
+    }
+  }
+
+  /** `rel` is store-relative; `text` the file's bytes as read; `blob` their git blob id when the caller has it. */
+  check(scope: string, rel: string, text: string, memory?: MemoryFile, blob?: string): ServeCheck {
+    if (!this.remember) return this.decide(scope, rel, text, memory)
+    const state = this.scope(scope)
+    const key = `${rel}\0${blob ?? gitBlobHash(text)}`
+    let verdict = state.verdicts.get(key)
+    if (!verdict) {
+      verdict = this.decide(scope, rel, text, memory)
+      if (state.verdicts.size >= MAX_VERDICTS) state.verdicts.clear()
+      state.verdicts.set(key, verdict)
+    }
+    return verdict
+  }
+
+  private decide(scope: string, rel: string, text: string, memory?: MemoryFile): ServeCheck {
     let mem = memory
     try {
       mem ??= parseMemory(text, rel)
@@ -53,11 +105,77 @@ export class ServingGate {
     if (scope.startsWith('run:')) return {ok: true}
     const sig = verifyMemory(this.keyring!, rel, mem)
     if (!sig.ok) return {ok: false, problem: `${sig.problem}: ${sig.detail}`}
-    const manifest = this.manifest(scope)
-    if (!manifest) return {ok: false, problem: `scope ${scope} has no valid signed manifest`}
-    const entry = manifest.entries.find((e) => e.path === rel)
-    if (!entry) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
-    if (entry.blob !== gitBlobHash(text)) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
+    const blobs = this.scope(scope).blobs
+    if (!blobs) return {ok: false, problem: `scope ${scope} has no valid signed manifest`}
+    const entry = blobs.get(rel)
+    if (entry === undefined) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
+    if (entry !== gitBlobHash(text)) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
     return {ok: true}
+  }
+}
+
+/** The manifest file's identity: a rewrite (atomic rename or in place) changes inode, size or change time. */
+function manifestStamp(store: Store, scope: string): string {
+  try {
+    const st = statSync(store.abs(manifestPath(scope)), {bigint: true})
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+  } catch (error) {
+    return `missing:${(error as NodeJS.ErrnoException).code ?? ''}`
+  }
+}
+
+/**
+ * Everything a keyring is made from besides git history: the store's key records and
+ * revocations and the local trust pins, by name and content. Small files, read in full:
+ * a cached keyring is reused only while this is byte-for-byte the same.
+ */
+export function keyMaterial(store: Store): string {
+  const parts: string[] = []
+  for (const dir of [store.abs(KEYS_DIR), join(configDir(), 'trust')]) {
+    let names: string[]
+    try {
+      names = readdirSync(dir).sort()
+    } catch (error) {
+      parts.push(`${dir}\0${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+      continue
+    }
+    parts.push(dir)
+    for (const name of names) {
+      let text: string
+      try {
+        text = readFileSync(join(dir, name), 'utf8')
+      } catch (error) {
+        text = `\0${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`
+      }
+      parts.push(`${name}\0${text.length}\0${text}`)
+    }
+  }
+  return parts.join('\0\0')
+}
+
+/**
+ * The serving gate of a long-lived process. The keyring comes from git history (root
+ * keys, as of HEAD) and from files (records, revocations, pins): the gate is reused only
+ * while HEAD and that key material are unchanged, so no trust decision outlives a commit
+ * or a key change; manifests are revalidated on every request.
+ */
+export class WarmServing {
+  private gate: ServingGate | undefined
+  private key: string | undefined
+
+  constructor(private readonly store: Store) {}
+
+  /** `head`: the commit HEAD points at now (undefined when unknown: nothing is reused). */
+  async open(head: string | undefined): Promise<ServingGate> {
+    // the key is taken before the keyring is loaded: a change in between only looks stale
+    const key = head === undefined ? undefined : `${head}\0${keyMaterial(this.store)}`
+    if (key !== undefined && key === this.key && this.gate) {
+      this.gate.revalidate()
+      return this.gate
+    }
+    const gate = await ServingGate.open(this.store, {remember: key !== undefined})
+    this.gate = key === undefined ? undefined : gate
+    this.key = key
+    return gate
   }
 }
