@@ -1,0 +1,124 @@
+import {execFileSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {bestFirst, compareCandidates, Scored, ShardView} from '../../src/core/index/engine.js'
+import {readHeadFromFiles} from '../../src/core/index/head.js'
+import {search, WarmEngine} from '../../src/core/index/index.js'
+import {prng, TestRepo} from './index-helpers.js'
+
+let repos: TestRepo[] = []
+let dirs: string[] = []
+function repo(prefix = ''): TestRepo {
+  const r = new TestRepo(prefix)
+  repos.push(r)
+  return r
+}
+afterEach(() => {
+  for (const r of repos) r.cleanup()
+  for (const d of dirs) rmSync(d, {recursive: true, force: true})
+  repos = []
+  dirs = []
+})
+
+const head = (dir: string) => execFileSync('git', ['rev-parse', 'HEAD'], {cwd: dir, encoding: 'utf8'}).trim()
+
+describe('reading HEAD without git', () => {
+  it('agrees with git for a branch, packed refs, a detached HEAD and a store in a subfolder', () => {
+    const r = repo('stores/team')
+    expect(readHeadFromFiles(r.top)).toBeUndefined() // unborn branch: the caller asks git
+    r.put('stores/team/org/a.md', {body: 'one\n'})
+    r.commit()
+    expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+    r.git('pack-refs', '--all')
+    expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+    r.put('stores/team/org/b.md', {body: 'two\n'})
+    r.commit()
+    expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+    r.git('checkout', '-q', '--detach', 'HEAD~1')
+    expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+  })
+
+  it('follows a linked worktree to its own HEAD and the shared refs', () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'one\n'})
+    r.commit()
+    const wt = join(mkdtempSync(join(tmpdir(), 'engram-wt-')), 'wt')
+    dirs.push(wt, join(wt, '..'))
+    r.git('worktree', 'add', '-q', '-b', 'side', wt)
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'side'], {cwd: wt})
+    expect(readHeadFromFiles(wt)).toBe(head(wt))
+    expect(readHeadFromFiles(wt)).not.toBe(head(r.top))
+    expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+  })
+})
+
+describe('the warm engine', () => {
+  it('sees every commit made after a search, and only committed content', async () => {
+    const r = repo()
+    r.put('project/web/a.md', {title: 'Deploy', body: 'We deploy on Mondays.\n'})
+    r.commit()
+    const engine = new WarmEngine(r.store)
+    try {
+      const opts = {scopes: ['project:web']}
+      expect((await engine.search('deploy', opts)).map((h) => h.path)).toEqual(['a.md'])
+      r.put('project/web/b.md', {title: 'Rollback', body: 'A rollback needs the previous tag.\n'})
+      expect(await engine.search('rollback', opts)).toEqual([]) // not committed yet
+      r.commit()
+      expect((await engine.search('rollback', opts)).map((h) => h.path)).toEqual(['b.md'])
+      r.remove('project/web/a.md')
+      r.commit()
+      expect(await engine.search('deploy', opts)).toEqual([])
+      // a scope that appears in a later commit is found too
+      r.put('project/api/c.md', {title: 'Deploy api', body: 'The api deploys itself.\n'})
+      r.commit()
+      expect((await engine.search('deploy', {scopes: ['project:api', 'project:web']})).map((h) => h.path)).toEqual(['c.md'])
+    } finally {
+      engine.close()
+    }
+  })
+})
+
+describe('informative queries', () => {
+  it('match only the rarest words of a text, exactly, and never parse query syntax', async () => {
+    const r = repo()
+    r.put('org/a.md', {title: 'Cluster', body: 'The quuxcluster runs the team jobs.\n'})
+    r.put('org/b.md', {title: 'Team', body: 'The team jobs run nightly for the team.\n'})
+    r.put('org/c.md', {title: 'Jobs', body: 'Jobs of the team.\n'})
+    r.commit()
+    const opts = {scopes: ['org']}
+    // "quuxcluster" is in one document, "team" and "jobs" in all: the rarest word decides
+    expect((await search(r.store, 'team jobs and the quuxcluster', {...opts, informative: 1})).map((h) => h.path)).toEqual(['a.md'])
+    expect((await search(r.store, 'team jobs', {...opts, informative: 5})).length).toBe(3)
+    // no prefix or fuzzy expansion, and quotes or a lone minus are just text
+    expect(await search(r.store, 'quuxclust', {...opts, informative: 5})).toEqual([])
+    expect(await search(r.store, 'quuxclustr', {...opts, informative: 5})).toEqual([])
+    expect((await search(r.store, '"quuxcluster -', {...opts, informative: 5})).map((h) => h.path)).toEqual(['a.md'])
+    expect(await search(r.store, 'nothing here matches', {...opts, informative: 5})).toEqual([])
+  })
+})
+
+describe('best-first selection', () => {
+  it('yields exactly the order of a full sort, ties included, across views and rounds', () => {
+    const rand = prng(7)
+    const views = ['org', 'project:a'].map((scope) => {
+      const paths = Array.from({length: 300}, (_, i) => `f${String(i).padStart(4, '0')}.md`)
+      return {scope, path: (doc: number) => paths[doc]} as unknown as ShardView
+    })
+    for (let trial = 0; trial < 20; trial++) {
+      const sets: Scored[] = views.map((view) => {
+        const n = Math.floor(rand() * 300)
+        const docs = Int32Array.from({length: n}, (_, i) => i)
+        // few distinct values: many ties on score, broken by scope and path
+        const scores = Float64Array.from({length: n}, () => Math.floor(rand() * 12) / 4)
+        return {view, docs, scores}
+      })
+      const all = sets.flatMap((s) => [...s.docs].map((doc, i) => ({view: s.view, doc, path: s.view.path(doc), score: s.scores[i]})))
+      all.sort(compareCandidates)
+      const got = [...bestFirst(sets, 1 + Math.floor(rand() * 40))]
+      expect(got.map((c) => `${c.view.scope}/${c.path}/${c.score}`)).toEqual(all.map((c) => `${c.view.scope}/${c.path}/${c.score}`))
+    }
+  })
+})

@@ -1,0 +1,146 @@
+import {mkdtempSync, rmSync} from 'node:fs'
+import type {Server} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
+import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/manifest.js'
+import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
+import {findNeighbours} from '../../src/core/neighbours.js'
+import {askServer, startServer} from '../../src/core/server.js'
+import type {SessionRecord} from '../../src/core/sessions.js'
+import {generateKeyPair, KeyPair, signMemory} from '../../src/core/sign.js'
+import {TestRepo} from './index-helpers.js'
+
+let r: TestRepo
+let tmp: string
+let alice: KeyPair
+let bob: KeyPair
+let server: Server | undefined
+const savedConfig = process.env.ENGRAM_CONFIG_DIR
+
+beforeEach(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'engram-warm-'))
+  process.env.ENGRAM_CONFIG_DIR = join(tmp, 'config')
+  r = new TestRepo()
+  alice = generateKeyPair('alice')
+  bob = generateKeyPair('bob')
+  r.write(publicKeyPath('alice'), publicKeyRecord(alice, 'owner', alice))
+  r.commit('owner key')
+  r.write(publicKeyPath('bob'), publicKeyRecord(bob, 'owner', alice))
+  r.commit('second owner')
+})
+afterEach(async () => {
+  if (server) await new Promise((resolve) => server!.close(resolve))
+  server = undefined
+  r.cleanup()
+  if (savedConfig === undefined) delete process.env.ENGRAM_CONFIG_DIR
+  else process.env.ENGRAM_CONFIG_DIR = savedConfig
+  rmSync(tmp, {recursive: true, force: true})
+})
+
+const memory = (scope: string, id: string, body: string): MemoryFile => ({
+  frontmatter: {
+    id, title: id, scope, tags: [], author: 'alice', source_session: null, origin: 'owner', tainted: false, taint_reasons: [],
+    created: '2025-01-01T00:00:00.000Z', updated: '2025-01-01T00:00:00.000Z', version: 1, proposal: null, reviewed_by: 'alice',
+    digest: null, signature: null,
+  },
+  body,
+})
+
+/** Write signed memory files (by `signer`) and re-sign the scope's manifest (by alice) to list them. */
+function putSigned(scope: string, files: Record<string, string>, signer: KeyPair = bob): void {
+  const dir = scope.replace(':', '/')
+  const upsert = Object.entries(files).map(([name, body]) => {
+    const rel = `${dir}/${name}`
+    const text = serializeMemory(signMemory(signer, rel, memory(scope, name.replace(/\W/g, ''), body)))
+    r.write(rel, text)
+    return manifestEntry(rel, text)
+  })
+  r.write(manifestPath(scope), serializeManifest(signManifest(alice, nextManifest(readManifest(r.store, scope), scope, {upsert}))))
+}
+
+async function warmSearch(query: string, scope = 'project:web'): Promise<string[]> {
+  const res = await askServer(r.store, {op: 'search', query, scope, limit: 10}, 20_000)
+  if (!res?.ok) throw new Error(`no answer: ${JSON.stringify(res)}`)
+  return res.hits.map((h) => h.path)
+}
+
+describe('the warm server keeps nothing past a change', () => {
+  it('sees a commit made after a warm search, additions and deletions', async () => {
+    putSigned('project:web', {'deploy.md': 'We deploy to staging first.\n'})
+    r.commit('memory')
+    server = await startServer(r.store)
+    expect(await warmSearch('deploy')).toEqual(['deploy.md'])
+    expect(await warmSearch('rollback')).toEqual([])
+
+    putSigned('project:web', {'rollback.md': 'A rollback needs the previous image tag.\n'})
+    r.commit('another memory')
+    expect(await warmSearch('rollback')).toEqual(['rollback.md'])
+
+    r.remove('project/web/deploy.md')
+    r.commit('forget')
+    expect(await warmSearch('deploy')).toEqual([])
+  })
+
+  it("stops serving a revoked key's files at once, committed or not", async () => {
+    putSigned('project:web', {'deploy.md': 'We deploy to staging first.\n'})
+    putSigned('project:web', {'owner.md': 'The owner deploys on Fridays.\n'}, alice)
+    r.commit('memory')
+    server = await startServer(r.store)
+    expect((await warmSearch('deploy')).sort()).toEqual(['deploy.md', 'owner.md'])
+
+    // a revocation only in the work tree: the key material changed, HEAD did not
+    r.write(revocationPath('bob'), revocationRecord(bob, alice, {reason: 'lost laptop'}))
+    expect(await warmSearch('deploy')).toEqual(['owner.md'])
+    r.commit('revoke bob')
+    expect(await warmSearch('deploy')).toEqual(['owner.md'])
+  })
+
+  it('stops serving a file when the manifest in the work tree no longer lists it', async () => {
+    putSigned('project:web', {'deploy.md': 'We deploy to staging first.\n'})
+    r.commit('memory')
+    server = await startServer(r.store)
+    expect(await warmSearch('deploy')).toEqual(['deploy.md'])
+    const m = readManifest(r.store, 'project:web')!
+    r.write(manifestPath('project:web'), serializeManifest(signManifest(alice, nextManifest(m, 'project:web', {remove: ['project/web/deploy.md']}))))
+    expect(await warmSearch('deploy')).toEqual([])
+  })
+
+  it('does not serve a hand edit of a served file', async () => {
+    putSigned('project:web', {'deploy.md': 'We deploy to staging first.\n'})
+    r.commit('memory')
+    server = await startServer(r.store)
+    expect(await warmSearch('deploy')).toEqual(['deploy.md'])
+    r.write('project/web/deploy.md', r.store.readText('project/web/deploy.md')!.replace('staging', 'production'))
+    expect(await warmSearch('deploy')).toEqual([])
+  })
+})
+
+describe('neighbours', () => {
+  const session: SessionRecord = {
+    id: 's-test0001', agent: 'agent', assigned: 'project:web', reads: [], tainted: false, taint_reasons: [], created: '', updated: '',
+  }
+
+  it('finds verified memory of readable scopes by the rare words of a long text, exactly', async () => {
+    putSigned('project:web', {
+      'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n',
+      'lunch.md': 'The team eats lunch every morning at the usual place.\n',
+    })
+    putSigned('project:web', {'planted.md': 'The zorblat cluster deploy is manual.\n'}, generateKeyPair('mallory'))
+    putSigned('tenant:other', {'secret.md': 'The zorblat cluster belongs to another tenant.\n'})
+    r.commit('memory')
+    const text = 'Every morning the team does things. Actually the zorblat cluster deploy happens at noon instead.'
+    const found = await findNeighbours(r.store, session, text, 8)
+    // the planted file (untrusted signer) and the other tenant's are never evidence
+    expect(found.map((n) => `${n.scope}/${n.path}`)).toEqual(['project:web/deploy.md', 'project:web/lunch.md'])
+    // exact words only: a prefix of the rare word finds nothing
+    expect(await findNeighbours(r.store, session, 'zorbl', 8)).toEqual([])
+
+    server = await startServer(r.store)
+    // the server wants a session it can load itself: an unknown one is refused, not guessed
+    const refused = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: 's-unknown1'}, 20_000)
+    expect(refused?.ok).toBe(false)
+  })
+})
