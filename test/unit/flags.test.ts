@@ -1,25 +1,10 @@
 import {describe, expect, it} from 'vitest'
 
+import {makeCandidate, makeContext} from './vote-helpers.js'
+
 import {computeFlags, detectInstructions, ibanValid, luhnValid, type Flag, type Neighbour, type WriteCandidate} from '../../src/core/vote/index.js'
 
-function cand(body: string, over: Partial<WriteCandidate> = {}): WriteCandidate {
-  return {
-    scope: 'project:atlas',
-    path: 'notes/n.md',
-    operation: 'create',
-    title: '',
-    tags: [],
-    body,
-    normalised: {text: body, hidden: [], decoded: []},
-    origin: 'direct_chat',
-    author: 'agent-a',
-    session: {id: 's-test0001', agent: 'agent-a', tainted: false, taint_reasons: []},
-    redactions: {},
-    bodyBytes: Buffer.byteLength(body),
-    maxBodyBytes: 10_000,
-    ...over,
-  }
-}
+const cand = (body: string, over: Partial<WriteCandidate> = {}) => makeCandidate(body, {maxBodyBytes: 10_000, ...over})
 
 const flagsOf = (c: WriteCandidate, n: Neighbour[] = []) => computeFlags(c, n)
 const has = (c: WriteCandidate, flag: Flag, n: Neighbour[] = []) => flagsOf(c, n).some((f) => f.flag === flag)

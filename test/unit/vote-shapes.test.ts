@@ -6,29 +6,13 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {DEFAULT_CONFIG} from '../../src/core/config.js'
+import {makeCandidate, makeContext} from './vote-helpers.js'
+
 import {computeFlags, detectInstructions, runVote, type Neighbour, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
 
-function cand(body: string, over: Partial<WriteCandidate> = {}): WriteCandidate {
-  return {
-    scope: 'project:atlas',
-    path: 'notes/n.md',
-    operation: 'create',
-    title: '',
-    tags: [],
-    body,
-    normalised: {text: body, hidden: [], decoded: []},
-    origin: 'email',
-    author: 'agent-a',
-    session: {id: 's-test0001', agent: 'agent-a', tainted: false, taint_reasons: []},
-    redactions: {},
-    bodyBytes: Buffer.byteLength(body),
-    maxBodyBytes: 256 * 1024,
-    ...over,
-  }
-}
+const cand = (body: string, over: Partial<WriteCandidate> = {}) => makeCandidate(body, {origin: 'email', ...over})
 
-const ctx = (near: Neighbour[] = []): VoteContext => ({neighbours: () => near, recentWrites: {session: 0, author: 0}, config: structuredClone(DEFAULT_CONFIG.vote)})
+const ctx = (near: Neighbour[] = []): VoteContext => makeContext({near})
 const kinds = (text: string) => detectInstructions(text).map((h) => h.kind)
 const strengthOf = (text: string, kind: string) => detectInstructions(text).find((h) => h.kind === kind)?.strength
 

@@ -1,31 +1,13 @@
 import {describe, expect, it} from 'vitest'
 
+import {makeCandidate, makeContext} from './vote-helpers.js'
+
 import {DEFAULT_CONFIG} from '../../src/core/config.js'
 import {decide, runVote, type Neighbour, type Vote, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
 
-function cand(body: string, over: Partial<WriteCandidate> = {}): WriteCandidate {
-  return {
-    scope: 'project:atlas',
-    path: 'notes/n.md',
-    operation: 'create',
-    title: '',
-    tags: [],
-    body,
-    normalised: {text: body, hidden: [], decoded: []},
-    origin: 'direct_chat',
-    author: 'agent-a',
-    session: {id: 's-test0001', agent: 'agent-a', tainted: false, taint_reasons: []},
-    redactions: {},
-    bodyBytes: Buffer.byteLength(body),
-    maxBodyBytes: 256 * 1024,
-    ...over,
-  }
-}
+const cand = makeCandidate
 
-function ctx(over: Partial<VoteContext> & {near?: Neighbour[]} = {}): VoteContext {
-  const {near = [], ...rest} = over
-  return {neighbours: () => near, recentWrites: {session: 0, author: 0}, config: structuredClone(DEFAULT_CONFIG.vote), ...rest}
-}
+const ctx = makeContext
 
 const voteOf = (r: {votes: Vote[]}, name: string) => r.votes.find((v) => v.validator === name)!
 const VETO = DEFAULT_CONFIG.vote.veto

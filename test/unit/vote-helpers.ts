@@ -1,0 +1,28 @@
+import {DEFAULT_CONFIG} from '../../src/core/config.js'
+import type {Neighbour, VoteContext, WriteCandidate} from '../../src/core/vote/index.js'
+
+/** A write candidate as the write path builds it: direct chat, untainted session, no redactions. */
+export function makeCandidate(body: string, over: Partial<WriteCandidate> = {}): WriteCandidate {
+  return {
+    scope: 'project:atlas',
+    path: 'notes/n.md',
+    operation: 'create',
+    title: '',
+    tags: [],
+    body,
+    normalised: {text: body, hidden: [], decoded: []},
+    origin: 'direct_chat',
+    author: 'agent-a',
+    session: {id: 's-test0001', agent: 'agent-a', tainted: false, taint_reasons: []},
+    redactions: {},
+    bodyBytes: Buffer.byteLength(body),
+    maxBodyBytes: 256 * 1024,
+    ...over,
+  }
+}
+
+/** A vote context with the default config, fixed neighbours and no recent writes. */
+export function makeContext(over: Partial<VoteContext> & {near?: Neighbour[]} = {}): VoteContext {
+  const {near = [], ...rest} = over
+  return {neighbours: () => near, recentWrites: {session: 0, author: 0}, config: structuredClone(DEFAULT_CONFIG.vote), ...rest}
+}
