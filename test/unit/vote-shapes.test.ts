@@ -6,6 +6,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {DEFAULT_CONFIG} from '../../src/core/config.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
 import {computeFlags, detectInstructions, runVote, type Neighbour, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
