@@ -14,8 +14,10 @@ const env = {...process.env, ENGRAM_CONFIG_DIR: keys, ENGRAM_BASE: dir}
 for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k === 'ENGRAM_SESSION' || k === 'ENGRAM_KEY') delete env[k]
 
 let failed = false
+// the demo's own input is echoed shortened, so its planted secret is not shown in full
+const shown = (text) => (text.trim().length > 90 ? `${text.trim().slice(0, 90)}…` : text.trim())
 function step(title, args, {input, session, expect = 0, show = true} = {}) {
-  console.log(`\n\x1b[1m## ${title}\x1b[0m\n$ ${session ? 'ENGRAM_SESSION=$S ' : ''}engram ${args.join(' ')}${input ? `   <<< ${JSON.stringify(input.trim())}` : ''}`)
+  console.log(`\n\x1b[1m## ${title}\x1b[0m\n$ ${session ? 'ENGRAM_SESSION=$S ' : ''}engram ${args.join(' ')}${input ? `   <<< ${JSON.stringify(shown(input))}` : ''}`)
   const r = spawnSync(process.execPath, [bin, ...args], {env: {...env, ...(session ? {ENGRAM_SESSION: session} : {})}, input: input ?? '', encoding: 'utf8'})
   if (show) process.stdout.write(r.stdout)
   process.stdout.write(r.stderr.replace(/^/gm, '  '))
@@ -49,14 +51,13 @@ step('A poisoned web page tries to plant an instruction: quarantined', ['write',
 step('It may not write to org (read-only for agents)', ['write', 'x.md', '--scope', 'org'], {input: 'hello', session: S, expect: 3})
 step('Nor read another tenant', ['read', 'plans.md', '--scope', 'tenant:globex'], {session: S, expect: 3})
 step('The owner lists the review queue', ['review', 'list'])
-const shown = step('…and reviews the proposal: diff, flags, votes, digest', ['review', 'show', pending.proposal])
+step('…and reviews the proposal: diff, flags, votes, digest', ['review', 'show', pending.proposal])
 const digest = step('(the digest, as JSON for scripts)', ['review', 'show', pending.proposal, '--json'], {show: false}).digest
 step('A wrong digest is refused: accept exactly what you reviewed', ['review', 'accept', pending.proposal, '--digest', '0000000000000000'], {expect: 6})
 step('Accept with the reviewed digest: written, signed, committed', ['review', 'accept', pending.proposal, '--digest', digest.slice(0, 16)])
 step('The agent now reads the curated memory', ['read', 'billing.md', '--scope', 'tenant:acme'], {session: S})
 step('History carries the provenance', ['history', 'billing.md', '--scope', 'tenant:acme'])
 step('Everything verifies', ['verify'])
-void shown
 
 rmSync(dir, {recursive: true, force: true})
 rmSync(keys, {recursive: true, force: true})
