@@ -6,7 +6,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {bestFirst, compareCandidates, Scored, ShardView} from '../../src/core/index/engine.js'
 import {readHeadFromFiles} from '../../src/core/index/head.js'
-import {search, WarmEngine} from '../../src/core/index/index.js'
+import {rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
 import {prng, TestRepo} from './index-helpers.js'
 
 let repos: TestRepo[] = []
@@ -97,6 +97,26 @@ describe('informative queries', () => {
     expect(await search(r.store, 'quuxclustr', {...opts, informative: 5})).toEqual([])
     expect((await search(r.store, '"quuxcluster -', {...opts, informative: 5})).map((h) => h.path)).toEqual(['a.md'])
     expect(await search(r.store, 'nothing here matches', {...opts, informative: 5})).toEqual([])
+  })
+
+  it('pick the same words through a delta segment with deletions as after a rebuild', async () => {
+    const r = repo()
+    r.put('org/a.md', {title: 'Cluster', body: 'The quuxcluster runs the team jobs. The zebrafarm too.\n'})
+    r.put('org/b.md', {title: 'Team', body: 'The team jobs run nightly. The zebrafarm feeds them.\n'})
+    r.put('org/c.md', {title: 'Jobs', body: 'Jobs of the team, on the quuxcluster.\n'})
+    r.commit()
+    const opts = {scopes: ['org'], informative: 1}
+    const text = 'quuxcluster zebrafarm'
+    expect((await search(r.store, text, opts)).map((h) => h.path).sort()).toEqual(['a.md', 'c.md'])
+    // a.md goes: "quuxcluster" is now in one live document, "zebrafarm" still in one
+    r.remove('org/a.md')
+    r.commit()
+    const viaDelta = await search(r.store, text, opts)
+    expect((await status(r.store)).find((s) => s.scope === 'org')?.delta).toBeGreaterThan(0)
+    await rebuild(r.store)
+    const rebuilt = await search(r.store, text, opts)
+    expect(viaDelta).toEqual(rebuilt)
+    expect(rebuilt.map((h) => h.path)).toEqual(['c.md'])
   })
 })
 

@@ -20,6 +20,8 @@ const FUZZY_WEIGHT = 0.45
 const MAX_PREFIX_EXPANSIONS = 20
 const MAX_FUZZY_EXPANSIONS = 20
 const MAX_CACHED_SCANS = 4096
+/** doc-id gap (varint of up to 32 bits), title and tags (≤ 255), body (≤ 0x7fff) */
+const MAX_POSTING_BYTES = 5 + 2 + 2 + 3
 /** ~12 bytes each: about 50 MB of cached term scores per view at most */
 const MAX_SCORED_POSTINGS = 4_000_000
 
@@ -65,6 +67,7 @@ export class ShardView {
   private readonly scored = new Map<string, TermScores>()
   private scoredPostings = 0
   private scratchArrays: Scratch | undefined
+  private readonly deletedCount: number
 
   constructor(scope: string, base: LoadedShard | undefined, delta: Delta | undefined) {
     this.scope = scope
@@ -95,6 +98,7 @@ export class ShardView {
     })
     this.deltaTerms = [...this.deltaPostings.keys()].sort()
     this.n = live + docs.length
+    this.deletedCount = this.baseN - live
     this.avg = new Float64Array(FIELDS)
     for (let f = 0; f < FIELDS; f++) this.avg[f] = this.n > 0 ? total[f] / this.n : 0
   }
@@ -197,8 +201,9 @@ export class ShardView {
     return this.scratchArrays
   }
 
-  /** Number of documents (base, deleted ones included, and delta) holding `term`, without decoding postings. */
+  /** Number of live documents holding `term` (without decoding postings unless base documents were deleted). */
   docFreq(term: string): number {
+    if (this.deletedCount > 0) return this.termScores(term).docs.length
     let n = 0
     const base = this.base
     if (base) {
@@ -209,6 +214,24 @@ export class ShardView {
         for (let i = base.termOff[t], end = base.termOff[t + 1]; i < end; i++) if (p[i] < 0x80) n++
         n >>>= 2
       }
+    }
+    return n + (this.deltaPostings.get(term)?.length ?? 0) / 2
+  }
+
+  /**
+   * A cheap lower bound of docFreq from the postings' byte length alone (a posting takes at
+   * most MAX_POSTING_BYTES), for skipping the exact count of words that cannot be rare.
+   */
+  hasTerm(term: string): boolean {
+    return (this.base !== undefined && this.base.termIndex(term) >= 0) || this.deltaPostings.has(term)
+  }
+
+  docFreqAtLeast(term: string): number {
+    let n = 0
+    const base = this.base
+    if (base) {
+      const t = base.termIndex(term)
+      if (t >= 0) n = Math.max(0, Math.ceil((base.termOff[t + 1] - base.termOff[t]) / MAX_POSTING_BYTES) - this.deletedCount)
     }
     return n + (this.deltaPostings.get(term)?.length ?? 0) / 2
   }

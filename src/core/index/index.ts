@@ -420,16 +420,33 @@ async function buildScope(
   writeAtomic(shardPath(store, scope), builder.encode(scope, tree))
 }
 
-/** The `n` rarest words of a plain text that occur in the views, as exact query terms. */
+/** The `n` rarest words of a plain text that occur in the views (ties by the word), as exact query terms. */
 function informativeTerms(text: string, views: ShardView[], n: number): QueryTerm[] {
-  const scored: {term: string; df: number}[] = []
+  if (n <= 0) return []
+  const cands: {term: string; atLeast: number}[] = []
   for (const term of new Set(tokenize(text))) {
-    let df = 0
-    for (const v of views) df += v.docFreq(term)
-    if (df > 0) scored.push({term, df})
+    if (!views.some((v) => v.hasTerm(term))) continue
+    let atLeast = 0
+    for (const v of views) atLeast += v.docFreqAtLeast(term)
+    cands.push({term, atLeast})
   }
-  scored.sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
-  return scored.slice(0, Math.max(0, n)).map(({term}) => ({term, mode: 'should', expand: false}))
+  // exact counts in order of their lower bounds, until no later word can be among the rarest
+  cands.sort((a, b) => a.atLeast - b.atLeast)
+  const best: {term: string; df: number}[] = []
+  const before = (a: {term: string; df: number}, b: {term: string; df: number}) => a.df < b.df || (a.df === b.df && a.term < b.term)
+  for (const c of cands) {
+    if (best.length >= n && c.atLeast > best[n - 1].df) break
+    let df = 0
+    for (const v of views) df += v.docFreq(c.term)
+    if (df === 0) continue // only in deleted documents
+    const item = {term: c.term, df}
+    if (best.length >= n && !before(item, best[n - 1])) continue
+    let i = best.length
+    while (i > 0 && before(item, best[i - 1])) i--
+    best.splice(i, 0, item)
+    if (best.length > n) best.pop()
+  }
+  return best.map(({term}) => ({term, mode: 'should', expand: false}))
 }
 
 function normaliseScopes(scopes: string[]): string[] {
