@@ -18,7 +18,15 @@ interface ScopeState {
   stamp: string
   /** decisions per `rel\0blob` (warm gates only), valid while `stamp` holds */
   verdicts: Map<string, ServeCheck>
+  /**
+   * The file changed so recently that another change within the file system's timestamp
+   * granularity could leave the same stamp (git's "racy" case): used for this request only.
+   */
+  racy: boolean
 }
+
+/** Comfortably above the coarse timestamp granularity of Linux file systems (a few ms). */
+const RACY_MS = 100
 
 const MAX_VERDICTS = 200_000
 
@@ -53,7 +61,9 @@ export class ServingGate {
     if (!state) {
       const serial = (seen ?? seenSerials(this.store))[scope] ?? 0
       // the identity is taken before the read: a file changed in between only looks stale
-      const stamp = `${manifestStamp(this.store, scope)}|${serial}`
+      const {stamp: fileStamp, changedMs} = manifestStamp(this.store, scope)
+      const stamp = `${fileStamp}|${serial}`
+      const racy = Date.now() - changedMs < RACY_MS
       let blobs: Map<string, string> | null = null
       try {
         const read: Manifest | undefined = readManifest(this.store, scope)
@@ -62,7 +72,7 @@ export class ServingGate {
       } catch {
         blobs = null
       }
-      state = {blobs, stamp, verdicts: new Map()}
+      state = {blobs, stamp, verdicts: new Map(), racy}
       this.scopes.set(scope, state)
     }
     return state
@@ -76,7 +86,7 @@ export class ServingGate {
     if (this.scopes.size === 0) return
     const seen = seenSerials(this.store)
     for (const [scope, state] of this.scopes) {
-      if (state.stamp !== `${manifestStamp(this.store, scope)}|${seen[scope] ?? 0}`) this.scopes.delete(scope)
+      if (state.racy || state.stamp !== `${manifestStamp(this.store, scope).stamp}|${seen[scope] ?? 0}`) this.scopes.delete(scope)
     }
   }
 
@@ -115,12 +125,13 @@ export class ServingGate {
 }
 
 /** The manifest file's identity: a rewrite (atomic rename or in place) changes inode, size or change time. */
-function manifestStamp(store: Store, scope: string): string {
+function manifestStamp(store: Store, scope: string): {stamp: string; changedMs: number} {
   try {
     const st = statSync(store.abs(manifestPath(scope)), {bigint: true})
-    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+    return {stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, changedMs: Number(st.ctimeNs / 1_000_000n)}
   } catch (error) {
-    return `missing:${(error as NodeJS.ErrnoException).code ?? ''}`
+    // a missing file can appear at any time: never trusted for longer than a request
+    return {stamp: `missing:${(error as NodeJS.ErrnoException).code ?? ''}`, changedMs: Date.now()}
   }
 }
 

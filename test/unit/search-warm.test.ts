@@ -7,9 +7,9 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
 import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/manifest.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
-import {findNeighbours} from '../../src/core/neighbours.js'
+import {findNeighbours, neighboursFor} from '../../src/core/neighbours.js'
 import {askServer, startServer} from '../../src/core/server.js'
-import type {SessionRecord} from '../../src/core/sessions.js'
+import {SessionRecord, startSession} from '../../src/core/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/sign.js'
 import {TestRepo} from './index-helpers.js'
 
@@ -101,6 +101,8 @@ describe('the warm server keeps nothing past a change', () => {
   it('stops serving a file when the manifest in the work tree no longer lists it', async () => {
     putSigned('project:web', {'deploy.md': 'We deploy to staging first.\n'})
     r.commit('memory')
+    // past the window in which a manifest just written is re-read on every request
+    await new Promise((resolve) => setTimeout(resolve, 250))
     server = await startServer(r.store)
     expect(await warmSearch('deploy')).toEqual(['deploy.md'])
     const m = readManifest(r.store, 'project:web')!
@@ -142,5 +144,24 @@ describe('neighbours', () => {
     // the server wants a session it can load itself: an unknown one is refused, not guessed
     const refused = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: 's-unknown1'}, 20_000)
     expect(refused?.ok).toBe(false)
+  })
+
+  it('are served by a running server for a session it loads itself, as in-process, and never from another tenant', async () => {
+    putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n'})
+    putSigned('tenant:other', {'secret.md': 'The zorblat cluster belongs to another tenant.\n'})
+    r.commit('memory')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    const text = 'Actually the zorblat cluster deploy happens at noon instead.'
+    const local = await findNeighbours(r.store, s, text, 8)
+    expect(local.map((n) => n.path)).toEqual(['deploy.md'])
+    server = await startServer(r.store)
+    const res = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id}, 20_000)
+    expect(res).toEqual({ok: true, neighbours: local})
+    expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
+    // a commit after the first answer (a new memory) is seen by the next one
+    putSigned('project:web', {'zorblat.md': 'The zorblat cluster was renamed.\n'})
+    r.commit('more')
+    const again = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id}, 20_000)
+    expect(again?.ok && again.neighbours.map((n) => n.path).sort()).toEqual(['deploy.md', 'zorblat.md'])
   })
 })
