@@ -277,44 +277,24 @@ export async function votePipeline() {
 }
 
 /**
- * Neighbours as src/core/neighbours.ts finds them — best BM25 matches in the scope, each
- * read from disk, parsed and passed through the serving gate — but from a shard opened
- * once and kept open (as a warm server or MCP process holds it), with no git call per
- * lookup: the vote target excludes git.
+ * Neighbours exactly as src/core/neighbours.ts finds them (findNeighbours: the write's
+ * rarest words over the scope's index, each hit read, parsed and passed through the
+ * serving gate), with the engine and gate a warm server keeps: the shard opened once, no
+ * git call per lookup while HEAD (read from .git's files) is unchanged — the vote target
+ * excludes git.
  */
 export async function warmNeighbourLookup(storeDir, scope) {
-  const [{Store}, {ServingGate}, {parseMemory}, shardMod, engineMod, {parseQuery}, {INDEX_DIR}, {scopeDir}] = await Promise.all([
-    dist('core/store.js'), dist('core/serving.js'), dist('core/memory.js'), dist('core/index/shard.js'),
-    dist('core/index/engine.js'), dist('core/index/tokenize.js'), dist('core/index/index.js'), dist('core/scope.js'),
+  const [{Store}, {WarmServing}, {WarmEngine, readHead}, {findNeighbours}] = await Promise.all([
+    dist('core/store.js'), dist('core/serving.js'), dist('core/index/index.js'), dist('core/neighbours.js'),
   ])
   const store = new Store(storeDir, storeDir)
-  const shardFile = store.abs(`${INDEX_DIR}/${scope.replace(':', '.')}.shard`)
-  const base = shardMod.LoadedShard.open(shardFile, scope)
-  if (!base) throw new Error(`no shard for ${scope} at ${shardFile}: rebuild the index first`)
-  const view = new engineMod.ShardView(scope, base, undefined)
-  const gate = await ServingGate.open(store)
-  return {
-    async lookup(text, limit) {
-      let terms
-      try {
-        terms = parseQuery(text.slice(0, 2000).replace(/["+-]/g, ' '))
-      } catch {
-        return []
-      }
-      const cands = engineMod.scoreView(view, terms, new Set()).sort(engineMod.compareCandidates).slice(0, limit)
-      const out = []
-      for (const c of cands) {
-        const rel = `${scopeDir(scope)}/${c.path}`
-        const file = store.readText(rel)
-        if (file === undefined) continue
-        const m = parseMemory(file, rel)
-        if (!gate.check(scope, rel, file, m).ok) continue
-        out.push({scope, path: c.path, title: m.frontmatter.title, body: m.body, score: c.score})
-      }
-      return out
-    },
-    close: () => base.close(),
-  }
+  const engine = new WarmEngine(store)
+  const serving = new WarmServing(store)
+  const session = {id: 's-bench0001', agent: 'bench-agent', assigned: scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
+  const lookup = async (text, limit) => findNeighbours(store, session, text, limit, {engine, gate: await serving.open(await readHead(store.top))})
+  // open the shard and load the keyring before anything is timed
+  await lookup('warm up', 1)
+  return {lookup, close: () => engine.close()}
 }
 
 // ---------------------------------------------------------------- SQLite FTS5

@@ -498,7 +498,7 @@ function report() {
     if (ten.vote) {
       const v = results['10k']
       out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's index (no git) | ${pp(ten.vote)} |`)
-      out.push(`| of which the neighbour lookup (BM25 over the open shard, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
+      out.push(`| of which the neighbour lookup (the write's 12 rarest words over the open shard, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
       out.push(`| of which redaction, flags and validators p50 / p95 | ${pp(ten.voteChecks)} |`)
       out.push(`| neighbour lookup as the write path wires it today (one-shot index, git ls-tree, keyring from git) p50 / p95 | ${pp(ten.voteWired)} |`)
       out.push(`| votes that passed / had neighbours | ${(100 * v.votePassed).toFixed(0)} % / ${(100 * v.voteWithNeighbours).toFixed(0)} % |`)
