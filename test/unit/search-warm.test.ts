@@ -1,5 +1,5 @@
 import {mkdtempSync, rmSync} from 'node:fs'
-import type {Server} from 'node:net'
+import {createServer, Server} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -8,7 +8,7 @@ import {publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '
 import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/manifest.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
 import {findNeighbours, neighboursFor} from '../../src/core/neighbours.js'
-import {askServer, startServer} from '../../src/core/server.js'
+import {askServer, SOCKET, startServer} from '../../src/core/server.js'
 import {SessionRecord, startSession} from '../../src/core/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/sign.js'
 import {TestRepo} from './index-helpers.js'
@@ -163,5 +163,28 @@ describe('neighbours', () => {
     r.commit('more')
     const again = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id}, 20_000)
     expect(again?.ok && again.neighbours.map((n) => n.path).sort()).toEqual(['deploy.md', 'zorblat.md'])
+  })
+
+  it('ignore an answer on the socket that is not the files on disk of readable scopes', async () => {
+    putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n'})
+    putSigned('tenant:other', {'secret.md': 'The zorblat cluster belongs to another tenant.\n'})
+    r.commit('memory')
+    const s: SessionRecord = {...session, id: 's-fake0001'}
+    const text = 'Actually the zorblat cluster deploy happens at noon instead.'
+    const local = await findNeighbours(r.store, s, text, 8)
+    expect(local.map((n) => n.path)).toEqual(['deploy.md'])
+    const answers = [
+      [{scope: 'project:web', path: 'deploy.md', title: 'deploymd', body: 'The deploy is done by hand now.\n', score: 9}],
+      [{scope: 'tenant:other', path: 'secret.md', title: 'secretmd', body: 'The zorblat cluster belongs to another tenant.\n', score: 9}],
+      [{scope: 'project:web', path: '../../tenant/other/secret.md', title: 'secretmd', body: 'The zorblat cluster belongs to another tenant.\n', score: 9}],
+    ]
+    for (const neighbours of answers) {
+      // something else listening on the store's socket
+      server = createServer((c) => c.on('data', () => c.end(`${JSON.stringify({ok: true, neighbours})}\n`)))
+      await new Promise<void>((resolve) => server!.listen(r.store.abs(SOCKET), resolve))
+      expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
+      await new Promise((resolve) => server!.close(resolve))
+      server = undefined
+    }
   })
 })
