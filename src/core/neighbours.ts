@@ -74,7 +74,7 @@ export async function findNeighbours(
     ? (q, o) => warm.engine!.search(q, o)
     : async (q, o) => (await import('./index/index.js')).search(store, q, o)
   // plain text: query syntax in the write's text (quotes, +/-) is never parsed
-  const hits = await search(text.slice(0, NEIGHBOUR_TEXT_CHARS), {scopes, limit, informative: NEIGHBOUR_TERMS})
+  const hits = await search(text.slice(0, NEIGHBOUR_TEXT_CHARS), {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true})
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
@@ -82,9 +82,15 @@ export async function findNeighbours(
     const rel = `${scopeDir(h.scope)}/${h.path}`
     const file = store.readText(rel)
     if (file === undefined) continue
+    const blob = gitBlobHash(file)
+    if (blob === h.blob && h.body !== undefined) {
+      // the file is the indexed blob: its title and body are the ones the index parsed from it
+      if (gate!.check(h.scope, rel, file, undefined, blob).ok) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
+      continue
+    }
     try {
       const m = parseMemory(file, rel)
-      if (!gate!.check(h.scope, rel, file, m, gitBlobHash(file)).ok) continue
+      if (!gate!.check(h.scope, rel, file, m, blob).ok) continue
       out.push({scope: h.scope, path: h.path, title: m.frontmatter.title, body: m.body, score: h.score})
     } catch {
       // a broken file is reported by `engram verify`, not used as evidence

@@ -97,6 +97,10 @@ describe('informative queries', () => {
     expect(await search(r.store, 'quuxclustr', {...opts, informative: 5})).toEqual([])
     expect((await search(r.store, '"quuxcluster -', {...opts, informative: 5})).map((h) => h.path)).toEqual(['a.md'])
     expect(await search(r.store, 'nothing here matches', {...opts, informative: 5})).toEqual([])
+    // bodies instead of snippets, for a caller that reads the text anyway
+    const [hit] = await search(r.store, 'quuxcluster', {...opts, informative: 5, bodies: true})
+    expect(hit).toMatchObject({path: 'a.md', snippet: '', body: 'The quuxcluster runs the team jobs.\n'})
+    expect((await search(r.store, 'quuxcluster', opts))[0].body).toBeUndefined()
   })
 
   it('pick the same words through a delta segment with deletions as after a rebuild', async () => {

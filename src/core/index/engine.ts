@@ -220,20 +220,19 @@ export class ShardView {
 
   /**
    * A cheap lower bound of docFreq from the postings' byte length alone (a posting takes at
-   * most MAX_POSTING_BYTES), for skipping the exact count of words that cannot be rare.
+   * most MAX_POSTING_BYTES), for skipping the exact count of words that cannot be rare;
+   * -1 when the view's dictionary does not hold the word at all.
    */
-  hasTerm(term: string): boolean {
-    return (this.base !== undefined && this.base.termIndex(term) >= 0) || this.deltaPostings.has(term)
-  }
-
   docFreqAtLeast(term: string): number {
-    let n = 0
+    let n = -1
     const base = this.base
     if (base) {
       const t = base.termIndex(term)
       if (t >= 0) n = Math.max(0, Math.ceil((base.termOff[t + 1] - base.termOff[t]) / MAX_POSTING_BYTES) - this.deletedCount)
     }
-    return n + (this.deltaPostings.get(term)?.length ?? 0) / 2
+    const delta = this.deltaPostings.get(term)
+    if (delta) n = Math.max(n, 0) + delta.length / 2
+    return n
   }
 
   /** Prefix and fuzzy candidates of a query term, sorted as `expand` takes them (cached per view). */

@@ -47,6 +47,8 @@ export interface SearchHit {
   score: number
   snippet: string
   tags: string[]
+  /** the indexed body, with `bodies` only (its snippet is then empty) */
+  body?: string
 }
 
 export interface IndexStatus {
@@ -78,6 +80,8 @@ export interface SearchOptions {
    * same thing and every extra common word only costs time.
    */
   informative?: number
+  /** return each hit's indexed body instead of a snippet (for callers that read the text anyway) */
+  bodies?: boolean
 }
 
 export const DEFAULT_LIMIT = 10
@@ -241,8 +245,9 @@ class IndexEngine {
         reviewed_by: rec.reviewed_by,
         blob: rec.blob,
         score: c.score,
-        snippet: makeSnippet(rec.body, matched),
+        snippet: opts.bodies ? '' : makeSnippet(rec.body, matched),
         tags: rec.tags,
+        ...(opts.bodies ? {body: rec.body} : {}),
       }
       if (!opts.filter || opts.filter(hit)) hits.push(hit)
     }
@@ -425,10 +430,12 @@ function informativeTerms(text: string, views: ShardView[], n: number): QueryTer
   if (n <= 0) return []
   const cands: {term: string; atLeast: number}[] = []
   for (const term of new Set(tokenize(text))) {
-    if (!views.some((v) => v.hasTerm(term))) continue
-    let atLeast = 0
-    for (const v of views) atLeast += v.docFreqAtLeast(term)
-    cands.push({term, atLeast})
+    let atLeast = -1
+    for (const v of views) {
+      const n = v.docFreqAtLeast(term)
+      if (n >= 0) atLeast = Math.max(atLeast, 0) + n
+    }
+    if (atLeast >= 0) cands.push({term, atLeast})
   }
   // exact counts in order of their lower bounds, until no later word can be among the rarest
   cands.sort((a, b) => a.atLeast - b.atLeast)
