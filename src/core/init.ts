@@ -6,7 +6,7 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
-import {checkKeyName, configDir, loadPrivateKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
+import {checkKeyName, loadPrivateKey, pinOwnerKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {writeFileAtomic} from './fsutil.js'
 import {ENGRAM_DIR, Store} from './store.js'
@@ -86,10 +86,4 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     paths,
   })
   return {root, gitInitialised, owner, commit}
-}
-
-function pinOwnerKey(key: KeyPair): void {
-  const file = join(configDir(), 'trust', `${key.name}-${key.keyid}.json`)
-  if (existsSync(file)) return
-  writeFileAtomic(file, `${JSON.stringify({keyid: key.keyid, name: key.name, public_key: Buffer.from(key.publicKey).toString('base64')})}\n`, 0o600)
 }

@@ -11,13 +11,13 @@ import {commitPaths} from './commit.js'
 import {EngramError, badInput, notFound, refused, usageError} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {
-  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, parsePrivateKey, parsePublicKeyInput, parsePublicKeyRecord,
+  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, loadPrivateKey, parsePrivateKey, pinOwnerKey, parsePublicKeyInput, parsePublicKeyRecord,
   privateKeyDir, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord, writePrivateKey,
 } from './keys.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
 import {printable} from './scope.js'
-import {generateKeyPair, keyIdOf} from './sign.js'
+import {KeyPair, generateKeyPair, keyIdOf} from './sign.js'
 import type {Store} from './store.js'
 
 export interface GeneratedKey {
@@ -78,7 +78,7 @@ export async function trustKey(
   const publicKey = parsePublicKeyInput(input)
   const keyid = keyIdOf(publicKey)
   const name = checkKeyName(opts.name ?? recordName(input) ?? '')
-  const {key: owner} = await ownerKey(store, opts.keyName)
+  const owner = await endorser(store, keyid, role, opts.keyName, name)
   return withStoreLock(store, async () => {
     const keyring = await loadKeyring(store)
     const known = keyring.status(keyid)
@@ -118,6 +118,25 @@ export async function trustKey(
     })
     return {name, keyid, role, path: rel, endorsed_by: owner.keyid, changed: true, commit}
   })
+}
+
+/**
+ * Who endorses the new key: a trusted owner — or, in a store that has no trusted owner
+ * yet (made with `init --no-key`), the new owner key itself, when its private half is at
+ * hand. That first self-endorsed record becomes the store's root of trust (the first
+ * commit that adds a key record), and is pinned on this machine.
+ */
+async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: string | undefined, newName: string): Promise<KeyPair> {
+  const keyring = await loadKeyring(store)
+  if (keyring.owners().length > 0 || role !== 'owner') return (await ownerKey(store, ownerName)).key
+  if (process.env.ENGRAM_SESSION) throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).')
+  const privateName = ownerName ?? newName
+  const own = loadPrivateKey(privateName)
+  if (own.keyid !== keyid) {
+    throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
+  }
+  pinOwnerKey(own)
+  return own
 }
 
 function recordName(input: string): string | undefined {

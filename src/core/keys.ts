@@ -27,10 +27,11 @@
  * A revocation counts when signed by an owner reachable from a root, or by the key itself;
  * revocations only ever remove trust, so conflicting ones fail closed.
  */
-import {chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 
+import {writeFileAtomic} from './fsutil.js'
 import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
 import {gitRead} from './git.js'
@@ -507,7 +508,8 @@ function regularFiles(dir: string, suffix: string): string[] {
  */
 export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots']> {
   const keysDir = store.gitPath(KEYS_DIR)
-  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', '--', keysDir], {allowFail: true})
+  // the first commit that added a key record (not merely the folder's placeholder)
+  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', '--', `${keysDir}/*.pub`], {allowFail: true})
   const commit = log.split('\n')[0]?.trim()
   if (!commit || !/^[0-9a-f]{40,64}$/.test(commit)) return []
   const files = (await gitRead(store.top, ['ls-tree', '-r', '--name-only', commit, '--', `${keysDir}/`])).split('\n').filter((f) => f.endsWith('.pub'))
@@ -559,3 +561,9 @@ export async function loadKeyring(store: Store): Promise<Keyring> {
   return new Keyring({records: read('.pub'), revocations: read('.revoked'), roots})
 }
 
+/** Pin an owner key on this machine as a root of trust (`$ENGRAM_CONFIG_DIR/trust/`). */
+export function pinOwnerKey(key: KeyPair): void {
+  const file = join(configDir(), 'trust', `${key.name}-${key.keyid}.json`)
+  if (existsSync(file)) return
+  writeFileAtomic(file, `${JSON.stringify({keyid: key.keyid, name: key.name, public_key: Buffer.from(key.publicKey).toString('base64')})}\n`, 0o600)
+}
