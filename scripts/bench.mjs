@@ -39,8 +39,8 @@ for (const s of sizes) {
   }
 }
 const RUNS = Math.max(5, Number(opt('runs', '7')))
-// --parts rebuild,cold,baselines,warm,incr,vote: run only these (for working on one)
-const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,warm,incr,vote').split(','))
+// --parts rebuild,cold,baselines,warm,incr,vote,verify: run only these (for working on one)
+const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,warm,incr,vote,verify').split(','))
 const WARM_REQUESTS = 200
 /** time allowed for each warm series (engram serve; WarmEngine) before it stops early */
 const WARM_BUDGET_MS = 45_000
@@ -161,7 +161,28 @@ async function benchSize(size, spec, r) {
   if (size === '10k') {
     if (PARTS.has('incr')) await benchIncremental(dir, spec, r)
     if (PARTS.has('vote')) await benchVote(dir, spec, files, r)
+    if (PARTS.has('verify')) benchVerify(dir, r)
   }
+}
+
+/**
+ * `engram verify` of the whole store as a whole process (issue 3: 10,000 files in under
+ * 3 s): without the verified-signature cache (removed before each run), and with it.
+ */
+function benchVerify(dir, r) {
+  const cacheDir = join(CONFIG_DIR, 'cache', 'verified')
+  const cold = []
+  const warm = []
+  for (let i = 0; i < 5; i++) {
+    log(`verify ${i + 1}/5`)
+    rmSync(cacheDir, {recursive: true, force: true})
+    const c = engram(['verify', '--base', dir, '--json'], {env: childEnv()})
+    if (c.status !== 0) throw new Error(`verify failed: ${c.stdout.slice(0, 300)}${c.stderr.slice(0, 300)}`)
+    cold.push(c.ms)
+    warm.push(engram(['verify', '--base', dir, '--json'], {env: childEnv()}).ms)
+  }
+  r.rows.verifyCold = stats(cold)
+  r.rows.verifyWarm = stats(warm)
 }
 
 /**
@@ -495,6 +516,10 @@ function report() {
       out.push(`| **index upkeep after one accepted write**: in-process \`refresh()\` of the scope after the accept's commit (git ls-tree, diff-tree, cat-file, parse, write the delta) | ${p(ten.incrRefresh)} |`)
       out.push(`| the same \`refresh()\` with nothing to do (git ls-tree only) | ${p(ten.incrNoop)} |`)
     }
+    if (ten.verifyCold) {
+      out.push(`| \`engram verify\` of the whole store, whole process, no signature cache | ${p(ten.verifyCold)} |`)
+      out.push(`| the same with the verified-signature cache filled | ${p(ten.verifyWarm)} |`)
+    }
     if (ten.vote) {
       const v = results['10k']
       out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's index (no git) | ${pp(ten.vote)} |`)
@@ -517,6 +542,7 @@ function report() {
   const hk = R('100k')
   t('warm query p50 ≤ 2 ms at 10k', ten.warm && fmtMs(ten.warm.p50), ten.warm?.p50 <= 2)
   t('warm query p50 ≤ 30 ms at 100k', hk.warm && fmtMs(hk.warm.p50), hk.warm?.p50 <= 30)
+  t('engram verify, 10k files, no signature cache: < 3 s', ten.verifyCold && fmtMs(ten.verifyCold.p50), ten.verifyCold?.p50 < 3000)
   t('index upkeep after one accepted write at 10k ≤ 100 ms (in-process refresh; whole-process difference in the table above)', ten.incrRefresh && fmtMs(ten.incrRefresh.p50), ten.incrRefresh?.p50 <= 100)
   t('full rebuild 10k ≤ 6 s', ten.rebuild && fmtMs(ten.rebuild.p50), ten.rebuild?.p50 <= 6000)
   t('full rebuild 100k ≤ 90 s', hk.rebuild && fmtMs(hk.rebuild.p50), hk.rebuild?.p50 <= 90000)
