@@ -39,8 +39,8 @@ for (const s of sizes) {
   }
 }
 const RUNS = Math.max(5, Number(opt('runs', '7')))
-// --parts rebuild,cold,baselines,warm,incr,vote,verify: run only these (for working on one)
-const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,warm,incr,vote,verify').split(','))
+// --parts rebuild,cold,baselines,coldcache,warm,incr,vote,verify: run only these (for working on one)
+const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,coldcache,warm,incr,vote,verify').split(','))
 const WARM_REQUESTS = 200
 /** time allowed for each warm series (engram serve; WarmEngine) before it stops early */
 const WARM_BUDGET_MS = 45_000
@@ -157,6 +157,7 @@ async function benchSize(size, spec, r) {
     : [{key: 'coldAll', label: `one scope (${spec.scope})`, args: ['--scope', spec.scope], dirs: [scopeFolder], env: childEnv()}]
   if (PARTS.has('cold')) benchCold(ctx, cases)
   if (PARTS.has('baselines')) benchBaselines(ctx, cases[0])
+  if (PARTS.has('coldcache') && size !== '1k') benchColdCache(ctx, cases[0])
   if (PARTS.has('warm')) await benchWarm(ctx)
   if (size === '10k') {
     if (PARTS.has('incr')) await benchIncremental(dir, spec, r)
@@ -230,6 +231,41 @@ function benchCold({size, dir, files, queries, r}, cases) {
     if (runs.every((x) => x.hits === 0)) throw new Error(`engram search served no hit for any query on ${dir}: the store's memory is not served (unsigned?)`)
     r.rows[c.key] = {...stats(runs.map((x) => x.ms)), label: c.label, memories: c.memories, hits: stats(runs.map((x) => x.hits)).p50}
   }
+}
+
+/**
+ * The same search and ripgrep with the store's files out of the OS page cache (evicted
+ * with posix_fadvise(DONTNEED) before each run, through python3): the first search of the
+ * day, or after other work pushed the store out of memory. Programs stay cached.
+ */
+function benchColdCache({size, dir, queries, r}, main) {
+  if (!which('python3')) return notes.push('coldcache: python3 not found; page-cache runs skipped')
+  const evict = () =>
+    execFileSync('python3', ['-c', [
+      'import os,sys',
+      'for root in sys.argv[1:]:',
+      '  for dp,dn,fn in os.walk(root):',
+      '    for f in fn:',
+      '      try:',
+      '        fd=os.open(os.path.join(dp,f),os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)',
+      '      except OSError: pass',
+    ].join('\n'), dir])
+  const paths = main.dirs.map((d) => (d ? join(dir, d) : dir))
+  const words = (q) => q.split(/\s+/).flatMap((w) => ['-e', w])
+  const engramRuns = []
+  const rgRuns = []
+  for (let i = 0; i < 5; i++) {
+    const q = queries[i % queries.length]
+    log(`${size}: page cache evicted, run ${i + 1}/5`)
+    evict()
+    engramRuns.push(engram(['search', q, '--base', dir, '--limit', '10', '--json', ...main.args], {env: main.env}).ms)
+    if (rg) {
+      evict()
+      rgRuns.push(timed(rg, ['-il', '--glob', '*.md', ...words(q), '--', ...paths], {allowExit: [0, 1]}).ms)
+    }
+  }
+  r.rows.pcSearch = stats(engramRuns)
+  if (rgRuns.length) r.rows.pcRg = stats(rgRuns)
 }
 
 /** grep, ripgrep and SQLite FTS5 on the files and queries of the main cold case. */
@@ -499,6 +535,8 @@ function report() {
   out.push(line('SQLite FTS5: one query as a whole process', (r) => p(r.ftsCold)))
   out.push(line('SQLite FTS5: query in-process p50 / p95', (r) => pp(r.ftsWarm)))
   out.push(line('SQLite FTS5: build (in-process) / size', (r, x) => r.ftsBuild && `${fmtMs(r.ftsBuild.ms)} / ${fmtBytes(x.ftsBytes)}`))
+  out.push(line('cold `engram search`, store out of the page cache', (r) => p(r.pcSearch)))
+  out.push(line('ripgrep, store out of the page cache', (r) => p(r.pcRg)))
   out.push(line('**warm query** (`engram serve`, socket) p50 / p95', (r) => pp(r.warm)))
   out.push(line('`engram serve` start to first answer', (r) => r.serveReady && fmtMs(r.serveReady.ms)))
   out.push(line('in-process WarmEngine.search (index only) p50 / p95', (r) => pp(r.engine)))
@@ -542,6 +580,7 @@ function report() {
   const hk = R('100k')
   t('warm query p50 ≤ 2 ms at 10k', ten.warm && fmtMs(ten.warm.p50), ten.warm?.p50 <= 2)
   t('warm query p50 ≤ 30 ms at 100k', hk.warm && fmtMs(hk.warm.p50), hk.warm?.p50 <= 30)
+  t('cold search, one 10k scope, store out of the page cache: faster than ripgrep', ten.pcSearch && ten.pcRg && `${fmtMs(ten.pcSearch.p50)} vs rg ${fmtMs(ten.pcRg.p50)}`, ten.pcSearch?.p50 < ten.pcRg?.p50)
   t('engram verify, 10k files, no signature cache: < 3 s', ten.verifyCold && fmtMs(ten.verifyCold.p50), ten.verifyCold?.p50 < 3000)
   t('index upkeep after one accepted write at 10k ≤ 100 ms (in-process refresh; whole-process difference in the table above)', ten.incrRefresh && fmtMs(ten.incrRefresh.p50), ten.incrRefresh?.p50 <= 100)
   t('full rebuild 10k ≤ 6 s', ten.rebuild && fmtMs(ten.rebuild.p50), ten.rebuild?.p50 <= 6000)
