@@ -57,6 +57,18 @@ export interface MemoryFrontmatter {
   signature: string | null
 }
 
+/** What serving shows of a memory's origin beside its text (list, search, context). */
+export interface Provenance {
+  scope: string
+  /** scope-relative path of the memory file */
+  path: string
+  title: string
+  author: string
+  origin: string
+  tainted: boolean
+  reviewed_by: string | null
+}
+
 export interface MemoryFile {
   frontmatter: MemoryFrontmatter
   body: string

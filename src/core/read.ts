@@ -2,7 +2,7 @@ import {assertCanRead, canRead, readableScopes} from './access.js'
 import {listScopeFiles, listScopes, readStored} from './curated.js'
 import {notFound} from './errors.js'
 import {gitRead} from './git.js'
-import {MemoryFrontmatter} from './memory.js'
+import {MemoryFrontmatter, Provenance} from './memory.js'
 import {printable, scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
 import type {SessionRecord} from './sessions.js'
@@ -36,14 +36,7 @@ export async function readMemory(store: Store, session: SessionRecord | undefine
   return {scope, path: stored.path, blob: stored.blob, frontmatter: stored.memory.frontmatter, body: stored.memory.body}
 }
 
-export interface ListedMemory {
-  scope: string
-  path: string
-  title: string
-  author: string
-  origin: string
-  tainted: boolean
-  reviewed_by: string | null
+export interface ListedMemory extends Provenance {
   updated: string
   version: number
 }

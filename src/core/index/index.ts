@@ -17,6 +17,7 @@ import {
   writeAtomic,
 } from './shard.js'
 import {catBlobs} from '../git.js'
+import type {Provenance} from '../memory.js'
 import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
 import {readHead} from './head.js'
 import {parseQuery, tokenize} from './tokenize.js'
@@ -33,15 +34,7 @@ export {readHead} from './head.js'
 
 export const INDEX_DIR = '.engram/index'
 
-export interface SearchHit {
-  scope: string
-  /** scope-relative path of the memory file */
-  path: string
-  title: string
-  author: string
-  origin: string
-  tainted: boolean
-  reviewed_by: string | null
+export interface SearchHit extends Provenance {
   /** git blob id of the indexed file (compare with the verified set before serving) */
   blob: string
   score: number
@@ -355,19 +348,8 @@ class IndexEngine {
       if (c.blob) fetch.push({path: c.path, blob: c.blob})
     }
     if (deleted.size + docs.size + fetch.length > deltaBound(base.header.n)) return this.build(scope, to, warn)
-    for await (const {index, data} of catBlobs(this.store, fetch.map((f) => f.blob))) {
-      const {path, blob} = fetch[index]
-      if (!data) {
-        warn(`${scope}: ${path} is missing from git; not indexed`)
-        continue
-      }
-      try {
-        const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
-        const {record, terms} = prepareDoc(path, blob, memory)
-        docs.set(path, {...record, lens: terms.lens, terms: [...terms.terms]})
-      } catch (error) {
-        warn(`${(error as Error).message} Not indexed.`)
-      }
+    for await (const {path, record, terms} of preparedDocs(this.store, scope, fetch, warn)) {
+      docs.set(path, {...record, lens: terms.lens, terms: [...terms.terms]})
     }
     const delta: Delta = {
       format: FORMAT_VERSION,
@@ -394,6 +376,33 @@ class IndexEngine {
   }
 }
 
+/**
+ * The documents for these blobs, read in one `git cat-file --batch` and prepared for the
+ * index; a missing blob or an unparseable memory is skipped with a warning.
+ */
+async function* preparedDocs(
+  store: Store,
+  scope: string,
+  entries: {path: string; blob: string}[],
+  warn: (message: string) => void,
+  onDoc?: () => void,
+): AsyncGenerator<{path: string} & ReturnType<typeof prepareDoc>> {
+  for await (const {index, data} of catBlobs(store, entries.map((e) => e.blob))) {
+    const {path, blob} = entries[index]
+    onDoc?.()
+    if (!data) {
+      warn(`${scope}: ${path} is missing from git; not indexed`)
+      continue
+    }
+    try {
+      const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
+      yield {path, ...prepareDoc(path, blob, memory)}
+    } catch (error) {
+      warn(`${(error as Error).message} Not indexed.`)
+    }
+  }
+}
+
 /** Build one scope's base shard from its tree and write it (replacing any delta). */
 async function buildScope(
   store: Store,
@@ -405,21 +414,7 @@ async function buildScope(
 ): Promise<void> {
   const list = entries ?? (await listTree(store, tree))
   const builder = new ShardBuilder()
-  for await (const {index, data} of catBlobs(store, list.map((e) => e.blob))) {
-    const {path, blob} = list[index]
-    onDoc?.()
-    if (!data) {
-      warn(`${scope}: ${path} is missing from git; not indexed`)
-      continue
-    }
-    try {
-      const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
-      const {record, terms} = prepareDoc(path, blob, memory)
-      builder.add(record, terms)
-    } catch (error) {
-      warn(`${(error as Error).message} Not indexed.`)
-    }
-  }
+  for await (const {record, terms} of preparedDocs(store, scope, list, warn, onDoc)) builder.add(record, terms)
   ensureIndexDir(store)
   removeFile(deltaPath(store, scope))
   writeAtomic(shardPath(store, scope), builder.encode(scope, tree))
