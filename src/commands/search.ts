@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../base.js'
 import {EngramError} from '../core/errors.js'
-import {searchMemories} from '../core/search.js'
+import {searchMemories, verifyServedHits} from '../core/search.js'
 import {askServer} from '../core/server.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
@@ -25,7 +25,8 @@ export default class Search extends EngramCommand {
     const session = await currentSession(store, flags.session)
     let result = undefined as undefined | {hits: any[]; scopes: string[]}
     const warm = await askServer(store, {op: 'search', query: args.query, scope: flags.scope, limit: flags.limit, session: session?.id})
-    if (warm?.ok) result = warm
+    // what the socket says is checked like anything read from the store
+    if (warm?.ok) result = {hits: await verifyServedHits(store, session, warm.hits, flags.scope), scopes: warm.scopes}
     else if (warm && !warm.ok) throw new EngramError(warm.error.code as any, warm.error.message, {nextStep: warm.error.nextStep})
     else result = await searchMemories(store, session, args.query, {scope: flags.scope, limit: flags.limit, onWarning: (m) => this.warnLine(m)})
     if (!this.jsonEnabled()) {

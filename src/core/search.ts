@@ -67,3 +67,40 @@ export async function searchMemories(
   })
   return {hits: served, scopes}
 }
+
+/**
+ * Hits that came over the warm server's socket, checked as if they were found here: the
+ * socket is a file in the store, and a process that is not engram could be listening on
+ * it. Each hit must be in a scope the session may read, be the file on disk, and pass the
+ * serving gate; its provenance is taken from the file, and a snippet that is not in the
+ * memory's text is dropped.
+ */
+export async function verifyServedHits(store: Store, session: SessionRecord | undefined, hits: unknown, scope?: string): Promise<SearchHit[]> {
+  if (!Array.isArray(hits)) return []
+  const allowed = new Set(searchScopes(store, session, scope))
+  const gate = await ServingGate.open(store)
+  const {parseMemory} = await import('./memory.js')
+  const {validateMemoryPath} = await import('./paths.js')
+  const out: SearchHit[] = []
+  for (const h of hits as Partial<SearchHit>[]) {
+    if (!h || typeof h.scope !== 'string' || typeof h.path !== 'string' || !allowed.has(h.scope)) continue
+    let rel: string
+    try {
+      rel = `${scopeDir(h.scope)}/${validateMemoryPath(h.path)}`
+    } catch {
+      continue
+    }
+    const text = store.readText(rel)
+    if (text === undefined) continue
+    const blob = gitBlobHash(text)
+    if (!gate.check(h.scope, rel, text, undefined, blob).ok) continue
+    const m = parseMemory(text, rel)
+    const snippet = typeof h.snippet === 'string' && m.body.includes(h.snippet.replace(/^…|…$/g, '').trim()) ? h.snippet : m.body.slice(0, 160).trim()
+    const fm = m.frontmatter
+    out.push({
+      scope: h.scope, path: h.path, title: fm.title, author: fm.author, origin: fm.origin, tainted: fm.tainted, reviewed_by: fm.reviewed_by,
+      blob, score: typeof h.score === 'number' ? h.score : 0, snippet, tags: fm.tags,
+    })
+  }
+  return out
+}
