@@ -2,7 +2,9 @@ import {Args, Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 
 import {EngramCommand, sessionFlag} from '../base.js'
+import {writeRoute} from '../core/access.js'
 import {parseTags} from '../core/content.js'
+import {formatScope, parseScope} from '../core/scope.js'
 import {badInput} from '../core/errors.js'
 import {currentSession, refuseWithoutSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
@@ -32,6 +34,8 @@ export default class Write extends EngramCommand {
     const session = await currentSession(store, flags.session)
     if (!session) refuseWithoutSession()
     const tags = parseTags(flags.tags)
+    // a write that will be refused is refused before any content is read
+    writeRoute(session, formatScope(parseScope(flags.scope)), store.config)
     const content = readContent(flags.file)
     const r = await writeMemory(store, session, {
       scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'],
