@@ -142,6 +142,19 @@ describe('C3 — taint is recorded by the harness and never cleared by the agent
     expect(w.code).toBe(0)
     expect(store.ok(['read', 'c.md', '--scope', `run:${s}`], {session: s}).frontmatter.tainted).toBe(true)
   })
+
+  it('has no way down through git either: a cleaned record committed by hand, with a new assignment', () => {
+    const rel = `.engram/sessions/${s}.json`
+    const rec = JSON.parse(store.read(rel))
+    store.write(rel, JSON.stringify({...rec, tainted: false, taint_reasons: [], assigned: 'tenant:globex'}))
+    store.gitCommitAll('tidy the session record')
+    const shown = store.ok(['session', 'show', s])
+    expect(shown.tainted).toBe(true)
+    expect(shown.assigned).toBe('tenant:acme')
+    expect(write(store, s, 'tenant:globex', 'x.md', 'x\n').code).toBe(3)
+    const w = write(store, s, `run:${s}`, 'd.md', 'after the commit\n')
+    expect(store.ok(['read', 'd.md', '--scope', `run:${s}`], {session: s}).frontmatter.tainted, w.stderr).toBe(true)
+  })
 })
 
 describe('C4 — an agent cannot set author, status, role or taint (R4)', () => {
