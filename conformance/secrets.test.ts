@@ -120,3 +120,20 @@ it('C9 — the planted carrier holds every secret', () => {
   const text = carrier(sec, 'x')
   for (const v of Object.values(sec)) expect(text).toContain(v)
 })
+
+describe('C9 — secrets in places that are stored or echoed in clear (R9)', () => {
+  it('a secret as a memory path, a scope-free flag value or a lookup key reaches no object and no output', () => {
+    const store = newStore()
+    const s = startSession(store, 'tenant:acme')
+    const sec = plantedSecrets()
+    const before = store.commitCount()
+    expect(write(store, s, 'tenant:acme', `${sec.github}.md`, 'A fact.\n').code).toBe(2)
+    expect(write(store, s, `run:${s}`, `notes/${sec.npm}.md`, 'A note.\n').code).toBe(2)
+    expect(write(store, s, `run:${s}`, 'a.md', 'x\n', ['--origin', sec.stripe]).code).toBe(2)
+    expect(store.run(['read', `${sec.openai}.md`, '--scope', `run:${s}`], {session: s}).code).toBe(4)
+    expect(store.run(['review', 'show', sec.aws]).code).not.toBe(0)
+    expect(store.commitCount()).toBe(before)
+    const everything = Buffer.concat([store.allObjects(), store.allFiles(), Buffer.from(store.transcript.join('\n'))]).toString('utf8')
+    for (const [kind, secret] of Object.entries(sec)) expect(everything.includes(secret), kind).toBe(false)
+  })
+})
