@@ -2,6 +2,7 @@ import {execFileSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
+import {afterEach} from 'vitest'
 
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
 import {Store} from '../../src/core/store.js'
@@ -88,5 +89,19 @@ export function prng(seed: number): () => number {
     s ^= s << 5
     s >>>= 0
     return s / 0x100000000
+  }
+}
+
+/** A factory of test repositories that are all removed after each test (call at file level). */
+export function useTestRepos(): (prefix?: string) => TestRepo {
+  let repos: TestRepo[] = []
+  afterEach(() => {
+    for (const r of repos) r.cleanup()
+    repos = []
+  })
+  return (prefix = '') => {
+    const r = new TestRepo(prefix)
+    repos.push(r)
+    return r
   }
 }

@@ -7,19 +7,12 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {bestFirst, compareCandidates, Scored, ShardView} from '../../src/core/index/engine.js'
 import {readHeadFromFiles} from '../../src/core/index/head.js'
 import {rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
-import {prng, TestRepo} from './index-helpers.js'
+import {prng, TestRepo, useTestRepos} from './index-helpers.js'
 
-let repos: TestRepo[] = []
+const repo = useTestRepos()
 let dirs: string[] = []
-function repo(prefix = ''): TestRepo {
-  const r = new TestRepo(prefix)
-  repos.push(r)
-  return r
-}
 afterEach(() => {
-  for (const r of repos) r.cleanup()
   for (const d of dirs) rmSync(d, {recursive: true, force: true})
-  repos = []
   dirs = []
 })
 

@@ -5,18 +5,9 @@ import {isEngramError} from '../../src/core/errors.js'
 import {gitBlobHash} from '../../src/core/hash.js'
 import {deltaBound, INDEX_DIR, rebuild, refresh, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
 import {FORMAT_VERSION} from '../../src/core/index/shard.js'
-import {prng, TestRepo} from './index-helpers.js'
+import {prng, TestRepo, useTestRepos} from './index-helpers.js'
 
-let repos: TestRepo[] = []
-function repo(prefix = ''): TestRepo {
-  const r = new TestRepo(prefix)
-  repos.push(r)
-  return r
-}
-afterEach(() => {
-  for (const r of repos) r.cleanup()
-  repos = []
-})
+const repo = useTestRepos()
 
 const shardFile = (r: TestRepo, key: string) => r.store.abs(`${INDEX_DIR}/${key}.shard`)
 const deltaFile = (r: TestRepo, key: string) => r.store.abs(`${INDEX_DIR}/${key}.delta`)
