@@ -12,7 +12,7 @@ import {validateMemoryPath} from './paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from './proposal.js'
 import {redact} from './redact/index.js'
 import {normalise, stripInvisible} from './normalise.js'
-import {formatScope, parseScope} from './scope.js'
+import {formatScope, parseScope, scopeDir} from './scope.js'
 import {SessionRecord, loadSession, writeSessionRecord} from './sessions.js'
 import type {Store} from './store.js'
 import {neighboursFor} from './neighbours.js'
@@ -128,7 +128,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   if (route === 'direct') {
     return withStoreLock(store, async () => {
       const now = readStored(store, scope, path)
-      const rel = `${scopeDirOf(scope)}/${path}`
+      const rel = `${scopeDir(scope)}/${path}`
       if ((now?.blob ?? null) !== expectedBase) {
         return storeConflict(store, session, {scope, path, origin, body, redactions, tainted, taintReasons, memory: memoryFor(now, null), base: now?.blob ?? null, expectedBase})
       }
@@ -213,10 +213,6 @@ function withDissent(memory: MemoryFrontmatter, votes: StoredVote[], dissent: bo
   if (!dissent) return memory
   const against = votes.filter((v) => v.verdict === 'reject').map((v) => `vote dissent: ${v.validator} (${v.confidence.toFixed(2)}) ${v.reason}`.slice(0, 200))
   return {...memory, taint_reasons: [...memory.taint_reasons, ...against]}
-}
-
-function scopeDirOf(scope: string): string {
-  return scope === 'org' ? 'org' : scope.replace(':', '/')
 }
 
 function conflictNote(expected: string | null, found: string | null): string {
