@@ -2,7 +2,7 @@ import {assertCanRead, canRead, readableScopes} from './access.js'
 import {listScopeFiles, listScopes, readStored} from './curated.js'
 import {notFound} from './errors.js'
 import {gitRead} from './git.js'
-import {MemoryFrontmatter, Provenance} from './memory.js'
+import {MemoryFile, MemoryFrontmatter, Provenance, parseMemory} from './memory.js'
 import {printable, scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
 import type {SessionRecord} from './sessions.js'
@@ -57,13 +57,22 @@ export async function listMemories(store: Store, session: SessionRecord | undefi
     for (const path of listScopeFiles(store, scope)) {
       const rel = `${scopeDir(scope)}/${path}`
       const text = store.readText(rel) ?? ''
-      const check = gate.check(scope, rel, text)
-      if (!check.ok) {
+      // one read and one parse per file: the gate checks the parsed memory it is given
+      let memory: MemoryFile | undefined
+      let problem: string | undefined
+      try {
+        memory = parseMemory(text, rel)
+        const check = gate.check(scope, rel, text, memory)
+        if (!check.ok) problem = check.problem
+      } catch (error) {
+        problem = (error as Error).message
+      }
+      if (problem !== undefined || !memory) {
         result.skipped++
-        result.skippedFiles.push({scope, path, problem: check.problem})
+        result.skippedFiles.push({scope, path, problem: problem ?? 'unreadable'})
         continue
       }
-      const fm = readStored(store, scope, path)!.memory.frontmatter
+      const fm = memory.frontmatter
       result.memories.push({
         scope, path, title: fm.title, author: fm.author, origin: fm.origin, tainted: fm.tainted,
         reviewed_by: fm.reviewed_by, updated: fm.updated, version: fm.version,
