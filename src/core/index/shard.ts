@@ -318,16 +318,7 @@ export class LoadedShard {
 
   /** Index of a term in the sorted dictionary, or -1. */
   termIndex(term: string): number {
-    let lo = 0
-    let hi = this.dict.length - 1
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1
-      const v = this.dict[mid]
-      if (v === term) return mid
-      if (v < term) lo = mid + 1
-      else hi = mid - 1
-    }
-    return -1
+    return sortedIndex(this.dict, term)
   }
 
   /** First dictionary index whose term is >= term. */
@@ -344,16 +335,7 @@ export class LoadedShard {
 
   /** Doc id of a scope-relative path, or -1 (paths are sorted). */
   docIndex(path: string): number {
-    let lo = 0
-    let hi = this.paths.length - 1
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1
-      const v = this.paths[mid]
-      if (v === path) return mid
-      if (v < path) lo = mid + 1
-      else hi = mid - 1
-    }
-    return -1
+    return sortedIndex(this.paths, path)
   }
 
   /** Read and check one document record. */
@@ -454,4 +436,18 @@ export function decodeDelta(text: string, scope: string): Delta {
   if (d.format !== FORMAT_VERSION) throw new OldFormatError(`delta format ${d.format}`)
   if (d.scope !== scope) throw new CorruptIndexError(`delta holds scope ${String(d.scope)}`)
   return d
+}
+
+/** Position of `value` in a sorted list (binary search), or -1. */
+function sortedIndex(list: readonly string[], value: string): number {
+  let lo = 0
+  let hi = list.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const v = list[mid]
+    if (v === value) return mid
+    if (v < value) lo = mid + 1
+    else hi = mid - 1
+  }
+  return -1
 }
