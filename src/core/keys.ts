@@ -27,6 +27,7 @@
  * A revocation counts when signed by an owner reachable from a root, or by the key itself;
  * revocations only ever remove trust, so conflicting ones fail closed.
  */
+import {createHash} from 'node:crypto'
 import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
@@ -35,6 +36,7 @@ import {writeFileAtomic} from './fsutil.js'
 import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
 import {gitRead} from './git.js'
+import {readHeadFromFiles} from './index/head.js'
 import {printable} from './scope.js'
 import {KeyPair, keyIdOf, keyPairFromSecret, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from './store.js'
@@ -507,9 +509,20 @@ function regularFiles(dir: string, suffix: string): string[] {
  * from that commit, so editing or deleting the work-tree file changes nothing.
  */
 export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots']> {
+  // What HEAD's history says never changes for that commit: a cached answer for the very
+  // commit HEAD is at now saves three git spawns in every command that loads the keyring.
+  const head = readHeadFromFiles(store.top)
+  const cached = head === undefined ? undefined : readRootsCache(store, head)
+  if (cached) return cached
+  const roots = await rootsAt(store, head ?? 'HEAD')
+  if (head !== undefined) writeRootsCache(store, head, roots)
+  return roots
+}
+
+async function rootsAt(store: Store, rev: string): Promise<KeyringInput['roots']> {
   const keysDir = store.gitPath(KEYS_DIR)
   // the first commit that added a key record (not merely the folder's placeholder)
-  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', '--', `${keysDir}/*.pub`], {allowFail: true})
+  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', rev, '--', `${keysDir}/*.pub`], {allowFail: true})
   const commit = log.split('\n')[0]?.trim()
   if (!commit || !/^[0-9a-f]{40,64}$/.test(commit)) return []
   const files = (await gitRead(store.top, ['ls-tree', '-r', '--name-only', commit, '--', `${keysDir}/`])).split('\n').filter((f) => f.endsWith('.pub'))
@@ -528,6 +541,39 @@ export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots
     roots.push({keyid: rec.keyid, name: rec.name, publicKey: pk, reason: `root: owner key of the store's initial key commit ${commit.slice(0, 7)}`})
   }
   return roots
+}
+
+/**
+ * The root keys found at one commit, kept beside the private keys (outside the store, which
+ * the agent can write): one record per store, for the commit HEAD was last seen at.
+ */
+function rootsCachePath(store: Store): string {
+  return join(configDir(), 'cache', 'roots', `${createHash('sha256').update(store.root).digest('hex').slice(0, 16)}.json`)
+}
+
+function readRootsCache(store: Store, head: string): KeyringInput['roots'] | undefined {
+  try {
+    const data = JSON.parse(readFileSync(rootsCachePath(store), 'utf8'))
+    if (data?.v !== 1 || data.root !== store.root || data.prefix !== store.prefix || data.head !== head || !Array.isArray(data.roots)) return undefined
+    const roots: KeyringInput['roots'] = []
+    for (const r of data.roots) {
+      const pk = fromB64(r?.public_key, 32)
+      if (!pk || keyIdOf(pk) !== r.keyid || typeof r.name !== 'string' || typeof r.reason !== 'string') return undefined
+      roots.push({keyid: r.keyid, name: r.name, publicKey: pk, reason: r.reason})
+    }
+    return roots
+  } catch {
+    return undefined
+  }
+}
+
+function writeRootsCache(store: Store, head: string, roots: KeyringInput['roots']): void {
+  const data = {v: 1, root: store.root, prefix: store.prefix, head, roots: roots.map((r) => ({keyid: r.keyid, name: r.name, public_key: Buffer.from(r.publicKey).toString('base64'), reason: r.reason}))}
+  try {
+    writeFileAtomic(rootsCachePath(store), `${JSON.stringify(data)}\n`, 0o600)
+  } catch {
+    // a read-only config folder only makes the next command slower
+  }
 }
 
 /** Local pins: `$ENGRAM_CONFIG_DIR/trust/*.json`, each `{"keyid","public_key","name"?}` or a list of them. */
