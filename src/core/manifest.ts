@@ -94,6 +94,13 @@ export function manifestEntry(path: string, content: string | Buffer): ManifestE
   return {path, blob: gitBlobHash(content), version: mem.frontmatter.version, id: mem.frontmatter.id}
 }
 
+/** Whether a manifest signed by `keyid` (with this public key, when given) may be trusted now, signature aside. */
+function ownerKeyNow(keyring: Keyring, keyid: string, publicKey?: Uint8Array): boolean {
+  const info = keyring.status(keyid)
+  const pk = keyring.publicKey(keyid)
+  return !!info && !!pk && info.status === 'trusted' && info.role === 'owner' && (publicKey === undefined || Buffer.from(pk).equals(Buffer.from(publicKey)))
+}
+
 export function verifyManifest(keyring: Keyring, m: Manifest): {ok: boolean; problem?: string; keyid?: string} {
   const sig = parseSignature(m.signature)
   if (!sig) return {ok: false, problem: 'signature is not of the form ed25519:<keyid>:<base64>'}
@@ -143,6 +150,109 @@ export function readManifest(store: Store, scope: string): Manifest | undefined 
   const rel = manifestPath(scope)
   const text = store.readText(rel)
   return text === undefined ? undefined : parseManifest(text, rel)
+}
+
+// ---------------------------------------------------------------- serving lookups
+
+/** What serving needs of a scope's manifest: its serial and the signed blob id of a path. */
+export interface ManifestLookup {
+  serial: number
+  blob(path: string): string | undefined
+}
+
+/**
+ * The scope's manifest in the work tree as the serving gate uses it, or undefined when
+ * there is none or it does not verify under `keyring` now (throws on a malformed one).
+ *
+ * A signature check needs the canonical payload of every entry (about 40 ms for a 10,000
+ * entry manifest), paid by every search of a fresh process. So the fact "the file with
+ * this SHA-256 is a manifest of this scope and serial, validly signed by this public key"
+ * is cached beside the private keys (outside the store, which the agent can write), like
+ * the verified-signature cache. The key's trust is decided afresh from the keyring on every
+ * use. When the file is exactly in the one-entry-per-line form engram writes, a path's
+ * entry is then found by searching the text for that line instead of parsing every entry.
+ */
+export function manifestForServing(store: Store, keyring: Keyring, scope: string): ManifestLookup | undefined {
+  const rel = manifestPath(scope)
+  const text = store.readText(rel)
+  if (text === undefined) return undefined
+  const digest = sha256Hex(text)
+  const cache = readManifestCache(store)
+  const known = cache.get(digest)
+  if (known && known.scope === scope) {
+    if (!ownerKeyNow(keyring, known.keyid, Buffer.from(known.publicKey, 'base64'))) return undefined
+    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLine(text, path)}
+    const m = parseManifest(text, rel)
+    const byPath = new Map(m.entries.map((e) => [e.path, e.blob]))
+    return {serial: m.serial, blob: (path) => byPath.get(path)}
+  }
+  const m = parseManifest(text, rel)
+  const v = verifyManifest(keyring, m)
+  if (!v.ok || m.scope !== scope) return undefined
+  const pk = keyring.publicKey(v.keyid!)!
+  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: serializeManifest(m) === text})
+  writeManifestCache(store, cache)
+  const byPath = new Map(m.entries.map((e) => [e.path, e.blob]))
+  return {serial: m.serial, blob: (path) => byPath.get(path)}
+}
+
+/**
+ * A path's blob id from a manifest text known to be serializeManifest's output: each entry
+ * is a line `    {"path":<JSON string>,"id":…}`. A JSON string cannot hold an unescaped
+ * quote or newline, so the line start plus the quoted path matches that entry only.
+ */
+function blobFromLine(text: string, path: string): string | undefined {
+  const needle = `\n    {"path":${JSON.stringify(path)},"id":`
+  const at = text.indexOf(needle)
+  if (at < 0) return undefined
+  const end = text.indexOf('\n', at + 1)
+  const line = text.slice(at + 5, end < 0 ? undefined : end).replace(/,$/, '')
+  const entry = JSON.parse(line) as Partial<ManifestEntry>
+  return entry.path === path && typeof entry.blob === 'string' ? entry.blob : undefined
+}
+
+interface VerifiedManifest {
+  scope: string
+  serial: number
+  keyid: string
+  publicKey: string
+  /** the text is in serializeManifest's form: entries can be found line by line */
+  lines: boolean
+}
+
+const MAX_MANIFEST_CACHE = 256
+
+function manifestCachePath(store: Store): string {
+  return join(configDir(), 'cache', 'manifests', `${sha256Hex(store.root).slice(0, 16)}.json`)
+}
+
+function readManifestCache(store: Store): Map<string, VerifiedManifest> {
+  const out = new Map<string, VerifiedManifest>()
+  try {
+    const data = JSON.parse(readFileSync(manifestCachePath(store), 'utf8'))
+    if (data?.v !== 1 || data.root !== store.root || typeof data.entries !== 'object') return out
+    for (const [digest, e] of Object.entries(data.entries as Record<string, Partial<VerifiedManifest>>)) {
+      if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean') {
+        out.set(digest, e as VerifiedManifest)
+      }
+    }
+  } catch {
+    // no cache, or an unreadable one: verify
+  }
+  return out
+}
+
+function writeManifestCache(store: Store, cache: Map<string, VerifiedManifest>): void {
+  const entries = [...cache].slice(-MAX_MANIFEST_CACHE)
+  const file = manifestCachePath(store)
+  try {
+    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
+    const tmp = `${file}.tmp-${process.pid}`
+    writeFileSync(tmp, JSON.stringify({v: 1, root: store.root, entries: Object.fromEntries(entries)}), {mode: 0o600})
+    renameSync(tmp, file)
+  } catch {
+    // a read-only config folder only makes the next search slower
+  }
 }
 
 // ---------------------------------------------------------------- verify

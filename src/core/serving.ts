@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {gitBlobHash} from './hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {seenSerials} from './highwater.js'
-import {Manifest, manifestPath, readManifest, verifyManifest} from './manifest.js'
+import {ManifestLookup, manifestForServing, manifestPath} from './manifest.js'
 import {MemoryFile, parseMemory} from './memory.js'
 import {verifyMemory} from './sign.js'
 import type {Store} from './store.js'
@@ -13,7 +13,7 @@ export type ServeCheck = {ok: true} | {ok: false; problem: string}
 
 interface ScopeState {
   /** the verified manifest's blob per path, or null when the scope has no valid one */
-  blobs: Map<string, string> | null
+  blobs: ManifestLookup | null
   /** what the decision was made from: the manifest file's identity and the serial seen */
   stamp: string
   /** decisions per `rel\0blob` (warm gates only), valid while `stamp` holds */
@@ -64,11 +64,11 @@ export class ServingGate {
       const {stamp: fileStamp, changedMs} = manifestStamp(this.store, scope)
       const stamp = `${fileStamp}|${serial}`
       const racy = Date.now() - changedMs < RACY_MS
-      let blobs: Map<string, string> | null = null
+      let blobs: ManifestLookup | null = null
       try {
-        const read: Manifest | undefined = readManifest(this.store, scope)
+        const read = manifestForServing(this.store, this.keyring!, scope)
         // a validly signed but older manifest than this machine has seen is a rollback
-        if (read && verifyManifest(this.keyring!, read).ok && read.serial >= serial) blobs = new Map(read.entries.map((e) => [e.path, e.blob]))
+        if (read && read.serial >= serial) blobs = read
       } catch {
         blobs = null
       }
@@ -117,7 +117,7 @@ export class ServingGate {
     if (!sig.ok) return {ok: false, problem: `${sig.problem}: ${sig.detail}`}
     const blobs = this.scope(scope).blobs
     if (!blobs) return {ok: false, problem: `scope ${scope} has no valid signed manifest`}
-    const entry = blobs.get(rel)
+    const entry = blobs.blob(rel)
     if (entry === undefined) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
     if (entry !== gitBlobHash(text)) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
     return {ok: true}
