@@ -84,7 +84,7 @@ const num = (v: unknown, name: string, min: number, max: number): number => {
 export function parseConfig(text: string, label = '.engram/config.yml'): EngramConfig {
   let raw: unknown
   try {
-    raw = yaml.safeLoad(text)
+    raw = yaml.load(text)
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
     throw badInput(`${label} is malformed: ${reason}`, 'fix the YAML, or compare with the example in README "Configuration"')
