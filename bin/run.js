@@ -1,4 +1,8 @@
 #!/usr/bin/env node
-import {execute} from '@oclif/core'
-
-await execute({dir: import.meta.url})
+// `engram search` starts without oclif when it can (src/cli/fast.ts); all else goes to oclif.
+const argv = process.argv.slice(2)
+const done = argv[0] === 'search' && !process.env.ENGRAM_NO_FAST && (await (await import('../dist/cli/fast.js')).fastSearch(argv.slice(1)))
+if (!done) {
+  const {execute} = await import('@oclif/core')
+  await execute({dir: import.meta.url})
+}

@@ -1,21 +1,14 @@
 import {Chalk} from 'chalk'
 
 import type {ShownEntry} from './core/review.js'
+import {visible} from './visible.js'
+
+export {visible} from './visible.js'
 
 /** Colour only for a terminal, and never under NO_COLOR. */
 export function colours() {
   const on = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR
   return new Chalk({level: on ? 1 : 0})
-}
-
-/**
- * Make untrusted text safe to print to a reviewer's terminal: escape sequences, other
- * control characters and bidi/zero-width marks are shown as visible codes, so a proposal
- * can neither erase nor reorder what the reviewer sees (Trojan Source, ANSI injection).
- */
-export function visible(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (ch) => `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`)
 }
 
 /** A unified diff of the base file against the proposed file (the `diff` package), coloured. */

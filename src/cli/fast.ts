@@ -1,0 +1,58 @@
+import {parseArgs} from 'node:util'
+
+import {runSearch, searchLines} from './search.js'
+
+/** `--limit` of `engram search`, shared with the oclif command's flag definition. */
+export const SEARCH_LIMIT = {default: 10, min: 1, max: 1000} as const
+
+/**
+ * `engram search` without loading oclif (about 90 ms of a search's start, PERF-NOTES):
+ * it is what an agent runs most, and each run is a fresh process. Only the plain,
+ * well-formed case is handled here: any help request, a flag this does not know or a
+ * repeated one, a value that is not plainly valid, or any error at all returns false, and
+ * bin/run.js hands the whole command line to oclif, which runs the command from the start.
+ * Messages and exit codes for everything but success therefore come from one place, and a
+ * search is read-only, so running it again changes nothing. ENGRAM_NO_FAST=1 turns this off.
+ */
+export async function fastSearch(argv: string[]): Promise<boolean> {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      tokens: true,
+      options: {scope: {type: 'string'}, limit: {type: 'string'}, session: {type: 'string'}, base: {type: 'string'}, json: {type: 'boolean'}},
+    })
+  } catch {
+    return false
+  }
+  const {values, positionals, tokens} = parsed
+  const names = tokens.filter((t) => t.kind === 'option').map((t) => (t as {name: string}).name)
+  if (new Set(names).size !== names.length || tokens.some((t) => t.kind === 'option-terminator')) return false
+  if (positionals.length !== 1 || positionals[0] === '') return false
+  for (const v of [values.scope, values.limit, values.session, values.base, process.env.ENGRAM_BASE, process.env.ENGRAM_SESSION]) if (v === '') return false
+  let limit: number = SEARCH_LIMIT.default
+  if (values.limit !== undefined) {
+    if (!/^[0-9]{1,4}$/.test(values.limit)) return false
+    limit = Number(values.limit)
+    if (limit < SEARCH_LIMIT.min || limit > SEARCH_LIMIT.max) return false
+  }
+  let result
+  try {
+    result = await runSearch(
+      {query: positionals[0], scope: values.scope, limit, session: values.session ?? process.env.ENGRAM_SESSION, base: values.base ?? process.env.ENGRAM_BASE},
+      (m) => process.stderr.write(`engram: warning: ${m}\n`),
+    )
+  } catch {
+    return false
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+  } else {
+    const lines = searchLines(result.hits)
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)
+    else process.stderr.write('no results\n')
+  }
+  return true
+}

@@ -1,0 +1,150 @@
+import {spawnSync} from 'node:child_process'
+import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
+
+const TRACE = fileURLToPath(new URL('../fixtures/trace-imports.mjs', import.meta.url))
+
+function curate(sb: Sandbox, session: string, scope: string, path: string, text: string): void {
+  const w = sb.run(['write', path, '--scope', scope, '--json'], {input: text, env: {ENGRAM_SESSION: session}})
+  if (w.json?.status !== 'pending') throw new Error(`expected pending, got ${w.stdout}${w.stderr}`)
+  const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
+  if (a.code !== 0) throw new Error(`accept failed: ${a.stdout}${a.stderr}`)
+}
+
+/**
+ * `engram search` has two entries: the fast path in bin/run.js (no oclif) and the oclif
+ * command. Whatever the command line, a user must not be able to tell them apart except
+ * by speed: same stdout, stderr and exit code. Skipped against another implementation.
+ */
+describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif command agree', () => {
+  let sb: Sandbox
+  let acme: string
+  let globex: string
+  beforeAll(() => {
+    sb = sandbox()
+    acme = initWithSession(sb, 'tenant:acme')
+    globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    curate(sb, acme, 'tenant:acme', 'deploy.md', 'Deploys go to host deploy-3.acme.internal through the blue pipeline.')
+    curate(sb, acme, 'tenant:acme', 'runbooks/pager.md', '# Pager rota\n\nThe deploy pager rotates weekly; 100% of "quoted" text \\ stays as is.')
+    curate(sb, globex, 'tenant:globex', 'secret.md', 'Globex codename zanzibarquux launches in June.')
+  })
+  afterAll(() => rmSync(sb.dir, {recursive: true, force: true}))
+
+  /** Run both ways; returns the fast run after checking the oclif run matches it. */
+  function both(args: string[], env: NodeJS.ProcessEnv = {}) {
+    const fast = sb.run(args, {env})
+    const slow = sb.run(args, {env: {...env, ENGRAM_NO_FAST: '1'}})
+    // (a warning oclif prints under a test runner's NODE_ENV names the process id)
+    const pid = (s: string) => s.replace(/\(node:\d+\)/g, '(node:PID)')
+    expect({code: fast.code, stdout: fast.stdout, stderr: pid(fast.stderr)}, args.join(' ')).toEqual({code: slow.code, stdout: slow.stdout, stderr: pid(slow.stderr)})
+    return fast
+  }
+
+  const owner = {}
+  const session = () => ({ENGRAM_SESSION: acme})
+  it.each([
+    ['plain', ['search', 'deploy'], owner],
+    ['json', ['search', 'deploy', '--json'], owner],
+    ['flags first, limit', ['search', '--json', '--limit', '1', 'deploy'], owner],
+    ['--flag=value forms', ['search', 'pager', '--limit=2', '--scope=tenant:acme'], owner],
+    ['no hits', ['search', 'nothingmatcheshere'], owner],
+    ['no hits, json', ['search', 'nothingmatcheshere', '--json'], owner],
+    ['quoted and required words', ['search', '"deploy pager" +rotates -blue', '--json'], owner],
+  ])('succeeds the same way: %s', (_name, args) => {
+    const r = both(args as string[])
+    expect(r.code).toBe(0)
+  })
+
+  it('answers the same for an agent session, by env or by flag', () => {
+    expect(new Set(both(['search', 'zanzibarquux deploy', '--json'], session()).json.hits.map((h: any) => h.scope))).toEqual(new Set(['tenant:acme']))
+    expect(both(['search', 'deploy', '--session', acme]).code).toBe(0)
+  })
+
+  it.each([
+    ['another tenant', ['search', 'x', '--scope', 'tenant:globex'], 3],
+    ['another tenant, json', ['search', 'x', '--scope', 'tenant:globex', '--json'], 3],
+    ['no query', ['search'], 2],
+    ['two queries', ['search', 'a', 'b'], 2],
+    ['limit 0', ['search', 'a', '--limit', '0'], 2],
+    ['limit not a number', ['search', 'a', '--limit', 'many'], 2],
+    ['limit too large', ['search', 'a', '--limit', '1001'], 2],
+    ['unknown flag', ['search', 'a', '--bogus'], 2],
+    ['flag twice', ['search', 'a', '--scope', 'org', '--scope', 'tenant:acme'], 2],
+    ['bad scope', ['search', 'a', '--scope', 'tenant:../x'], 2],
+    ['unclosed quote', ['search', '"deploy'], 2],
+    ['too long', ['search', 'x'.repeat(10_001)], 2],
+    ['malformed session id', ['search', 'a', '--session', 'no such'], 2],
+    ['unknown session', ['search', 'a', '--session', 's-7f3kq2ab'], 4],
+    ['no store', ['search', 'a', '--base', '/'], 4],
+  ])('fails the same way: %s', (_name, args, code) => {
+    const r = both(args as string[], args.includes('--session') ? {} : session())
+    expect(r.code).toBe(code)
+    expect(r.stderr + r.stdout).not.toMatch(/\n\s+at /) // no stack trace
+  })
+
+  it('gives the same help', () => {
+    expect(both(['search', '--help']).stdout).toContain('--limit')
+  })
+
+  it('skips oclif on the plain path and uses it for everything else', () => {
+    const trace = join(sb.configDir, 'imports.txt')
+    const run = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+      rmSync(trace, {force: true})
+      const r = spawnSync(process.execPath, ['--import', TRACE, BIN, ...args], {cwd: sb.dir, env: {...sb.env, ...env, TRACE_IMPORTS: trace}, encoding: 'utf8'})
+      expect(r.status, r.stderr).toBe(args.includes('--bogus') ? 2 : 0)
+      return existsSync(trace) ? readFileSync(trace, 'utf8').split('\n') : []
+    }
+    expect(run(['search', 'deploy', '--json'])).not.toContain('@oclif/core')
+    expect(run(['search', 'deploy', '--bogus'])).toContain('@oclif/core')
+    expect(run(['search', 'deploy'], {ENGRAM_NO_FAST: '1'})).toContain('@oclif/core')
+    expect(run(['list', '--json'])).toContain('@oclif/core')
+  })
+
+  it('serves from a manifest in another valid JSON layout (no line lookup), and not from a forged one', () => {
+    const file = join(sb.dir, '.engram/manifests/tenant_acme.json')
+    const original = readFileSync(file, 'utf8')
+    try {
+      // the same signed content, laid out differently: still verifies, found by parsing
+      writeFileSync(file, JSON.stringify(JSON.parse(original)))
+      expect(both(['search', 'deploy', '--json']).json.hits.map((h: any) => h.path).sort()).toEqual(['deploy.md', 'runbooks/pager.md'])
+      // one entry's blob id changed in the line layout: the signature fails, nothing served
+      const m = JSON.parse(original)
+      const forged = original.replace(m.entries[0].blob, '0'.repeat(40))
+      writeFileSync(file, forged)
+      expect(both(['search', 'deploy', '--json']).json.hits).toEqual([])
+    } finally {
+      writeFileSync(file, original)
+    }
+    expect(both(['search', 'deploy', '--json']).json.hits).toHaveLength(2)
+  })
+})
+
+describe('search: what a fresh process caches never outlives trust', () => {
+  it('stops serving a scope whose cached, verified manifest was signed by a key revoked since', () => {
+    const sb = sandbox()
+    try {
+      const acme = initWithSession(sb, 'tenant:acme')
+      curate(sb, acme, 'tenant:acme', 'owner-made.md', 'The owner wrote this about the blue pipeline.')
+      // a second owner, bob, accepts the next write: the manifest is now signed by bob
+      const bobDir = join(sb.configDir, 'bob-home')
+      const bobPub = join(sb.configDir, 'bob.pub')
+      expect(sb.run(['keys', 'generate', 'bob', '--out', bobPub], {env: {ENGRAM_CONFIG_DIR: bobDir}}).code).toBe(0)
+      expect(sb.run(['keys', 'trust', bobPub, '--role', 'owner']).code).toBe(0)
+      const w = sb.run(['write', 'bob-made.md', '--scope', 'tenant:acme', '--json'], {input: 'Bob wrote this about the blue pipeline.', env: {ENGRAM_SESSION: acme}})
+      const bobAccept = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'], {env: {ENGRAM_CONFIG_DIR: bobDir, ENGRAM_KEY: join(bobDir, 'keys', 'bob.key')}})
+      expect(bobAccept.code, bobAccept.stderr).toBe(0)
+      const before = sb.run(['search', 'blue pipeline', '--json'])
+      expect(before.json.hits.map((h: any) => h.path).sort()).toEqual(['bob-made.md', 'owner-made.md'])
+      expect(existsSync(join(sb.configDir, 'cache', 'manifests'))).toBe(true)
+      expect(sb.run(['keys', 'revoke', 'bob', '--reason', 'lost laptop']).code).toBe(0)
+      // the owner's own file is unchanged, but the manifest that lists it is bob's
+      for (const env of [{}, {ENGRAM_NO_FAST: '1'}]) expect(sb.run(['search', 'blue pipeline', '--json'], {env}).json.hits).toEqual([])
+    } finally {
+      rmSync(sb.dir, {recursive: true, force: true})
+    }
+  })
+})
