@@ -1,7 +1,7 @@
 import {EngramError} from '../core/errors.js'
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
-import {askServer} from '../core/server.js'
+import {askServer} from '../core/serve-client.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
 import {visible} from '../visible.js'

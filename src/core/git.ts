@@ -1,11 +1,13 @@
-import {execFile, spawn} from 'node:child_process'
 import {existsSync, lstatSync, readFileSync, Stats, statSync, unlinkSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {promisify} from 'node:util'
 
 import {EngramError} from './errors.js'
 
-const execFileP = promisify(execFile)
+/** node:child_process, loaded at the first git call: a search with warm caches makes none. */
+let cp: typeof import('node:child_process') | undefined
+async function childProcess(): Promise<typeof import('node:child_process')> {
+  return (cp ??= await import('node:child_process'))
+}
 
 /**
  * The environment every git call runs with: inherited GIT_DIR / GIT_WORK_TREE /
@@ -30,13 +32,15 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  */
 export async function gitRead(root: string, args: string[], opts: {allowFail?: boolean} = {}): Promise<string> {
   try {
-    const {stdout} = await execFileP('git', ['-c', 'core.quotepath=off', ...args], {
-      cwd: root,
-      env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}),
-      maxBuffer: 256 * 1024 * 1024,
-      encoding: 'utf8',
+    const {execFile} = await childProcess()
+    return await new Promise<string>((resolve, reject) => {
+      execFile(
+        'git',
+        ['-c', 'core.quotepath=off', ...args],
+        {cwd: root, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8'},
+        (error, stdout, stderr) => (error ? reject(Object.assign(error, {stderr})) : resolve(stdout)),
+      )
     })
-    return stdout
   } catch (error) {
     if (opts.allowFail) return ''
     throw gitFailure(args, error)
@@ -45,6 +49,7 @@ export async function gitRead(root: string, args: string[], opts: {allowFail?: b
 
 /** A git call that may change the repository: used by commit.ts (under the store lock) and init. */
 export async function gitWrite(root: string, args: string[], input?: string, extraEnv: Record<string, string> = {}): Promise<string> {
+  const {execFile} = await childProcess()
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
@@ -152,6 +157,7 @@ export function removeStaleIndexLock(lockPath: string): boolean {
 /** Stream blob contents in the order asked (one `git cat-file --batch`). Missing blobs yield null. */
 export async function* catBlobs(store: {top: string}, ids: string[]): AsyncGenerator<{index: number; data: Buffer | null}> {
   if (ids.length === 0) return
+  const {spawn} = await childProcess()
   const child = spawn('git', ['cat-file', '--batch'], {cwd: store.top, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), stdio: ['pipe', 'pipe', 'pipe']})
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))

@@ -27,7 +27,7 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  * session itself and applies the same rules — and otherwise searches in-process.
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
-  const {askServer} = await import('./server.js')
+  const {askServer} = await import('./serve-client.js')
   const warm = await askServer(store, {op: 'neighbours', text: text.slice(0, NEIGHBOUR_TEXT_CHARS), limit, session: session.id})
   if (warm?.ok && 'neighbours' in warm && consistent(store, session, warm.neighbours, limit)) return warm.neighbours
   return findNeighbours(store, session, text, limit)
