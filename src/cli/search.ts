@@ -20,7 +20,8 @@ export interface SearchInput {
  * when there is one, and its answer is checked like anything read from the store.
  */
 export async function runSearch(input: SearchInput, warn: (message: string) => void): Promise<{query: string; hits: SearchHit[]}> {
-  const store = await Store.open(input.base)
+  // search reads no setting from config.yml: a broken config does not stop a read
+  const store = await Store.open(input.base, {config: false})
   const session = await currentSession(store, input.session)
   let hits: SearchHit[]
   const warm = await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session?.id})

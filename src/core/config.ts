@@ -1,5 +1,7 @@
 import {readFileSync} from 'node:fs'
-import yaml from 'js-yaml'
+import {createRequire} from 'node:module'
+
+import type JsYaml from 'js-yaml'
 
 import {badInput} from './errors.js'
 import {parseScope} from './scope.js'
@@ -81,9 +83,13 @@ const num = (v: unknown, name: string, min: number, max: number): number => {
   return v
 }
 
+/** js-yaml, loaded at the first config parse (a search never parses the config). */
+let yaml: typeof JsYaml | undefined
+
 export function parseConfig(text: string, label = '.engram/config.yml'): EngramConfig {
   let raw: unknown
   try {
+    yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
     raw = yaml.load(text)
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)

@@ -26,9 +26,9 @@ export class Store {
 
   /**
    * Open the store at `base` (or ENGRAM_BASE, or the nearest folder upward from the
-   * current directory holding `.engram/`).
+   * current directory holding `.engram/`). The config is checked unless `config: false`.
    */
-  static async open(base?: string): Promise<Store> {
+  static async open(base?: string, opts: {config?: boolean} = {}): Promise<Store> {
     const start = resolve(base ?? process.env.ENGRAM_BASE ?? process.cwd())
     const root = findStoreRoot(start, base !== undefined || process.env.ENGRAM_BASE !== undefined)
     if (!root) {
@@ -37,7 +37,9 @@ export class Store {
     const top = await gitTopLevel(root)
     if (!top) throw new EngramError('refused', `${root} holds .engram/ but is not in a git work tree.`, {nextStep: 'run `git init` there, or restore the repository'})
     const store = new Store(root, realpathSync(top))
-    store.config // validate config early: a malformed config is bad input before anything runs
+    // validate config early: a malformed config is bad input before anything runs (a
+    // read-only command that never uses the config, like search, may pass config: false)
+    if (opts.config !== false) store.config
     return store
   }
 

@@ -86,6 +86,20 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     expect(r.stderr + r.stdout).not.toMatch(/\n\s+at /) // no stack trace
   })
 
+  it('reads with a broken config.yml (search uses no setting from it), while writes still refuse', () => {
+    const file = join(sb.dir, '.engram/config.yml')
+    const original = readFileSync(file, 'utf8')
+    try {
+      writeFileSync(file, 'vote: [unclosed\n')
+      expect(both(['search', 'deploy', '--json']).json.hits.length).toBeGreaterThan(0)
+      const w = sb.run(['write', 'x.md', '--scope', 'tenant:acme', '--json'], {input: 'text', env: session()})
+      expect(w.code).toBe(2)
+      expect(w.json.error.message).toMatch(/config\.yml is malformed/)
+    } finally {
+      writeFileSync(file, original)
+    }
+  })
+
   it('gives the same help', () => {
     expect(both(['search', '--help']).stdout).toContain('--limit')
   })
