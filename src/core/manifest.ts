@@ -174,39 +174,46 @@ export interface ManifestLookup {
  */
 export function manifestForServing(store: Store, keyring: Keyring, scope: string): ManifestLookup | undefined {
   const rel = manifestPath(scope)
-  const text = store.readText(rel)
-  if (text === undefined) return undefined
-  const digest = sha256Hex(text)
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(store.abs(rel))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  const digest = sha256Hex(bytes)
   const cache = readManifestCache(store)
   const known = cache.get(digest)
   if (known && known.scope === scope) {
     if (!ownerKeyNow(keyring, known.keyid, Buffer.from(known.publicKey, 'base64'))) return undefined
-    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLine(text, path)}
-    const m = parseManifest(text, rel)
-    const byPath = new Map(m.entries.map((e) => [e.path, e.blob]))
-    return {serial: m.serial, blob: (path) => byPath.get(path)}
+    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLine(bytes, path)}
+    return byPath(parseManifest(bytes.toString('utf8'), rel))
   }
+  const text = bytes.toString('utf8')
   const m = parseManifest(text, rel)
   const v = verifyManifest(keyring, m)
   if (!v.ok || m.scope !== scope) return undefined
   const pk = keyring.publicKey(v.keyid!)!
   cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: serializeManifest(m) === text})
   writeManifestCache(store, cache)
-  const byPath = new Map(m.entries.map((e) => [e.path, e.blob]))
-  return {serial: m.serial, blob: (path) => byPath.get(path)}
+  return byPath(m)
+}
+
+function byPath(m: Manifest): ManifestLookup {
+  const blobs = new Map(m.entries.map((e) => [e.path, e.blob]))
+  return {serial: m.serial, blob: (path) => blobs.get(path)}
 }
 
 /**
- * A path's blob id from a manifest text known to be serializeManifest's output: each entry
- * is a line `    {"path":<JSON string>,"id":…}`. A JSON string cannot hold an unescaped
+ * A path's blob id from a manifest known to be serializeManifest's output: each entry is
+ * a line `    {"path":<JSON string>,"id":…}`. A JSON string cannot hold an unescaped
  * quote or newline, so the line start plus the quoted path matches that entry only.
  */
-function blobFromLine(text: string, path: string): string | undefined {
-  const needle = `\n    {"path":${JSON.stringify(path)},"id":`
-  const at = text.indexOf(needle)
+function blobFromLine(bytes: Buffer, path: string): string | undefined {
+  const at = bytes.indexOf(`\n    {"path":${JSON.stringify(path)},"id":`, 0, 'utf8')
   if (at < 0) return undefined
-  const end = text.indexOf('\n', at + 1)
-  const line = text.slice(at + 5, end < 0 ? undefined : end).replace(/,$/, '')
+  const end = bytes.indexOf(10, at + 1)
+  const line = bytes.toString('utf8', at + 5, end < 0 ? bytes.length : end).replace(/,$/, '')
   const entry = JSON.parse(line) as Partial<ManifestEntry>
   return entry.path === path && typeof entry.blob === 'string' ? entry.blob : undefined
 }
