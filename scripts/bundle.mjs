@@ -1,7 +1,7 @@
-// Bundles the fast `engram search` entry (src/cli/fast.ts, after tsc) into one file,
-// dist/fast/search.js: a fresh process then compiles one module instead of resolving
-// and loading about thirty (PERF-NOTES: module loading is a large part of a CLI's start).
-// Run by `npm run build`; bin/run.js imports the bundle.
+// Bundles the fast `engram search` entry (src/cli/fast.ts, after tsc) into one CommonJS
+// file, dist/fast/search.cjs, which bin/run.js compiles with a V8 code cache: a fresh
+// process then compiles one script instead of resolving and loading about thirty modules
+// (PERF-NOTES: module loading is a large part of a CLI's start). Run by `npm run build`.
 import {rmSync} from 'node:fs'
 import {build} from 'rolldown'
 
@@ -11,5 +11,9 @@ await build({
   input: new URL('../dist/cli/fast.js', import.meta.url).pathname,
   platform: 'node',
   logLevel: 'warn',
-  output: {file: `${out}search.js`, format: 'esm', codeSplitting: false},
+  // dynamic imports become require(): a script compiled by node:vm cannot import()
+  output: {file: `${out}search.cjs`, format: 'cjs', codeSplitting: false, dynamicImportInCjs: false},
 })
+// a dynamic import() left in the bundle would fail at run time inside node:vm
+const {readFileSync} = await import('node:fs')
+if (/\bimport\(/.test(readFileSync(`${out}search.cjs`, 'utf8'))) throw new Error('dist/fast/search.cjs still contains import(): node:vm cannot run it')

@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -98,6 +98,19 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     } finally {
       writeFileSync(file, original)
     }
+  })
+
+  it('keeps a V8 code cache for the fast entry beside the keys, and shrugs off a damaged one', () => {
+    both(['search', 'deploy'])
+    const dir = join(sb.configDir, 'cache', 'v8')
+    const files = readdirSync(dir)
+    expect(files).toHaveLength(1)
+    expect(statSync(dir).mode & 0o077).toBe(0)
+    const garbage = Buffer.alloc(4096, 7)
+    writeFileSync(join(dir, files[0]), garbage)
+    expect(both(['search', 'deploy', '--json']).json.hits).toHaveLength(2)
+    // rejected by V8, compiled afresh and written again
+    expect(readFileSync(join(dir, files[0])).equals(garbage)).toBe(false)
   })
 
   it('gives the same help', () => {
