@@ -1,12 +1,12 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {bestFirst, compareCandidates, Scored, ShardView} from '../../src/core/index/engine.js'
 import {readHeadFromFiles} from '../../src/core/index/head.js'
-import {rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
+import {INDEX_DIR, rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
 import {prng, TestRepo, useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
@@ -45,6 +45,46 @@ describe('reading HEAD without git', () => {
     expect(readHeadFromFiles(wt)).toBe(head(wt))
     expect(readHeadFromFiles(wt)).not.toBe(head(r.top))
     expect(readHeadFromFiles(r.top)).toBe(head(r.top))
+  })
+})
+
+describe('the record of scope trees', () => {
+  it('answers a search at an unchanged HEAD without git, and follows a new commit', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha beta\n'})
+    r.commit()
+    const opts = {scopes: ['org']}
+    const first = await search(r.store, 'alpha', opts)
+    const head = r.git('rev-parse', 'HEAD').trim()
+    const recorded = JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8'))
+    expect(recorded).toEqual({head, prefix: '', trees: {org: r.git('rev-parse', 'HEAD:org').trim()}})
+
+    // with git's objects out of reach a search that needed git would find nothing
+    const objects = join(r.top, '.git', 'objects')
+    renameSync(objects, `${objects}.away`)
+    try {
+      expect(await search(r.store, 'alpha', opts)).toEqual(first)
+    } finally {
+      renameSync(`${objects}.away`, objects)
+    }
+
+    r.put('org/b.md', {body: 'alpha gamma\n'})
+    r.commit()
+    expect((await search(r.store, 'alpha', opts)).map((h) => h.path)).toEqual(['a.md', 'b.md'])
+    expect(JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')).head).toBe(r.git('rev-parse', 'HEAD').trim())
+  })
+
+  it('lists the trees again when the record holds a tree git does not have', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha\n'})
+    r.commit()
+    await search(r.store, 'alpha', {scopes: ['org']})
+    r.put('org/b.md', {body: 'alpha\n'})
+    r.commit()
+    const head = r.git('rev-parse', 'HEAD').trim()
+    writeFileSync(r.store.abs(`${INDEX_DIR}/trees`), JSON.stringify({head, prefix: '', trees: {org: 'e'.repeat(40)}}))
+    expect((await search(r.store, 'alpha', {scopes: ['org']})).map((h) => h.path)).toEqual(['a.md', 'b.md'])
+    expect(JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')).trees.org).toBe(r.git('rev-parse', 'HEAD:org').trim())
   })
 })
 

@@ -112,7 +112,7 @@ describe('shard isolation', () => {
     expect(hits.map((h) => h.scope).sort()).toEqual(['org', 'tenant:a'])
     expect(hits.some((h) => h.snippet.includes('quokka'))).toBe(false)
     expect(existsSync(shardFile(r, 'tenant.b'))).toBe(false)
-    expect(readdirSync(r.store.abs(INDEX_DIR)).sort()).toEqual(['.gitignore', 'org.shard', 'tenant.a.shard'])
+    expect(readdirSync(r.store.abs(INDEX_DIR)).sort()).toEqual(['.gitignore', 'org.shard', 'tenant.a.shard', 'trees'])
     expect(await search(r.store, 'quokkaconfidential', {scopes: ['tenant:a']})).toEqual([])
 
     await rebuild(r.store)

@@ -19,7 +19,7 @@ import {
 import {catBlobs} from '../git.js'
 import type {Provenance} from '../memory.js'
 import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
-import {readHead} from './head.js'
+import {readHead, readHeadFromFiles} from './head.js'
 import {parseQuery, tokenize} from './tokenize.js'
 import type {QueryTerm} from './tokenize.js'
 
@@ -196,7 +196,7 @@ interface ShardState {
 class IndexEngine {
   private readonly store: Store
   private readonly shards = new Map<string, ShardState>()
-  /** warm only: scope trees as listed at HEAD `head` (a new commit makes this stale) */
+  /** scope trees of commit `head`, the last HEAD seen (see trees()) */
   private known: {head: string; trees: Map<string, string | null>} | undefined
 
   constructor(
@@ -249,7 +249,19 @@ class IndexEngine {
 
   /** Make every scope's view current with HEAD; returns views for scopes that have memory. */
   async ensure(scopes: string[], warn: (message: string) => void): Promise<ShardView[]> {
-    const trees = await this.trees(scopes)
+    const {trees, listed} = await this.trees(scopes, true)
+    if (listed) return this.ensureAt(scopes, trees, warn)
+    try {
+      return await this.ensureAt(scopes, trees, warn)
+    } catch {
+      // remembered trees git cannot use (a damaged or forged record): list them again
+      removeFile(treesPath(this.store))
+      this.known = undefined
+      return this.ensureAt(scopes, (await this.trees(scopes, false)).trees, warn)
+    }
+  }
+
+  private async ensureAt(scopes: string[], trees: Map<string, string | null>, warn: (message: string) => void): Promise<ShardView[]> {
     const views: ShardView[] = []
     for (const scope of scopes) {
       const tree = trees.get(scope) ?? null
@@ -270,21 +282,38 @@ class IndexEngine {
     return views
   }
 
-  /** Tree ids of the scopes at HEAD: one `git ls-tree`, skipped by a warm engine while HEAD has not moved. */
-  private async trees(scopes: string[]): Promise<Map<string, string | null>> {
-    if (!this.warm) return currentTrees(this.store, scopes)
-    // HEAD is read before listing: trees listed later can only be newer than the key
-    const head = await readHead(this.store.top)
-    const known = this.known
-    if (head !== undefined && known?.head === head && scopes.every((s) => known.trees.has(s))) return known.trees
-    const trees = await currentTrees(this.store, scopes)
+  /**
+   * Tree ids of the scopes at HEAD. HEAD is read from the repository's files (when they
+   * are unclear a warm engine asks git, and a one-shot search runs `git ls-tree HEAD`, one
+   * process instead of two, and records nothing). The trees of that commit come from
+   * memory, or from the record of the last listing (treesPath), or from one `git ls-tree`
+   * of that commit, which is then recorded. A commit fixes its trees, so while HEAD has
+   * not moved a search starts no git process. `listed`: the trees came from git just now.
+   */
+  private async trees(scopes: string[], remembered: boolean): Promise<{trees: Map<string, string | null>; listed: boolean}> {
+    const head = this.warm ? await readHead(this.store.top) : readHeadFromFiles(this.store.top)
     if (head === undefined) {
       this.known = undefined
-    } else {
-      if (this.known?.head !== head) this.known = {head, trees: new Map()}
-      for (const [s, t] of trees) this.known.trees.set(s, t)
+      return {trees: await currentTrees(this.store, scopes), listed: true}
     }
-    return trees
+    if (!remembered || this.known?.head !== head) this.known = {head, trees: new Map()}
+    const known = this.known
+    const has = () => scopes.every((s) => known.trees.has(s))
+    if (remembered && !has()) {
+      for (const [s, t] of readTreeRecord(this.store, head)) if (!known.trees.has(s)) known.trees.set(s, t)
+    }
+    if (remembered && has()) return {trees: known.trees, listed: false}
+    let trees: Map<string, string | null>
+    try {
+      trees = await currentTrees(this.store, scopes, head)
+    } catch {
+      // a commit git does not know (the files said otherwise): ask for HEAD, remember nothing
+      this.known = undefined
+      return {trees: await currentTrees(this.store, scopes), listed: true}
+    }
+    for (const [s, t] of trees) known.trees.set(s, t)
+    writeTreeRecord(this.store, head, known.trees)
+    return {trees, listed: true}
   }
 
   private load(scope: string, warn: (message: string) => void): ShardState | undefined {
@@ -466,6 +495,44 @@ function shardPath(store: Store, scope: string): string {
 
 function deltaPath(store: Store, scope: string): string {
   return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.delta`)
+}
+
+/**
+ * The scope trees of one commit as last listed with git (see IndexEngine.trees), keyed by
+ * the commit and the store's folder in the repository. Derived like the shards: a missing
+ * or unreadable record only costs a `git ls-tree`. Whoever can write the index folder can
+ * forge it, as they can forge a shard, and with the same limit: a wrong tree id can hide
+ * results or answer from another indexed tree, but the caller (search.ts) serves a hit
+ * only when the file on disk is the indexed blob and passes the serving gate.
+ */
+function treesPath(store: Store): string {
+  return store.abs(`${INDEX_DIR}/trees`)
+}
+
+const TREE_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
+
+function readTreeRecord(store: Store, head: string): Map<string, string | null> {
+  const out = new Map<string, string | null>()
+  let record: {head?: unknown; prefix?: unknown; trees?: unknown}
+  try {
+    record = JSON.parse(readFileSync(treesPath(store), 'utf8')) as typeof record
+  } catch {
+    return out
+  }
+  if (!record || record.head !== head || record.prefix !== store.prefix || !record.trees || typeof record.trees !== 'object') return out
+  for (const [scope, tree] of Object.entries(record.trees)) {
+    if (tree === null || (typeof tree === 'string' && TREE_ID.test(tree))) out.set(scope, tree)
+  }
+  return out
+}
+
+function writeTreeRecord(store: Store, head: string, trees: Map<string, string | null>): void {
+  try {
+    ensureIndexDir(store)
+    writeAtomic(treesPath(store), JSON.stringify({head, prefix: store.prefix, trees: Object.fromEntries(trees)}))
+  } catch {
+    // an index folder we cannot write: searches still answer, listing trees with git
+  }
 }
 
 function removeShard(store: Store, scope: string): void {

@@ -17,12 +17,17 @@ export function isMemoryPath(path: string): boolean {
   return path.endsWith('.md')
 }
 
-/** Current tree id of each scope folder at HEAD (null when the folder is absent). One git call. */
-export async function currentTrees(store: Store, scopes: string[]): Promise<Map<string, string | null>> {
+/**
+ * Tree id of each scope folder (null when the folder is absent) at HEAD, or at `commit`.
+ * One git call. At HEAD a failure reads as "no scopes" (an unborn branch); at a named
+ * commit it throws, so that an answer can be remembered as that commit's.
+ */
+export async function currentTrees(store: Store, scopes: string[], commit?: string): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>(scopes.map((s) => [s, null]))
   if (scopes.length === 0) return out
   const byPath = new Map(scopes.map((s) => [store.gitPath(scopeDir(s)), s]))
-  const text = await gitRead(store.top, ['--literal-pathspecs', 'ls-tree', '-z', 'HEAD', '--', ...byPath.keys()], {allowFail: true})
+  const args = ['--literal-pathspecs', 'ls-tree', '-z', commit ?? 'HEAD', '--', ...byPath.keys()]
+  const text = await gitRead(store.top, args, {allowFail: commit === undefined})
   for (const entry of text.split('\0')) {
     const m = /^\d+ tree ([0-9a-f]{40,64})\t(.*)$/s.exec(entry)
     if (!m) continue
