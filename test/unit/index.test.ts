@@ -4,7 +4,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {isEngramError} from '../../src/core/errors.js'
 import {gitBlobHash} from '../../src/core/hash.js'
 import {deltaBound, INDEX_DIR, rebuild, refresh, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
-import {FORMAT_VERSION} from '../../src/core/index/shard.js'
+import {FORMAT_VERSION, LoadedShard, peekHeader} from '../../src/core/index/shard.js'
 import {prng, TestRepo, useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
@@ -219,16 +219,30 @@ describe('damaged and outdated index files', () => {
     return {results, warnings}
   }
 
-  it('rebuilds a shard with flipped bytes, with a warning and the right answers', async () => {
+  it('rebuilds a shard with flipped bytes in its block sums, with a warning and the right answers', async () => {
     const {r, expected} = await setup()
     const file = shardFile(r, 'org')
     const buf = readFileSync(file)
-    const coreStart = 16 + buf.readUInt32LE(12)
-    buf[coreStart + 40] ^= 0x55 // inside the core: dictionary or postings
+    buf[16 + buf.readUInt32LE(12) + 5] ^= 0x55 // the block sums follow the header
     writeFileSync(file, buf)
     const {results, warnings} = await searchWarned(r)
     expect(warnings[0]).toMatch(/search index for org is unreadable .*rebuilding it/)
     expect(warnings).toHaveLength(1)
+    expect(results).toEqual(expected)
+  })
+
+  it('notices flipped bytes in the postings a query reads, mid-search, and answers from a rebuild', async () => {
+    const {r, expected} = await setup()
+    const file = shardFile(r, 'org')
+    const shard = LoadedShard.open(file, 'org')!
+    const {start, end} = shard.postings(shard.termIndex('redis'))
+    const at = peekHeader(file)!.coreStart + shard.header.sections.post[0] + Math.floor((start + end) / 2)
+    shard.close()
+    const buf = readFileSync(file)
+    buf[at] ^= 0x55
+    writeFileSync(file, buf)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings).toEqual([expect.stringMatching(/search index for org is damaged \(checksum mismatch in block 0\); rebuilding it/)])
     expect(results).toEqual(expected)
   })
 

@@ -34,6 +34,14 @@ describe('term pipeline', () => {
     const [t] = tokenize('x'.repeat(500))
     expect(t.length).toBeLessThanOrEqual(64)
   })
+
+  it('never cuts a long word inside a surrogate pair (terms survive UTF-8)', () => {
+    const [t] = tokenize(`${'x'.repeat(63)}𝔘𝔘`)
+    expect(t).toBe('x'.repeat(63))
+    expect(Buffer.from(t, 'utf8').toString('utf8')).toBe(t)
+    const [u] = tokenize(`${'x'.repeat(62)}𝔘𝔘`)
+    expect(u).toBe(`${'x'.repeat(62)}𝔘`)
+  })
 })
 
 describe('query syntax', () => {

@@ -77,11 +77,13 @@ export class ShardView {
     this.deleted = new Uint8Array(this.baseN)
     const total = base ? [...base.header.total] : [0, 0, 0]
     let live = this.baseN
-    for (const id of delta?.deleted ?? []) {
+    const deleted = delta?.deleted ?? []
+    const lens = deleted.length > 0 ? base?.lens : undefined
+    for (const id of deleted) {
       if (id < 0 || id >= this.baseN || this.deleted[id]) continue
       this.deleted[id] = 1
       live--
-      for (let f = 0; f < FIELDS; f++) total[f] -= base!.lens[id * FIELDS + f]
+      for (let f = 0; f < FIELDS; f++) total[f] -= lens![id * FIELDS + f]
     }
     const docs = delta?.docs ?? []
     this.deltaLens = new Uint32Array(docs.length * FIELDS)
@@ -103,38 +105,8 @@ export class ShardView {
     for (let f = 0; f < FIELDS; f++) this.avg[f] = this.n > 0 ? total[f] / this.n : 0
   }
 
-  /** Live documents holding `term`: doc ids (delta docs follow the base's) and their field frequencies. */
-  postings(term: string): {docs: number[]; tfs: number[]} {
-    const docs: number[] = []
-    const tfs: number[] = []
-    const base = this.base
-    if (base) {
-      const t = base.termIndex(term)
-      if (t >= 0) {
-        base.forEachPosting(t, (doc, title, tags, body) => {
-          if (this.deleted[doc]) return
-          docs.push(doc)
-          tfs.push(title, tags, body)
-        })
-      }
-    }
-    const list = this.deltaPostings.get(term)
-    if (list) {
-      for (let i = 0; i < list.length; i += 2) {
-        const p = list[i + 1]
-        docs.push(this.baseN + list[i])
-        tfs.push(p & 255, (p >>> 8) & 255, Math.floor(p / 65536))
-      }
-    }
-    return {docs, tfs}
-  }
-
-  fieldLength(doc: number, f: number): number {
-    return doc < this.baseN ? this.base!.lens[doc * FIELDS + f] : this.deltaLens[(doc - this.baseN) * FIELDS + f]
-  }
-
   path(doc: number): string {
-    return doc < this.baseN ? this.base!.paths[doc] : this.delta!.docs[doc - this.baseN].path
+    return doc < this.baseN ? this.base!.path(doc) : this.delta!.docs[doc - this.baseN].path
   }
 
   record(doc: number): DocRecord {
@@ -145,11 +117,7 @@ export class ShardView {
 
   /** Dictionary terms starting with `prefix` (base and delta; may include terms with no live document). */
   prefixTerms(prefix: string): string[] {
-    const out = new Set<string>()
-    const base = this.base
-    if (base) {
-      for (let i = base.lowerBound(prefix); i < base.dict.length && base.dict[i].startsWith(prefix); i++) out.add(base.dict[i])
-    }
+    const out = new Set<string>(this.base?.prefixTerms(prefix))
     for (const t of this.deltaTerms) if (t.startsWith(prefix)) out.add(t)
     return [...out]
   }
@@ -161,27 +129,41 @@ export class ShardView {
   termScores(term: string): TermScores {
     const hit = this.scored.get(term)
     if (hit) return hit
-    const p = this.postings(term)
-    const docs = Int32Array.from(p.docs)
-    const s = new Float64Array(docs.length)
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i]
-      let v = 0
-      for (let f = 0; f < FIELDS; f++) {
-        const tf = p.tfs[i * FIELDS + f]
-        if (tf === 0) continue
-        const norm = 1 - B + (B * this.fieldLength(doc, f)) / (this.avg[f] || 1)
-        v += BOOST[f] * (D + (tf * (K1 + 1)) / (tf + K1 * norm))
-      }
-      s[i] = v
+    const base = this.base
+    const t = base ? base.termIndex(term) : -1
+    const list = this.deltaPostings.get(term)
+    // a base posting takes at least four bytes (four varints)
+    const cap = (t >= 0 ? base!.postingBytes(t) >>> 2 : 0) + (list ? list.length / 2 : 0)
+    const docs = new Int32Array(cap)
+    const s = new Float64Array(cap)
+    let k = 0
+    if (t >= 0) {
+      const {start, end} = base!.postings(t)
+      k = scorePostings(base!.post, start, end, base!.lens, this.deletedCount > 0 ? this.deleted : undefined, this.avg, docs, s)
     }
-    const out = {docs, s}
-    if (this.scoredPostings + docs.length > MAX_SCORED_POSTINGS) {
+    if (list) {
+      const lens = this.deltaLens
+      for (let i = 0; i < list.length; i += 2) {
+        const p = list[i + 1]
+        const title = p & 255
+        const tags = (p >>> 8) & 255
+        const body = Math.floor(p / 65536)
+        const l = list[i] * FIELDS
+        let v = 0
+        if (title !== 0) v += fieldScore(BOOST[0], title, lens[l], this.avg[0])
+        if (tags !== 0) v += fieldScore(BOOST[1], tags, lens[l + 1], this.avg[1])
+        if (body !== 0) v += fieldScore(BOOST[2], body, lens[l + 2], this.avg[2])
+        docs[k] = this.baseN + list[i]
+        s[k++] = v
+      }
+    }
+    const out = {docs: docs.subarray(0, k), s: s.subarray(0, k)}
+    if (this.scoredPostings + k > MAX_SCORED_POSTINGS) {
       this.scored.clear()
       this.scoredPostings = 0
     }
     this.scored.set(term, out)
-    this.scoredPostings += docs.length + 8
+    this.scoredPostings += k + 8
     return out
   }
 
@@ -211,7 +193,8 @@ export class ShardView {
       if (t >= 0) {
         // every posting is four varints, each ending in a byte below 0x80
         const p = base.post
-        for (let i = base.termOff[t], end = base.termOff[t + 1]; i < end; i++) if (p[i] < 0x80) n++
+        const {start, end} = base.postings(t)
+        for (let i = start; i < end; i++) if (p[i] < 0x80) n++
         n >>>= 2
       }
     }
@@ -228,7 +211,7 @@ export class ShardView {
     const base = this.base
     if (base) {
       const t = base.termIndex(term)
-      if (t >= 0) n = Math.max(0, Math.ceil((base.termOff[t + 1] - base.termOff[t]) / MAX_POSTING_BYTES) - this.deletedCount)
+      if (t >= 0) n = Math.max(0, Math.ceil(base.postingBytes(t) / MAX_POSTING_BYTES) - this.deletedCount)
     }
     const delta = this.deltaPostings.get(term)
     if (delta) n = Math.max(n, 0) + delta.length / 2
@@ -250,17 +233,89 @@ export class ShardView {
   /** Dictionary terms within `max` edits of `term`, with their distance. */
   fuzzyTerms(term: string, max: number): Map<string, number> {
     const out = new Map<string, number>()
-    const scan = (list: string[]) => {
-      for (const t of list) {
-        if (Math.abs(t.length - term.length) > max || out.has(t)) continue
+    const base = this.base
+    if (base) {
+      for (let i = 0; i < base.header.nTerms; i++) {
+        const t = base.term(i)
+        if (Math.abs(t.length - term.length) > max) continue
         const d = boundedEditDistance(term, t, max)
         if (d <= max) out.set(t, d)
       }
     }
-    if (this.base) scan(this.base.dict)
-    scan(this.deltaTerms)
+    for (const t of this.deltaTerms) {
+      if (Math.abs(t.length - term.length) > max || out.has(t)) continue
+      const d = boundedEditDistance(term, t, max)
+      if (d <= max) out.set(t, d)
+    }
     return out
   }
+}
+
+/** BM25+ of one field of one document, before IDF (MiniSearch's formula). */
+function fieldScore(boost: number, tf: number, len: number, avg: number): number {
+  return boost * (D + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / (avg || 1))))
+}
+
+/**
+ * Decode a base term's postings (bytes [start, end) of `p`) and score each live document
+ * as fieldScore does, with the same operations in the same order (so scores are bit for
+ * bit a rebuild's), inlined: a one-shot process runs this loop before the JIT has warmed
+ * up, and the optimising compiler takes a small function sooner. Writes doc ids and
+ * scores to `docs` and `s`; returns their count.
+ */
+function scorePostings(
+  p: Uint8Array,
+  start: number,
+  end: number,
+  lens: Uint32Array,
+  deleted: Uint8Array | undefined,
+  avg: Float64Array,
+  docs: Int32Array,
+  s: Float64Array,
+): number {
+  // constants in locals: interpreted, K1 + 1 and 1 - B would be recomputed (to the same
+  // values) and boxed on every posting
+  const [bt, bg, bb] = BOOST
+  const k1 = K1
+  const k1p1 = K1 + 1
+  const b_ = B
+  const omb = 1 - B
+  const d_ = D
+  const a0 = avg[0] || 1
+  const a1 = avg[1] || 1
+  const a2 = avg[2] || 1
+  let k = 0
+  let i = start
+  let doc = 0
+  while (i < end) {
+    let b = p[i++]
+    let d = b & 0x7f
+    for (let mul = 128; b >= 0x80; mul *= 128) {
+      b = p[i++]
+      d += (b & 0x7f) * mul
+    }
+    doc += d
+    // title and tags frequencies are capped at 255, so they take at most two bytes
+    let title = p[i++]
+    if (title >= 0x80) title = (title & 0x7f) + p[i++] * 128
+    let tags = p[i++]
+    if (tags >= 0x80) tags = (tags & 0x7f) + p[i++] * 128
+    b = p[i++]
+    let body = b & 0x7f
+    for (let mul = 128; b >= 0x80; mul *= 128) {
+      b = p[i++]
+      body += (b & 0x7f) * mul
+    }
+    if (deleted !== undefined && deleted[doc] === 1) continue
+    const l = doc * FIELDS
+    let v = 0
+    if (title !== 0) v += bt * (d_ + (title * k1p1) / (title + k1 * (omb + (b_ * lens[l]) / a0)))
+    if (tags !== 0) v += bg * (d_ + (tags * k1p1) / (tags + k1 * (omb + (b_ * lens[l + 1]) / a1)))
+    if (body !== 0) v += bb * (d_ + (body * k1p1) / (body + k1 * (omb + (b_ * lens[l + 2]) / a2)))
+    docs[k] = doc
+    s[k++] = v
+  }
+  return k
 }
 
 let rowA = new Int32Array(80)

@@ -206,28 +206,35 @@ class IndexEngine {
     this.store = store
   }
 
-  async search(query: string, opts: SearchOptions, retried = false): Promise<SearchHit[]> {
+  /**
+   * A shard's blocks are checked when a query first uses them, so damage can surface
+   * mid-search: the shard is then dropped and rebuilt, with a warning, and the search
+   * starts over (once per scope).
+   */
+  async search(query: string, opts: SearchOptions, rebuilt = new Set<string>()): Promise<SearchHit[]> {
     const terms = opts.informative === undefined ? parseQuery(query) : undefined
-    const limit = opts.limit ?? DEFAULT_LIMIT
     const warn = opts.onWarning ?? (() => {})
     const views = await this.ensure(normaliseScopes(opts.scopes), warn)
-    const query_ = terms ?? informativeTerms(query, views, opts.informative!)
-    if (query_.length === 0) return []
+    try {
+      return this.answer(views, terms ?? informativeTerms(query, views, opts.informative!), opts)
+    } catch (error) {
+      if (!(error instanceof CorruptIndexError) || error.scope === undefined || rebuilt.has(error.scope)) throw error
+      warn(`search index for ${error.scope} is damaged (${error.message}); rebuilding it`)
+      this.drop(error.scope, true)
+      rebuilt.add(error.scope)
+      return this.search(query, opts, rebuilt)
+    }
+  }
+
+  private answer(views: ShardView[], query: QueryTerm[], opts: SearchOptions): SearchHit[] {
+    if (query.length === 0) return []
+    const limit = opts.limit ?? DEFAULT_LIMIT
     const matched = new Set<string>()
-    const scored = views.map((view) => scoreDocs(view, query_, matched))
+    const scored = views.map((view) => scoreDocs(view, query, matched))
     const hits: SearchHit[] = []
     for (const c of bestFirst(scored, limit * 2)) {
       if (hits.length >= limit) break
-      let rec
-      try {
-        rec = c.view.record(c.doc)
-      } catch (error) {
-        // a damaged record: drop the shard so the next search rebuilds it, and answer without it
-        if (retried || !(error instanceof CorruptIndexError)) throw error
-        warn(`search index for ${c.view.scope} is damaged (${error.message}); rebuilding it`)
-        this.drop(c.view.scope, true)
-        return this.search(query, opts, true)
-      }
+      const rec = c.view.record(c.doc)
       const hit: SearchHit = {
         scope: c.view.scope,
         path: rec.path,
@@ -274,7 +281,13 @@ class IndexEngine {
       if (!state) {
         state = await this.build(scope, tree, warn)
       } else if (recorded !== tree) {
-        state = await this.update(state, scope, recorded!, tree, warn)
+        try {
+          state = await this.update(state, scope, recorded!, tree, warn)
+        } catch (error) {
+          if (!(error instanceof CorruptIndexError)) throw error
+          warn(`search index for ${scope} is damaged (${error.message}); rebuilding it`)
+          state = await this.build(scope, tree, warn)
+        }
       }
       this.shards.set(scope, state)
       views.push(state.view)
@@ -345,7 +358,16 @@ class IndexEngine {
       }
       if (!delta) removeFile(deltaPath(this.store, scope))
     }
-    return {base, delta, view: new ShardView(scope, base, delta)}
+    try {
+      return {base, delta, view: new ShardView(scope, base, delta)}
+    } catch (error) {
+      // the view reads the lengths of deleted documents
+      if (!(error instanceof CorruptIndexError)) throw error
+      warn(`search index for ${scope} is unreadable (${error.message}); rebuilding it`)
+      base.close()
+      removeShard(this.store, scope)
+      return undefined
+    }
   }
 
   private async build(scope: string, tree: string, warn: (message: string) => void): Promise<ShardState> {

@@ -58,8 +58,17 @@ export function words(text: string): string[] {
 export function termOf(word: string): string | undefined {
   if (STOP_WORDS.has(word)) return undefined
   if (word.length === 1 && !DIGIT_RE.test(word)) return undefined
-  const w = word.length > MAX_TERM_LENGTH ? word.slice(0, MAX_TERM_LENGTH) : word
+  let w = word
+  if (w.length > MAX_TERM_LENGTH) {
+    // never cut a surrogate pair: a term must survive UTF-8 (the shard dictionary) unchanged
+    const cut = isHighSurrogate(w.charCodeAt(MAX_TERM_LENGTH - 1)) ? MAX_TERM_LENGTH - 1 : MAX_TERM_LENGTH
+    w = w.slice(0, cut)
+  }
   return stem(w)
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff
 }
 
 /** The term pipeline: text → index terms, in order, with repeats. */
