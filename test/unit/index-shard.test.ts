@@ -3,8 +3,10 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {ShardView} from '../../src/core/index/engine.js'
+import {boundedEditDistance, ShardView} from '../../src/core/index/engine.js'
 import {CorruptIndexError, DocRecord, LoadedShard, packTf, peekHeader, ShardBuilder} from '../../src/core/index/shard.js'
+import {prng} from './index-helpers.js'
+
 let dirs: string[] = []
 afterEach(() => {
   for (const d of dirs) rmSync(d, {recursive: true, force: true})
@@ -92,6 +94,42 @@ describe('lazily checked shard blocks', () => {
       expect(shard.path(10)).toBe('m010.md')
       expect(() => shard.path(150)).toThrow(CorruptIndexError)
       expect(() => shard.record(150)).toThrow(CorruptIndexError)
+    } finally {
+      shard.close()
+    }
+  })
+})
+
+describe('dictionary scans', () => {
+  /** Words over a small alphabet (many shared prefixes and near misses), some of them not ASCII. */
+  function randomWord(rand: () => number): string {
+    const letters = ['a', 'b', 'c', 'd', 'e', 'д', 'ж', '𝔘']
+    const n = 1 + Math.floor(rand() * 9)
+    let w = ''
+    for (let i = 0; i < n; i++) w += letters[Math.floor(rand() * (rand() < 0.9 ? 5 : letters.length))]
+    return w
+  }
+
+  it('find exactly the terms a full scan finds: fuzzy with their distances, and prefixes', () => {
+    const rand = prng(5)
+    const words = [...new Set(Array.from({length: 3000}, () => randomWord(rand)))]
+    const file = writeShard(words.map((w, i) => [`d${String(i).padStart(5, '0')}.md`, [w]]))
+    const shard = LoadedShard.open(file, 'org')!
+    try {
+      const view = new ShardView('org', shard, undefined)
+      for (let trial = 0; trial < 300; trial++) {
+        const q = trial % 3 === 0 ? words[Math.floor(rand() * words.length)] : randomWord(rand)
+        const max = 1 + (trial % 2)
+        const expected = new Map<string, number>()
+        for (const w of words) {
+          if (Math.abs(w.length - q.length) > max) continue
+          const d = boundedEditDistance(q, w, max)
+          if (d <= max) expected.set(w, d)
+        }
+        const got = view.fuzzyTerms(q, max)
+        expect(new Map([...got].sort()), `fuzzy ${q} ${max}`).toEqual(new Map([...expected].sort()))
+        expect(view.prefixTerms(q).sort(), `prefix ${q}`).toEqual(words.filter((w) => w.startsWith(q)).sort())
+      }
     } finally {
       shard.close()
     }

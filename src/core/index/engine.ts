@@ -233,21 +233,109 @@ export class ShardView {
   /** Dictionary terms within `max` edits of `term`, with their distance. */
   fuzzyTerms(term: string, max: number): Map<string, number> {
     const out = new Map<string, number>()
-    const base = this.base
-    if (base) {
-      for (let i = 0; i < base.header.nTerms; i++) {
-        const t = base.term(i)
-        if (Math.abs(t.length - term.length) > max) continue
-        const d = boundedEditDistance(term, t, max)
-        if (d <= max) out.set(t, d)
-      }
-    }
+    if (this.base) fuzzyDictionary(this.base, term, max, out)
     for (const t of this.deltaTerms) {
       if (Math.abs(t.length - term.length) > max || out.has(t)) continue
       const d = boundedEditDistance(term, t, max)
       if (d <= max) out.set(t, d)
     }
     return out
+  }
+}
+
+const ASCII_RE = /^[\u0000-\u007f]*$/
+let walkRows = new Int32Array(1024)
+
+/**
+ * Terms of a shard's dictionary within `max` edits of `term`, with their distance as
+ * boundedEditDistance counts it (UTF-16 code units), added to `out`. The dictionary is
+ * sorted, so neighbouring terms share prefixes: the Levenshtein row of each prefix byte
+ * is kept for the next term, and a prefix whose row already exceeds `max` skips every
+ * term that starts with it. ASCII bytes are code units; a term with other bytes is
+ * decoded and measured as a string from the first such byte on (its ASCII prefix still
+ * prunes), and a non-ASCII query term scans the decoded dictionary.
+ */
+function fuzzyDictionary(shard: LoadedShard, term: string, max: number, out: Map<string, number>): void {
+  const {bytes, off} = shard.dictionary()
+  const nTerms = off.length - 1
+  const m = term.length
+  const measure = (i: number) => {
+    const t = shard.term(i)
+    if (Math.abs(t.length - m) > max) return
+    const d = boundedEditDistance(term, t, max)
+    if (d <= max) out.set(t, d)
+  }
+  if (!ASCII_RE.test(term)) {
+    // a UTF-16 length is at most the UTF-8 length: shorter byte strings are too short
+    for (let i = 0; i < nTerms; i++) if (off[i + 1] - off[i] >= m - max) measure(i)
+    return
+  }
+  const q = new Uint8Array(m)
+  for (let j = 0; j < m; j++) q[j] = term.charCodeAt(j)
+  const w = m + 1
+  // a row past m + max has every cell above max, so no term needs more rows than this
+  if (walkRows.length < (m + max + 2) * w) walkRows = new Int32Array((m + max + 2) * w)
+  const rows = walkRows
+  for (let j = 0; j <= m; j++) rows[j] = j
+  let ref = 0 // dictionary offset of the term whose prefix rows are held
+  let valid = 0 // rows 1..valid are those of its first `valid` bytes
+  for (let i = 0; i < nTerms; i++) {
+    const a = off[i]
+    const len = off[i + 1] - a
+    let r = 0
+    const shared = Math.min(valid, len)
+    while (r < shared && bytes[a + r] === bytes[ref + r]) r++
+    let dead = false
+    let ascii = true
+    while (r < len) {
+      const c = bytes[a + r]
+      if (c >= 0x80) {
+        ascii = false
+        break
+      }
+      // only cells within `max` of the diagonal can hold max or less; the cells just
+      // outside the band read as max + 1, so nothing beyond it can come back under
+      const prev = r * w
+      const cur = prev + w
+      const lo = r + 1 - max > 1 ? r + 1 - max : 1
+      const hi = r + 1 + max < m ? r + 1 + max : m
+      if (lo === 1) rows[cur] = r + 1
+      else rows[cur + lo - 1] = max + 1
+      let rowMin = lo === 1 ? r + 1 : max + 1
+      for (let j = lo; j <= hi; j++) {
+        let v = rows[prev + j] + 1
+        const ins = rows[cur + j - 1] + 1
+        if (ins < v) v = ins
+        const sub = rows[prev + j - 1] + (q[j - 1] === c ? 0 : 1)
+        if (sub < v) v = sub
+        rows[cur + j] = v
+        if (v < rowMin) rowMin = v
+      }
+      if (hi < m) rows[cur + hi + 1] = max + 1
+      r++
+      if (rowMin > max) {
+        dead = true
+        break
+      }
+    }
+    ref = a
+    valid = r
+    if (dead) {
+      // every following term that starts with these r bytes is too far as well
+      for (;;) {
+        const b = off[i + 1]
+        if (i + 1 >= nTerms || off[i + 2] - b < r) break
+        let k = 0
+        while (k < r && bytes[b + k] === bytes[a + k]) k++
+        if (k < r) break
+        i++
+      }
+    } else if (!ascii) {
+      measure(i)
+    } else if (len - m <= max && m - len <= max && rows[len * w + m] <= max) {
+      // (a length further than max from m leaves the last cell outside the band)
+      out.set(shard.term(i), rows[len * w + m])
+    }
   }
 }
 
@@ -367,7 +455,7 @@ function expand(view: ShardView, q: QueryTerm): Expansion[] {
   const out: Expansion[] = []
   const seen = new Set<string>([q.term])
   const exact = view.termScores(q.term)
-  if (exact.docs.length > 0) out.push({term: q.term, weight: 1, ...exact})
+  if (exact.docs.length > 0) out.push({term: q.term, weight: 1, docs: exact.docs, s: exact.s})
   if (!q.expand) return out
   const {prefix, fuzzy} = view.scan(q.term, fuzzyDistanceFor(q.term))
   let taken = 0
@@ -377,7 +465,7 @@ function expand(view: ShardView, q: QueryTerm): Expansion[] {
     const p = view.termScores(t)
     if (p.docs.length === 0) continue
     const distance = t.length - q.term.length
-    out.push({term: t, weight: (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), ...p})
+    out.push({term: t, weight: (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), docs: p.docs, s: p.s})
     taken++
   }
   taken = 0
@@ -387,7 +475,7 @@ function expand(view: ShardView, q: QueryTerm): Expansion[] {
     seen.add(t)
     const p = view.termScores(t)
     if (p.docs.length === 0) continue
-    out.push({term: t, weight: (FUZZY_WEIGHT * t.length) / (t.length + distance), ...p})
+    out.push({term: t, weight: (FUZZY_WEIGHT * t.length) / (t.length + distance), docs: p.docs, s: p.s})
     taken++
   }
   return out
@@ -400,6 +488,24 @@ export interface Scored {
   scores: Float64Array
 }
 
+/** Add one expansion's weighted scores to the scratch arrays; returns the new count of touched documents. */
+function accumulate(e: TermScores, w: number, qi: number, must: boolean, scratch: Scratch, nTouched: number): number {
+  const {scores, hitTerms, mustHits, stamp, touched} = scratch
+  const docs = e.docs
+  const s = e.s
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i]
+    if (stamp[doc] !== qi) {
+      if (stamp[doc] === -1) touched[nTouched++] = doc
+      stamp[doc] = qi
+      hitTerms[doc]++
+      if (must) mustHits[doc]++
+    }
+    scores[doc] += w * s[i]
+  }
+  return nTouched
+}
+
 /**
  * Score one view: every matching live document (required terms present, excluded ones
  * absent), and the terms that matched, for snippets. Works in the view's scratch arrays,
@@ -407,18 +513,20 @@ export interface Scored {
  */
 export function scoreDocs(view: ShardView, query: QueryTerm[], matched: Set<string>): Scored {
   if (view.n === 0) return {view, docs: new Int32Array(0), scores: new Float64Array(0)}
-  const {scores, hitTerms, mustHits, excluded, stamp, touched} = view.scratch()
+  const scratch = view.scratch()
+  const {scores, hitTerms, mustHits, excluded, stamp, touched} = scratch
   let nTouched = 0
   const excludedLists: Int32Array[] = []
   let positive = 0
   let musts = 0
   try {
-    query.forEach((q, qi) => {
+    for (let qi = 0; qi < query.length; qi++) {
+      const q = query[qi]
       if (q.mode === 'not') {
         const docs = view.termScores(q.term).docs
         excludedLists.push(docs)
         for (let i = 0; i < docs.length; i++) excluded[docs[i]] = 1
-        return
+        continue
       }
       positive++
       if (q.mode === 'must') musts++
@@ -427,19 +535,9 @@ export function scoreDocs(view: ShardView, query: QueryTerm[], matched: Set<stri
         const df = e.docs.length
         const idf = Math.log(1 + (view.n - df + 0.5) / (df + 0.5))
         const w = e.weight * idf
-        const must = q.mode === 'must'
-        for (let i = 0; i < e.docs.length; i++) {
-          const doc = e.docs[i]
-          if (stamp[doc] !== qi) {
-            if (stamp[doc] === -1) touched[nTouched++] = doc
-            stamp[doc] = qi
-            hitTerms[doc]++
-            if (must) mustHits[doc]++
-          }
-          scores[doc] += w * e.s[i]
-        }
+        nTouched = accumulate(e, w, qi, q.mode === 'must', scratch, nTouched)
       }
-    })
+    }
     const docs = new Int32Array(nTouched)
     const final = new Float64Array(nTouched)
     let k = 0
