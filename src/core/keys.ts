@@ -35,7 +35,7 @@ import {join} from 'node:path'
 import {writeFileAtomic} from './fsutil.js'
 import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
-import {gitRead} from './git.js'
+import {firstParentFromFiles, gitRead} from './git.js'
 import {readHeadFromFiles} from './index/head.js'
 import {printable} from './scope.js'
 import {KeyPair, keyIdOf, keyPairFromSecret, parseSignature, signToString, verifyBytes} from './sign.js'
@@ -512,8 +512,14 @@ export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots
   // What HEAD's history says never changes for that commit: a cached answer for the very
   // commit HEAD is at now saves three git spawns in every command that loads the keyring.
   const head = readHeadFromFiles(store.top)
-  const cached = head === undefined ? undefined : readRootsCache(store, head)
-  if (cached) return cached
+  const cached = head === undefined ? undefined : readRootsCache(store)
+  if (cached && cached.head === head) return cached.roots
+  // A commit on top of the cached one (an accept, a write) has the same first key commit
+  // on its first-parent line, so the same roots.
+  if (cached && cached.roots.length > 0 && head !== undefined && firstParentFromFiles(store.top, head) === cached.head) {
+    writeRootsCache(store, head, cached.roots)
+    return cached.roots
+  }
   const roots = await rootsAt(store, head ?? 'HEAD')
   if (head !== undefined) writeRootsCache(store, head, roots)
   return roots
@@ -551,17 +557,17 @@ function rootsCachePath(store: Store): string {
   return join(configDir(), 'cache', 'roots', `${createHash('sha256').update(store.root).digest('hex').slice(0, 16)}.json`)
 }
 
-function readRootsCache(store: Store, head: string): KeyringInput['roots'] | undefined {
+function readRootsCache(store: Store): {head: string; roots: KeyringInput['roots']} | undefined {
   try {
     const data = JSON.parse(readFileSync(rootsCachePath(store), 'utf8'))
-    if (data?.v !== 1 || data.root !== store.root || data.prefix !== store.prefix || data.head !== head || !Array.isArray(data.roots)) return undefined
+    if (data?.v !== 1 || data.root !== store.root || data.prefix !== store.prefix || typeof data.head !== 'string' || !Array.isArray(data.roots)) return undefined
     const roots: KeyringInput['roots'] = []
     for (const r of data.roots) {
       const pk = fromB64(r?.public_key, 32)
       if (!pk || keyIdOf(pk) !== r.keyid || typeof r.name !== 'string' || typeof r.reason !== 'string') return undefined
       roots.push({keyid: r.keyid, name: r.name, publicKey: pk, reason: r.reason})
     }
-    return roots
+    return {head: data.head, roots}
   } catch {
     return undefined
   }

@@ -199,6 +199,19 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
   return byPath(m)
 }
 
+/**
+ * Record a manifest this process has just signed and written (accept, restore), so that
+ * the next search need not verify it again: the record says only that these bytes carry a
+ * valid signature by this public key; whether the key is trusted is decided at each use.
+ */
+export function rememberSignedManifest(store: Store, text: string, m: Manifest, key: {keyid: string; publicKey: Uint8Array}): void {
+  const sig = parseSignature(m.signature)
+  if (!sig || sig.keyid !== key.keyid || !verifyBytes(key.publicKey, manifestPayload(m), sig.sig)) return
+  const cache = readManifestCache(store)
+  cache.set(sha256Hex(text), {scope: m.scope, serial: m.serial, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), lines: serializeManifest(m) === text})
+  writeManifestCache(store, cache)
+}
+
 function byPath(m: Manifest): ManifestLookup {
   const blobs = new Map(m.entries.map((e) => [e.path, e.blob]))
   return {serial: m.serial, blob: (path) => blobs.get(path)}

@@ -8,7 +8,7 @@ import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {recordSerial} from './highwater.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
-import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
+import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
@@ -162,8 +162,11 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
     next = nextManifest(prev, scope, {remove: [rel]})
   }
   const mrel = manifestPath(scope)
-  writeFileAtomic(store.abs(mrel), serializeManifest(signManifest(key, next)))
+  const signed = signManifest(key, next)
+  const text = serializeManifest(signed)
+  writeFileAtomic(store.abs(mrel), text)
   recordSerial(store, scope, next.serial)
+  rememberSignedManifest(store, text, signed, key)
   return [rel, mrel]
 }
 

@@ -1,9 +1,9 @@
 import {execFileSync} from 'node:child_process'
-import {mkdirSync, realpathSync, rmSync} from 'node:fs'
+import {copyFileSync, mkdirSync, realpathSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {gitTopLevel, workTreeTopFromFiles} from '../../src/core/git.js'
+import {firstParentFromFiles, gitTopLevel, workTreeTopFromFiles} from '../../src/core/git.js'
 import {tempDir} from '../helpers/cli.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8', env: {...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@e'}}).trim()
@@ -56,5 +56,32 @@ describe('the work tree top without spawning git', () => {
     dirs.push(d)
     expect(workTreeTopFromFiles(d)).toBeUndefined()
     expect(await gitTopLevel(d)).toBeUndefined()
+  })
+})
+
+describe('a commit\'s first parent from its loose object', () => {
+  it('agrees with git for a loose commit, and is unsure for packed, root or planted objects', () => {
+    const d = tempDir('engram-parent-')
+    try {
+      git(d, 'init', '-q')
+      git(d, 'commit', '-q', '--allow-empty', '-m', 'one')
+      const root = git(d, 'rev-parse', 'HEAD')
+      expect(firstParentFromFiles(d, root)).toBeUndefined()
+      git(d, 'commit', '-q', '--allow-empty', '-m', 'two')
+      const two = git(d, 'rev-parse', 'HEAD')
+      expect(firstParentFromFiles(d, two)).toBe(root)
+      // another commit's bytes under this commit's name: the hash does not match the name
+      git(d, 'commit', '-q', '--allow-empty', '-m', 'three')
+      const three = git(d, 'rev-parse', 'HEAD')
+      const obj = (id: string) => join(d, '.git', 'objects', id.slice(0, 2), id.slice(2))
+      rmSync(obj(three), {force: true})
+      copyFileSync(obj(two), obj(three))
+      expect(firstParentFromFiles(d, three)).toBeUndefined()
+      expect(firstParentFromFiles(d, 'not-a-commit-id')).toBeUndefined()
+      git(d, 'gc', '-q')
+      expect(firstParentFromFiles(d, two)).toBeUndefined() // packed now: git answers instead
+    } finally {
+      rmSync(d, {recursive: true, force: true})
+    }
   })
 })
