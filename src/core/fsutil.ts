@@ -7,7 +7,8 @@ import {randomBytes} from 'node:crypto'
  * killed at any point leaves either the old file or the new one, never half of one.
  */
 export function writeFileAtomic(file: string, content: string | Buffer, mode = 0o644): void {
-  mkdirSync(dirname(file), {recursive: true})
+  // a private file's missing folders are private too
+  mkdirSync(dirname(file), {recursive: true, mode: mode & 0o077 ? 0o755 : 0o700})
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
   const fd = openSync(tmp, 'wx', mode)
   try {

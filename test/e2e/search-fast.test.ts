@@ -170,6 +170,11 @@ describe('search: what a fresh process caches never outlives trust', () => {
       expect(sb.run(['keys', 'revoke', 'bob', '--reason', 'lost laptop']).code).toBe(0)
       // the owner's own file is unchanged, but the manifest that lists it is bob's
       for (const env of [{}, {ENGRAM_NO_FAST: '1'}]) expect(sb.run(['search', 'blue pipeline', '--json'], {env}).json.hits).toEqual([])
+      // everything engram keeps beside the keys is the user's alone
+      const walk = (dir: string): string[] => readdirSync(dir, {withFileTypes: true}).flatMap((d) => (d.isDirectory() ? [join(dir, d.name), ...walk(join(dir, d.name))] : [join(dir, d.name)]))
+      const kept = walk(sb.configDir).filter((f) => !f.startsWith(bobDir) && !f.endsWith('bob.pub'))
+      expect(kept.some((f) => f.includes('/cache/roots/'))).toBe(true)
+      for (const f of kept) expect([f, statSync(f).mode & 0o077]).toEqual([f, 0])
     } finally {
       rmSync(sb.dir, {recursive: true, force: true})
     }
