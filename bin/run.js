@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-import {mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import Module, {createRequire} from 'node:module'
-import {homedir} from 'node:os'
-import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
-import {Script} from 'node:vm'
+// CommonJS (bin/package.json): a CommonJS entry does not start Node's ESM loader, which
+// the fast search path below has no use for (several ms of every search).
+'use strict'
+const {mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} = require('node:fs')
+const Module = require('node:module')
+const {homedir} = require('node:os')
+const {dirname, join} = require('node:path')
+const {Script} = require('node:vm')
 
 /**
  * `engram search`, the command agents run most, starts without oclif when it can: the
@@ -13,8 +15,8 @@ import {Script} from 'node:vm'
  * in it). V8 rejects a cache made by another Node version or with other flags; a rebuild
  * of the bundle changes the cache's name.
  */
-async function fastEntry() {
-  const file = fileURLToPath(new URL('../dist/fast/search.cjs', import.meta.url))
+function fastEntry() {
+  const file = join(__dirname, '..', 'dist', 'fast', 'search.cjs')
   const source = readFileSync(file, 'utf8')
   const st = statSync(file)
   const dir = join(process.env.ENGRAM_CONFIG_DIR || join(homedir(), '.config', 'engram'), 'cache', 'v8')
@@ -27,7 +29,7 @@ async function fastEntry() {
   }
   const script = new Script(Module.wrap(source), {filename: file, cachedData})
   const module = {exports: {}}
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file))
+  script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file))
   const saveCache = () => {
     if (cachedData && !script.cachedDataRejected) return
     try {
@@ -43,15 +45,25 @@ async function fastEntry() {
   return {fastSearch: module.exports.fastSearch, saveCache}
 }
 
-const argv = process.argv.slice(2)
-let done = false
-if (argv[0] === 'search' && !process.env.ENGRAM_NO_FAST) {
-  const fast = await fastEntry()
-  done = await fast.fastSearch(argv.slice(1))
-  // after the run, so the cache holds the functions the search compiled too
-  if (done) fast.saveCache()
+async function main() {
+  const argv = process.argv.slice(2)
+  let done = false
+  if (argv[0] === 'search' && !process.env.ENGRAM_NO_FAST) {
+    let fast
+    try {
+      fast = fastEntry()
+    } catch {
+      fast = undefined // no bundle (a build without it): oclif runs the search
+    }
+    done = fast ? await fast.fastSearch(argv.slice(1)) : false
+    // after the run, so the cache holds the functions the search compiled too
+    if (done) fast?.saveCache()
+  }
+  if (!done) {
+    const {execute} = await import('@oclif/core')
+    // the package root: oclif reads its package.json (this folder's only sets CommonJS)
+    await execute({dir: join(__dirname, '..')})
+  }
 }
-if (!done) {
-  const {execute} = await import('@oclif/core')
-  await execute({dir: import.meta.url})
-}
+
+main()
