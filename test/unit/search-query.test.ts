@@ -1,7 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {isEngramError} from '../../src/core/errors.js'
-import {parseQuery, stem, tokenize} from '../../src/core/index/tokenize.js'
+import {makeSnippet} from '../../src/core/index/engine.js'
+import {parseQuery, stem, termOf, tokenize} from '../../src/core/index/tokenize.js'
 import {parseCanonicalMemory as parseMemoryFast} from '../../src/core/memory.js'
 import {parseMemory, serializeMemory} from '../../src/core/memory.js'
 
@@ -111,3 +112,44 @@ describe('fast frontmatter parse', () => {
     expect(parseMemoryFast(text.replace('---\n', '---\nid: "dup"\n'))).toBeUndefined()
   })
 })
+
+describe('snippets', () => {
+  it('start at the first word whose term matched, as stemming every word would find it', () => {
+    const vocabulary = ['flies', 'fly', 'studies', 'running', 'run', 'passes', 'pass', 'boxes', 'the', 'a', '7', 'caffè', 'naïve', 'hopped', 'hope', 'x', 'deploy', 'deployment']
+    let seed = 7
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    for (let round = 0; round < 300; round++) {
+      const body = Array.from({length: 40}, () => vocabulary[rnd(vocabulary.length)]).join(' ')
+      const matched = new Set(Array.from({length: 1 + rnd(3)}, () => termOf(vocabulary[rnd(vocabulary.length)])).filter((t): t is string => t !== undefined))
+      // brute force: stem every word
+      let pos = -1
+      for (const m of body.matchAll(/[\p{L}\p{N}]+/gu)) {
+        const w = m[0].toLowerCase().normalize('NFD').replace(/\p{M}+/gu, '')
+        const t = termOf(w)
+        if (t !== undefined && matched.has(t)) {
+          pos = m.index
+          break
+        }
+      }
+      const snippet = makeSnippet(body, matched)
+      const expected = makeSnippetAt(body, pos)
+      expect(snippet, `${[...matched]} in ${body}`).toBe(expected)
+    }
+  })
+})
+
+/** The snippet text makeSnippet builds around a position (its windowing, restated). */
+function makeSnippetAt(body: string, pos: number): string {
+  let start = pos <= 60 ? 0 : pos - 60
+  if (start > 0) {
+    const space = body.lastIndexOf(' ', start)
+    if (space > start - 20 && space >= 0) start = space + 1
+  }
+  let end = Math.min(body.length, start + 200)
+  if (end < body.length) {
+    const space = body.lastIndexOf(' ', end)
+    if (space > start + 100) end = space
+  }
+  const text = body.slice(start, end).replace(/\s+/g, ' ').trim()
+  return `${start > 0 ? '…' : ''}${text}${end < body.length ? '…' : ''}`
+}

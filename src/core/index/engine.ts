@@ -434,7 +434,9 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
       if (v < rowMin) rowMin = v
     }
     if (rowMin > max) return max + 1
-    ;[prev, cur] = [cur, prev]
+    const t = prev
+    prev = cur
+    cur = t
   }
   return prev[n]
 }
@@ -593,7 +595,10 @@ export function* bestFirst(sets: Scored[], batch = 32): Generator<Candidate> {
           while (j > 0) {
             const parent = (j - 1) >>> 1
             if (heap[parent] <= heap[j]) break
-            ;[heap[parent], heap[j]] = [heap[j], heap[parent]]
+            // a plain swap: a destructuring one allocates and iterates, slow before the JIT
+            const t = heap[parent]
+            heap[parent] = heap[j]
+            heap[j] = t
             j = parent
           }
         } else if (v > heap[0]) {
@@ -604,7 +609,9 @@ export function* bestFirst(sets: Scored[], batch = 32): Generator<Candidate> {
             if (l >= k) break
             const m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l
             if (heap[m] >= heap[j]) break
-            ;[heap[m], heap[j]] = [heap[j], heap[m]]
+            const t = heap[m]
+            heap[m] = heap[j]
+            heap[j] = t
             j = m
           }
         }
@@ -640,9 +647,15 @@ const WORD_RE = /[\p{L}\p{N}]+/gu
 /** A one-line excerpt of the body around the first word that matched. */
 export function makeSnippet(body: string, matched: Set<string>): string {
   let pos = -1
+  // Stemming only ever changes a word's ending and keeps at least its first two
+  // characters, so a word whose first two are no matched term's cannot match: most words
+  // are passed over without stemming them.
+  const heads = new Set<string>()
+  for (const t of matched) heads.add(t.slice(0, 2))
   for (const m of body.matchAll(WORD_RE)) {
     let w = m[0].toLowerCase()
     if (/[^\u0000-\u007f]/.test(w)) w = w.normalize('NFD').replace(/\p{M}+/gu, '')
+    if (!heads.has(w.slice(0, 2))) continue
     const t = termOf(w)
     if (t !== undefined && matched.has(t)) {
       pos = m.index ?? 0
