@@ -7,7 +7,7 @@
  * adds what they cannot: that a file was deleted, rolled back to an older validly-signed
  * version, or is a signed file that no longer belongs (TUF's rollback and mix-and-match).
  */
-import {Dirent, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {BigIntStats, closeSync, Dirent, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 
 import {canonicalJson} from './canonical.js'
@@ -174,19 +174,23 @@ export interface ManifestLookup {
  */
 export function manifestForServing(store: Store, keyring: Keyring, scope: string): ManifestLookup | undefined {
   const rel = manifestPath(scope)
-  let bytes: Buffer
-  try {
-    bytes = readFileSync(store.abs(rel))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
-  const digest = sha256Hex(bytes)
+  const read = readStamped(store.abs(rel))
+  if (!read) return undefined
+  const {bytes, stamp, stable} = read
   const cache = readManifestCache(store)
+  // the file's identity stands for its bytes when it has not changed since a record was
+  // made from it (see readStamped); otherwise the bytes are hashed
+  let digest = stamp === undefined ? undefined : [...cache].find(([, e]) => e.stamp === stamp && e.scope === scope)?.[0]
+  const byStamp = digest !== undefined
+  digest ??= sha256Hex(bytes)
   const known = cache.get(digest)
   if (known && known.scope === scope) {
+    if (!byStamp && stable && stamp !== undefined) {
+      cache.set(digest, {...known, stamp})
+      writeManifestCache(store, cache)
+    }
     if (!ownerKeyNow(keyring, known.keyid, Buffer.from(known.publicKey, 'base64'))) return undefined
-    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLine(bytes, path)}
+    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLines(bytes, path)}
     return byPath(parseManifest(bytes.toString('utf8'), rel))
   }
   const text = bytes.toString('utf8')
@@ -194,9 +198,47 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
   const v = verifyManifest(keyring, m)
   if (!v.ok || m.scope !== scope) return undefined
   const pk = keyring.publicKey(v.keyid!)!
-  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: serializeManifest(m) === text})
+  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: inLineForm(m, text), ...(stable ? {stamp} : {})})
   writeManifestCache(store, cache)
   return byPath(m)
+}
+
+/** Comfortably above the coarse timestamp granularity of Linux file systems (a few ms). */
+const RACY_MS = 100
+
+/**
+ * A file's bytes with its identity (device, inode, size, modification and change times),
+ * taken before and after the read on the same descriptor: `stamp` is undefined when they
+ * differ (the file changed while it was read). Any write to the file changes its change
+ * time, which no unprivileged process can set back, so a stamp seen again means the same
+ * bytes — unless the file had changed within the timestamps' granularity of the moment
+ * the stamp was taken (git's "racy" case): `stable` says it had not, and only a stable
+ * stamp is ever recorded.
+ */
+function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; stable: boolean} | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const id = (st: BigIntStats) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+    const before = fstatSync(fd, {bigint: true})
+    const bytes = readFileSync(fd)
+    const after = fstatSync(fd, {bigint: true})
+    const same = id(before) === id(after)
+    return {bytes, stamp: same ? id(after) : undefined, stable: same && Date.now() - Number(after.ctimeNs / 1_000_000n) > RACY_MS}
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** serializeManifest's exact output with entries in strictly ascending path order: entries can be found by binary search. */
+function inLineForm(m: Manifest, text: string): boolean {
+  for (let i = 1; i < m.entries.length; i++) if (!(m.entries[i - 1].path < m.entries[i].path)) return false
+  return serializeManifest(m) === text
 }
 
 /**
@@ -208,7 +250,7 @@ export function rememberSignedManifest(store: Store, text: string, m: Manifest, 
   const sig = parseSignature(m.signature)
   if (!sig || sig.keyid !== key.keyid || !verifyBytes(key.publicKey, manifestPayload(m), sig.sig)) return
   const cache = readManifestCache(store)
-  cache.set(sha256Hex(text), {scope: m.scope, serial: m.serial, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), lines: serializeManifest(m) === text})
+  cache.set(sha256Hex(text), {scope: m.scope, serial: m.serial, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), lines: inLineForm(m, text)})
   writeManifestCache(store, cache)
 }
 
@@ -217,18 +259,39 @@ function byPath(m: Manifest): ManifestLookup {
   return {serial: m.serial, blob: (path) => blobs.get(path)}
 }
 
+const ENTRY = Buffer.from('\n    {"path":"')
+const PATH_END = Buffer.from('","id":')
+
 /**
- * A path's blob id from a manifest known to be serializeManifest's output: each entry is
- * a line `    {"path":<JSON string>,"id":…}`. A JSON string cannot hold an unescaped
- * quote or newline, so the line start plus the quoted path matches that entry only.
+ * A path's blob id from a manifest known to be in line form (inLineForm): each entry is a
+ * line `    {"path":<JSON string>,"id":…,"blob":…}`, sorted by path. A JSON string holds no
+ * unescaped quote or newline, so a line start followed by `{"path":"` begins an entry and
+ * the first `","id":` after it ends that entry's path. Binary search over the bytes: a
+ * dozen entries decoded instead of every one.
  */
-function blobFromLine(bytes: Buffer, path: string): string | undefined {
-  const at = bytes.indexOf(`\n    {"path":${JSON.stringify(path)},"id":`, 0, 'utf8')
-  if (at < 0) return undefined
-  const end = bytes.indexOf(10, at + 1)
-  const line = bytes.toString('utf8', at + 5, end < 0 ? bytes.length : end).replace(/,$/, '')
-  const entry = JSON.parse(line) as Partial<ManifestEntry>
-  return entry.path === path && typeof entry.blob === 'string' ? entry.blob : undefined
+function blobFromLines(bytes: Buffer, path: string): string | undefined {
+  let lo = bytes.indexOf(ENTRY)
+  let hi = bytes.length
+  const pathAt = (at: number): string => {
+    const start = at + ENTRY.length - 1
+    return JSON.parse(bytes.toString('utf8', start, bytes.indexOf(PATH_END, start) + 1)) as string
+  }
+  while (lo >= 0 && lo < hi) {
+    let at = bytes.indexOf(ENTRY, lo + ((hi - lo) >>> 1))
+    if (at < 0 || at >= hi) at = lo
+    const p = pathAt(at)
+    if (p === path) {
+      const end = bytes.indexOf(10, at + 1)
+      const entry = JSON.parse(bytes.toString('utf8', at + 5, end < 0 ? bytes.length : end).replace(/,$/, '')) as Partial<ManifestEntry>
+      return entry.path === path && typeof entry.blob === 'string' ? entry.blob : undefined
+    }
+    if (path < p) hi = at
+    else {
+      const next = bytes.indexOf(ENTRY, at + 1)
+      lo = next < 0 ? hi : next
+    }
+  }
+  return undefined
 }
 
 interface VerifiedManifest {
@@ -236,8 +299,10 @@ interface VerifiedManifest {
   serial: number
   keyid: string
   publicKey: string
-  /** the text is in serializeManifest's form: entries can be found line by line */
+  /** the text is in line form (inLineForm): entries are found by binary search */
   lines: boolean
+  /** the file's identity when the record was made from it, if it had been stable then (readStamped) */
+  stamp?: string
 }
 
 const MAX_MANIFEST_CACHE = 256
@@ -252,7 +317,7 @@ function readManifestCache(store: Store): Map<string, VerifiedManifest> {
     const data = JSON.parse(readFileSync(manifestCachePath(store), 'utf8'))
     if (data?.v !== 1 || data.root !== store.root || typeof data.entries !== 'object') return out
     for (const [digest, e] of Object.entries(data.entries as Record<string, Partial<VerifiedManifest>>)) {
-      if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean') {
+      if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean' && (e.stamp === undefined || typeof e.stamp === 'string')) {
         out.set(digest, e as VerifiedManifest)
       }
     }

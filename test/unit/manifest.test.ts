@@ -8,6 +8,7 @@ import {gitBlobHash} from '../../src/core/hash.js'
 import {loadKeyring, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
 import {
   manifestEntry,
+  manifestForServing,
   manifestPath,
   nextManifest,
   parseManifest,
@@ -276,5 +277,53 @@ describe('verifyStore', () => {
     expect(kinds(await verify(undefined, false))).toEqual(kinds(warm))
     put('org/style.md', read('org/style.md').replace('Fact style.', 'Fact stile.'))
     expect(kinds(await verify())).toEqual(['bad-signature org/style.md', 'revoked-key org/bobs.md'])
+  })
+})
+
+describe('manifest lookups for serving', () => {
+  const tricky = ['a"quote', 'back\\slash', 'caf\u00e9', 'emoji-\u{1F600}', 'x","id":"fake', 'space here', 'z', 'A', '0', 'ü-umlaut']
+  const entries = () => {
+    const out = []
+    for (let i = 0; i < 300; i++) {
+      const name = `${tricky[i % tricky.length]}-${i}`
+      out.push({path: `project/web/${i % 3 === 0 ? 'notes/' : ''}${name}.md`, blob: gitBlobHash(name), version: 1 + (i % 4), id: `id${i}`})
+    }
+    return out
+  }
+
+  it('finds every entry by binary search, and nothing that is not listed', async () => {
+    const listed = entries()
+    put(manifestPath('project:web'), serializeManifest(signManifest(alice, {scope: 'project:web', entries: listed, updated: '2025-01-01T00:00:00.000Z', serial: 1})))
+    const store = await Store.open(root)
+    const keyring = await loadKeyring(store)
+    // the first call verifies and records; the second answers from the record, by line
+    for (const round of [1, 2]) {
+      const lookup = manifestForServing(store, keyring, 'project:web')!
+      expect(lookup.serial, `round ${round}`).toBe(1)
+      for (const e of listed) expect(lookup.blob(e.path), e.path).toBe(e.blob)
+      for (const absent of ['project/web/!.md', 'project/web/~~~.md', 'project/web/notes/b.md', 'project/web/z-6.md ', 'project/web/x","id":"fake-5.md', 'project/web/a"quote-0.mdx']) {
+        expect(lookup.blob(absent), absent).toBeUndefined()
+      }
+    }
+    const cache = readdirSync(join(process.env.ENGRAM_CONFIG_DIR!, 'cache', 'manifests'))
+    expect(cache).toHaveLength(1)
+    expect(Object.values(JSON.parse(read(join('..', 'config', 'cache', 'manifests', cache[0]))).entries)).toMatchObject([{lines: true}])
+  })
+
+  it('never answers from a record for bytes that changed, even with the same size in the same place', async () => {
+    const listed = entries()
+    const file = manifestPath('project:web')
+    put(file, serializeManifest(signManifest(alice, {scope: 'project:web', entries: listed, updated: '2025-01-01T00:00:00.000Z', serial: 1})))
+    await new Promise((r) => setTimeout(r, 150)) // past the racy window: the record gets the file's identity
+    const store = await Store.open(root)
+    const keyring = await loadKeyring(store)
+    expect(manifestForServing(store, keyring, 'project:web')!.blob(listed[5].path)).toBe(listed[5].blob)
+    expect(manifestForServing(store, keyring, 'project:web')!.blob(listed[5].path)).toBe(listed[5].blob)
+    // one blob id changed in place: same size, same inode; the signature no longer holds
+    const text = read(file)
+    const forged = text.replace(listed[5].blob, listed[6].blob)
+    expect(forged.length).toBe(text.length)
+    writeFileSync(join(root, file), forged)
+    expect(manifestForServing(store, keyring, 'project:web')).toBeUndefined()
   })
 })
