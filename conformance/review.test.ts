@@ -2,6 +2,8 @@
  * R6, R8, R12, R13, R16: history and restore, who may promote, accepting exactly what was
  * reviewed, signed curated memory, and what a reviewer's terminal is shown.
  */
+import {createHash} from 'node:crypto'
+import {execFileSync} from 'node:child_process'
 import {existsSync, rmSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -256,6 +258,47 @@ describe('C13 — curated memory is signed; a hand edit, move, copy, deletion or
     expect(st.run(['verify', '--json']).code).toBe(7)
     expect(st.run(['read', 'one.md', '--scope', 'tenant:acme', '--json'], {session: a}).code).not.toBe(0)
     rmSync(st.dir, {recursive: true, force: true})
+  })
+})
+
+describe('C13 — what a search remembers between runs never outlives a change (R13)', () => {
+  it('an older signed version put back with its manifest entry, timestamps restored, after searches were answered: not served', async () => {
+    const st = newStore()
+    try {
+      const a = startSession(st, 'tenant:acme')
+      const file = 'tenant/acme/cached.md'
+      curate(st, a, 'tenant:acme', 'cached.md', 'The cached memory says the quota is 100.\n')
+      const v1 = st.read(file)
+      curate(st, a, 'tenant:acme', 'cached.md', 'The cached memory says the quota is 500.\n')
+      // searches as an agent would run them, so anything an implementation remembers is warm
+      for (let i = 0; i < 3; i++) {
+        expect(JSON.stringify(st.ok(['search', 'quota', '--json'], {session: a}).hits)).toContain('500')
+        await new Promise((r) => setTimeout(r, 120))
+      }
+      const manifest = st.git('ls-files', '.engram/manifests').trim().split('\n').find((f) => f.endsWith('.json'))!
+      const blob = (text: string) => createHash('sha1').update(`blob ${Buffer.byteLength(text)}\0`).update(text).digest('hex')
+      // to the nanosecond, as `touch -d` puts them back
+      const mtime = (rel: string) => execFileSync('stat', ['-c', '%y', st.path(rel)], {encoding: 'utf8'}).trim()
+      const before = {file: mtime(file), manifest: mtime(manifest)}
+      const v2 = st.read(file)
+      const manifestText = st.read(manifest)
+      expect(manifestText).toContain(blob(v2))
+      // the rollback: the validly signed first version, and the manifest entry edited to list it
+      st.write(file, v1)
+      st.write(manifest, manifestText.replace(blob(v2), blob(v1)).replace('"version":2', '"version":1'))
+      expect(st.read(manifest).length).toBe(manifestText.length)
+      // modification times put back, as an attacker covering their tracks would
+      execFileSync('touch', ['-d', before.file, st.path(file)])
+      execFileSync('touch', ['-d', before.manifest, st.path(manifest)])
+      expect(mtime(manifest)).toBe(before.manifest)
+      st.gitCommitAll('roll back')
+      const r = st.ok(['search', 'quota', '--json'], {session: a})
+      expect(r.hits).toEqual([])
+      expect(JSON.stringify(r)).not.toContain('100')
+      expect(st.run(['read', 'cached.md', '--scope', 'tenant:acme', '--json'], {session: a}).code).not.toBe(0)
+    } finally {
+      rmSync(st.dir, {recursive: true, force: true})
+    }
   })
 })
 
