@@ -74,6 +74,21 @@ describe('the record of scope trees', () => {
     expect(JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')).head).toBe(r.git('rev-parse', 'HEAD').trim())
   })
 
+  it('is written by a full rebuild, so the first search after it needs no git either', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha beta\n'})
+    r.put('project/web/b.md', {body: 'alpha gamma\n'})
+    r.commit()
+    await rebuild(r.store)
+    const objects = join(r.top, '.git', 'objects')
+    renameSync(objects, `${objects}.away`)
+    try {
+      expect((await search(r.store, 'alpha', {scopes: ['org', 'project:web']})).map((h) => h.path).sort()).toEqual(['a.md', 'b.md'])
+    } finally {
+      renameSync(`${objects}.away`, objects)
+    }
+  })
+
   it('lists the trees again when the record holds a tree git does not have', async () => {
     const r = repo()
     r.put('org/a.md', {body: 'alpha\n'})

@@ -108,7 +108,10 @@ export async function rebuild(
   store: Store,
   opts: {scopes?: string[]; onProgress?: (done: number, total: number) => void; onWarning?: (message: string) => void} = {},
 ): Promise<IndexStatus[]> {
+  const head = readHeadFromFiles(store.top)
   const present = await listScopes(store)
+  // what git listed is the trees of `head` only if HEAD did not move meanwhile
+  if (head !== undefined && readHeadFromFiles(store.top) === head) writeTreeRecord(store, head, new Map(present))
   const scopes = opts.scopes ? normaliseScopes(opts.scopes) : [...present.keys()].sort()
   const trees = opts.scopes ? await currentTrees(store, scopes) : new Map<string, string | null>(present)
   const listed = new Map<string, Awaited<ReturnType<typeof listTree>>>()
