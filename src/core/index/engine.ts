@@ -1,3 +1,4 @@
+import {kernelFor} from './kernel.js'
 import type {Delta, DocRecord, LoadedShard} from './shard.js'
 import {FIELDS} from './shard.js'
 import type {QueryTerm} from './tokenize.js'
@@ -51,7 +52,10 @@ export class ShardView {
   readonly base: LoadedShard | undefined
   readonly delta: Delta | undefined
   readonly baseN: number
+  /** live documents */
   readonly n: number
+  /** document ids run from 0 to size - 1: the base's, then the delta's */
+  readonly size: number
   readonly avg: Float64Array
   private readonly deleted: Uint8Array
   private readonly deltaPostings = new Map<string, number[]>()
@@ -68,6 +72,7 @@ export class ShardView {
   private scoredPostings = 0
   private scratchArrays: Scratch | undefined
   private readonly deletedCount: number
+  private readonly fieldParams: Float64Array
 
   constructor(scope: string, base: LoadedShard | undefined, delta: Delta | undefined) {
     this.scope = scope
@@ -100,9 +105,11 @@ export class ShardView {
     })
     this.deltaTerms = [...this.deltaPostings.keys()].sort()
     this.n = live + docs.length
+    this.size = this.baseN + docs.length
     this.deletedCount = this.baseN - live
     this.avg = new Float64Array(FIELDS)
     for (let f = 0; f < FIELDS; f++) this.avg[f] = this.n > 0 ? total[f] / this.n : 0
+    this.fieldParams = kernelParams(this.avg)
   }
 
   path(doc: number): string {
@@ -132,14 +139,24 @@ export class ShardView {
     const base = this.base
     const t = base ? base.termIndex(term) : -1
     const list = this.deltaPostings.get(term)
+    const nDelta = list ? list.length / 2 : 0
     // a base posting takes at least four bytes (four varints)
-    const cap = (t >= 0 ? base!.postingBytes(t) >>> 2 : 0) + (list ? list.length / 2 : 0)
-    const docs = new Int32Array(cap)
-    const s = new Float64Array(cap)
+    const wasm = t >= 0 ? kernelFor(base!.postingBytes(t) >>> 2) : undefined
+    let docs: Int32Array
+    let s: Float64Array
     let k = 0
-    if (t >= 0) {
+    if (wasm) {
       const {start, end} = base!.postings(t)
-      k = scorePostings(base!.post, start, end, base!.lens, this.deletedCount > 0 ? this.deleted : undefined, this.avg, docs, s)
+      ;({docs, s} = wasm.score(base!.post, start, end, base!.lens, this.deletedCount > 0 ? this.deleted : undefined, this.fieldParams, nDelta))
+      k = docs.length - nDelta
+    } else {
+      const cap = (t >= 0 ? base!.postingBytes(t) >>> 2 : 0) + nDelta
+      docs = new Int32Array(cap)
+      s = new Float64Array(cap)
+      if (t >= 0) {
+        const {start, end} = base!.postings(t)
+        k = scorePostings(base!.post, start, end, base!.lens, this.deletedCount > 0 ? this.deleted : undefined, this.avg, docs, s)
+      }
     }
     if (list) {
       const lens = this.deltaLens
@@ -157,7 +174,7 @@ export class ShardView {
         s[k++] = v
       }
     }
-    const out = {docs: docs.subarray(0, k), s: s.subarray(0, k)}
+    const out = k === docs.length ? {docs, s} : {docs: docs.subarray(0, k), s: s.subarray(0, k)}
     if (this.scoredPostings + k > MAX_SCORED_POSTINGS) {
       this.scored.clear()
       this.scoredPostings = 0
@@ -170,7 +187,7 @@ export class ShardView {
   /** Per-document working arrays for scoring, made once per view (scoreDocs leaves them zeroed). */
   scratch(): Scratch {
     if (!this.scratchArrays) {
-      const size = this.baseN + (this.delta?.docs.length ?? 0)
+      const size = this.size
       this.scratchArrays = {
         scores: new Float64Array(size),
         hitTerms: new Uint16Array(size),
@@ -344,6 +361,11 @@ function fieldScore(boost: number, tf: number, len: number, avg: number): number
   return boost * (D + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / (avg || 1))))
 }
 
+/** What the kernel's `score` reads: the constants as scorePostings has them in locals, then the field averages (each `|| 1`). */
+export function kernelParams(avg: Float64Array): Float64Array {
+  return Float64Array.of(...BOOST, K1, K1 + 1, B, 1 - B, D, avg[0] || 1, avg[1] || 1, avg[2] || 1)
+}
+
 /**
  * Decode a base term's postings (bytes [start, end) of `p`) and score each live document
  * as fieldScore does, with the same operations in the same order (so scores are bit for
@@ -351,7 +373,7 @@ function fieldScore(boost: number, tf: number, len: number, avg: number): number
  * up, and the optimising compiler takes a small function sooner. Writes doc ids and
  * scores to `docs` and `s`; returns their count.
  */
-function scorePostings(
+export function scorePostings(
   p: Uint8Array,
   start: number,
   end: number,
@@ -490,11 +512,67 @@ export interface Scored {
   scores: Float64Array
 }
 
+/**
+ * Where scoreDocs adds up one view's weighted term scores: the view's scratch arrays, or
+ * the WebAssembly kernel's (kernel.ts), which does the same in the same order. `end`
+ * leaves the working arrays zeroed, whether or not `finish` was reached.
+ */
+interface Accumulator {
+  exclude(docs: Int32Array): void
+  add(docs: Int32Array, s: Float64Array, w: number, qi: number, must: boolean): void
+  /** matching documents: every required term present, no excluded one; final scores weigh in the count of query terms matched */
+  finish(musts: number, positive: number): {docs: Int32Array; scores: Float64Array}
+  end(): void
+}
+
+class ScratchAccumulator implements Accumulator {
+  private nTouched = 0
+  private readonly excludedLists: Int32Array[] = []
+  constructor(private readonly scratch: Scratch) {}
+
+  exclude(docs: Int32Array): void {
+    const excluded = this.scratch.excluded
+    this.excludedLists.push(docs)
+    for (let i = 0; i < docs.length; i++) excluded[docs[i]] = 1
+  }
+
+  add(docs: Int32Array, s: Float64Array, w: number, qi: number, must: boolean): void {
+    this.nTouched = accumulate(docs, s, w, qi, must, this.scratch, this.nTouched)
+  }
+
+  finish(musts: number, positive: number): {docs: Int32Array; scores: Float64Array} {
+    const {scores, hitTerms, mustHits, excluded, touched} = this.scratch
+    const nTouched = this.nTouched
+    const docs = new Int32Array(nTouched)
+    const final = new Float64Array(nTouched)
+    let k = 0
+    for (let i = 0; i < nTouched; i++) {
+      const doc = touched[i]
+      if (excluded[doc] || mustHits[doc] < musts) continue
+      docs[k] = doc
+      // documents matching more of the query's words rank above those matching one word often
+      final[k++] = (scores[doc] * hitTerms[doc]) / positive
+    }
+    return {docs: docs.subarray(0, k), scores: final.subarray(0, k)}
+  }
+
+  end(): void {
+    const {scores, hitTerms, mustHits, excluded, stamp, touched} = this.scratch
+    for (let i = 0; i < this.nTouched; i++) {
+      const doc = touched[i]
+      scores[doc] = 0
+      hitTerms[doc] = 0
+      mustHits[doc] = 0
+      stamp[doc] = -1
+    }
+    this.nTouched = 0
+    for (const list of this.excludedLists) for (let i = 0; i < list.length; i++) excluded[list[i]] = 0
+  }
+}
+
 /** Add one expansion's weighted scores to the scratch arrays; returns the new count of touched documents. */
-function accumulate(e: TermScores, w: number, qi: number, must: boolean, scratch: Scratch, nTouched: number): number {
+function accumulate(docs: Int32Array, s: Float64Array, w: number, qi: number, must: boolean, scratch: Scratch, nTouched: number): number {
   const {scores, hitTerms, mustHits, stamp, touched} = scratch
-  const docs = e.docs
-  const s = e.s
   for (let i = 0; i < docs.length; i++) {
     const doc = docs[i]
     if (stamp[doc] !== qi) {
@@ -510,56 +588,43 @@ function accumulate(e: TermScores, w: number, qi: number, must: boolean, scratch
 
 /**
  * Score one view: every matching live document (required terms present, excluded ones
- * absent), and the terms that matched, for snippets. Works in the view's scratch arrays,
- * which it leaves zeroed (a search is synchronous, so one set per view is enough).
+ * absent), and the terms that matched, for snippets. Adds up in the view's scratch arrays
+ * or, for enough postings, in the kernel's; either is left zeroed (a search is
+ * synchronous, so one set per view, and one kernel per process, is enough).
  */
 export function scoreDocs(view: ShardView, query: QueryTerm[], matched: Set<string>): Scored {
   if (view.n === 0) return {view, docs: new Int32Array(0), scores: new Float64Array(0)}
-  const scratch = view.scratch()
-  const {scores, hitTerms, mustHits, excluded, stamp, touched} = scratch
-  let nTouched = 0
-  const excludedLists: Int32Array[] = []
+  // every list to add up, in query order, before choosing where: their size decides
+  const excluded: Int32Array[] = []
+  const lists: {e: Expansion; w: number; qi: number}[] = []
+  let postings = 0
   let positive = 0
   let musts = 0
+  for (let qi = 0; qi < query.length; qi++) {
+    const q = query[qi]
+    if (q.mode === 'not') {
+      excluded.push(view.termScores(q.term).docs)
+      continue
+    }
+    positive++
+    if (q.mode === 'must') musts++
+    for (const e of expand(view, q)) {
+      matched.add(e.term)
+      const df = e.docs.length
+      const idf = Math.log(1 + (view.n - df + 0.5) / (df + 0.5))
+      lists.push({e, w: e.weight * idf, qi})
+      postings += df
+    }
+  }
+  const wasm = kernelFor(postings)
+  const acc: Accumulator = wasm ? wasm.begin(view.size) : new ScratchAccumulator(view.scratch())
   try {
-    for (let qi = 0; qi < query.length; qi++) {
-      const q = query[qi]
-      if (q.mode === 'not') {
-        const docs = view.termScores(q.term).docs
-        excludedLists.push(docs)
-        for (let i = 0; i < docs.length; i++) excluded[docs[i]] = 1
-        continue
-      }
-      positive++
-      if (q.mode === 'must') musts++
-      for (const e of expand(view, q)) {
-        matched.add(e.term)
-        const df = e.docs.length
-        const idf = Math.log(1 + (view.n - df + 0.5) / (df + 0.5))
-        const w = e.weight * idf
-        nTouched = accumulate(e, w, qi, q.mode === 'must', scratch, nTouched)
-      }
-    }
-    const docs = new Int32Array(nTouched)
-    const final = new Float64Array(nTouched)
-    let k = 0
-    for (let i = 0; i < nTouched; i++) {
-      const doc = touched[i]
-      if (excluded[doc] || mustHits[doc] < musts) continue
-      docs[k] = doc
-      // documents matching more of the query's words rank above those matching one word often
-      final[k++] = (scores[doc] * hitTerms[doc]) / positive
-    }
-    return {view, docs: docs.subarray(0, k), scores: final.subarray(0, k)}
+    for (const docs of excluded) acc.exclude(docs)
+    for (const {e, w, qi} of lists) acc.add(e.docs, e.s, w, qi, query[qi].mode === 'must')
+    const {docs, scores} = acc.finish(musts, positive)
+    return {view, docs, scores}
   } finally {
-    for (let i = 0; i < nTouched; i++) {
-      const doc = touched[i]
-      scores[doc] = 0
-      hitTerms[doc] = 0
-      mustHits[doc] = 0
-      stamp[doc] = -1
-    }
-    for (const list of excludedLists) for (let i = 0; i < list.length; i++) excluded[list[i]] = 0
+    acc.end()
   }
 }
 
