@@ -211,6 +211,100 @@ const FUNCS = [
   end
   local.get $k`,
   },
+  {
+    // select: bestFirst's first pass over one set of scores: the k largest below `upper`
+    // in a min-heap of doubles at `heap` (`size` entries so far, from earlier sets),
+    // sifted exactly as engine.ts's threshold does; returns the new size
+    name: 'select',
+    params: {scores: 'i32', n: 'i32', heap: 'i32', k: 'i32', size: 'i32', upper: 'f64'},
+    result: 'i32',
+    locals: {i: 'i32', j: 'i32', l: 'i32', m: 'i32', a: 'i32', b: 'i32', v: 'f64', t: 'f64'},
+    body: `
+  block $done
+    loop $next
+      local.get $i  local.get $n  i32.ge_u  br_if $done
+      local.get $scores  local.get $i  i32.const 3  i32.shl  i32.add  f64.load  local.set $v
+      local.get $i  i32.const 1  i32.add  local.set $i
+      local.get $v  local.get $upper  f64.lt  i32.eqz  br_if $next
+      local.get $size  local.get $k  i32.lt_u
+      if
+        ;; append and sift up
+        local.get $size  local.set $j
+        local.get $size  i32.const 1  i32.add  local.set $size
+        local.get $heap  local.get $j  i32.const 3  i32.shl  i32.add  local.get $v  f64.store
+        block $placed
+          loop $up
+            local.get $j  i32.eqz  br_if $placed
+            local.get $heap  local.get $j  i32.const 1  i32.sub  i32.const 1  i32.shr_u  local.tee $m  i32.const 3  i32.shl  i32.add  local.tee $a  f64.load
+            local.get $heap  local.get $j  i32.const 3  i32.shl  i32.add  local.tee $b  f64.load
+            f64.le  br_if $placed
+            local.get $a  f64.load  local.set $t
+            local.get $a  local.get $b  f64.load  f64.store
+            local.get $b  local.get $t  f64.store
+            local.get $m  local.set $j
+            br $up
+          end
+        end
+      else
+        local.get $v  local.get $heap  f64.load  f64.gt
+        if
+          ;; replace the smallest and sift down
+          local.get $heap  local.get $v  f64.store
+          i32.const 0  local.set $j
+          block $placed
+            loop $down
+              local.get $j  i32.const 1  i32.shl  i32.const 1  i32.add  local.tee $l  local.get $k  i32.ge_u  br_if $placed
+              local.get $l  local.set $m
+              local.get $l  i32.const 1  i32.add  local.get $k  i32.lt_u
+              if
+                local.get $heap  local.get $l  i32.const 3  i32.shl  i32.add  local.tee $a  f64.load offset=8
+                local.get $a  f64.load
+                f64.lt
+                if
+                  local.get $l  i32.const 1  i32.add  local.set $m
+                end
+              end
+              local.get $heap  local.get $m  i32.const 3  i32.shl  i32.add  local.tee $a  f64.load
+              local.get $heap  local.get $j  i32.const 3  i32.shl  i32.add  local.tee $b  f64.load
+              f64.ge  br_if $placed
+              local.get $a  f64.load  local.set $t
+              local.get $a  local.get $b  f64.load  f64.store
+              local.get $b  local.get $t  f64.store
+              local.get $m  local.set $j
+              br $down
+            end
+          end
+        end
+      end
+      br $next
+    end
+  end
+  local.get $size`,
+  },
+  {
+    // gather: the indices of the n scores in [lower, upper), to `out`; returns their count
+    name: 'gather',
+    params: {scores: 'i32', n: 'i32', lower: 'f64', upper: 'f64', out: 'i32'},
+    result: 'i32',
+    locals: {i: 'i32', c: 'i32', v: 'f64'},
+    body: `
+  block $done
+    loop $next
+      local.get $i  local.get $n  i32.ge_u  br_if $done
+      local.get $scores  local.get $i  i32.const 3  i32.shl  i32.add  f64.load  local.tee $v
+      local.get $upper  f64.lt
+      local.get $v  local.get $lower  f64.ge
+      i32.and
+      if
+        local.get $out  local.get $c  i32.const 2  i32.shl  i32.add  local.get $i  i32.store
+        local.get $c  i32.const 1  i32.add  local.set $c
+      end
+      local.get $i  i32.const 1  i32.add  local.set $i
+      br $next
+    end
+  end
+  local.get $c`,
+  },
 ]
 
 // ---- the assembler ------------------------------------------------------------------
@@ -224,7 +318,8 @@ const OPS = {
   'i32.store': [0x36, 2], 'f64.store': [0x39, 3], 'i32.store8': [0x3a, 0], 'i32.store16': [0x3b, 1],
   'i32.const': [0x41], 'f64.const': [0x44],
   'i32.eqz': [0x45], 'i32.eq': [0x46], 'i32.ne': [0x47], 'i32.lt_u': [0x49], 'i32.ge_u': [0x4f],
-  'i32.add': [0x6a], 'i32.sub': [0x6b], 'i32.mul': [0x6c], 'i32.and': [0x71], 'i32.or': [0x72], 'i32.shl': [0x74],
+  'f64.lt': [0x63], 'f64.gt': [0x64], 'f64.le': [0x65], 'f64.ge': [0x66],
+  'i32.add': [0x6a], 'i32.sub': [0x6b], 'i32.mul': [0x6c], 'i32.and': [0x71], 'i32.or': [0x72], 'i32.shl': [0x74], 'i32.shr_u': [0x76],
   'f64.add': [0xa0], 'f64.sub': [0xa1], 'f64.mul': [0xa2], 'f64.div': [0xa3], 'f64.convert_i32_u': [0xb8],
 }
 

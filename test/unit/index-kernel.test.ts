@@ -7,7 +7,7 @@ import {afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 
 // @ts-expect-error a plain ES module without types
 import {assemble} from '../../scripts/gen-kernel.mjs'
-import {kernelParams, scoreDocs, scorePostings, ShardView} from '../../src/core/index/engine.js'
+import {bestFirst, Candidate, kernelParams, Scored, scoreDocs, scorePostings, ShardView} from '../../src/core/index/engine.js'
 import {search, SearchHit} from '../../src/core/index/index.js'
 import {createKernel, Kernel, kernelBytes, kernelFor} from '../../src/core/index/kernel.js'
 import {Delta, DeltaDoc, DocRecord, LoadedShard, packTf, ShardBuilder} from '../../src/core/index/shard.js'
@@ -265,6 +265,55 @@ describe('scoring a view', () => {
       expect(k).toBe(kernelFor(Number.MAX_SAFE_INTEGER))
     } finally {
       shard.close()
+    }
+  })
+})
+
+describe('ranking', () => {
+  it('yields the same candidates in the same rounds with and without the kernel', () => {
+    const rand = prng(11)
+    for (let round = 0; round < 40; round++) {
+      // scores with many ties, over several scopes (views need only a scope and paths here)
+      const sets: Scored[] = Array.from({length: 1 + (round % 3)}, (_, v) => {
+        const n = round % 5 === 0 ? Math.floor(rand() * 5) : Math.floor(rand() * 3000)
+        const view = {scope: `s${v}`, path: (doc: number) => `m${doc % 97}/${doc}.md`} as unknown as ShardView
+        const levels = 1 + Math.floor(rand() * 400)
+        return {
+          view,
+          docs: Int32Array.from({length: n}, (_, i) => i * 3),
+          scores: Float64Array.from({length: n}, () => Math.floor(rand() * levels) / 7),
+        }
+      })
+      const batch = 1 + Math.floor(rand() * 40)
+      const take = (it: Generator<Candidate>) => {
+        const out: string[] = []
+        for (const c of it) {
+          out.push(`${c.view.scope} ${c.doc} ${c.path} ${c.score}`)
+          if (out.length > 500) break
+        }
+        return out
+      }
+      // each round's threshold: the k-th largest score below the last one
+      const kernel = kernelFor(Number.MAX_SAFE_INTEGER)!
+      const all = sets.flatMap((set) => Array.from(set.scores)).sort((x, y) => y - x)
+      for (const [k, upper] of [
+        [batch, Infinity],
+        [2 * batch, all[batch] ?? 0],
+        [1, all[0] ?? 0],
+        [all.length + 1, Infinity],
+      ]) {
+        const below = all.filter((v) => v < upper)
+        const expected = below.length === 0 ? undefined : below.length < k ? -Infinity : below[k - 1]
+        expect(kernel.threshold(sets.map((set) => set.scores), k, upper)).toBe(expected)
+      }
+      const within = vi.spyOn(Kernel.prototype, 'within')
+      const a = take(bestFirst(sets, batch))
+      const total = sets.reduce((n, s) => n + s.scores.length, 0)
+      if (total >= 128) expect(within).toHaveBeenCalled()
+      const b = withoutKernel(() => take(bestFirst(sets, batch)))
+      expect(a).toEqual(b)
+      expect(a.length).toBe(Math.min(total, 501))
+      vi.restoreAllMocks()
     }
   })
 })

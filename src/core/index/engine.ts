@@ -640,53 +640,29 @@ export function scoreView(view: ShardView, query: QueryTerm[], matched: Set<stri
  * Matches of several views in compareCandidates order, lazily: rounds of the next `batch`
  * best scores (doubling each round), found with a small heap and then sorted, so a search
  * pays for its limit plus what its filter rejects, not for sorting every matching document.
- * A round takes every document tied with its lowest score, so ties keep their order.
+ * A round takes every document tied with its lowest score, so ties keep their order. Both
+ * passes over the scores run in the kernel when it is worth it (the same comparisons).
  */
 export function* bestFirst(sets: Scored[], batch = 32): Generator<Candidate> {
   let upper = Infinity
   let k = Math.max(1, batch)
+  let total = 0
+  for (const set of sets) total += set.scores.length
   for (;;) {
-    const heap = new Float64Array(k)
-    let size = 0
-    for (const set of sets) {
-      const sc = set.scores
-      for (let i = 0; i < sc.length; i++) {
-        const v = sc[i]
-        if (!(v < upper)) continue
-        if (size < k) {
-          // sift up in a min-heap
-          let j = size++
-          heap[j] = v
-          while (j > 0) {
-            const parent = (j - 1) >>> 1
-            if (heap[parent] <= heap[j]) break
-            // a plain swap: a destructuring one allocates and iterates, slow before the JIT
-            const t = heap[parent]
-            heap[parent] = heap[j]
-            heap[j] = t
-            j = parent
-          }
-        } else if (v > heap[0]) {
-          heap[0] = v
-          let j = 0
-          for (;;) {
-            const l = 2 * j + 1
-            if (l >= k) break
-            const m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l
-            if (heap[m] >= heap[j]) break
-            const t = heap[m]
-            heap[m] = heap[j]
-            heap[j] = t
-            j = m
-          }
-        }
-      }
-    }
-    if (size === 0) return
-    const lower = size < k ? -Infinity : heap[0]
+    const wasm = kernelFor(total)
+    const lower = wasm ? wasm.threshold(sets.map((set) => set.scores), k, upper) : threshold(sets, k, upper)
+    if (lower === undefined) return
     const round: Candidate[] = []
     for (const set of sets) {
       const {view, docs, scores} = set
+      if (wasm) {
+        const within = wasm.within(scores, lower, upper)
+        for (let j = 0; j < within.length; j++) {
+          const i = within[j]
+          round.push({view, doc: docs[i], path: view.path(docs[i]), score: scores[i]})
+        }
+        continue
+      }
       for (let i = 0; i < scores.length; i++) {
         const v = scores[i]
         if (v < upper && v >= lower) round.push({view, doc: docs[i], path: view.path(docs[i]), score: v})
@@ -698,6 +674,51 @@ export function* bestFirst(sets: Scored[], batch = 32): Generator<Candidate> {
     upper = lower
     k *= 2
   }
+}
+
+/**
+ * The k-th largest score below `upper` over all sets (kept in a min-heap of k), -Infinity
+ * when fewer are below it, undefined when none is.
+ */
+function threshold(sets: Scored[], k: number, upper: number): number | undefined {
+  const heap = new Float64Array(k)
+  let size = 0
+  for (const set of sets) {
+    const sc = set.scores
+    for (let i = 0; i < sc.length; i++) {
+      const v = sc[i]
+      if (!(v < upper)) continue
+      if (size < k) {
+        // sift up in a min-heap
+        let j = size++
+        heap[j] = v
+        while (j > 0) {
+          const parent = (j - 1) >>> 1
+          if (heap[parent] <= heap[j]) break
+          // a plain swap: a destructuring one allocates and iterates, slow before the JIT
+          const t = heap[parent]
+          heap[parent] = heap[j]
+          heap[j] = t
+          j = parent
+        }
+      } else if (v > heap[0]) {
+        heap[0] = v
+        let j = 0
+        for (;;) {
+          const l = 2 * j + 1
+          if (l >= k) break
+          const m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l
+          if (heap[m] >= heap[j]) break
+          const t = heap[m]
+          heap[m] = heap[j]
+          heap[j] = t
+          j = m
+        }
+      }
+    }
+  }
+  if (size === 0) return undefined
+  return size < k ? -Infinity : heap[0]
 }
 
 export function compareCandidates(a: Candidate, b: Candidate): number {
