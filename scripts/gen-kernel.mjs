@@ -305,6 +305,179 @@ const FUNCS = [
   end
   local.get $c`,
   },
+  {
+    // fuzzy: engine.ts's fuzzyDictionary walk for an ASCII query q (m bytes) over a sorted
+    // dictionary (term i is bytes[off[i], off[i + 1])): the Levenshtein row of each
+    // prefix byte kept for the next term, cells only within `max` of the diagonal, dead
+    // prefixes skipped. Writes (term index, distance) for each term within `max`, in
+    // dictionary order, and (term index, -1) for a term with a non-ASCII byte that its
+    // ASCII prefix did not rule out (engine.ts measures those as strings); returns the
+    // count of pairs. rows: (m + max + 2) * (m + 1) i32.
+    name: 'fuzzy',
+    params: {bytes: 'i32', off: 'i32', n: 'i32', q: 'i32', m: 'i32', max: 'i32', rows: 'i32', out: 'i32'},
+    result: 'i32',
+    locals: {
+      i: 'i32', a: 'i32', len: 'i32', r: 'i32', shared: 'i32', ref: 'i32', valid: 'i32', c: 'i32', prev: 'i32', cur: 'i32',
+      lo: 'i32', hi: 'i32', rowMin: 'i32', j: 'i32', v: 'i32', t: 'i32', dead: 'i32', ascii: 'i32', b: 'i32', k: 'i32', w: 'i32', count: 'i32',
+      pp: 'i32', pc: 'i32', x: 'i32', y: 'i32', q1: 'i32',
+    },
+    body: `
+  local.get $m  i32.const 1  i32.add  local.set $w
+  local.get $q  i32.const 1  i32.sub  local.set $q1
+  ;; row 0: the distances from the empty prefix
+  block $filled
+    loop $fill
+      local.get $j  local.get $m  i32.gt_s  br_if $filled
+      local.get $rows  local.get $j  i32.const 2  i32.shl  i32.add  local.get $j  i32.store
+      local.get $j  i32.const 1  i32.add  local.set $j
+      br $fill
+    end
+  end
+  block $done
+    loop $term
+      local.get $i  local.get $n  i32.ge_u  br_if $done
+      local.get $off  local.get $i  i32.const 2  i32.shl  i32.add  local.tee $t  i32.load  local.set $a
+      local.get $t  i32.load offset=4  local.get $a  i32.sub  local.set $len
+      ;; the rows of the bytes this term shares with the last one are still good
+      i32.const 0  local.set $r
+      local.get $valid  local.get $len  local.get $valid  local.get $len  i32.lt_s  select  local.set $shared
+      block $differs
+        loop $same
+          local.get $r  local.get $shared  i32.ge_s  br_if $differs
+          local.get $bytes  local.get $a  i32.add  local.get $r  i32.add  i32.load8_u
+          local.get $bytes  local.get $ref  i32.add  local.get $r  i32.add  i32.load8_u
+          i32.ne  br_if $differs
+          local.get $r  i32.const 1  i32.add  local.set $r
+          br $same
+        end
+      end
+      i32.const 0  local.set $dead
+      i32.const 1  local.set $ascii
+      block $stop
+        loop $byte
+          local.get $r  local.get $len  i32.ge_s  br_if $stop
+          local.get $bytes  local.get $a  i32.add  local.get $r  i32.add  i32.load8_u  local.tee $c
+          i32.const 0x80  i32.ge_u
+          if
+            i32.const 0  local.set $ascii
+            br $stop
+          end
+          local.get $r  local.get $w  i32.mul  local.tee $prev  local.get $w  i32.add  local.set $cur
+          local.get $rows  local.get $prev  i32.const 1  i32.sub  i32.const 2  i32.shl  i32.add  local.set $pp
+          local.get $rows  local.get $cur  i32.const 1  i32.sub  i32.const 2  i32.shl  i32.add  local.set $pc
+          local.get $r  i32.const 1  i32.add  local.get $max  i32.sub  local.tee $lo
+          i32.const 1
+          local.get $lo  i32.const 1  i32.gt_s  select  local.set $lo
+          local.get $r  i32.const 1  i32.add  local.get $max  i32.add  local.tee $hi
+          local.get $m
+          local.get $hi  local.get $m  i32.lt_s  select  local.set $hi
+          local.get $lo  i32.const 1  i32.eq
+          if
+            local.get $rows  local.get $cur  i32.const 2  i32.shl  i32.add  local.get $r  i32.const 1  i32.add  i32.store
+            local.get $r  i32.const 1  i32.add  local.set $rowMin
+          else
+            local.get $rows  local.get $cur  local.get $lo  i32.add  i32.const 1  i32.sub  i32.const 2  i32.shl  i32.add
+            local.get $max  i32.const 1  i32.add  i32.store
+            local.get $max  i32.const 1  i32.add  local.set $rowMin
+          end
+          local.get $lo  local.set $j
+          block $cells
+            loop $cell
+              local.get $j  local.get $hi  i32.gt_s  br_if $cells
+              ;; v = min(above + 1, left + 1, diagonal + (q[j - 1] === c ? 0 : 1)); x and y
+              ;; address cells j - 1 of the previous and the current row
+              local.get $pp  local.get $j  i32.const 2  i32.shl  i32.add  local.set $x
+              local.get $pc  local.get $j  i32.const 2  i32.shl  i32.add  local.set $y
+              local.get $x  i32.load offset=4  i32.const 1  i32.add  local.set $v
+              local.get $y  i32.load  i32.const 1  i32.add  local.tee $t
+              local.get $v  i32.lt_s
+              if
+                local.get $t  local.set $v
+              end
+              local.get $x  i32.load
+              local.get $q1  local.get $j  i32.add  i32.load8_u  local.get $c  i32.ne
+              i32.add  local.tee $t
+              local.get $v  i32.lt_s
+              if
+                local.get $t  local.set $v
+              end
+              local.get $y  local.get $v  i32.store offset=4
+              local.get $v  local.get $rowMin  i32.lt_s
+              if
+                local.get $v  local.set $rowMin
+              end
+              local.get $j  i32.const 1  i32.add  local.set $j
+              br $cell
+            end
+          end
+          local.get $hi  local.get $m  i32.lt_s
+          if
+            local.get $rows  local.get $cur  local.get $hi  i32.add  i32.const 1  i32.add  i32.const 2  i32.shl  i32.add
+            local.get $max  i32.const 1  i32.add  i32.store
+          end
+          local.get $r  i32.const 1  i32.add  local.set $r
+          local.get $rowMin  local.get $max  i32.gt_s
+          if
+            i32.const 1  local.set $dead
+            br $stop
+          end
+          br $byte
+        end
+      end
+      local.get $a  local.set $ref
+      local.get $r  local.set $valid
+      local.get $dead
+      if
+        ;; every following term that starts with these r bytes is too far as well
+        block $skipped
+          loop $skip
+            local.get $i  i32.const 1  i32.add  local.get $n  i32.ge_u  br_if $skipped
+            local.get $off  local.get $i  i32.const 2  i32.shl  i32.add  local.tee $t  i32.load offset=4  local.set $b
+            local.get $t  i32.load offset=8  local.get $b  i32.sub  local.get $r  i32.lt_s  br_if $skipped
+            i32.const 0  local.set $k
+            block $compared
+              loop $prefix
+                local.get $k  local.get $r  i32.ge_s  br_if $compared
+                local.get $bytes  local.get $b  i32.add  local.get $k  i32.add  i32.load8_u
+                local.get $bytes  local.get $a  i32.add  local.get $k  i32.add  i32.load8_u
+                i32.ne  br_if $compared
+                local.get $k  i32.const 1  i32.add  local.set $k
+                br $prefix
+              end
+            end
+            local.get $k  local.get $r  i32.lt_s  br_if $skipped
+            local.get $i  i32.const 1  i32.add  local.set $i
+            br $skip
+          end
+        end
+      else
+        local.get $ascii
+        if
+          ;; (a length further than max from m leaves the last cell outside the band)
+          local.get $len  local.get $m  i32.sub  local.get $max  i32.le_s
+          local.get $m  local.get $len  i32.sub  local.get $max  i32.le_s
+          i32.and
+          if
+            local.get $rows  local.get $len  local.get $w  i32.mul  local.get $m  i32.add  i32.const 2  i32.shl  i32.add  i32.load  local.tee $t
+            local.get $max  i32.le_s
+            if
+              local.get $out  local.get $count  i32.const 3  i32.shl  i32.add  local.tee $b  local.get $i  i32.store
+              local.get $b  local.get $t  i32.store offset=4
+              local.get $count  i32.const 1  i32.add  local.set $count
+            end
+          end
+        else
+          local.get $out  local.get $count  i32.const 3  i32.shl  i32.add  local.tee $b  local.get $i  i32.store
+          local.get $b  i32.const -1  i32.store offset=4
+          local.get $count  i32.const 1  i32.add  local.set $count
+        end
+      end
+      local.get $i  i32.const 1  i32.add  local.set $i
+      br $term
+    end
+  end
+  local.get $count`,
+  },
 ]
 
 // ---- the assembler ------------------------------------------------------------------
@@ -317,7 +490,9 @@ const OPS = {
   'i32.load': [0x28, 2], 'f64.load': [0x2b, 3], 'i32.load8_u': [0x2d, 0], 'i32.load16_u': [0x2f, 1],
   'i32.store': [0x36, 2], 'f64.store': [0x39, 3], 'i32.store8': [0x3a, 0], 'i32.store16': [0x3b, 1],
   'i32.const': [0x41], 'f64.const': [0x44],
-  'i32.eqz': [0x45], 'i32.eq': [0x46], 'i32.ne': [0x47], 'i32.lt_u': [0x49], 'i32.ge_u': [0x4f],
+  select: [0x1b],
+  'i32.eqz': [0x45], 'i32.eq': [0x46], 'i32.ne': [0x47], 'i32.lt_s': [0x48], 'i32.lt_u': [0x49], 'i32.gt_s': [0x4a], 'i32.le_s': [0x4c],
+  'i32.ge_s': [0x4e], 'i32.ge_u': [0x4f],
   'f64.lt': [0x63], 'f64.gt': [0x64], 'f64.le': [0x65], 'f64.ge': [0x66],
   'i32.add': [0x6a], 'i32.sub': [0x6b], 'i32.mul': [0x6c], 'i32.and': [0x71], 'i32.or': [0x72], 'i32.shl': [0x74], 'i32.shr_u': [0x76],
   'f64.add': [0xa0], 'f64.sub': [0xa1], 'f64.mul': [0xa2], 'f64.div': [0xa3], 'f64.convert_i32_u': [0xb8],

@@ -7,7 +7,7 @@ import {afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 
 // @ts-expect-error a plain ES module without types
 import {assemble} from '../../scripts/gen-kernel.mjs'
-import {bestFirst, Candidate, kernelParams, Scored, scoreDocs, scorePostings, ShardView} from '../../src/core/index/engine.js'
+import {bestFirst, boundedEditDistance, Candidate, kernelParams, Scored, scoreDocs, scorePostings, ShardView} from '../../src/core/index/engine.js'
 import {search, SearchHit} from '../../src/core/index/index.js'
 import {createKernel, Kernel, kernelBytes, kernelFor} from '../../src/core/index/kernel.js'
 import {Delta, DeltaDoc, DocRecord, LoadedShard, packTf, ShardBuilder} from '../../src/core/index/shard.js'
@@ -263,6 +263,51 @@ describe('scoring a view', () => {
       const plainJs = withoutKernel(() => scoreDocs(view, parseQuery('staging'), new Set()))
       expect(Array.from(plain.docs)).toEqual(Array.from(plainJs.docs))
       expect(k).toBe(kernelFor(Number.MAX_SAFE_INTEGER))
+    } finally {
+      shard.close()
+    }
+  })
+})
+
+describe('fuzzy terms', () => {
+  it('walks the dictionary to the same terms and distances as the JavaScript (and as measuring every term)', () => {
+    const rand = prng(23)
+    const word = (min: number, max: number, alphabet = 'abcd') =>
+      Array.from({length: min + Math.floor(rand() * (max - min + 1))}, () => alphabet[Math.floor(rand() * alphabet.length)]).join('')
+    const terms = new Set<string>()
+    while (terms.size < 3000) {
+      const r = rand()
+      if (r < 0.8) terms.add(word(1, 10))
+      else if (r < 0.9) terms.add(`${word(0, 4)}${['é', 'ß', '日本', 'ü'][Math.floor(rand() * 4)]}${word(0, 4)}`)
+      else terms.add(word(11, 64, 'abcdefgh'))
+    }
+    const list = [...terms]
+    const dir = mkdtempSync(join(tmpdir(), 'engram-kernel-'))
+    dirs.push(dir)
+    const builder = new ShardBuilder()
+    for (let i = 0; i < 300; i++) {
+      builder.add(record(`m${String(i).padStart(4, '0')}.md`), {lens: [1, 0, 10], terms: new Map(list.slice(i * 10, i * 10 + 10).map((t) => [t, packTf(0, 0, 1)]))})
+    }
+    const file = join(dir, 'org.shard')
+    writeFileSync(file, builder.encode('org', 'f'.repeat(40)))
+    const shard = LoadedShard.open(file, 'org')!
+    try {
+      const view = new ShardView('org', shard, undefined)
+      const fuzzy = vi.spyOn(Kernel.prototype, 'fuzzy')
+      let found = 0
+      for (let round = 0; round < 150; round++) {
+        const q = round % 10 === 9 ? list[Math.floor(rand() * list.length)] : round % 10 === 8 ? word(12, 20) : word(1, 11)
+        for (const max of [0, 1, 2]) {
+          const a = [...view.fuzzyTerms(q, max)]
+          const b = withoutKernel(() => [...view.fuzzyTerms(q, max)])
+          expect(a).toEqual(b)
+          const brute = list.map((t) => [t, boundedEditDistance(q, t, max)] as [string, number]).filter(([, d]) => d <= max)
+          expect(new Map(a)).toEqual(new Map(brute))
+          found += a.length
+        }
+      }
+      expect(fuzzy).toHaveBeenCalled()
+      expect(found).toBeGreaterThan(2000)
     } finally {
       shard.close()
     }

@@ -289,6 +289,16 @@ function fuzzyDictionary(shard: LoadedShard, term: string, max: number, out: Map
   }
   const q = new Uint8Array(m)
   for (let j = 0; j < m; j++) q[j] = term.charCodeAt(j)
+  const wasm = kernelFor(nTerms)
+  if (wasm) {
+    // the same walk in the kernel; terms with other bytes come back to be measured here
+    const found = wasm.fuzzy(bytes, off, q, max)
+    for (let k = 0; k < found.length; k += 2) {
+      if (found[k + 1] < 0) measure(found[k])
+      else out.set(shard.term(found[k]), found[k + 1])
+    }
+    return
+  }
   const w = m + 1
   // a row past m + max has every cell above max, so no term needs more rows than this
   if (walkRows.length < (m + max + 2) * w) walkRows = new Int32Array((m + max + 2) * w)
