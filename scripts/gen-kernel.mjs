@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Assembles the search index's WebAssembly scoring kernel and writes its bytes into
-// src/core/index/kernel.ts (between the "generated" markers), so the build needs no
-// WebAssembly toolchain and a fresh process assembles nothing:
+// Assembles the search index's WebAssembly kernel (src/core/index/kernel.ts: the hot loops
+// of a cold search) and writes its bytes into kernel.ts (between the "generated" markers),
+// so the build needs no WebAssembly toolchain and a fresh process assembles nothing:
 //
 //   node scripts/gen-kernel.mjs          rewrite the bytes in kernel.ts
 //   node scripts/gen-kernel.mjs --check  exit 1 when kernel.ts holds other bytes
