@@ -8,7 +8,6 @@ import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
 import {checkKeyName, loadPrivateKey, pinOwnerKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
 import {generateKeyPair, KeyPair} from './sign.js'
-import {writeFileAtomic} from './fsutil.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
 export interface InitResult {

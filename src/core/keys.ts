@@ -27,11 +27,10 @@
  * A revocation counts when signed by an owner reachable from a root, or by the key itself;
  * revocations only ever remove trust, so conflicting ones fail closed.
  */
-import {createHash} from 'node:crypto'
 import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync} from 'node:fs'
-import {homedir} from 'node:os'
 import {join} from 'node:path'
 
+import {configDir, readStoreCache, writeStoreCache} from './cachefile.js'
 import {writeFileAtomic} from './fsutil.js'
 import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
@@ -40,6 +39,8 @@ import {readHeadFromFiles} from './index/head.js'
 import {printable} from './scope.js'
 import {KeyPair, keyIdOf, keyPairFromSecret, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from './store.js'
+
+export {configDir} from './cachefile.js'
 
 export type KeyRole = 'owner' | 'dreamer'
 export type KeyStatus = 'trusted' | 'untrusted' | 'revoked'
@@ -82,10 +83,6 @@ export interface RevocationRecord {
   signature: string
 }
 
-/** `$ENGRAM_CONFIG_DIR`, or `~/.config/engram`. */
-export function configDir(): string {
-  return process.env.ENGRAM_CONFIG_DIR || join(homedir(), '.config', 'engram')
-}
 
 export function privateKeyDir(): string {
   return join(configDir(), 'keys')
@@ -553,33 +550,21 @@ async function rootsAt(store: Store, rev: string): Promise<KeyringInput['roots']
  * The root keys found at one commit, kept beside the private keys (outside the store, which
  * the agent can write): one record per store, for the commit HEAD was last seen at.
  */
-function rootsCachePath(store: Store): string {
-  return join(configDir(), 'cache', 'roots', `${createHash('sha256').update(store.root).digest('hex').slice(0, 16)}.json`)
-}
-
 function readRootsCache(store: Store): {head: string; roots: KeyringInput['roots']} | undefined {
-  try {
-    const data = JSON.parse(readFileSync(rootsCachePath(store), 'utf8'))
-    if (data?.v !== 1 || data.root !== store.root || data.prefix !== store.prefix || typeof data.head !== 'string' || !Array.isArray(data.roots)) return undefined
-    const roots: KeyringInput['roots'] = []
-    for (const r of data.roots) {
-      const pk = fromB64(r?.public_key, 32)
-      if (!pk || keyIdOf(pk) !== r.keyid || typeof r.name !== 'string' || typeof r.reason !== 'string') return undefined
-      roots.push({keyid: r.keyid, name: r.name, publicKey: pk, reason: r.reason})
-    }
-    return {head: data.head, roots}
-  } catch {
-    return undefined
+  const data = readStoreCache('roots', store.root)
+  if (!data || data.prefix !== store.prefix || typeof data.head !== 'string' || !Array.isArray(data.roots)) return undefined
+  const roots: KeyringInput['roots'] = []
+  for (const r of data.roots as Record<string, unknown>[]) {
+    const pk = fromB64(r?.public_key, 32)
+    if (!pk || keyIdOf(pk) !== r.keyid || typeof r.name !== 'string' || typeof r.reason !== 'string') return undefined
+    roots.push({keyid: r.keyid, name: r.name, publicKey: pk, reason: r.reason})
   }
+  return {head: data.head, roots}
 }
 
 function writeRootsCache(store: Store, head: string, roots: KeyringInput['roots']): void {
-  const data = {v: 1, root: store.root, prefix: store.prefix, head, roots: roots.map((r) => ({keyid: r.keyid, name: r.name, public_key: Buffer.from(r.publicKey).toString('base64'), reason: r.reason}))}
-  try {
-    writeFileAtomic(rootsCachePath(store), `${JSON.stringify(data)}\n`, 0o600)
-  } catch {
-    // a read-only config folder only makes the next command slower
-  }
+  const list = roots.map((r) => ({keyid: r.keyid, name: r.name, public_key: Buffer.from(r.publicKey).toString('base64'), reason: r.reason}))
+  writeStoreCache('roots', store.root, {prefix: store.prefix, head, roots: list})
 }
 
 /** Local pins: `$ENGRAM_CONFIG_DIR/trust/*.json`, each `{"keyid","public_key","name"?}` or a list of them. */

@@ -7,13 +7,13 @@
  * adds what they cannot: that a file was deleted, rolled back to an older validly-signed
  * version, or is a signed file that no longer belongs (TUF's rollback and mix-and-match).
  */
-import {BigIntStats, closeSync, Dirent, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {BigIntStats, closeSync, Dirent, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
-import {configDir, Keyring} from './keys.js'
+import {readStoreCache, writeStoreCache} from './cachefile.js'
+import type {Keyring} from './keys.js'
 import {historicSerials, recordSerial, seenSerials} from './highwater.js'
 import {parseMemory} from './memory.js'
 import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from './scope.js'
@@ -307,37 +307,20 @@ interface VerifiedManifest {
 
 const MAX_MANIFEST_CACHE = 256
 
-function manifestCachePath(store: Store): string {
-  return join(configDir(), 'cache', 'manifests', `${sha256Hex(store.root).slice(0, 16)}.json`)
-}
-
 function readManifestCache(store: Store): Map<string, VerifiedManifest> {
   const out = new Map<string, VerifiedManifest>()
-  try {
-    const data = JSON.parse(readFileSync(manifestCachePath(store), 'utf8'))
-    if (data?.v !== 1 || data.root !== store.root || typeof data.entries !== 'object') return out
-    for (const [digest, e] of Object.entries(data.entries as Record<string, Partial<VerifiedManifest>>)) {
-      if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean' && (e.stamp === undefined || typeof e.stamp === 'string')) {
-        out.set(digest, e as VerifiedManifest)
-      }
+  const entries = readStoreCache('manifests', store.root)?.entries
+  if (!entries || typeof entries !== 'object') return out
+  for (const [digest, e] of Object.entries(entries as Record<string, Partial<VerifiedManifest>>)) {
+    if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean' && (e.stamp === undefined || typeof e.stamp === 'string')) {
+      out.set(digest, e as VerifiedManifest)
     }
-  } catch {
-    // no cache, or an unreadable one: verify
   }
   return out
 }
 
 function writeManifestCache(store: Store, cache: Map<string, VerifiedManifest>): void {
-  const entries = [...cache].slice(-MAX_MANIFEST_CACHE)
-  const file = manifestCachePath(store)
-  try {
-    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
-    const tmp = `${file}.tmp-${process.pid}`
-    writeFileSync(tmp, JSON.stringify({v: 1, root: store.root, entries: Object.fromEntries(entries)}), {mode: 0o600})
-    renameSync(tmp, file)
-  } catch {
-    // a read-only config folder only makes the next search slower
-  }
+  writeStoreCache('manifests', store.root, {entries: Object.fromEntries([...cache].slice(-MAX_MANIFEST_CACHE))})
 }
 
 // ---------------------------------------------------------------- verify
@@ -569,20 +552,12 @@ interface SignedFile {
  * keys, outside the store: anything able to write there could read the owner's key too,
  * whereas the store's own folders are writable by the agent.
  */
-function verifiedCachePath(store: Store): string {
-  return join(configDir(), 'cache', 'verified', `${sha256Hex(store.root).slice(0, 16)}.json`)
-}
-
 function readVerifiedCache(store: Store): Map<string, SignedFile> {
   const out = new Map<string, SignedFile>()
-  try {
-    const data = JSON.parse(readFileSync(verifiedCachePath(store), 'utf8'))
-    if (data?.v !== 1 || data.root !== store.root || typeof data.entries !== 'object') return out
-    for (const [k, v] of Object.entries(data.entries as Record<string, unknown>)) {
-      if (Array.isArray(v) && typeof v[0] === 'string' && Number.isInteger(v[1])) out.set(k, {keyid: v[0], version: v[1]})
-    }
-  } catch {
-    // no cache, or an unreadable one: verify everything
+  const entries = readStoreCache('verified', store.root)?.entries
+  if (!entries || typeof entries !== 'object') return out
+  for (const [k, v] of Object.entries(entries as Record<string, unknown>)) {
+    if (Array.isArray(v) && typeof v[0] === 'string' && Number.isInteger(v[1])) out.set(k, {keyid: v[0], version: v[1]})
   }
   return out
 }
@@ -599,14 +574,5 @@ function writeVerifiedCache(store: Store, old: Map<string, SignedFile>, seen: Ma
     changed ||= !old.has(k)
     entries[k] = [v.keyid, v.version]
   }
-  if (!changed) return
-  const file = verifiedCachePath(store)
-  try {
-    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
-    const tmp = `${file}.tmp-${process.pid}`
-    writeFileSync(tmp, JSON.stringify({v: 1, root: store.root, entries}), {mode: 0o600})
-    renameSync(tmp, file)
-  } catch {
-    // a read-only config folder only makes the next run slower
-  }
+  if (changed) writeStoreCache('verified', store.root, {entries})
 }
