@@ -4,16 +4,9 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
+import {BIN, curate, initWithSession, Sandbox, sandbox, twoTenants} from '../helpers/cli.js'
 
 const TRACE = fileURLToPath(new URL('../fixtures/trace-imports.mjs', import.meta.url))
-
-function curate(sb: Sandbox, session: string, scope: string, path: string, text: string): void {
-  const w = sb.run(['write', path, '--scope', scope, '--json'], {input: text, env: {ENGRAM_SESSION: session}})
-  if (w.json?.status !== 'pending') throw new Error(`expected pending, got ${w.stdout}${w.stderr}`)
-  const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
-  if (a.code !== 0) throw new Error(`accept failed: ${a.stdout}${a.stderr}`)
-}
 
 /**
  * `engram search` has two entries: the fast path in bin/run.js (no oclif) and the oclif
@@ -26,8 +19,7 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
   let globex: string
   beforeAll(() => {
     sb = sandbox()
-    acme = initWithSession(sb, 'tenant:acme')
-    globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    ;({acme, globex} = twoTenants(sb))
     curate(sb, acme, 'tenant:acme', 'deploy.md', 'Deploys go to host deploy-3.acme.internal through the blue pipeline.')
     curate(sb, acme, 'tenant:acme', 'runbooks/pager.md', '# Pager rota\n\nThe deploy pager rotates weekly; 100% of "quoted" text \\ stays as is.')
     curate(sb, globex, 'tenant:globex', 'secret.md', 'Globex codename zanzibarquux launches in June.')

@@ -3,15 +3,7 @@ import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} 
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
-
-/** Propose through an agent session and accept as the owner: curated, signed memory. */
-function curate(sb: Sandbox, session: string, scope: string, path: string, text: string): void {
-  const w = sb.run(['write', path, '--scope', scope, '--json'], {input: text, env: {ENGRAM_SESSION: session}})
-  if (w.json?.status !== 'pending') throw new Error(`expected pending, got ${w.stdout}${w.stderr}`)
-  const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
-  if (a.code !== 0) throw new Error(`accept failed: ${a.stdout}${a.stderr}`)
-}
+import {BIN, curate, initWithSession, Sandbox, sandbox, twoTenants} from '../helpers/cli.js'
 
 describe('search and context', () => {
   let sb: Sandbox
@@ -19,8 +11,7 @@ describe('search and context', () => {
   let globex: string
   beforeAll(() => {
     sb = sandbox()
-    acme = initWithSession(sb, 'tenant:acme')
-    globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    ;({acme, globex} = twoTenants(sb))
     curate(sb, acme, 'tenant:acme', 'deploy.md', 'Deploys go to host deploy-3.acme.internal through the blue pipeline.')
     curate(sb, acme, 'tenant:acme', 'billing.md', 'Acme renews its contract in March; invoices go to accounts payable.')
     curate(sb, globex, 'tenant:globex', 'secret.md', 'Globex codename zanzibarquux launches in June.')

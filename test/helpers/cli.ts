@@ -70,3 +70,18 @@ export function initWithSession(sb: Sandbox, assigned = 'tenant:acme', agent = '
   if (s.code !== 0) throw new Error(`session start failed: ${s.stderr}${s.stdout}`)
   return s.json.id as string
 }
+
+/** Propose through an agent session and accept as the owner: curated, signed memory. */
+export function curate(sb: Sandbox, session: string, scope: string, path: string, text: string): void {
+  const w = sb.run(['write', path, '--scope', scope, '--json'], {input: text, env: {ENGRAM_SESSION: session}})
+  if (w.json?.status !== 'pending') throw new Error(`expected pending, got ${w.stdout}${w.stderr}`)
+  const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
+  if (a.code !== 0) throw new Error(`accept failed: ${a.stdout}${a.stderr}`)
+}
+
+/** init, then a session for tenant:acme and one (another agent's) for tenant:globex. */
+export function twoTenants(sb: Sandbox): {acme: string; globex: string} {
+  const acme = initWithSession(sb, 'tenant:acme')
+  const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id as string
+  return {acme, globex}
+}

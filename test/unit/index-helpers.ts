@@ -4,6 +4,7 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterEach} from 'vitest'
 
+import type {DocRecord} from '../../src/core/index/shard.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
 import {Store} from '../../src/core/store.js'
 
@@ -105,3 +106,16 @@ export function useTestRepos(): (prefix?: string) => TestRepo {
     return r
   }
 }
+
+/** A document record for shard tests: the path stands in for the title and the body. */
+export const docRecord = (path: string): DocRecord => ({
+  path,
+  blob: '0'.repeat(40),
+  title: path,
+  tags: [],
+  author: 'alice',
+  origin: 'direct_chat',
+  tainted: false,
+  reviewed_by: null,
+  body: `body of ${path}`,
+})

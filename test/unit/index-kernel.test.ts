@@ -10,9 +10,9 @@ import {assemble} from '../../scripts/gen-kernel.mjs'
 import {bestFirst, boundedEditDistance, Candidate, kernelParams, Scored, scoreDocs, scorePostings, ShardView} from '../../src/core/index/engine.js'
 import {search, SearchHit} from '../../src/core/index/index.js'
 import {createKernel, Kernel, kernelBytes, kernelFor} from '../../src/core/index/kernel.js'
-import {Delta, DeltaDoc, DocRecord, LoadedShard, packTf, ShardBuilder} from '../../src/core/index/shard.js'
+import {Delta, DeltaDoc, LoadedShard, packTf, ShardBuilder} from '../../src/core/index/shard.js'
 import {parseQuery, tokenize} from '../../src/core/index/tokenize.js'
-import {prng, useTestRepos} from './index-helpers.js'
+import {docRecord as record, prng, useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
 let dirs: string[] = []
@@ -156,18 +156,6 @@ describe('scoring postings', () => {
 
 /** index terms (stems, as tokenize makes them) */
 const VOCAB = [...new Set(tokenize('deploy deployment deployer staging stages cluster clusters caches cached redis retry retries pager oncall runbook'))]
-
-const record = (path: string): DocRecord => ({
-  path,
-  blob: '0'.repeat(40),
-  title: path,
-  tags: [],
-  author: 'alice',
-  origin: 'direct_chat',
-  tainted: false,
-  reviewed_by: null,
-  body: `body of ${path}`,
-})
 
 function randomTerms(rand: () => number): {lens: [number, number, number]; terms: Map<string, number>} {
   const terms = new Map<string, number>()

@@ -4,25 +4,13 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {boundedEditDistance, ShardView} from '../../src/core/index/engine.js'
-import {CorruptIndexError, DocRecord, LoadedShard, packTf, peekHeader, ShardBuilder} from '../../src/core/index/shard.js'
-import {prng} from './index-helpers.js'
+import {CorruptIndexError, LoadedShard, packTf, peekHeader, ShardBuilder} from '../../src/core/index/shard.js'
+import {docRecord as record, prng} from './index-helpers.js'
 
 let dirs: string[] = []
 afterEach(() => {
   for (const d of dirs) rmSync(d, {recursive: true, force: true})
   dirs = []
-})
-
-const record = (path: string): DocRecord => ({
-  path,
-  blob: '0'.repeat(40),
-  title: path,
-  tags: [],
-  author: 'alice',
-  origin: 'direct_chat',
-  tainted: false,
-  reviewed_by: null,
-  body: `body of ${path}`,
 })
 
 /** Write a shard of documents (path → terms) with the given block size; returns its file. */
