@@ -581,7 +581,7 @@ function report() {
   out.push(line('**warm query** (`engram serve`, socket) p50 / p95', (r) => pp(r.warm)))
   out.push(line('`engram serve` start to first answer', (r) => r.serveReady && fmtMs(r.serveReady.ms)))
   out.push(line('in-process WarmEngine.search (index only) p50 / p95', (r) => pp(r.engine)))
-  out.push(line('one `git ls-tree HEAD` (run by every warm search)', (r) => r.lsTree && fmtMs(r.lsTree.p50)))
+  out.push(line('one `git ls-tree HEAD` (what a search runs once after HEAD moves)', (r) => r.lsTree && fmtMs(r.lsTree.p50)))
   out.push('')
   const ten = R('10k')
   if (ten.incrFirst || ten.vote) {
@@ -593,7 +593,7 @@ function report() {
       out.push(`| the same search again (index fresh; median of 3 per write) | ${p(ten.incrPlain)} |`)
       out.push(`| whole-process difference (first − again, per write) | ${p(ten.incrAdded)} |`)
       out.push(`| **index upkeep after one accepted write**: in-process \`refresh()\` of the scope after the accept's commit (git ls-tree, diff-tree, cat-file, parse, write the delta) | ${p(ten.incrRefresh)} |`)
-      out.push(`| the same \`refresh()\` with nothing to do (git ls-tree only) | ${p(ten.incrNoop)} |`)
+      out.push(`| the same \`refresh()\` with nothing to do (HEAD unmoved: the recorded scope trees, no git) | ${p(ten.incrNoop)} |`)
     }
     if (ten.verifyCold) {
       out.push(`| \`engram verify\` of the whole store, whole process, no signature cache | ${p(ten.verifyCold)} |`)
