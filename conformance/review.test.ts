@@ -163,6 +163,22 @@ describe('C12 — the owner promotes exactly what they reviewed (R12)', () => {
     expect(store.ok(['read', 'deploy.md', '--scope', 'tenant:acme']).body).toContain('host alpha')
   })
 
+  it('shows the reviewer the flags the text raises, even after they were stripped from the proposal file', () => {
+    const w = write(store, s, 'tenant:acme', 'contact.md', 'Invoices go to ap@acme.example.\n')
+    expect(w.json.status).toBe('pending')
+    const shown = (): string => store.run(['review', 'show', w.json.proposal]).stdout
+    expect(shown()).toMatch(/flag sensitive/)
+    expect(shown()).toMatch(/flag tainted-source/)
+    const rel = `.engram/proposals/${w.json.proposal}.md`
+    const text = store.read(rel)
+    const stripped = text.replace(/^flags: .*$/m, 'flags: []')
+    expect(stripped).not.toBe(text)
+    store.write(rel, stripped)
+    store.gitCommitAll('strip the flags')
+    expect(shown()).toMatch(/flag sensitive/)
+    expect(shown()).toMatch(/flag tainted-source/)
+  })
+
   it('refuses a stale accept when the base moved after the review', () => {
     const a = write(store, s, 'tenant:acme', 'deploy.md', 'Deploys go out on Tuesdays from host beta.\n')
     const b = write(store, s, 'tenant:acme', 'deploy.md', 'Deploys go out on Tuesdays from host gamma.\n')

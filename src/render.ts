@@ -43,6 +43,9 @@ export async function renderEntry(e: ShownEntry): Promise<string> {
   if (e.stale) lines.push(c.red(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`))
   if (Object.keys(p.redactions).length > 0) lines.push(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`)
   for (const f of p.flags) lines.push(c.yellow(`flag ${visible(f.flag)}: ${visible(f.reason)}`))
+  for (const f of e.unrecordedFlags) {
+    lines.push(c.red(`flag ${visible(f.flag)}: ${visible(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
+  }
   if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${p.vote.summary}`)
   for (const v of p.votes) {
     const mark = v.verdict === 'accept' ? c.green('accept') : v.verdict === 'reject' ? c.red('reject') : c.gray('abstain')

@@ -7,11 +7,12 @@ import {EngramError, badInput, notFound, refused, usageError, verificationFailed
 import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {recordSerial} from './highwater.js'
+import {unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
 import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
-import {EntryStatus, Proposal, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
+import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
@@ -77,6 +78,8 @@ export interface ShownEntry {
   stale: boolean
   /** the full file the accept would write, before reviewer fields and signature */
   proposedText: string
+  /** flags the entry's text raises now that its stored list lacks (recheck.ts) */
+  unrecordedFlags: StoredFlag[]
 }
 
 /** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
@@ -97,6 +100,7 @@ export function showEntry(store: Store, status: EntryStatus, id: string, session
     currentBase: current?.blob ?? null,
     stale: (current?.blob ?? null) !== p.base,
     proposedText,
+    unrecordedFlags: unrecordedFlags(p, store.config.max_body_bytes),
   }
 }
 

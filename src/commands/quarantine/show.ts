@@ -18,6 +18,6 @@ export default class QuarantineShow extends EngramCommand {
     const session = await currentSession(store, flags.session)
     const e = showEntry(store, 'quarantined', args.id, session)
     if (!this.jsonEnabled()) this.log(await renderEntry(e))
-    return {...e.proposal, digest: e.digest, stale: e.stale}
+    return {...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags}
   }
 }

@@ -18,6 +18,6 @@ export default class ReviewShow extends EngramCommand {
     const session = await currentSession(store, flags.session)
     const e = showEntry(store, 'pending', args.id, session)
     if (!this.jsonEnabled()) this.log(await renderEntry(e))
-    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText}
+    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags}
   }
 }
