@@ -1,7 +1,7 @@
 import {readableScopes} from './access.js'
 import {gitBlobHash} from './hash.js'
-import type {Searcher} from './search.js'
 import {parseMemory} from './memory.js'
+import type {Searcher} from './search.js'
 import {scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
 import type {SessionRecord} from './sessions.js'
@@ -23,38 +23,13 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  * never another tenant). The file at the write's own path is included: an update that
  * contradicts it is exactly what the validator is for.
  *
- * Asks the store's warm server (`engram serve`) when one is running — it loads the
- * session itself and applies the same rules — and otherwise searches in-process.
+ * Always in-process, never through `engram serve`'s socket: any process of the user
+ * could be listening there, and an answer of "no neighbours" cannot be checked, so a
+ * fake server could hide the memory a write contradicts. In-process the lookup costs a
+ * few milliseconds (the index record of trees, the root-key and manifest caches).
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
-  const {askServer} = await import('./serve-client.js')
-  const warm = await askServer(store, {op: 'neighbours', text: text.slice(0, NEIGHBOUR_TEXT_CHARS), limit, session: session.id})
-  if (warm?.ok && 'neighbours' in warm && consistent(store, session, warm.neighbours, limit)) return warm.neighbours
   return findNeighbours(store, session, text, limit)
-}
-
-/**
- * An answer from the socket is used only when every neighbour is a file that is on disk
- * as reported, in a curated scope this session may read: whatever answers on the socket
- * cannot hand the validator text of its own, or of another tenant.
- */
-function consistent(store: Store, session: SessionRecord, found: unknown, limit: number): found is Neighbour[] {
-  if (!Array.isArray(found) || found.length > limit) return false
-  const allowed = new Set(readableScopes(session).filter((s) => !s.startsWith('run:')))
-  for (const n of found as Neighbour[]) {
-    if (!n || typeof n.path !== 'string' || typeof n.scope !== 'string' || !allowed.has(n.scope)) return false
-    if (n.path.startsWith('/') || n.path.split('/').some((p) => p === '..' || p === '.' || p === '')) return false
-    const rel = `${scopeDir(n.scope)}/${n.path}`
-    const file = store.readText(rel)
-    if (file === undefined) return false
-    try {
-      const m = parseMemory(file, rel)
-      if (m.frontmatter.title !== n.title || m.body !== n.body || typeof n.score !== 'number') return false
-    } catch {
-      return false
-    }
-  }
-  return true
 }
 
 /**

@@ -94,4 +94,33 @@ describe('hardening found by the conformance suite', () => {
       fake.close()
     }
   })
+
+  it('a process listening on the server socket cannot hide the memory a write contradicts', async () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const first = sb.run(['write', 'refunds.md', '--scope', 'tenant:acme', '--json'], {input: 'The refund limit is 100 dollars per order.', env: {ENGRAM_SESSION: s}}).json
+    expect(sb.run(['review', 'accept', first.proposal, '--digest', first.digest]).code).toBe(0)
+    let asked = 0
+    const fake = createServer((sock) => sock.on('data', () => {
+      asked++
+      sock.end(`${JSON.stringify({ok: true, neighbours: []})}\n`)
+    }))
+    await new Promise<void>((r) => fake.listen(join(sb.dir, '.engram/serve.sock'), () => r()))
+    try {
+      const r = await new Promise<{stdout: string; code: number | null}>((resolve) => {
+        // another file: only the neighbour lookup can find the memory this contradicts
+        const child = spawn(process.execPath, [BIN, 'write', 'refund-update.md', '--scope', 'tenant:acme', '--json'], {cwd: sb.dir, env: {...sb.env, ENGRAM_SESSION: s}})
+        let out = ''
+        child.stdout.on('data', (d: Buffer) => (out += d))
+        child.on('close', (code: number | null) => resolve({stdout: out, code}))
+        child.stdin.end('The refund limit is no longer 100 dollars; it is 5000 dollars per order instead.')
+      })
+      expect(r.code).toBe(0)
+      const w = JSON.parse(r.stdout)
+      expect(w.flags.map((f: any) => f.flag)).toContain('contradiction')
+      expect(asked).toBe(0)
+    } finally {
+      fake.close()
+    }
+  })
 })
