@@ -47,6 +47,11 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   } catch {
     return false
   }
+  // a reader that stops early (`| head`) is not an error, as with oclif
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    process.exit(0)
+  })
   if (values.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
   } else {

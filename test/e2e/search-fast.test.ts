@@ -1,4 +1,4 @@
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -103,6 +103,19 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     expect(both(['search', 'deploy', '--json']).json.hits).toHaveLength(2)
     // rejected by V8, compiled afresh and written again
     expect(readFileSync(join(dir, files[0])).equals(garbage)).toBe(false)
+  })
+
+  it('exits quietly, like oclif, when the reader of its output goes away', async () => {
+    for (const env of [{}, {ENGRAM_NO_FAST: '1'}]) {
+      const r = await new Promise<{code: number | null; stderr: string}>((resolve) => {
+        const child = spawn(process.execPath, [BIN, 'search', 'deploy', '--json'], {cwd: sb.dir, env: {...sb.env, ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+        child.stdout.destroy() // the reader is gone before anything is written
+        let stderr = ''
+        child.stderr.on('data', (d: Buffer) => (stderr += d))
+        child.on('close', (code) => resolve({code, stderr}))
+      })
+      expect(r, JSON.stringify(env)).toEqual({code: 0, stderr: ''})
+    }
   })
 
   it('gives the same help', () => {
