@@ -19,3 +19,15 @@ export function writeFileAtomic(file: string, content: string | Buffer, mode = 0
   }
   renameSync(tmp, file)
 }
+
+/**
+ * Whether a file last changed (`ctimeNs`, nanoseconds) longer ago than its file system's
+ * timestamp granularity, so that any later change must give it another change time (git's
+ * "racy" case). Linux's usual file systems keep nanoseconds, for which 100 ms is ample; a
+ * change time on a whole second suggests a file system that keeps seconds (ext3, FAT,
+ * some network mounts), where two changes a second apart can share one: wait 2.5 s there.
+ */
+export function changedLongAgo(ctimeNs: bigint, nowMs: number = Date.now()): boolean {
+  const wholeSecond = ctimeNs % 1_000_000_000n === 0n
+  return nowMs - Number(ctimeNs / 1_000_000n) > (wholeSecond ? 2500 : 100)
+}

@@ -11,6 +11,7 @@ import {BigIntStats, closeSync, Dirent, fstatSync, openSync, readdirSync, readFi
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
+import {changedLongAgo} from './fsutil.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
 import {readStoreCache, writeStoreCache} from './cachefile.js'
 import type {Keyring} from './keys.js'
@@ -203,9 +204,6 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
   return byPath(m)
 }
 
-/** Comfortably above the coarse timestamp granularity of Linux file systems (a few ms). */
-const RACY_MS = 100
-
 /**
  * A file's bytes with its identity (device, inode, size, modification and change times),
  * taken before and after the read on the same descriptor: `stamp` is undefined when they
@@ -229,7 +227,7 @@ function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; s
     const bytes = readFileSync(fd)
     const after = fstatSync(fd, {bigint: true})
     const same = id(before) === id(after)
-    return {bytes, stamp: same ? id(after) : undefined, stable: same && Date.now() - Number(after.ctimeNs / 1_000_000n) > RACY_MS}
+    return {bytes, stamp: same ? id(after) : undefined, stable: same && changedLongAgo(after.ctimeNs)}
   } finally {
     closeSync(fd)
   }

@@ -1,6 +1,7 @@
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {changedLongAgo} from './fsutil.js'
 import {gitBlobHash} from './hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {seenSerials} from './highwater.js'
@@ -24,9 +25,6 @@ interface ScopeState {
    */
   racy: boolean
 }
-
-/** Comfortably above the coarse timestamp granularity of Linux file systems (a few ms). */
-const RACY_MS = 100
 
 const MAX_VERDICTS = 200_000
 
@@ -61,9 +59,9 @@ export class ServingGate {
     if (!state) {
       const serial = (seen ?? seenSerials(this.store))[scope] ?? 0
       // the identity is taken before the read: a file changed in between only looks stale
-      const {stamp: fileStamp, changedMs} = manifestStamp(this.store, scope)
+      const {stamp: fileStamp, stable} = manifestStamp(this.store, scope)
       const stamp = `${fileStamp}|${serial}`
-      const racy = Date.now() - changedMs < RACY_MS
+      const racy = !stable
       let blobs: ManifestLookup | null = null
       try {
         const read = manifestForServing(this.store, this.keyring!, scope)
@@ -125,13 +123,13 @@ export class ServingGate {
 }
 
 /** The manifest file's identity: a rewrite (atomic rename or in place) changes inode, size or change time. */
-function manifestStamp(store: Store, scope: string): {stamp: string; changedMs: number} {
+function manifestStamp(store: Store, scope: string): {stamp: string; stable: boolean} {
   try {
     const st = statSync(store.abs(manifestPath(scope)), {bigint: true})
-    return {stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, changedMs: Number(st.ctimeNs / 1_000_000n)}
+    return {stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, stable: changedLongAgo(st.ctimeNs)}
   } catch (error) {
     // a missing file can appear at any time: never trusted for longer than a request
-    return {stamp: `missing:${(error as NodeJS.ErrnoException).code ?? ''}`, changedMs: Date.now()}
+    return {stamp: `missing:${(error as NodeJS.ErrnoException).code ?? ''}`, stable: false}
   }
 }
 
