@@ -1,5 +1,6 @@
 import {Command, Flags, Interfaces} from '@oclif/core'
 
+import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
@@ -26,7 +27,7 @@ export abstract class EngramCommand extends Command {
 
   /** A warning always goes to stderr (also with --json, where stdout stays pure JSON). */
   warnLine(message: string): void {
-    process.stderr.write(`engram: warning: ${message}\n`)
+    writeWarning(message)
   }
 
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {

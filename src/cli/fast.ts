@@ -1,5 +1,6 @@
 import {parseArgs} from 'node:util'
 
+import {writeWarning} from './output.js'
 import {runSearch, searchLines} from './search.js'
 
 /** `--limit` of `engram search`, shared with the oclif command's flag definition. */
@@ -42,7 +43,7 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   try {
     result = await runSearch(
       {query: positionals[0], scope: values.scope, limit, session: values.session ?? process.env.ENGRAM_SESSION, base: values.base ?? process.env.ENGRAM_BASE},
-      (m) => process.stderr.write(`engram: warning: ${m}\n`),
+      writeWarning,
     )
   } catch {
     return false

@@ -1,4 +1,4 @@
-import {closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync} from 'node:fs'
+import {BigIntStats, closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {randomBytes} from 'node:crypto'
 
@@ -30,4 +30,9 @@ export function writeFileAtomic(file: string, content: string | Buffer, mode = 0
 export function changedLongAgo(ctimeNs: bigint, nowMs: number = Date.now()): boolean {
   const wholeSecond = ctimeNs % 1_000_000_000n === 0n
   return nowMs - Number(ctimeNs / 1_000_000n) > (wholeSecond ? 2500 : 100)
+}
+
+/** A file's identity: any write changes its change time, a replacement its inode. */
+export function fileIdentity(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
 }

@@ -7,11 +7,11 @@
  * adds what they cannot: that a file was deleted, rolled back to an older validly-signed
  * version, or is a signed file that no longer belongs (TUF's rollback and mix-and-match).
  */
-import {BigIntStats, closeSync, Dirent, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
+import {closeSync, Dirent, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
-import {changedLongAgo} from './fsutil.js'
+import {changedLongAgo, fileIdentity} from './fsutil.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
 import {readStoreCache, writeStoreCache} from './cachefile.js'
 import type {Keyring} from './keys.js'
@@ -222,12 +222,11 @@ function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; s
     throw error
   }
   try {
-    const id = (st: BigIntStats) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
     const before = fstatSync(fd, {bigint: true})
     const bytes = readFileSync(fd)
     const after = fstatSync(fd, {bigint: true})
-    const same = id(before) === id(after)
-    return {bytes, stamp: same ? id(after) : undefined, stable: same && changedLongAgo(after.ctimeNs)}
+    const same = fileIdentity(before) === fileIdentity(after)
+    return {bytes, stamp: same ? fileIdentity(after) : undefined, stable: same && changedLongAgo(after.ctimeNs)}
   } finally {
     closeSync(fd)
   }

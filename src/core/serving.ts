@@ -1,7 +1,7 @@
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {changedLongAgo} from './fsutil.js'
+import {changedLongAgo, fileIdentity} from './fsutil.js'
 import {gitBlobHash} from './hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {seenSerials} from './highwater.js'
@@ -126,7 +126,7 @@ export class ServingGate {
 function manifestStamp(store: Store, scope: string): {stamp: string; stable: boolean} {
   try {
     const st = statSync(store.abs(manifestPath(scope)), {bigint: true})
-    return {stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, stable: changedLongAgo(st.ctimeNs)}
+    return {stamp: fileIdentity(st), stable: changedLongAgo(st.ctimeNs)}
   } catch (error) {
     // a missing file can appear at any time: never trusted for longer than a request
     return {stamp: `missing:${(error as NodeJS.ErrnoException).code ?? ''}`, stable: false}
