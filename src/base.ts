@@ -2,6 +2,7 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
+import {Store} from './core/store.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
 
@@ -18,6 +19,12 @@ export abstract class EngramCommand extends Command {
       env: 'ENGRAM_BASE',
       helpGroup: 'GLOBAL',
     }),
+  }
+
+  override async init(): Promise<void> {
+    await super.init()
+    // a store whose config.yml is not in force says so once, on stderr (stdout stays pure JSON)
+    Store.onWarning = writeWarning
   }
 
   /** Chatter for people: stderr, silenced by --json. */

@@ -13,17 +13,17 @@ export function colours() {
 
 /** A unified diff of the base file against the proposed file (the `diff` package), coloured. */
 export async function renderDiff(e: ShownEntry, label: string): Promise<string> {
+  return renderTextDiff(
+    {name: e.baseText === null ? '/dev/null' : `a/${label}`, text: e.baseText ?? '', header: e.currentBase ?? 'new file'},
+    {name: e.proposal.operation === 'delete' ? '/dev/null' : `b/${label}`, text: e.proposedText, header: `proposal ${e.proposal.id}`},
+  )
+}
+
+/** A unified diff of two texts, terminal-safe and coloured. */
+export async function renderTextDiff(a: {name: string; text: string; header: string}, b: {name: string; text: string; header: string}): Promise<string> {
   const {createTwoFilesPatch} = await import('diff')
   const c = colours()
-  const patch = createTwoFilesPatch(
-    e.baseText === null ? '/dev/null' : `a/${label}`,
-    e.proposal.operation === 'delete' ? '/dev/null' : `b/${label}`,
-    e.baseText ?? '',
-    e.proposedText,
-    e.currentBase ?? 'new file',
-    `proposal ${e.proposal.id}`,
-    {context: 3},
-  )
+  const patch = createTwoFilesPatch(a.name, b.name, a.text, b.text, a.header, b.header, {context: 3})
   return patch
     .split('\n')
     .slice(1) // the "Index:" line

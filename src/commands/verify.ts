@@ -13,7 +13,7 @@ export default class Verify extends EngramCommand {
   static override summary = 'Check every curated file, manifest and key; name each problem. Exit 7 when any.'
   static override description =
     'Problems: unsigned, bad-signature, unknown-key, revoked-key, not-owner, moved, rolled-back, mismatch, missing, extra, ' +
-    'manifest-bad-signature, manifest-missing, key-untrusted. Inside a session only the scopes it may read are checked.'
+    'manifest-bad-signature, manifest-missing, key-untrusted, config-unsigned (config.yml is not signed by a trusted owner key; the last signed config applies). Inside a session only the scopes it may read are checked.'
   static override examples = ['<%= config.bin %> verify', '<%= config.bin %> verify --scope tenant:acme --json']
   static override flags = {scope: Flags.string({description: 'only this scope'}), session: sessionFlag}
 
@@ -23,12 +23,19 @@ export default class Verify extends EngramCommand {
     const session = await currentSession(store, flags.session)
     const scopes = flags.scope ? [assertCanRead(session, flags.scope)] : session ? readableScopes(session) : undefined
     const report = await verifyStore(store, await loadKeyring(store), {scopes})
+    // the policy is the store's, not a tenant's: named in every view
+    const policy = store.policy
+    if (policy.state === 'unsigned') {
+      report.problems.unshift({kind: 'config-unsigned', path: '.engram/config.yml', detail: `${policy.problem}; in force: ${policy.source === 'built-in defaults' ? 'the built-in defaults' : `the last signed version (${policy.source}, serial ${policy.serial})`}`})
+    }
     const result = {checked: report.checked, problems: report.problems}
     if (report.problems.length > 0) {
       if (!this.jsonEnabled()) for (const p of report.problems) this.log(visible(`${p.kind}\t${p.path}\t${p.detail}`))
       throw verificationFailed(
         `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
-        'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong',
+        policy.state === 'unsigned' && report.problems.length === 1
+          ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
+          : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign or put back an unsigned config.yml',
         result,
       )
     }

@@ -41,6 +41,8 @@ export default class Write extends EngramCommand {
       scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'],
     })
     for (const w of r.warnings) this.warnLine(w)
+    // already said on stderr when the store opened; --json also carries it
+    if (store.policy.warning) r.warnings.push(store.policy.warning)
     if (!this.jsonEnabled()) {
       const where = r.status === 'committed' ? `committed ${r.commit?.slice(0, 8) ?? ''}` : `${r.status} as ${r.proposal}`
       this.log(`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`)

@@ -1,9 +1,10 @@
-import {readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
+import {isAbsolute, relative, resolve} from 'node:path'
 
 import type JsYaml from 'js-yaml'
 
 import {badInput} from './errors.js'
+import {boundedEditDistance} from './index/engine.js'
 import {parseScope} from './scope.js'
 
 export interface ExternalValidatorConfig {
@@ -46,6 +47,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
 }
 
 export const DEFAULT_CONFIG_YAML = `# engram store configuration. See README "Configuration".
+# Changes apply only once an owner signs them: \`engram config sign\`.
 version: 1
 # Scopes that refuse agent writes. org always does.
 read_only:
@@ -65,8 +67,9 @@ vote:
   # Extra validators: commands that read the write as JSON on stdin and answer
   # {"verdict": "accept|reject|abstain", "confidence": 0..1, "reason": "..."}.
   external: []
+  # The command must be an absolute path outside the store (the tool runs it as you).
   #  - name: classifier
-  #    command: ./bin/classify
+  #    command: /usr/local/bin/classify
   #    args: []
   #    timeout_ms: 5000
 redaction:
@@ -76,17 +79,125 @@ redaction:
 escalate_after: 3
 `
 
-const num = (v: unknown, name: string, min: number, max: number): number => {
-  if (typeof v !== 'number' || Number.isNaN(v) || v < min || v > max) {
-    throw badInput(`config.yml: "${name}" must be a number from ${min} to ${max}.`, 'fix .engram/config.yml')
+/**
+ * Every key config.yml may hold, with its type. A key not listed here is refused with its
+ * line and the nearest valid key: a misspelt `pas_ratio` silently ignored would leave the
+ * policy the owner thinks they set unset.
+ */
+type Shape = 'number' | 'string' | 'strings' | {[key: string]: Shape} | {list: {[key: string]: Shape}}
+const SCHEMA: {[key: string]: Shape} = {
+  version: 'number',
+  read_only: 'strings',
+  max_body_bytes: 'number',
+  vote: {
+    pass_ratio: 'number',
+    veto: 'number',
+    burst: {window_minutes: 'number', per_session: 'number', per_author: 'number'},
+    external: {list: {name: 'string', command: 'string', args: 'strings', timeout_ms: 'number'}},
+  },
+  redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
+  escalate_after: 'number',
+}
+
+/** The 1-based line of a key in block YAML (by indentation), or undefined. Only for messages. */
+function lineOf(text: string, path: (string | number)[]): number | undefined {
+  const want = path.filter((p) => typeof p === 'string') as string[]
+  const stack: {indent: number; key: string}[] = []
+  const lines = text.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)((?:-\s+)*)(["']?)([^\s:"'#][^:"'#]*?)\3\s*:(?:\s|$)/.exec(lines[i])
+    if (!m) continue
+    const indent = m[1].length + m[2].length
+    while (stack.length > 0 && stack[stack.length - 1].indent >= indent) stack.pop()
+    stack.push({indent, key: m[4]})
+    if (stack.length === want.length && stack.every((s, j) => s.key === want[j])) return i + 1
   }
-  return v
+  return undefined
+}
+
+const dotted = (path: (string | number)[]) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('')
+
+/** The valid key nearest to a misspelt one (at most a third of its letters off), or undefined. */
+function nearest(key: string, valid: string[]): string | undefined {
+  const max = Math.max(1, Math.ceil(key.length / 3))
+  let best: {key: string; d: number} | undefined
+  for (const v of valid) {
+    const d = boundedEditDistance(key.toLowerCase(), v, max)
+    if (d <= max && (!best || d < best.d)) best = {key: v, d}
+  }
+  return best?.key
+}
+
+class ConfigReader {
+  constructor(
+    readonly text: string,
+    readonly label: string,
+  ) {}
+
+  fail(path: (string | number)[], problem: string, nextStep = 'fix .engram/config.yml (README "Configuration" lists every key)'): never {
+    const line = path.length > 0 ? lineOf(this.text, path) : undefined
+    throw badInput(`${this.label}${line ? ` line ${line}` : ''}: ${problem}`, nextStep)
+  }
+
+  /** Refuse keys the schema does not know, and values of the wrong type, anywhere in the tree. */
+  check(value: unknown, shape: Shape, path: (string | number)[]): void {
+    if (value === undefined || value === null) return
+    if (shape === 'number') {
+      if (typeof value !== 'number' || Number.isNaN(value)) this.fail(path, `\`${dotted(path)}\` must be a number, not ${describe(value)}.`)
+      return
+    }
+    if (shape === 'string') {
+      if (typeof value !== 'string') this.fail(path, `\`${dotted(path)}\` must be a string, not ${describe(value)}.`)
+      return
+    }
+    if (shape === 'strings') {
+      if (!Array.isArray(value) || !value.every((s) => typeof s === 'string')) this.fail(path, `\`${dotted(path)}\` must be a list of strings.`)
+      return
+    }
+    if ('list' in shape && typeof shape.list === 'object') {
+      if (!Array.isArray(value)) this.fail(path, `\`${dotted(path)}\` must be a list.`)
+      value.forEach((item, i) => {
+        if (!item || typeof item !== 'object' || Array.isArray(item)) this.fail(path, `\`${dotted([...path, i])}\` must be a mapping.`)
+        this.check(item, shape.list as {[key: string]: Shape}, [...path, i])
+      })
+      return
+    }
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      this.fail(path, path.length === 0 ? 'must be a YAML mapping.' : `\`${dotted(path)}\` must be a mapping, not ${describe(value)}.`)
+    }
+    const fields = shape as {[key: string]: Shape}
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      if (!Object.hasOwn(fields, key)) {
+        const near = nearest(key, Object.keys(fields))
+        this.fail([...path, key], `unknown key \`${dotted([...path, key])}\`${near ? ` — did you mean \`${near}\`?` : '.'}`, `valid keys here: ${Object.keys(fields).join(', ')}`)
+      }
+      this.check(v, fields[key], [...path, key])
+    }
+  }
+
+  num(v: unknown, path: (string | number)[], min: number, max: number): number {
+    if (typeof v !== 'number' || Number.isNaN(v) || v < min || v > max) this.fail(path, `\`${dotted(path)}\` must be a number from ${min} to ${max}.`)
+    return v
+  }
+}
+
+function describe(v: unknown): string {
+  if (Array.isArray(v)) return 'a list'
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
+  if (typeof v === 'object') return 'a mapping'
+  return String(v)
 }
 
 /** js-yaml, loaded at the first config parse (a search never parses the config). */
 let yaml: typeof JsYaml | undefined
 
-export function parseConfig(text: string, label = '.engram/config.yml'): EngramConfig {
+/**
+ * Parse config.yml strictly: malformed YAML, an unknown key, a wrong type or an out-of-range
+ * value is bad input naming the line. `root` (the store folder) lets an external validator's
+ * command be checked to lie outside the store.
+ */
+export function parseConfig(text: string, opts: {label?: string; root?: string} = {}): EngramConfig {
+  const label = opts.label ?? '.engram/config.yml'
   let raw: unknown
   try {
     yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
@@ -96,54 +207,52 @@ export function parseConfig(text: string, label = '.engram/config.yml'): EngramC
     throw badInput(`${label} is malformed: ${reason}`, 'fix the YAML, or compare with the example in README "Configuration"')
   }
   if (raw === undefined || raw === null) raw = {}
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badInput(`${label} must be a YAML mapping.`, 'fix .engram/config.yml')
+  const rd = new ConfigReader(text, label)
+  rd.check(raw, SCHEMA, [])
   const r = raw as Record<string, any>
   const c: EngramConfig = structuredClone(DEFAULT_CONFIG)
-  if (r.version !== undefined && r.version !== 1) throw badInput(`${label}: unsupported config version ${String(r.version)}.`)
-  if (r.read_only !== undefined) {
-    if (!Array.isArray(r.read_only) || !r.read_only.every((s: unknown) => typeof s === 'string')) {
-      throw badInput(`${label}: "read_only" must be a list of scopes.`)
-    }
+  if (r.version !== undefined && r.version !== null && r.version !== 1) rd.fail(['version'], `unsupported config version ${String(r.version)}.`)
+  if (r.read_only !== undefined && r.read_only !== null) {
     for (const s of r.read_only) parseScope(s)
     c.read_only = [...new Set(['org', ...r.read_only])]
   }
-  if (r.max_body_bytes !== undefined) c.max_body_bytes = num(r.max_body_bytes, 'max_body_bytes', 1, 64 * 1024 * 1024)
-  if (r.escalate_after !== undefined) c.escalate_after = num(r.escalate_after, 'escalate_after', 1, 1000)
-  if (r.vote !== undefined) {
-    if (typeof r.vote !== 'object' || r.vote === null) throw badInput(`${label}: "vote" must be a mapping.`)
-    if (r.vote.pass_ratio !== undefined) c.vote.pass_ratio = num(r.vote.pass_ratio, 'vote.pass_ratio', 0, 1)
-    if (r.vote.veto !== undefined) c.vote.veto = num(r.vote.veto, 'vote.veto', 0, 1)
-    if (r.vote.burst !== undefined) {
-      const b = r.vote.burst
-      if (b.window_minutes !== undefined) c.vote.burst.window_minutes = num(b.window_minutes, 'vote.burst.window_minutes', 1, 100000)
-      if (b.per_session !== undefined) c.vote.burst.per_session = num(b.per_session, 'vote.burst.per_session', 1, 1e6)
-      if (b.per_author !== undefined) c.vote.burst.per_author = num(b.per_author, 'vote.burst.per_author', 1, 1e6)
-    }
-    if (r.vote.external !== undefined && r.vote.external !== null) {
-      if (!Array.isArray(r.vote.external)) throw badInput(`${label}: "vote.external" must be a list.`)
-      c.vote.external = r.vote.external.map((e: any, i: number) => {
-        if (!e || typeof e.command !== 'string' || e.command.length === 0) {
-          throw badInput(`${label}: vote.external[${i}] needs a "command".`)
-        }
-        return {
-          name: typeof e.name === 'string' ? e.name : `external-${i + 1}`,
-          command: e.command,
-          args: Array.isArray(e.args) ? e.args.map(String) : [],
-          timeout_ms: e.timeout_ms === undefined ? 5000 : num(e.timeout_ms, `vote.external[${i}].timeout_ms`, 10, 600000),
-        }
-      })
-    }
-  }
-  if (r.redaction?.extra !== undefined && r.redaction.extra !== null) {
-    if (!Array.isArray(r.redaction.extra)) throw badInput(`${label}: "redaction.extra" must be a list.`)
-    c.redaction.extra = r.redaction.extra.map((e: any, i: number) => {
-      if (!e || typeof e.kind !== 'string' || typeof e.pattern !== 'string') {
-        throw badInput(`${label}: redaction.extra[${i}] needs "kind" and "pattern".`)
+  if (r.max_body_bytes != null) c.max_body_bytes = rd.num(r.max_body_bytes, ['max_body_bytes'], 1, 64 * 1024 * 1024)
+  if (r.escalate_after != null) c.escalate_after = rd.num(r.escalate_after, ['escalate_after'], 1, 1000)
+  const v = r.vote ?? {}
+  if (v.pass_ratio != null) c.vote.pass_ratio = rd.num(v.pass_ratio, ['vote', 'pass_ratio'], 0, 1)
+  if (v.veto != null) c.vote.veto = rd.num(v.veto, ['vote', 'veto'], 0, 1)
+  const b = v.burst ?? {}
+  if (b.window_minutes != null) c.vote.burst.window_minutes = rd.num(b.window_minutes, ['vote', 'burst', 'window_minutes'], 1, 100000)
+  if (b.per_session != null) c.vote.burst.per_session = rd.num(b.per_session, ['vote', 'burst', 'per_session'], 1, 1e6)
+  if (b.per_author != null) c.vote.burst.per_author = rd.num(b.per_author, ['vote', 'burst', 'per_author'], 1, 1e6)
+  if (v.external != null) {
+    c.vote.external = (v.external as Record<string, any>[]).map((e, i) => {
+      const at = ['vote', 'external', i]
+      if (typeof e.command !== 'string' || e.command.length === 0) rd.fail(at, `\`${dotted(at)}\` needs a "command".`)
+      // the tool runs this command as the user who runs engram: a bare name would depend on the
+      // caller's PATH and a relative one on its working folder, and a file inside the store
+      // can be rewritten by an agent
+      if (!isAbsolute(e.command)) rd.fail([...at, 'command'], `\`${dotted([...at, 'command'])}\` must be an absolute path (the tool runs it as you; a bare or relative name depends on the caller's PATH and folder).`)
+      if (opts.root && isInside(resolve(e.command), opts.root)) {
+        rd.fail([...at, 'command'], `\`${dotted([...at, 'command'])}\` is inside the store, where an agent can rewrite it.`, 'put the validator outside the store folder')
       }
+      return {
+        name: typeof e.name === 'string' ? e.name : `external-${i + 1}`,
+        command: e.command,
+        args: Array.isArray(e.args) ? [...e.args] : [],
+        timeout_ms: e.timeout_ms == null ? 5000 : rd.num(e.timeout_ms, [...at, 'timeout_ms'], 10, 600000),
+      }
+    })
+  }
+  const extra = r.redaction?.extra
+  if (extra != null) {
+    c.redaction.extra = (extra as Record<string, any>[]).map((e, i) => {
+      const at = ['redaction', 'extra', i]
+      if (typeof e.kind !== 'string' || typeof e.pattern !== 'string') rd.fail(at, `\`${dotted(at)}\` needs "kind" and "pattern".`)
       try {
         new RegExp(e.pattern, 'g')
       } catch {
-        throw badInput(`${label}: redaction.extra[${i}].pattern is not a valid regular expression.`)
+        rd.fail([...at, 'pattern'], `\`${dotted([...at, 'pattern'])}\` is not a valid regular expression.`)
       }
       return {kind: e.kind, pattern: e.pattern}
     })
@@ -151,12 +260,7 @@ export function parseConfig(text: string, label = '.engram/config.yml'): EngramC
   return c
 }
 
-export function loadConfig(file: string): EngramConfig {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch {
-    return structuredClone(DEFAULT_CONFIG)
-  }
-  return parseConfig(text)
+function isInside(file: string, root: string): boolean {
+  const rel = relative(root, file)
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
 }

@@ -17,6 +17,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {DEFAULT_CONFIG_YAML} from './config.js'
+import {signConfig} from './configsign.js'
+import {sha256Hex} from './hash.js'
 import {EngramError, badInput, isEngramError} from './errors.js'
 import {gitRead} from './git.js'
 import {initStore} from './init.js'
@@ -346,6 +348,8 @@ async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir:
       .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`),
   )
   const store = await Store.open(dir)
+  // the eval's own limits apply only once signed, like any config change
+  await signConfig(store, {digest: sha256Hex(store.readText('.engram/config.yml')!), keyName: 'owner'})
   if (curated.length > 0) {
     const seeder = await startSession(store, {agent: 'eval-seed', assigned: EVAL_SCOPE})
     for (const seed of curated) {

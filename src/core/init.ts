@@ -7,6 +7,7 @@ import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
 import {checkKeyName, loadPrivateKey, pinOwnerKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
+import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
@@ -77,6 +78,8 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     // Pin the owner key locally as a root of trust, so that a store whose history an agent
     // rewrites cannot swap in its own "first" key on this machine.
     pinOwnerKey(key)
+    // the initial policy is the owner's from the start (README "Configuration")
+    writeFileSync(store.abs(CONFIG_SIG), configSignatureText(store, DEFAULT_CONFIG_YAML, key, 1))
     owner = {name: key.name, keyid: key.keyid, privateKey, reused}
   }
   const commit = await commitPaths(store, {

@@ -103,7 +103,7 @@ const fromB64 = (s: unknown, len: number): Uint8Array | undefined => {
 }
 
 /** Split a two-line record file into its comment and its JSON object. */
-function readRecordLines(text: string, label: string): {comment: string; json: Record<string, unknown>} {
+export function readRecordLines(text: string, label: string): {comment: string; json: Record<string, unknown>} {
   const lines = text.split('\n').filter((l, i, all) => l.length > 0 || i < all.length - 1)
   if (lines.length !== 2) throw badInput(`${label}: expected a comment line and one line of JSON.`)
   let json: unknown

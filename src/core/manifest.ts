@@ -336,6 +336,7 @@ export type ProblemKind =
   | 'manifest-bad-signature'
   | 'manifest-missing'
   | 'key-untrusted'
+  | 'config-unsigned'
 
 export interface VerifyProblem {
   kind: ProblemKind

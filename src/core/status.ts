@@ -13,6 +13,8 @@ export interface StoreStatus {
   /** sessions escalated after repeated quarantined writes, and authors with many rejections */
   escalations: {session: string; agent: string; reason: string}[]
   quarantined_by_author: Record<string, number>
+  /** the policy in force: whether config.yml is signed, and if not, why and what applies instead */
+  config: {state: string; source: string; serial: number | null; problem: string | null}
 }
 
 /** The owner's overview: scopes, queue sizes, and escalations that need attention. */
@@ -32,5 +34,6 @@ export async function storeStatus(store: Store): Promise<StoreStatus> {
   return {
     root: store.root, scopes, pending, quarantined: q.length, sessions: sessions.length,
     tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor,
+    config: {state: store.policy.state, source: store.policy.source, serial: store.policy.serial ?? null, problem: store.policy.problem ?? null},
   }
 }

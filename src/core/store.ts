@@ -1,9 +1,10 @@
 import {existsSync, lstatSync, readFileSync, realpathSync} from 'node:fs'
 import {dirname, join, relative, resolve, sep} from 'node:path'
 
-import {EngramConfig, loadConfig} from './config.js'
+import type {EngramConfig} from './config.js'
 import {EngramError, notFound} from './errors.js'
 import {gitTopLevel} from './git.js'
+import {Policy, resolvePolicy} from './policy.js'
 
 export const ENGRAM_DIR = '.engram'
 
@@ -15,7 +16,10 @@ export class Store {
   readonly top: string
   /** the store folder relative to the work tree top, '' or ending in '/' */
   readonly prefix: string
-  private _config?: EngramConfig
+  private _policy?: Policy
+  /** Where a warning about the store goes (a command sets stderr); said once per store and process. */
+  static onWarning: (message: string) => void = () => {}
+  private static warned = new Set<string>()
 
   constructor(root: string, top: string) {
     this.root = root
@@ -26,7 +30,8 @@ export class Store {
 
   /**
    * Open the store at `base` (or ENGRAM_BASE, or the nearest folder upward from the
-   * current directory holding `.engram/`). The config is checked unless `config: false`.
+   * current directory holding `.engram/`). The policy (the signed config, README
+   * "Configuration") is worked out unless `config: false`.
    */
   static async open(base?: string, opts: {config?: boolean} = {}): Promise<Store> {
     const start = resolve(base ?? process.env.ENGRAM_BASE ?? process.cwd())
@@ -37,15 +42,30 @@ export class Store {
     const top = await gitTopLevel(root)
     if (!top) throw new EngramError('refused', `${root} holds .engram/ but is not in a git work tree.`, {nextStep: 'run `git init` there, or restore the repository'})
     const store = new Store(root, realpathSync(top))
-    // validate config early: a malformed config is bad input before anything runs (a
+    // before anything runs, so that every command warns when config.yml is not in force (a
     // read-only command that never uses the config, like search, may pass config: false)
-    if (opts.config !== false) store.config
+    if (opts.config !== false) await store.loadPolicy()
     return store
   }
 
+  /** Work out the policy in force (again, e.g. after `config sign`), warning once when config.yml is not it. */
+  async loadPolicy(): Promise<Policy> {
+    this._policy = await resolvePolicy(this)
+    if (this._policy.warning && !Store.warned.has(this.root)) {
+      Store.warned.add(this.root)
+      Store.onWarning(this._policy.warning)
+    }
+    return this._policy
+  }
+
+  /** The policy in force: only ever a config signed by a trusted owner key, or the defaults. */
+  get policy(): Policy {
+    if (!this._policy) throw new Error('the store policy was not loaded (the store was opened with config: false)')
+    return this._policy
+  }
+
   get config(): EngramConfig {
-    if (!this._config) this._config = loadConfig(this.abs(`${ENGRAM_DIR}/config.yml`))
-    return this._config
+    return this.policy.config
   }
 
   /** Store-relative POSIX path → absolute path. */
