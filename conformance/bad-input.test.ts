@@ -57,15 +57,22 @@ describe('C17 — bad input changes nothing (R17)', () => {
     expect(store.state()).toBe(before)
   })
 
-  it('a malformed config.yml stops writes with exit 2 and changes nothing', () => {
+  it('a malformed config.yml is refused by `config sign` with exit 2 and changes nothing; until signed it is not in force', () => {
     const st = newStore()
     const a = startSession(st, 'tenant:acme')
     st.write('.engram/config.yml', 'vote: [unclosed\n')
     st.gitCommitAll('break the config')
     const before = st.state()
-    const r = st.run(['write', 'a.md', '--scope', `run:${a}`, '--json'], {session: a, input: 'x'})
-    expect(r.code).toBe(2)
-    expect(r.json.error.message).toMatch(/config/)
-    expect(st.state()).toBe(before)
+    for (const args of [['config', 'sign', '--json'], ['config', 'sign', '--digest', '0'.repeat(64), '--json']]) {
+      const r = st.run(args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.json.error.message).toMatch(/config/)
+      expect(r.stderr).not.toMatch(/\n\s+at .*:\d+:\d+/)
+      expect(st.state()).toBe(before)
+    }
+    // a write goes on under the signed config, and says the broken one is not in force
+    const w = st.run(['write', 'a.md', '--scope', `run:${a}`, '--json'], {session: a, input: 'x'})
+    expect(w.code).toBe(0)
+    expect(w.stderr).toMatch(/config\.yml is not in force/)
   })
 })

@@ -165,6 +165,16 @@ export function newStore(): Store {
   return s
 }
 
+/**
+ * The owner sets the store's policy: writes config.yml and signs it (`config sign` shows the
+ * change and its digest, `config sign --digest` signs exactly those bytes and commits them).
+ */
+export function configure(store: Store, text: string): void {
+  store.write('.engram/config.yml', text)
+  const shown = store.ok(['config', 'sign'])
+  store.ok(['config', 'sign', '--digest', shown.digest])
+}
+
 /** A session as the harness starts it (never from inside a session). */
 export function startSession(store: Store, assigned: string, opts: {agent?: string; tainted?: boolean; reason?: string} = {}): string {
   const args = ['session', 'start', '--agent', opts.agent ?? 'agent-a', '--assigned', assigned]

@@ -5,7 +5,7 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Store, newStore, reviewedDigest, startSession, tempDir, write} from './harness.js'
+import {Store, configure, newStore, reviewedDigest, startSession, tempDir, write} from './harness.js'
 
 const pick = (alphabet: string, n: number) => Array.from({length: n}, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('')
 const AZ09 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
@@ -55,8 +55,7 @@ describe('C9 — no planted secret reaches any stored byte, diff, log or output 
     // An external validator that records everything it is sent: it is an output too.
     validatorLog = join(tempDir(), 'validator.log')
     const script = `let d='';process.stdin.on('data',c=>d+=c).on('end',()=>{require('fs').appendFileSync(${JSON.stringify(validatorLog)},d);process.stdout.write(JSON.stringify({verdict:'accept',confidence:0.6,reason:'logged'}))})`
-    store.write('.engram/config.yml', `version: 1\nvote:\n  external:\n    - name: recorder\n      command: ${JSON.stringify(process.execPath)}\n      args: ["-e", ${JSON.stringify(script)}]\n      timeout_ms: 20000\n`)
-    store.gitCommitAll('add a recording validator')
+    configure(store, `version: 1\nvote:\n  external:\n    - name: recorder\n      command: ${JSON.stringify(process.execPath)}\n      args: ["-e", ${JSON.stringify(script)}]\n      timeout_ms: 20000\n`)
     s = startSession(store, 'tenant:acme')
   })
 

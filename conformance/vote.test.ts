@@ -5,7 +5,7 @@
 import {existsSync} from 'node:fs'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Store, curate, newStore, reviewedDigest, showEntry, startSession, uniqueWord, write} from './harness.js'
+import {Store, configure, curate, newStore, reviewedDigest, showEntry, startSession, uniqueWord, write} from './harness.js'
 
 describe('C10 — instruction-like and sensitive writes are flagged, also when disguised (R10)', () => {
   let store: Store
@@ -116,9 +116,8 @@ describe('C14 — the vote: two thirds accept and no confident reject (R14)', ()
   const validator = (verdict: string, confidence: number, name: string) =>
     `    - name: ${name}\n      command: ${JSON.stringify(process.execPath)}\n      args: ["-e", ${JSON.stringify(`process.stdin.resume();process.stdin.on('end',()=>process.stdout.write(JSON.stringify({verdict:'${verdict}',confidence:${confidence},reason:'${name} says ${verdict}'})))`)}]\n      timeout_ms: 20000\n`
   const crash = `    - name: crasher\n      command: ${JSON.stringify(process.execPath)}\n      args: ["-e", "process.exit(3)"]\n`
-  const configure = (veto: number, validators: string) => {
-    store.write('.engram/config.yml', `version: 1\nvote:\n  pass_ratio: 0.6667\n  veto: ${veto}\n  external:\n${validators}`)
-    store.gitCommitAll('configure the vote')
+  const setVote = (veto: number, validators: string) => {
+    configure(store, `version: 1\nvote:\n  pass_ratio: 0.6667\n  veto: ${veto}\n  external:\n${validators}`)
   }
   const clean = (n: string) => write(store, s, 'tenant:acme', `${n}.md`, `The office plant in room ${n} is watered on Mondays.\n`)
   beforeAll(() => {
@@ -127,7 +126,7 @@ describe('C14 — the vote: two thirds accept and no confident reject (R14)', ()
   })
 
   it('one confident reject vetoes a write the other validators accept', () => {
-    configure(0.85, validator('reject', 0.9, 'strict'))
+    setVote(0.85, validator('reject', 0.9, 'strict'))
     const w = clean('veto')
     expect(w.json.status).toBe('quarantined')
     const votes = showEntry(store, w.json).votes
@@ -135,21 +134,21 @@ describe('C14 — the vote: two thirds accept and no confident reject (R14)', ()
   })
 
   it('a lone unsure reject passes, marked as dissent; the veto threshold comes from config', () => {
-    configure(0.85, validator('reject', 0.5, 'unsure'))
+    setVote(0.85, validator('reject', 0.5, 'unsure'))
     const a = clean('dissent')
     expect(a.json.status).toBe('pending')
     expect(a.json.vote.dissent).toBe(true)
-    configure(0.95, validator('reject', 0.9, 'strict'))
+    setVote(0.95, validator('reject', 0.9, 'strict'))
     const b = clean('raised')
     expect(b.json.status).toBe('pending')
     expect(b.json.vote.dissent).toBe(true)
   })
 
   it('below two thirds fails; a crashing validator abstains and never counts as accept', () => {
-    configure(0.85, validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
+    setVote(0.85, validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
     // 3 of 5 accept: 0.6 < 2/3
     expect(clean('ratio').json.status).toBe('quarantined')
-    configure(0.85, crash + validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
+    setVote(0.85, crash + validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
     const w = clean('crash')
     expect(w.json.status).toBe('quarantined')
     expect(w.json.votes.find((v: any) => v.validator.includes('crasher')).verdict).toBe('abstain')

@@ -5,7 +5,7 @@ import {existsSync, mkdirSync, symlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Store, curate, newStore, showEntry, startSession, write} from './harness.js'
+import {Store, configure, curate, newStore, showEntry, startSession, write} from './harness.js'
 
 describe('C1 — an agent writes its own run: scope freely and nothing else directly (R1)', () => {
   let store: Store
@@ -45,8 +45,7 @@ describe('C1 — an agent writes its own run: scope freely and nothing else dire
 
   it('refuses a read_only scope from config even when it is the session\'s assigned scope', () => {
     const st = newStore()
-    st.write('.engram/config.yml', 'version: 1\nread_only:\n  - org\n  - project:handbook\n')
-    st.gitCommitAll('make the handbook read-only')
+    configure(st, 'version: 1\nread_only:\n  - org\n  - project:handbook\n')
     const h = startSession(st, 'project:handbook')
     const before = st.state()
     const r = write(st, h, 'project:handbook', 'x.md', 'a new rule for everyone')

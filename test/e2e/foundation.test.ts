@@ -36,15 +36,18 @@ describe('init', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /) // no stack trace
   })
 
-  it('rejects a malformed config.yml with exit 2 and changes nothing', () => {
+  it('refuses to sign a malformed config.yml (exit 2, nothing changed); until signed it is not in force', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     writeFileSync(join(sb.dir, '.engram/config.yml'), 'vote: [unclosed\n')
     const before = commitCount(sb.dir)
-    const r = sb.run(['write', 'a.md', '--scope', `run:${s}`, '--json'], {input: 'x', env: {ENGRAM_SESSION: s}})
+    const r = sb.run(['config', 'sign', '--json'])
     expect(r.code).toBe(2)
     expect(r.json.error.message).toMatch(/config\.yml is malformed/)
     expect(commitCount(sb.dir)).toBe(before)
+    const w = sb.run(['write', 'a.md', '--scope', `run:${s}`, '--json'], {input: 'x', env: {ENGRAM_SESSION: s}})
+    expect(w.code).toBe(0)
+    expect(w.json.warnings.join('\n')).toMatch(/not in force: .*malformed/)
   })
 })
 

@@ -78,15 +78,19 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     expect(r.stderr + r.stdout).not.toMatch(/\n\s+at /) // no stack trace
   })
 
-  it('reads with a broken config.yml (search uses no setting from it), while writes still refuse', () => {
+  it('reads with a broken config.yml (search uses no setting from it); other commands ignore it, warning, and `config sign` refuses it', () => {
     const file = join(sb.dir, '.engram/config.yml')
     const original = readFileSync(file, 'utf8')
     try {
       writeFileSync(file, 'vote: [unclosed\n')
       expect(both(['search', 'deploy', '--json']).json.hits.length).toBeGreaterThan(0)
-      const w = sb.run(['write', 'x.md', '--scope', 'tenant:acme', '--json'], {input: 'text', env: session()})
-      expect(w.code).toBe(2)
-      expect(w.json.error.message).toMatch(/config\.yml is malformed/)
+      const st = sb.run(['status', '--json'])
+      expect(st.code).toBe(0)
+      expect(st.stderr).toMatch(/config\.yml is not in force: .*config\.yml is malformed/)
+      expect(st.json.config.state).toBe('unsigned')
+      const signed = sb.run(['config', 'sign', '--json'])
+      expect(signed.code).toBe(2)
+      expect(signed.json.error.message).toMatch(/config\.yml is malformed/)
     } finally {
       writeFileSync(file, original)
     }

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, RunResult, Sandbox, sandbox} from '../helpers/cli.js'
+import {initWithSession, RunResult, Sandbox, sandbox, signConfig} from '../helpers/cli.js'
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024})
 const CORPUS = fileURLToPath(new URL('../../corpus', import.meta.url))
@@ -192,8 +192,7 @@ describe('external validators', () => {
   let s: string
   const configWith = (external: string) => {
     const file = join(sb.dir, '.engram/config.yml')
-    const text = readFileSync(file, 'utf8').replace(/^ {2}external: \[\]$/m, external)
-    writeFileSync(file, text)
+    signConfig(sb, readFileSync(file, 'utf8').replace(/^ {2}external: \[\]$/m, external))
   }
   beforeAll(() => {
     sb = sandbox()
@@ -212,7 +211,7 @@ describe('external validators', () => {
 
     // the same validator, now a command that crashes
     const file = join(sb.dir, '.engram/config.yml')
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/args: \[veto\.mjs\]/, 'args: [crash.mjs]'))
+    signConfig(sb, readFileSync(file, 'utf8').replace(/args: \[veto\.mjs\]/, 'args: [crash.mjs]'))
     const crashed = sb.run(['write', 'prefs2.md', '--scope', 'tenant:acme', '--json'], {input: 'The user prefers green tea in the afternoon.', env: {ENGRAM_SESSION: s}})
     expect(crashed.json.status).toBe('pending')
     const c = validators(crashed)['external:classifier']
@@ -231,8 +230,7 @@ describe('write bursts', () => {
     try {
       const s = initWithSession(sb, 'tenant:acme')
       const file = join(sb.dir, '.engram/config.yml')
-      writeFileSync(file, readFileSync(file, 'utf8').replace(/per_session: \d+/, 'per_session: 3'))
-      git(sb.dir, 'commit', '-qm', 'lower the burst limit', '--', '.engram/config.yml')
+      signConfig(sb, readFileSync(file, 'utf8').replace(/per_session: \d+/, 'per_session: 3'))
       const results = Array.from({length: 7}, (_, i) =>
         sb.run(['write', `notes/n${i}.md`, '--scope', 'tenant:acme', '--json'], {input: `Acme meeting note number ${i}: the room is 4B.`, env: {ENGRAM_SESSION: s}}),
       )

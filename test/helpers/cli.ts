@@ -1,5 +1,5 @@
 import {spawnSync, SpawnSyncReturns} from 'node:child_process'
-import {mkdtempSync, realpathSync} from 'node:fs'
+import {mkdtempSync, realpathSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -84,4 +84,16 @@ export function twoTenants(sb: Sandbox): {acme: string; globex: string} {
   const acme = initWithSession(sb, 'tenant:acme')
   const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id as string
   return {acme, globex}
+}
+
+/**
+ * The owner sets the store's policy: writes config.yml (when given) and signs it with
+ * `engram config sign` (shown, then signed by its digest, then committed).
+ */
+export function signConfig(sb: Sandbox, text?: string): void {
+  if (text !== undefined) writeFileSync(join(sb.dir, '.engram', 'config.yml'), text)
+  const shown = sb.run(['config', 'sign', '--json'])
+  if (shown.code !== 0) throw new Error(`config sign failed: ${shown.stderr}${shown.stdout}`)
+  const signed = sb.run(['config', 'sign', '--digest', shown.json.digest, '--json'])
+  if (signed.code !== 0) throw new Error(`config sign --digest failed: ${signed.stderr}${signed.stdout}`)
 }

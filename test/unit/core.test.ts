@@ -128,7 +128,21 @@ describe('config', () => {
     ['read_only: [team:x]', /scope/i],
     ['redaction:\n  extra: [{kind: x, pattern: "("}]', /regular expression/],
     ['version: 9', /version/],
+    ['version: 1\nvote:\n  pas_ratio: 0.5\n', /line 3: unknown key `vote\.pas_ratio` — did you mean `pass_ratio`\?/],
+    ['vote:\n  vetoo: 0.5\n', /line 2: unknown key `vote\.vetoo` — did you mean `veto`\?/],
+    ['escalate_afterr: 3\n', /line 1: unknown key `escalate_afterr` — did you mean `escalate_after`\?/],
+    ['vote:\n  burst:\n    per_sesion: 3\n', /line 3: unknown key `vote\.burst\.per_sesion` — did you mean `per_session`\?/],
+    ['vote:\n  external:\n    - name: x\n      comand: /bin/true\n', /line 4: unknown key `vote\.external\[0\]\.comand` — did you mean `command`\?/],
+    ['vote:\n  veto: "high"\n', /line 2: `vote\.veto` must be a number, not the string "high"/],
+    ['vote:\n  external:\n    - command: /bin/true\n      args: 3\n', /`vote\.external\[0\]\.args` must be a list of strings/],
+    ['vote:\n  external:\n    - command: classify\n', /must be an absolute path/],
+    ['vote: 3\n', /`vote` must be a mapping/],
+    ['zzz: 1\n', /unknown key `zzz`\./],
   ])('refuses %j', (text, re) => expect(() => parseConfig(text)).toThrow(re))
+  it('refuses an external validator inside the store folder', () => {
+    expect(() => parseConfig('vote:\n  external:\n    - command: /s/bin/x\n', {root: '/s'})).toThrow(/inside the store/)
+    expect(parseConfig('vote:\n  external:\n    - command: /usr/bin/x\n', {root: '/s'}).vote.external[0].command).toBe('/usr/bin/x')
+  })
 })
 
 describe('content', () => {
