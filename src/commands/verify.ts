@@ -35,7 +35,7 @@ export default class Verify extends EngramCommand {
         `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
         policy.state === 'unsigned' && report.problems.length === 1
           ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
-          : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign or put back an unsigned config.yml',
+          : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign a config.yml change with `engram config sign` or put the signed version back',
         result,
       )
     }

@@ -18,7 +18,7 @@
  */
 import {canonicalJson} from './canonical.js'
 import {readStoreCache, writeStoreCache} from './cachefile.js'
-import {DEFAULT_CONFIG, EngramConfig, parseConfig} from './config.js'
+import {DEFAULT_CONFIG, DEFAULT_CONFIG_YAML, EngramConfig, parseConfig} from './config.js'
 import {badInput} from './errors.js'
 import {catBlobs, gitRead} from './git.js'
 import {sha256Hex} from './hash.js'
@@ -212,7 +212,7 @@ export async function resolvePolicy(store: Store, keyring?: Keyring): Promise<Po
     }
   }
   // A store never signed (made with `init --no-key`) whose config.yml sets nothing beyond the defaults ignores nothing.
-  if (!history.best && sigText === undefined && (bytes === undefined || (current && sameConfig(current, DEFAULT_CONFIG)))) {
+  if (!history.best && sigText === undefined && (bytes === undefined || (current && (sameConfig(current, DEFAULT_CONFIG) || sameConfig(current, parseConfig(DEFAULT_CONFIG_YAML)))))) {
     return {...fallback, state: 'default', highest}
   }
   const using = history.best && fallback.source !== 'built-in defaults'
