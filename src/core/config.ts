@@ -5,7 +5,7 @@ import type JsYaml from 'js-yaml'
 
 import {badInput} from './errors.js'
 import {boundedEditDistance} from './index/engine.js'
-import {parseScope} from './scope.js'
+import {parseScope, printable} from './scope.js'
 
 export interface ExternalValidatorConfig {
   name: string
@@ -115,7 +115,8 @@ function lineOf(text: string, path: (string | number)[]): number | undefined {
   return undefined
 }
 
-const dotted = (path: (string | number)[]) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('')
+// key names come from the file, which an agent may have written: never raw control characters in a message
+const dotted = (path: (string | number)[]) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? printable(p, 60) : `.${printable(p, 60)}`)).join('')
 
 /** The valid key nearest to a misspelt one (at most a third of its letters off), or undefined. */
 function nearest(key: string, valid: string[]): string | undefined {
@@ -183,7 +184,7 @@ class ConfigReader {
 
 function describe(v: unknown): string {
   if (Array.isArray(v)) return 'a list'
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
+  if (typeof v === 'string') return `the string ${JSON.stringify(printable(v, 40))}`
   if (typeof v === 'object') return 'a mapping'
   return String(v)
 }
@@ -203,7 +204,7 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
     yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
     raw = yaml.load(text)
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    const reason = printable(error instanceof Error ? error.message.split('\n')[0] : String(error), 200)
     throw badInput(`${label} is malformed: ${reason}`, 'fix the YAML, or compare with the example in README "Configuration"')
   }
   if (raw === undefined || raw === null) raw = {}

@@ -25,6 +25,7 @@ import {sha256Hex} from './hash.js'
 import {recordSerial, seenSerials} from './highwater.js'
 import {readHeadFromFiles} from './index/head.js'
 import {Keyring, loadKeyring, readRecordLines} from './keys.js'
+import {printable} from './scope.js'
 import {KeyPair, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from './store.js'
 
@@ -109,7 +110,7 @@ export function checkConfigSignature(store: Store, keyring: Keyring, bytes: Buff
   }
   const sig = parseSignature(rec.signature)
   if (!sig || sig.keyid !== rec.keyid) return {ok: false, problem: 'config.sig holds no well-formed signature by the key it names'}
-  if (rec.store !== storeLabel(store) || rec.path !== CONFIG_FILE) return {ok: false, problem: `config.sig was made for the store at ${rec.store}, not this one (${storeLabel(store)})`}
+  if (rec.store !== storeLabel(store) || rec.path !== CONFIG_FILE) return {ok: false, problem: `config.sig was made for the store at ${printable(rec.store)}, not this one (${storeLabel(store)})`}
   if (rec.sha256 !== sha256Hex(bytes)) return {ok: false, problem: 'it was changed since it was signed (config.sig signs other bytes)'}
   const info = keyring.status(rec.keyid)
   const trusted = keyring.trusted(rec.keyid)
