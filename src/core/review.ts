@@ -6,10 +6,10 @@ import {readStored} from './curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
-import {recordSerial} from './highwater.js'
+import {recordSerial, seenSerials} from './highwater.js'
 import {unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
-import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
+import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
@@ -126,6 +126,8 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
     throw refused(`Key ${key.name} (${key.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
   }
   if (info.role !== 'owner') throw refused(`Key ${key.name} (${key.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  // what committed history says of manifest serials, before anything is built on a manifest (R13)
+  await raiseFromHistory(store, keyring)
   return {key, keyring}
 }
 
@@ -142,6 +144,11 @@ function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifes
   const m = readManifest(store, scope)
   if (m && !verifyManifest(keyring, m).ok) {
     throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
+  }
+  // re-signing an old manifest above the serial it lost to would make the rollback stick
+  const seen = seenSerials(store)[scope] ?? 0
+  if (m && m.serial < seen) {
+    throw verificationFailed(`The manifest of ${scope} has serial ${m.serial}, older than serial ${seen} seen before (rolled back); refusing to build on it.`, 'run `engram verify`, which says how to fix it')
   }
   return m
 }
@@ -165,6 +172,8 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
     }
     next = nextManifest(prev, scope, {remove: [rel]})
   }
+  // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
+  next.serial = Math.max(next.serial, (seenSerials(store)[scope] ?? 0) + 1)
   const mrel = manifestPath(scope)
   const signed = signManifest(key, next)
   const text = serializeManifest(signed)
