@@ -190,4 +190,35 @@ describe('R13: a rollback is refused without local state', () => {
     rmSync(join(store.configDir, 'state'), {recursive: true, force: true})
     expect(store.run(['verify', '--json']).code).toBe(0)
   })
+
+  it('an owner-signed higher serial committed then reverted: verify names the commit, and the owner re-signs above it', () => {
+    const {store, session} = victim()
+    // another store of the same owner (same key folder), whose tenant:acme manifest is at serial 3
+    const other = tempDir()
+    const run = (args: string[], s?: string, input?: string) => store.run(args, {cwd: other, session: s, input})
+    expect(run(['init', '--json']).code).toBe(0)
+    const s2 = run(['session', 'start', '--agent', 'x', '--assigned', 'tenant:acme', '--json']).json.id as string
+    for (const n of [1, 2, 3]) {
+      const w = run(['write', `n${n}.md`, '--scope', 'tenant:acme', '--json'], s2, `Note ${n}.`).json
+      expect(run(['review', 'accept', w.proposal, '--digest', w.digest, '--json']).code).toBe(0)
+    }
+    const rel = '.engram/manifests/tenant_acme.json'
+    cpSync(join(other, rel), join(store.dir, rel))
+    store.gitCommitAll('copied by mistake')
+    const stray = store.git('rev-parse', 'HEAD').trim()
+    store.git('checkout', 'HEAD~1', '--', rel)
+    store.gitCommitAll('put it back')
+    rmSync(join(store.configDir, 'state'), {recursive: true, force: true})
+    const v = store.run(['verify', '--json'])
+    expect(v.code).toBe(7)
+    expect(JSON.stringify(v.json)).toContain(`seen in commit ${stray.slice(0, 10)}`)
+    expect(JSON.stringify(v.json)).toContain('engram manifest resign --scope tenant:acme')
+    // accept cannot build on it (that would make a real rollback stick); resign is refused inside a session
+    expect(store.run(['manifest', 'resign', '--scope', 'tenant:acme', '--json'], {session}).code).toBe(3)
+    const r = store.ok(['manifest', 'resign', '--scope', 'tenant:acme'])
+    expect(r.serial).toBe(4)
+    rmSync(join(store.configDir, 'state'), {recursive: true, force: true})
+    expect(store.run(['verify', '--json']).code).toBe(0)
+    expect(store.run(['read', 'plan.md', '--scope', 'tenant:acme', '--json'], {session}).json.body).toMatch(/renew in March/)
+  }, 300_000)
 })

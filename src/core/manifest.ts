@@ -545,7 +545,7 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
         kind: 'rolled-back', scope: fileScope, path: rel,
         detail: `manifest serial ${m.serial} is older than serial ${highest} seen ${where ? `in commit ${where.slice(0, 10)}` : 'on this machine'} ` +
           `(an old manifest was put back): restore the newer manifest and files from git; if serial ${highest} was never this store's ` +
-          `(an owner-signed manifest committed by mistake), an owner re-signs the scope above it: any accept, or \`engram restore\`, in ${m.scope} signs serial ${highest + 1}`,
+          `(an owner-signed manifest committed by mistake), check what that commit held, then re-sign the scope above it: \`engram manifest resign --scope ${m.scope}\``,
       })
       continue
     }

@@ -5,8 +5,9 @@ import {commitPaths} from './commit.js'
 import {readStored} from './curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
+import {gitBlobHash} from './hash.js'
 import {gitRead} from './git.js'
-import {recordSerial, seenSerials} from './highwater.js'
+import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
 import {unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
 import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
@@ -312,5 +313,44 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
       paths: touched,
     })
     return {scope, path, restored_from: commitId, version: memory.frontmatter.version, commit}
+  })
+}
+
+/**
+ * Re-sign a scope's current manifest above the highest serial seen (R13): the way out when
+ * an owner-signed manifest with a higher serial than the scope's real one was committed by
+ * mistake (e.g. copied from another store signed by the same key) and `verify` reports a
+ * rollback for good. The owner says the manifest as it stands is the scope's truth, so it
+ * is refused unless every file it lists is present with exactly the listed bytes.
+ */
+export async function resignManifest(store: Store, scopeText: string, opts: {keyName?: string} = {}) {
+  const scope = formatScope(parseScope(scopeText))
+  if (scope.startsWith('run:')) throw badInput('run: scopes have no manifest.')
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const m = readManifest(store, scope)
+    if (!m) throw notFound(`Scope ${scope} has no manifest.`, 'see `engram verify`')
+    const v = verifyManifest(keyring, m)
+    if (!v.ok) throw verificationFailed(`The manifest of ${scope} does not verify (${v.problem}); refusing to re-sign it.`, 'restore it from git first')
+    for (const e of m.entries) {
+      const bytes = store.readText(e.path)
+      if (bytes === undefined || gitBlobHash(bytes) !== e.blob) {
+        throw verificationFailed(`${e.path} is not the content the manifest of ${scope} lists; refusing to re-sign it.`, 'restore the scope\'s files from git first (`engram verify` names each problem)')
+      }
+    }
+    const above = seenSerials(store)[scope] ?? 0
+    const seenIn = serialSeenIn(store, scope)
+    const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1})
+    const mrel = manifestPath(scope)
+    const text = serializeManifest(signed)
+    writeFileAtomic(store.abs(mrel), text)
+    recordSerial(store, scope, signed.serial)
+    rememberSignedManifest(store, text, signed, key)
+    const commit = await commitPaths(store, {
+      subject: `Re-sign the manifest of ${scope} at serial ${signed.serial} (was ${m.serial}; serial ${above} seen${seenIn ? ` in ${seenIn.slice(0, 10)}` : ''})`,
+      trailers: {'Engram-Operation': 'resign-manifest', 'Engram-Reviewed-By': `${key.name} (${key.keyid})`},
+      paths: [mrel],
+    })
+    return {scope, serial: signed.serial, previous: m.serial, above, commit, reviewed_by: key.name}
   })
 }
