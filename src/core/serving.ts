@@ -29,7 +29,7 @@ interface ScopeState {
 const MAX_VERDICTS = 200_000
 
 /**
- * Decides whether a memory file may be served (DESIGN.md §6): a run: scratchpad is its
+ * Decides whether a memory file may be served (README "Serving"): a run: scratchpad is its
  * session's own and unsigned; curated memory is served only when it carries a trusted
  * owner's signature for its path and scope and matches its entry in the scope's signed
  * manifest (so a rollback, a move or a deletion is caught).
