@@ -2,6 +2,7 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
+import {RootNotPinned, rootNotPinned} from './core/keys.js'
 import {Store} from './core/store.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
@@ -35,6 +36,23 @@ export abstract class EngramCommand extends Command {
   /** A warning always goes to stderr (also with --json, where stdout stays pure JSON). */
   warnLine(message: string): void {
     writeWarning(message)
+  }
+
+  /**
+   * Commands that serve memory say plainly when the store's root is not pinned on this
+   * machine (a fresh clone): nothing curated is served until it is. A warning on stderr;
+   * the caller also puts the returned notice in its JSON as `root_not_pinned`.
+   */
+  async rootNotice(store: Store): Promise<RootNotPinned | undefined> {
+    const notice = await rootNotPinned(store)
+    if (notice) this.warnLine(notice.message)
+    return notice
+  }
+
+  /** An error from a command that served nothing because the root is not pinned: say so in its next step and JSON. */
+  withRootNotice(error: unknown, notice: RootNotPinned | undefined): unknown {
+    if (!notice || !(error instanceof EngramError)) return error
+    return new EngramError(error.code, error.message, {nextStep: `this store's root is not pinned here: check its fingerprint with the owner, then run \`${notice.command}\``, data: {...error.data, root_not_pinned: notice}})
   }
 
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {

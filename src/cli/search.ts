@@ -1,6 +1,7 @@
 import {EngramError} from '../core/errors.js'
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
+import {RootNotPinned, rootNotPinned} from '../core/keys.js'
 import {askServer} from '../core/serve-client.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
@@ -19,16 +20,19 @@ export interface SearchInput {
  * bin/run.js that skips loading oclif): a running `engram serve` for this store answers
  * when there is one, and its answer is checked like anything read from the store.
  */
-export async function runSearch(input: SearchInput, warn: (message: string) => void): Promise<{query: string; hits: SearchHit[]}> {
+export async function runSearch(input: SearchInput, warn: (message: string) => void): Promise<{query: string; hits: SearchHit[]; root_not_pinned?: RootNotPinned}> {
   // search reads no setting from config.yml: a broken config does not stop a read
   const store = await Store.open(input.base, {config: false})
   const session = await currentSession(store, input.session)
+  // a fresh clone serves nothing curated until its root is pinned here: say so (R19)
+  const notice = await rootNotPinned(store)
+  if (notice) warn(notice.message)
   let hits: SearchHit[]
   const warm = await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session?.id})
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
   else if (warm && !warm.ok) throw new EngramError(warm.error.code as any, warm.error.message, {nextStep: warm.error.nextStep})
   else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
-  return {query: input.query, hits}
+  return notice ? {query: input.query, hits, root_not_pinned: notice} : {query: input.query, hits}
 }
 
 /** The human-readable lines for stdout: two per hit, untrusted text made visible. */

@@ -20,7 +20,9 @@ export default class Context extends EngramCommand {
     const {flags} = await this.parse(Context)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
-    const block = await buildContext(store, session, {query: flags.query, budget: flags.budget, scope: flags.scope})
+    const notice = await this.rootNotice(store)
+    const built = await buildContext(store, session, {query: flags.query, budget: flags.budget, scope: flags.scope})
+    const block = notice ? {...built, root_not_pinned: notice} : built
     if (this.jsonEnabled()) return block
     if (flags.format === 'json') this.log(JSON.stringify(block, null, 2))
     else process.stdout.write(renderContext(block, flags.format as 'markdown' | 'text'))

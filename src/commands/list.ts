@@ -14,6 +14,7 @@ export default class List extends EngramCommand {
     const {flags} = await this.parse(List)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
+    const notice = await this.rootNotice(store)
     const r = await listMemories(store, session, flags.scope)
     if (!this.jsonEnabled()) {
       for (const m of r.memories) this.log(`${m.scope}\t${m.path}\t${m.title}${m.tainted ? '\t[tainted]' : ''}`)
@@ -21,6 +22,6 @@ export default class List extends EngramCommand {
       if (r.skipped > 0) this.warnLine(`${r.skipped} curated file(s) not served because they do not verify; run \`engram verify\``)
     }
     // A session never learns which files were skipped, only how many, in the scopes it reads.
-    return {memories: r.memories, skipped: r.skipped}
+    return {memories: r.memories, skipped: r.skipped, ...(notice ? {root_not_pinned: notice} : {})}
   }
 }

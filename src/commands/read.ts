@@ -15,12 +15,18 @@ export default class Read extends EngramCommand {
     const {args, flags} = await this.parse(Read)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
-    const r = await readMemory(store, session, flags.scope, args.path)
+    const notice = await this.rootNotice(store)
+    let r
+    try {
+      r = await readMemory(store, session, flags.scope, args.path)
+    } catch (error) {
+      throw this.withRootNotice(error, notice)
+    }
     if (!this.jsonEnabled()) {
       const fm = r.frontmatter
       this.note(`# ${r.scope}/${r.path} — v${fm.version}, by ${fm.author} via ${fm.origin}${fm.tainted ? ', TAINTED' : ''}${fm.reviewed_by ? `, reviewed by ${fm.reviewed_by}` : ''}`)
       process.stdout.write(r.body)
     }
-    return r
+    return notice ? {...r, root_not_pinned: notice} : r
   }
 }

@@ -12,9 +12,21 @@ async function childProcess(): Promise<typeof import('node:child_process')> {
 }
 
 /**
+ * A path that never exists (a file under /dev/null): git reads it as "no such file".
+ * Pointing GIT_GRAFT_FILE and GIT_SHALLOW_FILE there makes git ignore a planted
+ * `info/grafts` or `shallow` file, which would otherwise rewrite what history says.
+ */
+const NO_FILE = '/dev/null/engram-none'
+
+/**
  * The environment every git call runs with: inherited GIT_DIR / GIT_WORK_TREE /
  * GIT_INDEX_FILE (and friends) are scrubbed so that a caller's environment can never
  * point our commands at another repository (as pass does). No prompts, no pager.
+ *
+ * History is read as committed (STANDARD R19): replace refs, grafts and a shallow file
+ * are ignored, since anyone able to write the repository can add them and make git show
+ * another object under a committed id (e.g. an agent's key record as the first owner key).
+ * A truly shallow clone then fails its history reads: engram needs full history.
  */
 export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
@@ -24,8 +36,14 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   }
   env.GIT_TERMINAL_PROMPT = '0'
   env.LC_ALL = 'C'
+  env.GIT_NO_REPLACE_OBJECTS = '1'
+  env.GIT_GRAFT_FILE = NO_FILE
+  env.GIT_SHALLOW_FILE = NO_FILE
   return {...env, ...extra}
 }
+
+/** Options before every git subcommand: paths unquoted; replace refs off even where a repository's config turns them on. */
+export const GIT_OPTS = ['-c', 'core.quotepath=off', '-c', 'core.useReplaceRefs=false'] as const
 
 /**
  * A read-only git call: no optional locks (so it never races a writer on index.lock),
@@ -38,7 +56,7 @@ export async function gitRead(root: string, args: string[], opts: {allowFail?: b
     return await new Promise<string>((resolve, reject) => {
       execFile(
         'git',
-        ['-c', 'core.quotepath=off', ...args],
+        [...GIT_OPTS, ...args],
         {cwd: root, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8'},
         (error, stdout, stderr) => (error ? reject(Object.assign(error, {stderr})) : resolve(stdout)),
       )
@@ -55,7 +73,7 @@ export async function gitWrite(root: string, args: string[], input?: string, ext
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      ['-c', 'core.quotepath=off', ...args],
+      [...GIT_OPTS, ...args],
       {cwd: root, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8'},
       (error, stdout) => (error ? reject(gitFailure(args, error)) : resolve(stdout)),
     )
@@ -183,7 +201,7 @@ export function removeStaleIndexLock(lockPath: string): boolean {
 export async function* catBlobs(store: {top: string}, ids: string[]): AsyncGenerator<{index: number; data: Buffer | null}> {
   if (ids.length === 0) return
   const {spawn} = await childProcess()
-  const child = spawn('git', ['cat-file', '--batch'], {cwd: store.top, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), stdio: ['pipe', 'pipe', 'pipe']})
+  const child = spawn('git', [...GIT_OPTS, 'cat-file', '--batch'], {cwd: store.top, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), stdio: ['pipe', 'pipe', 'pipe']})
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))

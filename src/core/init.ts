@@ -6,7 +6,7 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
-import {checkKeyName, loadPrivateKey, pinOwnerKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
+import {checkKeyName, loadPrivateKey, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots, writePrivateKey} from './keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
@@ -56,7 +56,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   writeFileSync(join(e, '.gitignore'), ENGRAM_GITIGNORE)
 
   const store = new Store(root, (await gitTopLevel(root))!)
+  // a new store at a path forgets what this machine knew of an old store there
   forgetSerials(store)
+  unpinRoots(store)
   const paths = ['.engram', 'org/.gitkeep']
   let owner: InitResult['owner'] = null
   if (!opts.noKey) {
@@ -75,9 +77,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     }
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
-    // Pin the owner key locally as a root of trust, so that a store whose history an agent
-    // rewrites cannot swap in its own "first" key on this machine.
-    pinOwnerKey(key)
+    // The owner key is this store's root on this machine (STANDARD R19): only a pin makes a
+    // root, so nothing written into the store or its history can add another.
+    pinRoot(store, key)
     // the initial policy is the owner's from the start (README "Configuration")
     writeFileSync(store.abs(CONFIG_SIG), configSignatureText(store, DEFAULT_CONFIG_YAML, key, 1))
     owner = {name: key.name, keyid: key.keyid, privateKey, reused}

@@ -11,8 +11,9 @@ import {commitPaths} from './commit.js'
 import {EngramError, badInput, notFound, refused, usageError} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {
-  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, loadPrivateKey, parsePrivateKey, pinOwnerKey, parsePublicKeyInput, parsePublicKeyRecord,
+  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, loadPrivateKey, parsePrivateKey, parsePublicKeyInput, parsePublicKeyRecord,
   privateKeyDir, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord, writePrivateKey,
+  fingerprintOf, initialKeyRoots, pinnedRoots, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
@@ -121,22 +122,73 @@ export async function trustKey(
 }
 
 /**
- * Who endorses the new key: a trusted owner — or, in a store that has no trusted owner
- * yet (made with `init --no-key`), the new owner key itself, when its private half is at
- * hand. That first self-endorsed record becomes the store's root of trust (the first
- * commit that adds a key record), and is pinned on this machine.
+ * Who endorses the new key: a trusted owner — or, in a store that has no owner key at all
+ * yet (made with `init --no-key`: no root pinned here, none in its history), the new owner
+ * key itself, when its private half is at hand. That first self-endorsed record becomes
+ * the store's root: pinned on this machine, and the one a clone offers to pin.
  */
 async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: string | undefined, newName: string): Promise<KeyPair> {
   const keyring = await loadKeyring(store)
-  if (keyring.owners().length > 0 || role !== 'owner') return (await ownerKey(store, ownerName)).key
+  if (keyring.owners().length > 0 || role !== 'owner' || pinnedRoots(store).length > 0) return (await ownerKey(store, ownerName)).key
   if (process.env.ENGRAM_SESSION) throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).')
+  const history = await initialKeyRoots(store)
+  if (history.length > 0) {
+    // a clone whose root is not pinned here: the root is pinned by fingerprint, never replaced
+    throw refused(
+      `This store's root key (${history.map((r) => `${r.name} ${fingerprintOf(r.publicKey)}`).join(', ')}) is not pinned on this machine.`,
+      `check the fingerprint with the store's owner, then run \`engram keys trust --root ${fingerprintOf(history[0].publicKey)}\``,
+    )
+  }
   const privateName = ownerName ?? newName
   const own = loadPrivateKey(privateName)
   if (own.keyid !== keyid) {
     throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
   }
-  pinOwnerKey(own)
+  pinRoot(store, own)
   return own
+}
+
+export interface PinResult {
+  store: string
+  name: string
+  keyid: string
+  fingerprint: string
+  /** the pin file on this machine */
+  pin: string
+  /** false when it was pinned already */
+  changed: boolean
+}
+
+/**
+ * Pin a store's root key on this machine by its fingerprint (as ssh asks about a new host
+ * key): the fingerprint, checked with the owner out of band, names the key; its public key
+ * comes from the store's initial key commit or an owner record in the work tree, and the
+ * full SHA-256 makes a forged key with the same fingerprint out of reach. Writes only the
+ * config folder, never the store.
+ */
+export async function pinStoreRoot(store: Store, fingerprintArg: string): Promise<PinResult> {
+  if (process.env.ENGRAM_SESSION) throw refused('Pinning a root cannot run inside an agent session (ENGRAM_SESSION is set).', 'run this as the owner, outside the agent session')
+  const fingerprint = fingerprintArg.trim().toLowerCase().replace(/^sha256:/, '')
+  if (!/^[0-9a-f]{64}$/.test(fingerprint)) {
+    throw usageError('--root needs the key\'s full fingerprint: 64 hexadecimal digits.', 'copy it from the message a read prints in a fresh clone, or from `engram keys list --json` on the owner\'s machine')
+  }
+  const candidates: {name: string; publicKey: Uint8Array}[] = [...(await initialKeyRoots(store))]
+  for (const r of regularKeyRecords(store)) {
+    try {
+      const rec = parsePublicKeyRecord(r.text, r.path)
+      if (rec.role === 'owner') candidates.push({name: rec.name, publicKey: new Uint8Array(Buffer.from(rec.public_key, 'base64'))})
+    } catch {
+      // an unreadable record names no key
+    }
+  }
+  const hit = candidates.find((c) => fingerprintOf(c.publicKey) === fingerprint)
+  if (!hit) {
+    throw notFound(`No owner key with fingerprint ${fingerprint} in this store.`, 'check the fingerprint; `engram keys list` shows the store\'s keys')
+  }
+  const keyid = keyIdOf(hit.publicKey)
+  const changed = !pinnedRoots(store).some((r) => r.keyid === keyid)
+  const pin = changed ? pinRoot(store, hit) : rootPinFile(store)
+  return {store: store.root, name: hit.name, keyid, fingerprint, pin, changed}
 }
 
 function recordName(input: string): string | undefined {
@@ -231,6 +283,7 @@ export interface ListedKey {
   path: string | null
   root: boolean
   created: string | null
+  fingerprint: string | null
   /** this machine holds the private half (in the key folder or ENGRAM_KEY) */
   local: boolean
 }
@@ -241,7 +294,7 @@ export async function listKeys(store: Store): Promise<ListedKey[]> {
   const local = localKeyIds()
   return keyring.list().map((k) => ({
     name: k.name, keyid: k.keyid, role: k.role, status: k.status, reason: k.reason, path: k.path ?? null,
-    root: k.root, created: k.created ?? null, local: local.has(k.keyid),
+    root: k.root, created: k.created ?? null, fingerprint: k.fingerprint ?? null, local: local.has(k.keyid),
   }))
 }
 

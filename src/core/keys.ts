@@ -17,17 +17,19 @@
  *     engram key revocation <keyid> name=<name>
  *     {"keep":[…],"keyid":…,"name":…,"reason":…,"revoked_at":…,"signature":"ed25519:<revoker keyid>:<base64>","v":1}
  *
- * Trust model: anyone (the agent included) can write files into the store, so a record
- * is never trusted because it exists. The roots of trust are the self-endorsed owner keys
- * of the first commit (on the first-parent line) that added files under `.engram/keys/`,
- * plus optional local pins in `$ENGRAM_CONFIG_DIR/trust/*.json`. A key is trusted when its
+ * Trust model: anyone (the agent included) can write files into the store and its git
+ * history, so a record is never trusted because it exists. The roots of trust are the keys
+ * pinned for this store on this machine (`$ENGRAM_CONFIG_DIR/trust/store-<id>.json`,
+ * STANDARD R19): `engram init` pins its owner key; a clone shows the fingerprint of the
+ * owner key of the store's initial key commit and trusts nothing until the user pins it
+ * (`engram keys trust --root <fingerprint>`). A key is trusted when its
  * record is endorsed by a trusted owner key; chains are allowed; dreamer keys cannot
  * endorse. Endorsements by a revoked owner no longer count, except for the keys its
  * revocation record lists in `keep` (so an owner can rotate to a new key it endorsed).
  * A revocation counts when signed by an owner reachable from a root, or by the key itself;
  * revocations only ever remove trust, so conflicting ones fail closed.
  */
-import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync} from 'node:fs'
+import {chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {configDir, readStoreCache, writeStoreCache} from './cachefile.js'
@@ -36,6 +38,7 @@ import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
 import {firstParentFromFiles, gitRead} from './git.js'
 import {readHeadFromFiles} from './index/head.js'
+import {sha256Hex} from './hash.js'
 import {printable} from './scope.js'
 import {KeyPair, keyIdOf, keyPairFromSecret, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from './store.js'
@@ -61,6 +64,8 @@ export interface KeyInfo {
   endorsedBy?: string
   created?: string
   root: boolean
+  /** SHA-256 of the public key (hex): what `keys trust --root` pins */
+  fingerprint?: string
 }
 
 export interface PublicKeyRecord {
@@ -440,6 +445,7 @@ export class Keyring {
         endorsedBy: n.root ? n.keyid : endorser(n),
         created: n.record?.created,
         root: !!n.root,
+        fingerprint: n.publicKey ? fingerprintOf(n.publicKey) : undefined,
       })
     }
   }
@@ -447,7 +453,7 @@ export class Keyring {
   private whyUntrusted(n: Node, nodes: Map<string, Node>, by: string | undefined, valid: boolean, revoked: Map<string, unknown>, trusted: Set<string>): string {
     if (n.problem) return n.problem
     if (!by) return 'its endorsement is malformed'
-    if (by === n.keyid) return 'self-endorsed, but not a root key (not in the store\'s initial key commit, not pinned)'
+    if (by === n.keyid) return 'self-endorsed, but not a root key pinned on this machine'
     const e = nodes.get(by)
     if (!e) return `endorsed by unknown key ${by}`
     if (!valid) return `its endorsement by ${e.name} does not verify`
@@ -501,9 +507,10 @@ function regularFiles(dir: string, suffix: string): string[] {
 }
 
 /**
- * The root owner keys recorded in git: the self-endorsed owner records of the first commit
- * on the first-parent line that added anything under `.engram/keys/`. The content comes
- * from that commit, so editing or deleting the work-tree file changes nothing.
+ * The root owner keys the store's history names: the self-endorsed owner records of the
+ * first commit on the first-parent line that added anything under `.engram/keys/`. They
+ * grant no trust (only a pin does): they are what a fresh clone offers to pin, by
+ * fingerprint, and what `keys trust --root` looks a fingerprint up in.
  */
 export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots']> {
   // What HEAD's history says never changes for that commit: a cached answer for the very
@@ -551,7 +558,7 @@ async function rootsAt(store: Store, rev: string): Promise<KeyringInput['roots']
  * the agent can write): one record per store, for the commit HEAD was last seen at.
  */
 function readRootsCache(store: Store): {head: string; roots: KeyringInput['roots']} | undefined {
-  const data = readStoreCache('roots', store.root)
+  const data = readStoreCache('history-roots', store.root)
   if (!data || data.prefix !== store.prefix || typeof data.head !== 'string' || !Array.isArray(data.roots)) return undefined
   const roots: KeyringInput['roots'] = []
   for (const r of data.roots as Record<string, unknown>[]) {
@@ -564,43 +571,111 @@ function readRootsCache(store: Store): {head: string; roots: KeyringInput['roots
 
 function writeRootsCache(store: Store, head: string, roots: KeyringInput['roots']): void {
   const list = roots.map((r) => ({keyid: r.keyid, name: r.name, public_key: Buffer.from(r.publicKey).toString('base64'), reason: r.reason}))
-  writeStoreCache('roots', store.root, {prefix: store.prefix, head, roots: list})
+  writeStoreCache('history-roots', store.root, {prefix: store.prefix, head, roots: list})
 }
 
-/** Local pins: `$ENGRAM_CONFIG_DIR/trust/*.json`, each `{"keyid","public_key","name"?}` or a list of them. */
-export function pinnedRoots(): KeyringInput['roots'] {
-  const dir = join(configDir(), 'trust')
-  const out: KeyringInput['roots'] = []
-  for (const f of regularFiles(dir, '.json')) {
-    let data: unknown
-    try {
-      data = JSON.parse(readFileSync(join(dir, f), 'utf8'))
-    } catch {
-      throw badInput(`Trust pin ${join(dir, f)} is not valid JSON.`, 'fix or remove it')
-    }
-    for (const p of Array.isArray(data) ? data : [data]) {
-      const pk = fromB64((p as {public_key?: unknown})?.public_key, 32)
-      if (!pk || keyIdOf(pk) !== (p as {keyid?: unknown}).keyid) {
-        throw badInput(`Trust pin ${join(dir, f)}: each entry needs a "keyid" and the matching base64 "public_key".`, 'fix or remove it')
-      }
-      const name = typeof (p as {name?: unknown}).name === 'string' ? (p as {name: string}).name : keyIdOf(pk)
-      out.push({keyid: keyIdOf(pk), name, publicKey: pk, reason: `root: pinned in ${join(dir, f)}`})
+/** A key's fingerprint: the SHA-256 of its 32 public-key bytes, in hex (its key id is the first 16 digits). */
+export function fingerprintOf(publicKey: Uint8Array): string {
+  return sha256Hex(Buffer.from(publicKey))
+}
+
+/**
+ * Where this machine pins a store's root keys: `$ENGRAM_CONFIG_DIR/trust/store-<id>.json`,
+ * keyed by the store's real path (a clone elsewhere, or a store moved, is a new store here).
+ * `{"v":1,"store":<path>,"roots":[{"keyid","name","public_key","fingerprint","pinned_at"}]}`.
+ */
+export function rootPinFile(store: Store): string {
+  return join(configDir(), 'trust', `store-${sha256Hex(store.root).slice(0, 16)}.json`)
+}
+
+interface PinEntry {keyid: string; name: string; public_key: string; fingerprint: string; pinned_at: string}
+
+function readPinEntries(store: Store): PinEntry[] {
+  const file = rootPinFile(store)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  let data: {v?: unknown; store?: unknown; roots?: unknown}
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw badInput(`Trust pin ${file} is not valid JSON.`, 'fix or remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
+  }
+  if (!data || data.v !== 1 || data.store !== store.root || !Array.isArray(data.roots)) {
+    throw badInput(`Trust pin ${file} is not a root pin of the store at ${store.root}.`, 'remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
+  }
+  for (const p of data.roots as Partial<PinEntry>[]) {
+    const pk = fromB64(p?.public_key, 32)
+    if (!pk || keyIdOf(pk) !== p.keyid || typeof p.name !== 'string') {
+      throw badInput(`Trust pin ${file}: each root needs a "keyid", a "name" and the matching base64 "public_key".`, 'fix or remove it')
     }
   }
-  return out
+  return data.roots as PinEntry[]
 }
 
-/** Read every key record and revocation in the store and decide what is trusted. */
-export async function loadKeyring(store: Store): Promise<Keyring> {
+/**
+ * The roots of trust of this store on this machine: the keys pinned for it in the config
+ * folder, and nothing else (STANDARD R19). Nothing in the store or its history can add one:
+ * `engram init` pins its owner key, a fresh clone pins by fingerprint (`keys trust --root`).
+ */
+export function pinnedRoots(store: Store): KeyringInput['roots'] {
+  return readPinEntries(store).map((p) => {
+    const pk = fromB64(p.public_key, 32) as Uint8Array
+    return {keyid: p.keyid, name: p.name, publicKey: pk, reason: `root: pinned on this machine (${rootPinFile(store)})`}
+  })
+}
+
+/** Pin a key as a root of this store on this machine (owner only; never from inside a session). */
+export function pinRoot(store: Store, key: {name: string; publicKey: Uint8Array}, opts: {replace?: boolean} = {}): string {
+  const file = rootPinFile(store)
+  const keep = opts.replace ? [] : readPinEntries(store)
+  const keyid = keyIdOf(key.publicKey)
+  if (keep.some((p) => p.keyid === keyid)) return file
+  const entry: PinEntry = {keyid, name: key.name, public_key: b64(key.publicKey), fingerprint: fingerprintOf(key.publicKey), pinned_at: new Date().toISOString()}
+  writeFileAtomic(file, `${JSON.stringify({v: 1, store: store.root, roots: [...keep, entry]}, null, 2)}\n`, 0o600)
+  return file
+}
+
+/** Forget this machine's root pins of a store (a new store made at the same path). */
+export function unpinRoots(store: Store): void {
+  rmSync(rootPinFile(store), {force: true})
+}
+
+/** A store whose root key is in its history but not pinned on this machine: what to tell the user. */
+export interface RootNotPinned {
+  store: string
+  /** the owner keys of the store's initial key commit, to pin after checking the fingerprint out of band */
+  roots: {name: string; keyid: string; fingerprint: string}[]
+  message: string
+  command: string
+}
+
+/** Why this store serves no curated memory here, when its root is not pinned; undefined when it is (or it has no key at all). */
+export async function rootNotPinned(store: Store): Promise<RootNotPinned | undefined> {
+  if (pinnedRoots(store).length > 0) return undefined
+  const roots = (await initialKeyRoots(store)).map((r) => ({name: r.name, keyid: r.keyid, fingerprint: fingerprintOf(r.publicKey)}))
+  if (roots.length === 0) return undefined
+  const command = `engram keys trust --root ${roots[0].fingerprint}`
+  const list = roots.map((r) => `${r.name} ${r.fingerprint}`).join(', ')
+  return {
+    store: store.root,
+    roots,
+    command,
+    message: `this store's root key is not pinned on this machine, so no curated memory is served; root owner key ${list}. Check the fingerprint with the store's owner, then run \`${command}\``,
+  }
+}
+
+/** The store's key records (`.pub`, or `.revoked` with that suffix) in the work tree: regular files only. */
+export function regularKeyRecords(store: Store, suffix = '.pub'): {path: string; text: string}[] {
   const dir = store.abs(KEYS_DIR)
-  const read = (suffix: string) => regularFiles(dir, suffix).map((f) => ({path: `${KEYS_DIR}/${f}`, text: readFileSync(join(dir, f), 'utf8')}))
-  const roots = [...(await initialKeyRoots(store)), ...pinnedRoots()]
-  return new Keyring({records: read('.pub'), revocations: read('.revoked'), roots})
+  return regularFiles(dir, suffix).map((f) => ({path: `${KEYS_DIR}/${f}`, text: readFileSync(join(dir, f), 'utf8')}))
 }
 
-/** Pin an owner key on this machine as a root of trust (`$ENGRAM_CONFIG_DIR/trust/`). */
-export function pinOwnerKey(key: KeyPair): void {
-  const file = join(configDir(), 'trust', `${key.name}-${key.keyid}.json`)
-  if (existsSync(file)) return
-  writeFileAtomic(file, `${JSON.stringify({keyid: key.keyid, name: key.name, public_key: Buffer.from(key.publicKey).toString('base64')})}\n`, 0o600)
+/** Read every key record and revocation in the store and decide what is trusted, from this machine's root pins. */
+export async function loadKeyring(store: Store): Promise<Keyring> {
+  return new Keyring({records: regularKeyRecords(store), revocations: regularKeyRecords(store, '.revoked'), roots: pinnedRoots(store)})
 }

@@ -14,14 +14,19 @@ import {badInput} from './errors.js'
 import {changedLongAgo, fileIdentity} from './fsutil.js'
 import {gitBlobHash, sha256Hex} from './hash.js'
 import {readStoreCache, writeStoreCache} from './cachefile.js'
-import type {Keyring} from './keys.js'
-import {historicSerials, recordSerial, seenSerials} from './highwater.js'
+import {Keyring, rootNotPinned} from './keys.js'
+import {historyScanned, markHistoryScanned, recordSerial, seenSerials, serialSeenIn} from './highwater.js'
+import {catBlobs, gitRead, headCommit} from './git.js'
+import {readHeadFromFiles} from './index/head.js'
+import {verificationFailed} from './errors.js'
 import {parseMemory} from './memory.js'
 import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from './scope.js'
 import {KeyPair, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
 import type {Store} from './store.js'
 
 export const MANIFESTS_DIR = '.engram/manifests'
+/** How verify names the root pin, which lives on this machine, not in the store. */
+const KEYS_PIN_PATH = '(root pin on this machine)'
 
 export interface ManifestEntry {
   /** store-relative path, e.g. `tenant/acme/billing.md` */
@@ -320,6 +325,89 @@ function writeManifestCache(store: Store, cache: Map<string, VerifiedManifest>):
   writeStoreCache('manifests', store.root, {entries: Object.fromEntries([...cache].slice(-MAX_MANIFEST_CACHE))})
 }
 
+// ---------------------------------------------------------------- committed history
+
+/**
+ * The highest serial of each scope's manifest in the store's committed history (first-parent
+ * line of `.engram/manifests/`), counting only versions whose signature verifies under a
+ * trusted owner key now: an unsigned or agent-signed "serial 10^9" committed and reverted
+ * counts for nothing. Each counted serial is recorded in this machine's state, so a machine
+ * with no state (a new host, CI) refuses a committed rollback (STANDARD R13). Returns the
+ * state's serials raised by history.
+ *
+ * One `git log -p` of the manifests folder reads each version's serial line from its diff
+ * (not every version's whole file); only versions above what is known are fetched and
+ * verified, highest first, until one verifies. The scan is remembered in the same state
+ * file, per HEAD and set of trusted owners, and resumed from the last HEAD scanned
+ * (`last..HEAD`): state only grows, so what an earlier scan counted stays counted. A history git cannot read (a shallow
+ * clone, which engram reads without its shallow file) fails closed.
+ */
+export async function raiseFromHistory(store: Store, keyring: Keyring): Promise<Record<string, number>> {
+  const head = readHeadFromFiles(store.top) ?? (await headCommit(store.top))
+  if (head === undefined) return seenSerials(store)
+  const owners = keyring.owners().map((k) => `${k.keyid}:${k.fingerprint ?? ''}`).sort().join(',')
+  const cached = historyScanned(store)
+  if (cached && cached.head === head && cached.owners === owners) return seenSerials(store)
+  const dir = store.gitPath(MANIFESTS_DIR)
+  const args = (range: string) => ['log', '--first-parent', '--diff-merges=first-parent', '-p', '--unified=0', '--no-renames', '--no-color', '--no-ext-diff', '--format=%x00%H', range, '--', `${dir}/`]
+  let out: string | undefined
+  if (cached && cached.owners === owners && /^[0-9a-f]{40,64}$/.test(cached.head)) {
+    try {
+      out = await gitRead(store.top, args(`${cached.head}..${head}`))
+    } catch {
+      out = undefined // the old HEAD is gone (history rewritten): scan it all
+    }
+  }
+  if (out === undefined) {
+    try {
+      out = await gitRead(store.top, args(head))
+    } catch {
+      throw verificationFailed(
+        'The history of this store\'s manifests cannot be read (a shallow clone?), so a rollback cannot be ruled out; no curated memory is served.',
+        'fetch the full history (`git fetch --unshallow`), or clone without --depth',
+      )
+    }
+  }
+  const seen = seenSerials(store)
+  const candidates: {scope: string; rel: string; serial: number; commit: string}[] = []
+  for (const chunk of out.split('\0')) {
+    const lines = chunk.split('\n')
+    const commit = lines[0]?.trim()
+    if (!commit || !/^[0-9a-f]{40,64}$/.test(commit)) continue
+    let rel: string | undefined
+    for (const line of lines) {
+      if (line.startsWith('+++ ')) {
+        const f = line.slice(4).replace(/^b\//, '')
+        rel = f.startsWith(store.prefix) && f.endsWith('.json') ? f.slice(store.prefix.length) : undefined
+        continue
+      }
+      const m = rel ? /^\+ {2}"serial": (\d{1,15}),$/.exec(line) : null
+      if (!m || !rel) continue
+      const scope = rel.slice(MANIFESTS_DIR.length + 1, -5).replace('_', ':')
+      const serial = Number(m[1])
+      if (serial > (seen[scope] ?? 0)) candidates.push({scope, rel, serial, commit})
+    }
+  }
+  candidates.sort((a, b) => b.serial - a.serial)
+  const done = new Set<string>()
+  const specs = candidates.map((c) => `${c.commit}:${store.gitPath(c.rel)}`)
+  for await (const {index, data} of catBlobs(store, specs)) {
+    const c = candidates[index]
+    if (done.has(c.scope) || !data) continue
+    try {
+      const m = parseManifest(data.toString('utf8'), `${c.rel} at ${c.commit.slice(0, 10)}`)
+      if (m.scope !== c.scope || manifestPath(m.scope) !== c.rel || m.serial !== c.serial || !verifyManifest(keyring, m).ok) continue
+    } catch {
+      continue
+    }
+    done.add(c.scope)
+    recordSerial(store, c.scope, c.serial, c.commit)
+    seen[c.scope] = Math.max(seen[c.scope] ?? 0, c.serial)
+  }
+  markHistoryScanned(store, head, owners)
+  return seen
+}
+
 // ---------------------------------------------------------------- verify
 
 export type ProblemKind =
@@ -337,6 +425,7 @@ export type ProblemKind =
   | 'manifest-missing'
   | 'key-untrusted'
   | 'config-unsigned'
+  | 'root-not-pinned'
 
 export interface VerifyProblem {
   kind: ProblemKind
@@ -403,6 +492,8 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
   const wanted = opts.scopes ? new Set(opts.scopes) : undefined
   let checked = 0
 
+  const unpinned = await rootNotPinned(store)
+  if (unpinned) problems.push({kind: 'root-not-pinned', path: KEYS_PIN_PATH, detail: unpinned.message})
   for (const k of keyring.list()) {
     if (k.status === 'untrusted') problems.push({kind: 'key-untrusted', path: k.path ?? `key ${k.keyid}`, detail: `key ${k.name}${k.keyid ? ` (${k.keyid})` : ''}: ${k.reason}`})
   }
@@ -416,8 +507,7 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
   } catch {
     // no manifests yet
   }
-  const seenSerial = seenSerials(store)
-  let history: Map<string, number> | undefined
+  const seenSerial = await raiseFromHistory(store, keyring)
   for (const d of manifestFiles) {
     if (!d.name.endsWith('.json')) continue
     const rel = `${MANIFESTS_DIR}/${d.name}`
@@ -448,11 +538,16 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       fail(v.problem as string)
       continue
     }
-    history ??= await historicSerials(store, MANIFESTS_DIR)
-    const highest = Math.max(seenSerial[m.scope] ?? 0, history.get(rel) ?? 0)
+    const highest = seenSerial[m.scope] ?? 0
     if (m.serial < highest) {
       badManifest.add(fileScope)
-      problems.push({kind: 'rolled-back', scope: fileScope, path: rel, detail: `manifest serial ${m.serial} is older than serial ${highest} seen before (an old manifest was put back)`})
+      const where = serialSeenIn(store, m.scope)
+      problems.push({
+        kind: 'rolled-back', scope: fileScope, path: rel,
+        detail: `manifest serial ${m.serial} is older than serial ${highest} seen ${where ? `in commit ${where.slice(0, 10)}` : 'on this machine'} ` +
+          `(an old manifest was put back): restore the newer manifest and files from git; if serial ${highest} was never this store's ` +
+          `(an owner-signed manifest committed by mistake), check what that commit held, then re-sign the scope above it: \`engram manifest resign --scope ${m.scope}\``,
+      })
       continue
     }
     recordSerial(store, m.scope, m.serial)

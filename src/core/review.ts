@@ -5,11 +5,12 @@ import {commitPaths} from './commit.js'
 import {readStored} from './curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
+import {gitBlobHash} from './hash.js'
 import {gitRead} from './git.js'
-import {recordSerial} from './highwater.js'
+import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
 import {unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
-import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
+import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
@@ -126,6 +127,8 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
     throw refused(`Key ${key.name} (${key.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
   }
   if (info.role !== 'owner') throw refused(`Key ${key.name} (${key.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  // what committed history says of manifest serials, before anything is built on a manifest (R13)
+  await raiseFromHistory(store, keyring)
   return {key, keyring}
 }
 
@@ -142,6 +145,11 @@ function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifes
   const m = readManifest(store, scope)
   if (m && !verifyManifest(keyring, m).ok) {
     throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
+  }
+  // re-signing an old manifest above the serial it lost to would make the rollback stick
+  const seen = seenSerials(store)[scope] ?? 0
+  if (m && m.serial < seen) {
+    throw verificationFailed(`The manifest of ${scope} has serial ${m.serial}, older than serial ${seen} seen before (rolled back); refusing to build on it.`, 'run `engram verify`, which says how to fix it')
   }
   return m
 }
@@ -165,6 +173,8 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
     }
     next = nextManifest(prev, scope, {remove: [rel]})
   }
+  // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
+  next.serial = Math.max(next.serial, (seenSerials(store)[scope] ?? 0) + 1)
   const mrel = manifestPath(scope)
   const signed = signManifest(key, next)
   const text = serializeManifest(signed)
@@ -303,5 +313,44 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
       paths: touched,
     })
     return {scope, path, restored_from: commitId, version: memory.frontmatter.version, commit}
+  })
+}
+
+/**
+ * Re-sign a scope's current manifest above the highest serial seen (R13): the way out when
+ * an owner-signed manifest with a higher serial than the scope's real one was committed by
+ * mistake (e.g. copied from another store signed by the same key) and `verify` reports a
+ * rollback for good. The owner says the manifest as it stands is the scope's truth, so it
+ * is refused unless every file it lists is present with exactly the listed bytes.
+ */
+export async function resignManifest(store: Store, scopeText: string, opts: {keyName?: string} = {}) {
+  const scope = formatScope(parseScope(scopeText))
+  if (scope.startsWith('run:')) throw badInput('run: scopes have no manifest.')
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const m = readManifest(store, scope)
+    if (!m) throw notFound(`Scope ${scope} has no manifest.`, 'see `engram verify`')
+    const v = verifyManifest(keyring, m)
+    if (!v.ok) throw verificationFailed(`The manifest of ${scope} does not verify (${v.problem}); refusing to re-sign it.`, 'restore it from git first')
+    for (const e of m.entries) {
+      const bytes = store.readText(e.path)
+      if (bytes === undefined || gitBlobHash(bytes) !== e.blob) {
+        throw verificationFailed(`${e.path} is not the content the manifest of ${scope} lists; refusing to re-sign it.`, 'restore the scope\'s files from git first (`engram verify` names each problem)')
+      }
+    }
+    const above = seenSerials(store)[scope] ?? 0
+    const seenIn = serialSeenIn(store, scope)
+    const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1})
+    const mrel = manifestPath(scope)
+    const text = serializeManifest(signed)
+    writeFileAtomic(store.abs(mrel), text)
+    recordSerial(store, scope, signed.serial)
+    rememberSignedManifest(store, text, signed, key)
+    const commit = await commitPaths(store, {
+      subject: `Re-sign the manifest of ${scope} at serial ${signed.serial} (was ${m.serial}; serial ${above} seen${seenIn ? ` in ${seenIn.slice(0, 10)}` : ''})`,
+      trailers: {'Engram-Operation': 'resign-manifest', 'Engram-Reviewed-By': `${key.name} (${key.keyid})`},
+      paths: [mrel],
+    })
+    return {scope, serial: signed.serial, previous: m.serial, above, commit, reviewed_by: key.name}
   })
 }

@@ -5,7 +5,7 @@ import {changedLongAgo, fileIdentity} from './fsutil.js'
 import {gitBlobHash} from './hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {seenSerials} from './highwater.js'
-import {ManifestLookup, manifestForServing, manifestPath} from './manifest.js'
+import {ManifestLookup, manifestForServing, manifestPath, raiseFromHistory} from './manifest.js'
 import {MemoryFile, parseMemory} from './memory.js'
 import {verifyMemory} from './sign.js'
 import type {Store} from './store.js'
@@ -29,7 +29,7 @@ interface ScopeState {
 const MAX_VERDICTS = 200_000
 
 /**
- * Decides whether a memory file may be served (DESIGN.md §6): a run: scratchpad is its
+ * Decides whether a memory file may be served (README "Serving"): a run: scratchpad is its
  * session's own and unsigned; curated memory is served only when it carries a trusted
  * owner's signature for its path and scope and matches its entry in the scope's signed
  * manifest (so a rollback, a move or a deletion is caught).
@@ -41,6 +41,8 @@ const MAX_VERDICTS = 200_000
  */
 export class ServingGate {
   private keyring?: Keyring
+  /** the highest serials in committed history when the gate opened (also recorded in the state, when it can be written) */
+  private history: Record<string, number> = {}
   private readonly scopes = new Map<string, ScopeState>()
 
   constructor(
@@ -51,13 +53,15 @@ export class ServingGate {
   static async open(store: Store, opts: {remember?: boolean} = {}): Promise<ServingGate> {
     const gate = new ServingGate(store, opts.remember ?? false)
     gate.keyring = await loadKeyring(store)
+    // a machine without state (a new host, CI) still refuses a committed rollback (R13)
+    gate.history = await raiseFromHistory(store, gate.keyring)
     return gate
   }
 
   private scope(scope: string, seen?: Record<string, number>): ScopeState {
     let state = this.scopes.get(scope)
     if (!state) {
-      const serial = (seen ?? seenSerials(this.store))[scope] ?? 0
+      const serial = this.highest(seen ?? seenSerials(this.store), scope)
       // the identity is taken before the read: a file changed in between only looks stale
       const {stamp: fileStamp, stable} = manifestStamp(this.store, scope)
       const stamp = `${fileStamp}|${serial}`
@@ -84,8 +88,13 @@ export class ServingGate {
     if (this.scopes.size === 0) return
     const seen = seenSerials(this.store)
     for (const [scope, state] of this.scopes) {
-      if (state.racy || state.stamp !== `${manifestStamp(this.store, scope).stamp}|${seen[scope] ?? 0}`) this.scopes.delete(scope)
+      if (state.racy || state.stamp !== `${manifestStamp(this.store, scope).stamp}|${this.highest(seen, scope)}`) this.scopes.delete(scope)
     }
+  }
+
+  /** The highest serial a scope's manifest must reach: what this machine has seen, or history holds. */
+  private highest(seen: Record<string, number>, scope: string): number {
+    return Math.max(seen[scope] ?? 0, this.history[scope] ?? 0)
   }
 
   /** `rel` is store-relative; `text` the file's bytes as read; `blob` their git blob id when the caller has it. */

@@ -171,6 +171,9 @@ describe('search: what a fresh process caches never outlives trust', () => {
       expect(sb.run(['keys', 'generate', 'bob', '--out', bobPub], {env: {ENGRAM_CONFIG_DIR: bobDir}}).code).toBe(0)
       expect(sb.run(['keys', 'trust', bobPub, '--role', 'owner']).code).toBe(0)
       const w = sb.run(['write', 'bob-made.md', '--scope', 'tenant:acme', '--json'], {input: 'Bob wrote this about the blue pipeline.', env: {ENGRAM_SESSION: acme}})
+      // bob's machine pins the store's root first (R19), as a clone would
+      const fp = sb.run(['keys', 'list', '--json']).json.keys.find((k: any) => k.root).fingerprint
+      expect(sb.run(['keys', 'trust', '--root', fp], {env: {ENGRAM_CONFIG_DIR: bobDir}}).code).toBe(0)
       const bobAccept = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'], {env: {ENGRAM_CONFIG_DIR: bobDir, ENGRAM_KEY: join(bobDir, 'keys', 'bob.key')}})
       expect(bobAccept.code, bobAccept.stderr).toBe(0)
       const before = sb.run(['search', 'blue pipeline', '--json'])
@@ -182,7 +185,7 @@ describe('search: what a fresh process caches never outlives trust', () => {
       // everything engram keeps beside the keys is the user's alone
       const walk = (dir: string): string[] => readdirSync(dir, {withFileTypes: true}).flatMap((d) => (d.isDirectory() ? [join(dir, d.name), ...walk(join(dir, d.name))] : [join(dir, d.name)]))
       const kept = walk(sb.configDir).filter((f) => !f.startsWith(bobDir) && !f.endsWith('bob.pub'))
-      expect(kept.some((f) => f.includes('/cache/roots/'))).toBe(true)
+      expect(kept.some((f) => f.includes('/trust/store-'))).toBe(true)
       for (const f of kept) expect([f, statSync(f).mode & 0o077]).toEqual([f, 0])
     } finally {
       rmSync(sb.dir, {recursive: true, force: true})

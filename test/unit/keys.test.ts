@@ -11,6 +11,7 @@ import {
   loadPrivateKey,
   parsePrivateKey,
   parsePublicKeyInput,
+  pinRoot,
   publicKeyPath,
   publicKeyRecord,
   revocationPath,
@@ -109,8 +110,8 @@ function git(root: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], {cwd: root, encoding: 'utf8'})
 }
 
-/** A store whose initial key commit holds the owner `alice`. */
-async function storeWithOwner(): Promise<{root: string; alice: KeyPair; store: () => Promise<Store>; put: (rel: string, text: string) => void; commit: (msg: string) => void}> {
+/** A store whose initial key commit holds the owner `alice`, pinned on this machine as `engram init` does (unless `pin: false`). */
+async function storeWithOwner(opts: {pin?: boolean} = {}): Promise<{root: string; alice: KeyPair; store: () => Promise<Store>; put: (rel: string, text: string) => void; commit: (msg: string) => void}> {
   const root = join(tmp, 'repo')
   mkdirSync(join(root, '.engram', 'keys'), {recursive: true})
   git(root, 'init', '-q', '-b', 'main')
@@ -128,6 +129,7 @@ async function storeWithOwner(): Promise<{root: string; alice: KeyPair; store: (
     git(root, 'commit', '-q', '-m', msg)
   }
   commit('add owner key')
+  if (opts.pin !== false) pinRoot(await Store.open(root), alice)
   return {root, alice, store: () => Store.open(root), put, commit}
 }
 
@@ -141,8 +143,12 @@ const memory = (): MemoryFile => ({
 })
 
 describe('keyring', () => {
-  it('the owner key of the initial key commit is a trusted root', async () => {
-    const s = await storeWithOwner()
+  it('the owner key of the initial key commit is a root only once pinned on this machine', async () => {
+    const s = await storeWithOwner({pin: false})
+    const unpinned = await loadKeyring(await s.store())
+    expect(unpinned.trusted(s.alice.keyid)).toBeUndefined()
+    expect(unpinned.status(s.alice.keyid)?.reason).toMatch(/not a root key pinned on this machine/)
+    pinRoot(await s.store(), s.alice)
     const ring = await loadKeyring(await s.store())
     expect(ring.trusted(s.alice.keyid)?.name).toBe('alice')
     expect(ring.isOwner(s.alice.keyid)).toBe(true)
@@ -288,13 +294,21 @@ describe('keyring', () => {
     expect(names).toEqual(expect.arrayContaining(['.engram/keys/junk.pub', '.engram/keys/other.pub']))
   })
 
-  it('a local pin makes a key a root', async () => {
+  it('a local pin for this store makes a key a root; a pin for another store, or a pin file of another form, does not', async () => {
     const s = await storeWithOwner()
     const hsm = generateKeyPair('hsm')
     s.put(publicKeyPath('hsm'), publicKeyRecord(hsm, 'owner', hsm))
     expect((await loadKeyring(await s.store())).isOwner(hsm.keyid)).toBe(false)
+    // a pin file of the old global form names no store: it is not read
     mkdirSync(join(configDir(), 'trust'), {recursive: true})
     writeFileSync(join(configDir(), 'trust', 'pin.json'), JSON.stringify({keyid: hsm.keyid, public_key: Buffer.from(hsm.publicKey).toString('base64')}))
+    expect((await loadKeyring(await s.store())).isOwner(hsm.keyid)).toBe(false)
+    const other = join(tmp, 'other')
+    mkdirSync(join(other, '.engram'), {recursive: true})
+    git(other, 'init', '-q')
+    pinRoot(await Store.open(other), hsm)
+    expect((await loadKeyring(await s.store())).isOwner(hsm.keyid)).toBe(false)
+    pinRoot(await s.store(), hsm)
     expect((await loadKeyring(await s.store())).isOwner(hsm.keyid)).toBe(true)
   })
 

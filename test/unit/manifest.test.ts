@@ -5,7 +5,7 @@ import {dirname, join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {gitBlobHash} from '../../src/core/hash.js'
-import {loadKeyring, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
+import {loadKeyring, pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
 import {
   manifestEntry,
   manifestForServing,
@@ -36,7 +36,7 @@ const put = (rel: string, text: string) => {
 }
 const read = (rel: string) => readFileSync(join(root, rel), 'utf8')
 
-beforeEach(() => {
+beforeEach(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'engram-manifest-'))
   process.env.ENGRAM_CONFIG_DIR = join(tmp, 'config')
   root = join(tmp, 'store')
@@ -46,6 +46,8 @@ beforeEach(() => {
   put(publicKeyPath('alice'), publicKeyRecord(alice, 'owner', alice))
   git('add', '-A')
   git('commit', '-q', '-m', 'init store with owner key')
+  // as `engram init` does: the owner key is this store's root on this machine
+  pinRoot(await Store.open(root), alice)
 })
 afterEach(() => {
   if (savedConfig === undefined) delete process.env.ENGRAM_CONFIG_DIR

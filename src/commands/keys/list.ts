@@ -10,11 +10,12 @@ export default class KeysList extends EngramCommand {
   async run() {
     const {flags} = await this.parse(KeysList)
     const store = await Store.open(flags.base)
+    const notice = await this.rootNotice(store)
     const keys = await listKeys(store)
     if (!this.jsonEnabled()) {
       for (const k of keys) this.log(visible(`${k.name}\t${k.keyid || '-'}\t${k.role}\t${k.status}${k.local ? '\t(private key here)' : ''}\t${k.reason}`))
       if (keys.length === 0) this.note('no keys')
     }
-    return {keys}
+    return {keys, ...(notice ? {root_not_pinned: notice} : {})}
   }
 }
