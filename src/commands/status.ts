@@ -16,6 +16,7 @@ export default class Status extends EngramCommand {
       this.log(`scopes: ${s.scopes.map((x) => `${x.scope} (${x.files})`).join(', ') || 'none'}`)
       this.log(`review queue: ${s.pending} pending; quarantine: ${s.quarantined}`)
       this.log(`sessions: ${s.sessions} (${s.tainted_sessions} tainted)`)
+      if (s.broken > 0) this.log(`broken entries: ${s.broken} (named by \`engram review list\` and \`engram quarantine list\`)`)
       for (const e of s.escalations) this.log(visible(`ESCALATED ${e.session} (${e.agent}): ${e.reason}`))
     }
     return s
