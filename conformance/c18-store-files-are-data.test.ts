@@ -227,6 +227,11 @@ describe('C18 — every stored string is printed terminal-safe by every command 
     const {fields, body} = readEntry(store, `.engram/proposals/${real.pending}.md`)
     writeEntry(store, '.engram/proposals/escbroken.md', {...fields, id: 'escbroken', origin: tag('email'), memory: {...fields.memory, origin: tag('email')}}, body)
     store.gitCommitAll('plant escapes')
+    // the stored strings are there, shown as visible codes, and --json gives them exactly
+    // (checked before the sweep, whose own writes replace planted.md)
+    expect(store.run(['review', 'show', real.pending]).stdout).toContain('<U+001B>[2J')
+    expect(store.ok(['review', 'show', real.pending]).author).toBe(`agent-a${ESCAPES}`)
+    expect(store.ok(['read', 'planted.md', '--scope', `run:${s}`], {session: s}).body).toContain(ESCAPES)
     const seen: string[] = []
     const targets: Targets = {path: 'planted.md', scope: `run:${s}`, proposal: real.pending, quarantine: real.quarantined, session: s, file: store.path(`run/${s}/planted.md`)}
     const check = (r: Run, who: string) => {
@@ -243,10 +248,6 @@ describe('C18 — every stored string is printed terminal-safe by every command 
       check(store.run(args, {session: s}), 'agent')
     }
     expect(seen).toEqual([])
-    // the stored strings are still there, shown as visible codes, and --json gives them exactly
-    expect(store.run(['review', 'show', real.pending]).stdout).toContain('<U+001B>[2J')
-    expect(store.ok(['review', 'show', real.pending]).author).toBe(`agent-a${ESCAPES}`)
-    expect(store.ok(['read', 'planted.md', '--scope', `run:${s}`], {session: s}).body).toContain(ESCAPES)
   }, 1_200_000)
 })
 
