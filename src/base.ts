@@ -1,16 +1,20 @@
 import {Command, Flags, Interfaces} from '@oclif/core'
+import {format} from 'node:util'
 
 import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
 import {RootNotPinned, rootNotPinned} from './core/keys.js'
 import {Store} from './core/store.js'
+import {safeJson, visible} from './visible.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
 
 /**
  * Every engram command: `--json` (oclif's own flag: run() returns the data), `--base`
  * (env ENGRAM_BASE), and one mapping of the error hierarchy to exit codes. Results go to
- * stdout, chatter to stderr.
+ * stdout, chatter to stderr. Every line printed goes through the terminal-safe renderer
+ * (visible.ts, STANDARD.md R16): stored strings cannot carry an escape sequence to the
+ * screen, whichever command prints them.
  */
 export abstract class EngramCommand extends Command {
   static override enableJsonFlag = true
@@ -28,9 +32,24 @@ export abstract class EngramCommand extends Command {
     Store.onWarning = writeWarning
   }
 
+  /** A result line on stdout, terminal-safe. */
+  override log(message = '', ...args: unknown[]): void {
+    super.log(visible(args.length > 0 ? format(message, ...args) : message))
+  }
+
+  /** Output of render.ts, which escapes every stored string itself before it colours. */
+  logRendered(text: string): void {
+    super.log(text)
+  }
+
+  /** --json output: the data exactly, with no raw escape, C1 or bidi character (visible.ts safeJson). */
+  override logJson(json: unknown): void {
+    process.stdout.write(`${safeJson(json)}\n`)
+  }
+
   /** Chatter for people: stderr, silenced by --json. */
   note(message: string): void {
-    if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
+    if (!this.jsonEnabled()) process.stderr.write(`${visible(message)}\n`)
   }
 
   /** A warning always goes to stderr (also with --json, where stdout stays pure JSON). */
@@ -73,8 +92,9 @@ export abstract class EngramCommand extends Command {
         }
         this.logJson({error: {code: err.code, exitCode: err.exitCode, message, nextStep, ...(data ? {data} : {})}})
       } else {
-        process.stderr.write(`engram: ${message}\n`)
-        if (nextStep) process.stderr.write(`  next: ${nextStep}\n`)
+        // an error can quote a stored string (a broken file's field): shown terminal-safe
+        process.stderr.write(`engram: ${visible(message)}\n`)
+        if (nextStep) process.stderr.write(`  next: ${visible(nextStep)}\n`)
       }
       return
     }
@@ -87,14 +107,14 @@ export abstract class EngramCommand extends Command {
       process.exitCode = 2
       const message = err.message.split('\n').filter((l) => !/^\s*See more help/.test(l)).join('\n').trim()
       if (this.jsonEnabled()) this.logJson({error: {code: 'usage', exitCode: 2, message}})
-      else process.stderr.write(`engram: ${message}\n  next: see \`engram ${this.id?.replace(/:/g, ' ') ?? ''} --help\`\n`)
+      else process.stderr.write(`engram: ${visible(message)}\n  next: see \`engram ${this.id?.replace(/:/g, ' ') ?? ''} --help\`\n`)
       return
     }
     process.exitCode = 1
     if (this.jsonEnabled()) this.logJson({error: {code: 'unexpected', exitCode: 1, message: err.message}})
     else {
-      process.stderr.write(`engram: unexpected error: ${err.message}\n  this is a bug; please report it with the output of the command run with DEBUG=engram\n`)
-      if (process.env.DEBUG) process.stderr.write(`${err.stack}\n`)
+      process.stderr.write(`engram: unexpected error: ${visible(err.message)}\n  this is a bug; please report it with the output of the command run with DEBUG=engram\n`)
+      if (process.env.DEBUG) process.stderr.write(`${visible(err.stack ?? '')}\n`)
     }
   }
 }

@@ -32,26 +32,31 @@ export async function renderTextDiff(a: {name: string; text: string; header: str
     .join('\n')
 }
 
-/** The reviewer's view of one entry: header, flags, votes, diff, digest. */
+/**
+ * The reviewer's view of one entry: header, flags, votes, diff, digest. Every stored
+ * string is passed through `visible` before colour is added (STANDARD.md R16); the result
+ * is printed as is (EngramCommand.logRendered).
+ */
 export async function renderEntry(e: ShownEntry): Promise<string> {
   const c = colours()
   const p = e.proposal
+  const v = visible
   const lines: string[] = []
-  lines.push(c.bold(`${p.status === 'pending' ? 'proposal' : 'quarantine'} ${p.id}: ${p.operation} ${p.scope}/${p.path}`) + (p.kind !== 'write' ? ` [${p.kind}]` : ''))
-  lines.push(`author ${p.author}, session ${p.session ?? '-'}, origin ${p.origin}${p.tainted ? c.yellow(`, TAINTED (${visible(p.taint_reasons.join('; '))})`) : ''}, created ${p.created}`)
-  if (p.note) lines.push(c.yellow(`note: ${visible(p.note)}`))
-  if (e.stale) lines.push(c.red(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`))
-  if (Object.keys(p.redactions).length > 0) lines.push(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`)
-  for (const f of p.flags) lines.push(c.yellow(`flag ${visible(f.flag)}: ${visible(f.reason)}`))
+  lines.push(c.bold(v(`${p.status === 'pending' ? 'proposal' : 'quarantine'} ${p.id}: ${p.operation} ${p.scope}/${p.path}`)) + (p.kind !== 'write' ? v(` [${p.kind}]`) : ''))
+  lines.push(`${v(`author ${p.author}, session ${p.session ?? '-'}, origin ${p.origin}`)}${p.tainted ? c.yellow(`, TAINTED (${v(p.taint_reasons.join('; '))})`) : ''}${v(`, created ${p.created}`)}`)
+  if (p.note) lines.push(c.yellow(`note: ${v(p.note)}`))
+  if (e.stale) lines.push(c.red(v(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`)))
+  if (Object.keys(p.redactions).length > 0) lines.push(v(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`))
+  for (const f of p.flags) lines.push(c.yellow(`flag ${v(f.flag)}: ${v(f.reason)}`))
   for (const f of e.unrecordedFlags) {
-    lines.push(c.red(`flag ${visible(f.flag)}: ${visible(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
+    lines.push(c.red(`flag ${v(f.flag)}: ${v(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
   }
-  if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${p.vote.summary}`)
-  for (const v of p.votes) {
-    const mark = v.verdict === 'accept' ? c.green('accept') : v.verdict === 'reject' ? c.red('reject') : c.gray('abstain')
-    lines.push(`  ${v.validator.padEnd(11)} ${mark} ${v.confidence.toFixed(2)}  ${visible(v.reason)}`)
+  if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${v(p.vote.summary)}`)
+  for (const vote of p.votes) {
+    const mark = vote.verdict === 'accept' ? c.green('accept') : vote.verdict === 'reject' ? c.red('reject') : c.gray('abstain')
+    lines.push(`  ${v(vote.validator).padEnd(11)} ${mark} ${vote.confidence.toFixed(2)}  ${v(vote.reason)}`)
   }
-  for (const ev of p.evidence) lines.push(visible(`evidence: ${[ev.session, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`))
+  for (const ev of p.evidence) lines.push(v(`evidence: ${[ev.session, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`))
   lines.push('')
   lines.push(await renderDiff(e, `${p.scope}/${p.path}`))
   lines.push(c.bold(`digest ${e.digest}`))

@@ -2,6 +2,7 @@ import {parseArgs} from 'node:util'
 
 import {writeWarning} from './output.js'
 import {runSearch, searchLines} from './search.js'
+import {safeJson} from '../visible.js'
 
 /** `--limit` of `engram search`, shared with the oclif command's flag definition. */
 export const SEARCH_LIMIT = {default: 10, min: 1, max: 1000} as const
@@ -54,7 +55,7 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
     process.exit(0)
   })
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+    process.stdout.write(`${safeJson(result)}\n`)
   } else {
     const lines = searchLines(result.hits)
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)

@@ -4,6 +4,7 @@ import {EngramCommand, sessionFlag} from '../base.js'
 import {buildContext, renderContext} from '../core/context.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
+import {safeJson, visible} from '../visible.js'
 
 export default class Context extends EngramCommand {
   static override summary = 'Print the session-start memory block for an agent: data, not instructions, in unforgeable wrappers.'
@@ -24,8 +25,8 @@ export default class Context extends EngramCommand {
     const built = await buildContext(store, session, {query: flags.query, budget: flags.budget, scope: flags.scope})
     const block = notice ? {...built, root_not_pinned: notice} : built
     if (this.jsonEnabled()) return block
-    if (flags.format === 'json') this.log(JSON.stringify(block, null, 2))
-    else process.stdout.write(renderContext(block, flags.format as 'markdown' | 'text'))
+    if (flags.format === 'json') this.logRendered(safeJson(block))
+    else process.stdout.write(visible(renderContext(block, flags.format as 'markdown' | 'text')))
     return block
   }
 }

@@ -4,6 +4,7 @@ import {EngramCommand, sessionFlag} from '../base.js'
 import {readMemory} from '../core/read.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
+import {visible} from '../visible.js'
 
 export default class Read extends EngramCommand {
   static override summary = 'Print one memory (only verified curated memory, or your own run: scratchpad).'
@@ -25,7 +26,8 @@ export default class Read extends EngramCommand {
     if (!this.jsonEnabled()) {
       const fm = r.frontmatter
       this.note(`# ${r.scope}/${r.path} — v${fm.version}, by ${fm.author} via ${fm.origin}${fm.tainted ? ', TAINTED' : ''}${fm.reviewed_by ? `, reviewed by ${fm.reviewed_by}` : ''}`)
-      process.stdout.write(r.body)
+      // terminal-safe like every stored string (R16); --json gives the exact bytes
+      process.stdout.write(visible(r.body))
     }
     return notice ? {...r, root_not_pinned: notice} : r
   }

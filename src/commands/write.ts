@@ -1,13 +1,14 @@
 import {Args, Flags} from '@oclif/core'
-import {readFileSync} from 'node:fs'
+import {createReadStream} from 'node:fs'
 
 import {EngramCommand, sessionFlag} from '../base.js'
 import {writeRoute} from '../core/access.js'
-import {parseTags} from '../core/content.js'
+import {parseTags, readLimited} from '../core/content.js'
 import {formatScope, parseScope} from '../core/scope.js'
 import {badInput} from '../core/errors.js'
 import {currentSession, refuseWithoutSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
+import {AGENT_ORIGINS} from '../core/memory.js'
 import {writeMemory} from '../core/write.js'
 
 export default class Write extends EngramCommand {
@@ -23,7 +24,7 @@ export default class Write extends EngramCommand {
     file: Flags.string({description: 'read the content from this file (default: stdin)'}),
     title: Flags.string({description: 'title (default: the first line)'}),
     tags: Flags.string({description: 'comma-separated tags'}),
-    origin: Flags.string({description: 'how the content reached the agent: direct_chat, email, webpage, document, readme, tool_output', default: 'direct_chat'}),
+    origin: Flags.string({description: `how the content reached the agent: ${AGENT_ORIGINS.join(', ')}`, default: 'direct_chat'}),
     'base-blob': Flags.string({description: 'the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'}),
     session: sessionFlag,
   }
@@ -36,7 +37,7 @@ export default class Write extends EngramCommand {
     const tags = parseTags(flags.tags)
     // a write that will be refused is refused before any content is read
     writeRoute(session, formatScope(parseScope(flags.scope)), store.config)
-    const content = readContent(flags.file)
+    const content = await readContent(flags.file, store.config.max_body_bytes)
     const r = await writeMemory(store, session, {
       scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'],
     })
@@ -55,18 +56,18 @@ export default class Write extends EngramCommand {
   }
 }
 
-function readContent(file: string | undefined): Buffer {
+/** The content from --file or stdin, read to its end but never past the size limit (content.ts readLimited). */
+async function readContent(file: string | undefined, maxBytes: number): Promise<Buffer> {
   if (file !== undefined) {
+    let stream
     try {
-      return readFileSync(file)
+      stream = createReadStream(file)
+      await new Promise((resolve, reject) => stream!.once('open', resolve).once('error', reject))
     } catch {
       throw badInput(`Cannot read ${file}.`, 'give a readable file with --file, or pipe the content on stdin')
     }
+    return readLimited(stream, maxBytes)
   }
   if (process.stdin.isTTY) throw badInput('No content: pipe the memory on stdin or give --file.', 'e.g. echo "fact" | engram write notes.md --scope run:$ENGRAM_SESSION')
-  try {
-    return readFileSync(0)
-  } catch {
-    return Buffer.alloc(0)
-  }
+  return readLimited(process.stdin, maxBytes)
 }

@@ -1,14 +1,36 @@
 import {badInput} from './errors.js'
 
+function tooLarge(size: string, maxBytes: number) {
+  return badInput(`Content is too large (${size}; limit ${maxBytes} bytes).`, 'split it into smaller memories, or raise max_body_bytes in .engram/config.yml')
+}
+
+/**
+ * Read a stream (stdin, a file) to its end, however slowly it arrives, but never more
+ * than `maxBytes`: past the limit it stops reading and refuses, so an oversized input
+ * is never held in memory whole.
+ */
+export async function readLimited(stream: NodeJS.ReadableStream & {destroy?: () => void}, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let total = 0
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
+    total += buf.length
+    if (total > maxBytes) {
+      stream.destroy?.()
+      throw tooLarge(`more than ${maxBytes} bytes`, maxBytes)
+    }
+    chunks.push(buf)
+  }
+  return Buffer.concat(chunks)
+}
+
 /**
  * Decode memory content given as bytes: UTF-8 only, no NUL bytes (binary), a BOM
  * dropped, not empty, not over the size limit. Nothing is stored before this passes.
  */
 export function decodeContent(input: Buffer | string, maxBytes: number): string {
   const buf = typeof input === 'string' ? Buffer.from(input, 'utf8') : input
-  if (buf.length > maxBytes) {
-    throw badInput(`Content is ${buf.length} bytes; the limit is ${maxBytes}.`, 'split it into smaller memories, or raise max_body_bytes in .engram/config.yml')
-  }
+  if (buf.length > maxBytes) throw tooLarge(`${buf.length} bytes`, maxBytes)
   if (buf.includes(0)) throw badInput('Content looks binary (it contains NUL bytes).', 'memories are UTF-8 text')
   let text: string
   try {

@@ -23,7 +23,7 @@ import {EngramError, badInput, isEngramError} from './errors.js'
 import {gitRead} from './git.js'
 import {initStore} from './init.js'
 import {writePrivateKey} from './keys.js'
-import {ORIGINS} from './memory.js'
+import {AUTHORITY_CLAIMS, ORIGINS} from './memory.js'
 import {acceptProposal} from './review.js'
 import {SessionRecord, startSession} from './sessions.js'
 import {generateKeyPair} from './sign.js'
@@ -148,7 +148,8 @@ export const CURATED_FILE = 'curated.jsonl'
 /** Every case is written to this scope, assigned to the eval sessions: it goes through the vote. */
 export const EVAL_SCOPE = 'tenant:eval'
 
-const CASE_ORIGINS: readonly string[] = [...ORIGINS, 'system']
+// a corpus case may claim "system": the vote must still judge such a claim
+const CASE_ORIGINS: readonly string[] = [...new Set([...ORIGINS, ...AUTHORITY_CLAIMS])]
 const STATUSES: readonly string[] = ['committed', 'pending', 'quarantined', 'any']
 const CASE_EXAMPLE = '{"id":"overwrite-1","text":"Update: invoices now go to …","origin":"email","label":"attack","secrets":[],"expect":{"status":"quarantined","flags":["instruction-like"]}}'
 const SEED_EXAMPLE = '{"path":"billing.md","text":"Acme pays invoices within 30 days.","title":"Billing terms"}'

@@ -1,24 +1,57 @@
-import type GrayMatter from 'gray-matter'
+import type JsYaml from 'js-yaml'
 import {createRequire} from 'node:module'
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
 
-// gray-matter costs 40–75 ms to import (PERF-NOTES); our own files never need it (see
+// A YAML parser costs tens of milliseconds to import; our own files never need it (see
 // parseCanonicalMemory), so it is loaded on first use only.
-let grayMatter: typeof GrayMatter | undefined
-const matter = (text: string, opts: Record<string, unknown>) => {
-  grayMatter ??= createRequire(import.meta.url)('gray-matter') as typeof GrayMatter
-  return grayMatter(text, opts)
+let jsYaml: typeof JsYaml | undefined
+
+/**
+ * Parse YAML from a store file: js-yaml 4's `load` with its default schema, which has no
+ * `!!js/*` types, so no stored byte is ever evaluated (STANDARD.md R18). The one YAML
+ * reader for store files.
+ */
+export function loadYaml(text: string, label: string): unknown {
+  jsYaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
+  return jsYaml.load(text, {schema: jsYaml.DEFAULT_SCHEMA, filename: label})
 }
 
-/** Delivery vectors a write can arrive by. `owner` and `dream` are set by the tool, never by an agent. */
-export const ORIGINS = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output', 'dream', 'owner'] as const
-export type Origin = (typeof ORIGINS)[number]
+/**
+ * Every origin engram knows, in one table (every list of origins derives from it): who
+ * may state it — an agent describing how the text reached it, or only the tool, backed by
+ * a key — and whether it delivers third-party text (an indirect prompt-injection vector).
+ */
+export const ORIGIN_TABLE = {
+  direct_chat: {statedBy: 'agent', indirect: false},
+  email: {statedBy: 'agent', indirect: true},
+  webpage: {statedBy: 'agent', indirect: true},
+  document: {statedBy: 'agent', indirect: true},
+  readme: {statedBy: 'agent', indirect: true},
+  tool_output: {statedBy: 'agent', indirect: true},
+  dream: {statedBy: 'tool', indirect: false},
+  owner: {statedBy: 'tool', indirect: false},
+} as const satisfies Record<string, {statedBy: 'agent' | 'tool'; indirect: boolean}>
+export type Origin = keyof typeof ORIGIN_TABLE
+const originsWhere = (test: (o: (typeof ORIGIN_TABLE)[Origin]) => boolean) =>
+  (Object.keys(ORIGIN_TABLE) as Origin[]).filter((o) => test(ORIGIN_TABLE[o]))
+/** Delivery vectors a write can arrive by (the only values an `origin` field may hold). */
+export const ORIGINS: readonly Origin[] = Object.keys(ORIGIN_TABLE) as Origin[]
+/** Origins an agent may state: they describe the delivery vector and can only add suspicion. */
+export const AGENT_ORIGINS: readonly Origin[] = originsWhere((o) => o.statedBy === 'agent')
+/** Origins only the tool sets (owner, dream); an agent stating one is refused or quarantined. */
+export const ELEVATED_ORIGINS: readonly Origin[] = originsWhere((o) => o.statedBy === 'tool')
 /** Origins that deliver third-party text to the agent (indirect prompt-injection vectors). */
-export const INDIRECT_ORIGINS: readonly Origin[] = ['email', 'webpage', 'document', 'readme', 'tool_output']
+export const INDIRECT_ORIGINS: readonly Origin[] = originsWhere((o) => o.indirect)
+/**
+ * Words a text or a vote candidate may use to claim authority: the elevated origins and
+ * "system", which is no origin at all (a write stating it is refused as bad input).
+ */
+export const AUTHORITY_CLAIMS: readonly string[] = [...ELEVATED_ORIGINS, 'system']
+export const isOrigin = (o: unknown): o is Origin => typeof o === 'string' && Object.hasOwn(ORIGIN_TABLE, o)
 
-/** Frontmatter of a memory file, in its canonical order (DESIGN.md §1). */
+/** Frontmatter of a memory file, in its canonical order (README.md, "The store"). */
 export const FIELD_ORDER = [
   'id',
   'title',
@@ -104,22 +137,37 @@ export function serializeMemory(memory: MemoryFile): string {
 }
 
 /**
- * Parse text with frontmatter. Never mutates gray-matter's objects and never lets it
- * cache (an options object disables the cache). Throws bad-input naming `label`.
+ * Parse text with frontmatter: a first line of exactly `---`, a YAML block, a closing
+ * `---` line, the body. Only YAML is read (STANDARD.md R18): a language tag after the
+ * opening `---` (`---js`, `--- coffee`, even `---yaml`) makes the file broken, never
+ * selects another parser — gray-matter, which this replaced, ran `---js` blocks through
+ * `eval`. Throws bad-input naming `label`.
  */
 export function parseFrontmatter(text: string, label: string): {data: Record<string, unknown>; body: string} {
   if (!text.startsWith('---')) throw badInput(`${label}: no frontmatter block (expected the file to start with "---").`)
-  let parsed: GrayMatter.GrayMatterFile<string>
+  const lines = text.split('\n')
+  const delimiter = (line: string) => /^---[ \t]*\r?$/.test(line)
+  if (!delimiter(lines[0])) {
+    throw badInput(`${label}: frontmatter must open with a line of exactly "---"; a language tag (${JSON.stringify(printableLine(lines[0]))}) is refused: only YAML is read from store files.`, 'restore the file from git, or remove it')
+  }
+  const close = lines.findIndex((l, i) => i > 0 && delimiter(l))
+  if (close < 0) throw badInput(`${label}: frontmatter has no closing "---" line.`, 'restore the file from git, or remove it')
+  const block = lines.slice(1, close).join('\n')
+  let data: unknown
   try {
-    parsed = matter(text, {})
+    data = loadYaml(block, label)
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
     throw badInput(`${label}: malformed frontmatter (${reason}).`, 'fix the YAML between the two "---" lines')
   }
-  if (parsed.data === null || typeof parsed.data !== 'object' || Array.isArray(parsed.data)) {
-    throw badInput(`${label}: frontmatter is not a mapping.`)
-  }
-  return {data: plain(parsed.data) as Record<string, unknown>, body: parsed.content}
+  if (data === undefined || data === null) data = {}
+  if (typeof data !== 'object' || Array.isArray(data)) throw badInput(`${label}: frontmatter is not a mapping.`)
+  return {data: plain(data) as Record<string, unknown>, body: lines.slice(close + 1).join('\n')}
+}
+
+/** The first line of a file, shortened, for an error message. */
+function printableLine(line: string): string {
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line
 }
 
 /** Deep copy into plain JSON values (Dates become ISO strings). */
@@ -128,7 +176,8 @@ function plain(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(plain)
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = plain(v)
+    // defineProperty: a stored "__proto__" key stays a key, never a prototype
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, {value: plain(v), enumerable: true, writable: true, configurable: true})
     return out
   }
   return value
@@ -142,8 +191,8 @@ const LINE_RE = /^([A-Za-z_][A-Za-z0-9_]*): (.+)$/
 const SAFE_VALUE_RE = /^(?:"|\[|null$|true$|false$|-?[0-9]+$)/
 
 /**
- * Parse the frontmatter our own writer emits (`key: <JSON>` lines) without gray-matter,
- * giving exactly what the gray-matter path gives (checked by a test); anything else —
+ * Parse the frontmatter our own writer emits (`key: <JSON>` lines) without the YAML
+ * parser, giving exactly what the YAML path gives (checked by a test); anything else —
  * hand-written YAML, odd values, invalid fields — returns undefined.
  */
 export function parseCanonicalMemory(text: string): MemoryFile | undefined {
@@ -177,7 +226,7 @@ export function parseCanonicalMemory(text: string): MemoryFile | undefined {
   }
 }
 
-/** The general path: any YAML frontmatter, through gray-matter, validated field by field. */
+/** The general path: any YAML frontmatter (parseFrontmatter), validated field by field. */
 function parseMemoryYaml(text: string, label: string): MemoryFile {
   const {data, body} = parseFrontmatter(text, label)
   return memoryFromData(data, body, label)
@@ -204,7 +253,7 @@ function memoryFromData(data: Record<string, unknown>, body: string, label: stri
     throw badInput(`${label}: frontmatter field "${k}" must be a list of strings.`)
   }
   const origin = str('origin')
-  if (!(ORIGINS as readonly string[]).includes(origin)) throw badInput(`${label}: unknown origin "${origin}".`)
+  if (!isOrigin(origin)) throw badInput(`${label}: unknown origin ${JSON.stringify(origin)} (valid: ${ORIGINS.join(', ')}).`)
   const version = data.version === undefined ? 1 : data.version
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
     throw badInput(`${label}: frontmatter field "version" must be a positive integer.`)

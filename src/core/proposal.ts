@@ -1,4 +1,4 @@
-import {readdirSync} from 'node:fs'
+import {lstatSync, readdirSync} from 'node:fs'
 
 import {canonicalJson} from './canonical.js'
 import {EngramError, badInput, notFound} from './errors.js'
@@ -82,9 +82,10 @@ export function parseProposal(text: string, label: string): Proposal {
   if (!['create', 'update', 'delete'].includes(data.operation as string)) throw badInput(`${label}: unknown operation.`)
   if (!['pending', 'quarantined'].includes(data.status as string)) throw badInput(`${label}: unknown status.`)
   if (data.base !== null && typeof data.base !== 'string') throw badInput(`${label}: field "base" must be a blob id or null.`)
-  if (!data.memory || typeof data.memory !== 'object') throw badInput(`${label}: field "memory" is missing.`)
+  if (!(KINDS as readonly unknown[]).includes(data.kind)) throw badInput(`${label}: unknown kind.`, 'restore the file from git, or reject the proposal')
+  if (!isRecord(data.memory)) throw badInput(`${label}: field "memory" is missing or not a mapping.`, 'restore the file from git, or reject the proposal')
   // Validate the proposed frontmatter with the memory parser itself.
-  const memory = parseMemory(serializeMemory({frontmatter: data.memory as MemoryFrontmatter, body: 'x'}), `${label} (memory)`).frontmatter
+  const memory = parseMemory(serializeMemory({frontmatter: data.memory as unknown as MemoryFrontmatter, body: 'x'}), `${label} (memory)`).frontmatter
   // The provenance shown to the reviewer must be the provenance that gets written (and
   // that the digest covers): a proposal whose top-level fields disagree with its memory
   // was edited by hand.
@@ -100,7 +101,7 @@ export function parseProposal(text: string, label: string): Proposal {
       nextStep: 'reject it, or restore it from git',
     })
   }
-  const arr = (k: string) => (Array.isArray(data[k]) ? (data[k] as any[]) : [])
+  const shape = shapes(data, label)
   return {
     id: data.id as string,
     status: data.status as EntryStatus,
@@ -110,19 +111,63 @@ export function parseProposal(text: string, label: string): Proposal {
     path: data.path as string,
     base: (data.base as string | null) ?? null,
     author: data.author as string,
-    session: typeof data.session === 'string' ? data.session : null,
+    session: shape.nullableString('session'),
     origin: data.origin as string,
     tainted: data.tainted as boolean,
-    taint_reasons: arr('taint_reasons').map(String),
+    taint_reasons: shape.list('taint_reasons', 'strings', (x) => typeof x === 'string') as string[],
     created: data.created as string,
-    flags: arr('flags') as StoredFlag[],
-    redactions: (data.redactions && typeof data.redactions === 'object' ? data.redactions : {}) as Record<string, number>,
-    votes: arr('votes') as StoredVote[],
-    vote: (data.vote as Proposal['vote']) ?? null,
-    evidence: arr('evidence'),
-    note: typeof data.note === 'string' ? data.note : null,
+    flags: shape.list('flags', '{flag, reason} objects', (x) => isRecord(x) && typeof x.flag === 'string' && typeof x.reason === 'string') as StoredFlag[],
+    redactions: shape.redactions(),
+    votes: shape.list('votes', '{validator, verdict, confidence, reason} objects', isStoredVote) as StoredVote[],
+    vote: shape.vote(),
+    evidence: shape.list('evidence', '{session?, quote?, source?} objects of strings', (x) =>
+      isRecord(x) && ['session', 'quote', 'source'].every((k) => x[k] === undefined || typeof x[k] === 'string'),
+    ) as Proposal['evidence'],
+    note: shape.nullableString('note'),
     memory,
     body: data.operation === 'delete' ? '' : normaliseBody(body),
+  }
+}
+
+const KINDS = ['write', 'conflict', 'dream', 'release'] as const satisfies readonly ProposalKind[]
+
+const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x)
+const isStoredVote = (x: unknown) =>
+  isRecord(x) && typeof x.validator === 'string' && ['accept', 'reject', 'abstain'].includes(x.verdict as string) &&
+  typeof x.confidence === 'number' && Number.isFinite(x.confidence) && typeof x.reason === 'string'
+
+/**
+ * Type checks of an entry's optional fields: absent is empty, a wrong type (null in a
+ * list, a number for a string, an object for a list) makes the entry broken — listed as
+ * broken, never a crash that hides the rest of the queue (STANDARD.md R17).
+ */
+function shapes(data: Record<string, unknown>, label: string) {
+  const broken = (k: string, what: string) => badInput(`${label}: field "${k}" must be ${what}.`, 'restore the file from git, or reject the proposal')
+  return {
+    list(k: string, what: string, ok: (x: unknown) => boolean): unknown[] {
+      const v = data[k]
+      if (v === undefined) return []
+      if (!Array.isArray(v) || !v.every(ok)) throw broken(k, `a list of ${what}`)
+      return v
+    },
+    nullableString(k: string): string | null {
+      const v = data[k]
+      if (v === undefined || v === null) return null
+      if (typeof v !== 'string') throw broken(k, 'a string or null')
+      return v
+    },
+    redactions(): Record<string, number> {
+      const v = data.redactions
+      if (v === undefined) return {}
+      if (!isRecord(v) || !Object.values(v).every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0)) throw broken('redactions', 'a mapping of counts')
+      return v as Record<string, number>
+    },
+    vote(): Proposal['vote'] {
+      const v = data.vote
+      if (v === undefined || v === null) return null
+      if (!isRecord(v) || typeof v.passed !== 'boolean' || typeof v.dissent !== 'boolean' || typeof v.summary !== 'string') throw broken('vote', 'null or {passed, dissent, summary}')
+      return {passed: v.passed, dissent: v.dissent, summary: v.summary}
+    },
   }
 }
 
@@ -164,7 +209,7 @@ export function listEntries(store: Store, status: EntryStatus): ListedEntry[] {
   for (const n of names.sort()) {
     const file = `${entryDir(status)}/${n}`
     try {
-      out.push({file, proposal: checkPlacement(parseProposal(store.readText(file) ?? '', file), status, n.slice(0, -3), file)})
+      out.push({file, proposal: checkPlacement(parseProposal(readEntryText(store, file), file), status, n.slice(0, -3), file)})
     } catch (error) {
       out.push({file, error: error instanceof Error ? error.message : String(error)})
     }
@@ -175,7 +220,15 @@ export function listEntries(store: Store, status: EntryStatus): ListedEntry[] {
 /** Find one entry by id or unambiguous prefix. */
 export function findEntry(store: Store, status: EntryStatus, idOrPrefix: string): Proposal {
   const {id, file} = findEntryFile(store, status, idOrPrefix)
-  return checkPlacement(parseProposal(store.readText(file) ?? '', file), status, id, file)
+  return checkPlacement(parseProposal(readEntryText(store, file), file), status, id, file)
+}
+
+/** An entry file's text; a symbolic link is refused, never followed (it could show any file the owner can read). */
+function readEntryText(store: Store, file: string): string {
+  if (lstatSync(store.abs(file), {throwIfNoEntry: false})?.isSymbolicLink()) {
+    throw badInput(`${file} is a symbolic link; engram never follows links.`, 'remove it')
+  }
+  return store.readText(file) ?? ''
 }
 
 /**

@@ -15,13 +15,17 @@ export interface StoreStatus {
   quarantined_by_author: Record<string, number>
   /** the policy in force: whether config.yml is signed, and if not, why and what applies instead */
   config: {state: string; source: string; serial: number | null; problem: string | null}
+  /** queue and quarantine files that could not be read (counted above too; named by `review list`/`quarantine list`) */
+  broken: number
 }
 
 /** The owner's overview: scopes, queue sizes, and escalations that need attention. */
 export async function storeStatus(store: Store): Promise<StoreStatus> {
   const scopes = listScopes(store).map((scope) => ({scope, files: listScopeFiles(store, scope).length}))
-  const pending = listEntries(store, 'pending').length
+  const p = listEntries(store, 'pending')
+  const pending = p.length
   const q = listEntries(store, 'quarantined')
+  const broken = [...p, ...q].filter((e) => !e.proposal).length
   const byAuthor: Record<string, number> = {}
   for (const e of q) if (e.proposal) byAuthor[e.proposal.author] = (byAuthor[e.proposal.author] ?? 0) + 1
   const sessions = await listSessions(store)
@@ -33,7 +37,7 @@ export async function storeStatus(store: Store): Promise<StoreStatus> {
   }
   return {
     root: store.root, scopes, pending, quarantined: q.length, sessions: sessions.length,
-    tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor,
+    tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor, broken,
     config: {state: store.policy.state, source: store.policy.source, serial: store.policy.serial ?? null, problem: store.policy.problem ?? null},
   }
 }

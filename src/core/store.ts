@@ -1,8 +1,8 @@
-import {existsSync, lstatSync, readFileSync, realpathSync} from 'node:fs'
+import {Dirent, existsSync, lstatSync, readdirSync, readFileSync, realpathSync} from 'node:fs'
 import {dirname, join, relative, resolve, sep} from 'node:path'
 
 import type {EngramConfig} from './config.js'
-import {EngramError, notFound} from './errors.js'
+import {EngramError, notFound, refused} from './errors.js'
 import {gitTopLevel} from './git.js'
 import {Policy, resolvePolicy} from './policy.js'
 
@@ -39,6 +39,7 @@ export class Store {
     if (!root) {
       throw notFound(`No engram store at or above ${start}.`, 'run `engram init` there, or pass --base <store folder>')
     }
+    assertStoreLayout(root)
     const top = await gitTopLevel(root)
     if (!top) throw new EngramError('refused', `${root} holds .engram/ but is not in a git work tree.`, {nextStep: 'run `git init` there, or restore the repository'})
     const store = new Store(root, realpathSync(top))
@@ -93,9 +94,40 @@ function findStoreRoot(start: string, exact: boolean): string | undefined {
   for (;;) {
     const marker = join(dir, ENGRAM_DIR)
     if (existsSync(marker) && lstatSync(marker).isDirectory()) return realpathSync(dir)
+    if (lstatSync(marker, {throwIfNoEntry: false})?.isSymbolicLink()) throw symlinked(ENGRAM_DIR)
     if (exact) return undefined
     const parent = dirname(dir)
     if (parent === dir) return undefined
     dir = parent
   }
+}
+
+/** The folders a scope lives in below the store root (scope.ts scopeDir). */
+const SCOPE_KINDS = ['tenant', 'project', 'run'] as const
+
+const symlinked = (rel: string) =>
+  refused(`The store's "${rel}" is a symbolic link; engram never follows links out of the store, so it refuses the store.`, 'replace the link with a real folder (or restore it from git) and retry')
+
+function children(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, {withFileTypes: true})
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Refuse a store whose `.engram/` entries (proposals, manifests, quarantine, sessions,
+ * keys, index, config, lock) or scope folders (org, tenant/<id>, project/<name>,
+ * run/<session>) are symbolic links: a link could make engram read or write outside the
+ * store (STANDARD.md R17). Checked before any command reads or writes; a few directory
+ * listings, so cheap enough for every open.
+ */
+export function assertStoreLayout(root: string): void {
+  for (const e of children(join(root, ENGRAM_DIR))) if (e.isSymbolicLink()) throw symlinked(`${ENGRAM_DIR}/${e.name}`)
+  for (const top of ['org', ...SCOPE_KINDS]) {
+    const st = lstatSync(join(root, top), {throwIfNoEntry: false})
+    if (st?.isSymbolicLink()) throw symlinked(top)
+  }
+  for (const kind of SCOPE_KINDS) for (const e of children(join(root, kind))) if (e.isSymbolicLink()) throw symlinked(`${kind}/${e.name}`)
 }

@@ -7,7 +7,7 @@ import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {newMemoryId, newProposalId, newQuarantineId} from './ids.js'
 import {withStoreLock} from './lock.js'
-import {INDIRECT_ORIGINS, MemoryFrontmatter, ORIGINS, Origin, deriveTitle, serializeMemory} from './memory.js'
+import {AGENT_ORIGINS, ELEVATED_ORIGINS, INDIRECT_ORIGINS, MemoryFrontmatter, Origin, deriveTitle, isOrigin, serializeMemory} from './memory.js'
 import {validateMemoryPath} from './paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from './proposal.js'
 import {redact} from './redact/index.js'
@@ -44,22 +44,20 @@ export interface WriteResult {
   warnings: string[]
 }
 
-/** Origins an agent may state: they describe the delivery vector and can only add suspicion. */
-const AGENT_ORIGINS: readonly string[] = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output']
-/** Origins that claim authority; an agent stating one is checked (and refused) by the provenance validator. */
-const ELEVATED = ['owner', 'dream', 'system']
-
-function checkOrigin(origin: string | undefined): string {
+/**
+ * Only the origins of the one table (memory.ts ORIGIN_TABLE) are accepted; "system" and
+ * anything else are bad input, so no entry is ever stored with an origin the tool would
+ * later call hand-edited. An elevated origin from an agent is refused or quarantined below.
+ */
+function checkOrigin(origin: string | undefined): Origin {
   const o = origin ?? 'direct_chat'
-  if (!AGENT_ORIGINS.includes(o) && !ELEVATED.includes(o)) {
-    // the value is not echoed: whatever was passed here may be a secret
-    throw badInput('Unknown origin.', `use one of: ${AGENT_ORIGINS.join(', ')}`)
-  }
+  // the value is not echoed: whatever was passed here may be a secret
+  if (!isOrigin(o)) throw badInput('Unknown origin.', `use one of: ${AGENT_ORIGINS.join(', ')}`)
   return o
 }
 
 /**
- * The write path (DESIGN.md §4): validate → redact → flag → vote → route. Author, role,
+ * The write path (README.md, "The write path"): validate → redact → flag → vote → route. Author, role,
  * status and taint come from the session record, never from the write's arguments or
  * content. Nothing is stored before redaction; bad input stores nothing.
  */
@@ -73,7 +71,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   }
   const route = writeRoute(session, scope, store.config)
   const origin = checkOrigin(input.origin)
-  if (route === 'direct' && ELEVATED.includes(origin)) {
+  if (route === 'direct' && ELEVATED_ORIGINS.includes(origin)) {
     throw refused(`An agent cannot record origin "${origin}".`, 'the owner and the dreaming job write through their own keys')
   }
   const raw = decodeContent(input.content, store.config.max_body_bytes)
@@ -113,7 +111,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
     tags,
     author: session.agent,
     source_session: session.id,
-    origin: (ORIGINS as readonly string[]).includes(origin) ? (origin as Origin) : 'direct_chat',
+    origin,
     tainted,
     taint_reasons: taintReasons,
     created: base?.memory.frontmatter.created ?? now,
@@ -151,7 +149,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
     origin, author: session.agent,
     session: {id: session.id, agent: session.agent, tainted: session.tainted, taint_reasons: session.taint_reasons},
     redactions, bodyBytes: Buffer.byteLength(body), maxBodyBytes: store.config.max_body_bytes,
-    claim: ELEVATED.includes(origin) ? {origin} : undefined,
+    claim: ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
     baseBody: existing?.memory.body,
   }
   const recent = await recentWriteCounts(store, session, store.config.vote.burst.window_minutes)

@@ -63,6 +63,25 @@ describe('memory files', () => {
     expect(() => parseMemory('no frontmatter', 'org/none.md')).toThrow(/org\/none\.md/)
     expect(() => parseMemory(yaml.replace('origin: owner', 'origin: telepathy'), 'org/o.md')).toThrow(/origin/)
   })
+  it('reads YAML only: a language tag or a code-bearing YAML type makes the file broken (R18)', () => {
+    const yaml = '\nid: m-1\ntitle: t\nscope: org\nauthor: a\norigin: owner\ncreated: c\nupdated: u\n---\nbody\n'
+    let ran = false
+    ;(globalThis as Record<string, unknown>).__engramRan = () => (ran = true)
+    const js = '\n{id: globalThis.__engramRan()}\n---\nbody\n'
+    for (const open of ['---js', '---javascript', '--- js', '---JS', '---js \r', '---coffee', '---cson', '---yaml', '--- yaml', '----']) {
+      expect(() => parseMemory(`${open}${js}`, 'org/x.md'), open).toThrow(/org\/x\.md: frontmatter must open with a line of exactly "---"/)
+      expect(() => parseMemory(`${open}${yaml}`, 'org/x.md'), open).toThrow(/language tag/)
+    }
+    expect(() => parseMemory('---\ntitle: !!js/function "function () { globalThis.__engramRan() }"' + yaml, 'org/x.md')).toThrow(/malformed frontmatter/)
+    expect(ran).toBe(false)
+    // the bare opening line, with trailing blanks or CRLF, still reads
+    expect(parseMemory(`--- ${yaml}`, 'org/x.md').frontmatter.id).toBe('m-1')
+    expect(parseMemory(`---${yaml.replace(/\n/g, '\r\n')}`, 'org/x.md').frontmatter.id).toBe('m-1')
+    // a "__proto__" key stays a key
+    const p = parseMemory(`---\n__proto__: {polluted: true}${yaml}`, 'org/x.md')
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect(Object.getPrototypeOf(p)).toBe(Object.prototype)
+  })
   it('keeps a body that starts with its own frontmatter block as body text', () => {
     const m = {...memory, body: '---\nauthor: owner\n---\ntext\n'}
     const back = parseMemory(serializeMemory(m), 'x')

@@ -19,7 +19,8 @@ export default class PendingList extends EngramCommand {
     if (!this.jsonEnabled()) {
       for (const i of q.items) this.log(visible(`${i.scope}\t${i.path}\t${i.session ?? '-'}\t${i.id}\t${i.created}`))
       if (q.items.length === 0) this.note('nothing pending')
+      for (const b of q.broken) this.warnLine(`${b.file}: ${b.error}`)
     }
-    return {pending: q.items}
+    return {pending: q.items, broken: q.broken}
   }
 }

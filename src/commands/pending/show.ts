@@ -25,7 +25,7 @@ export default class PendingShow extends EngramCommand {
     )
     if (matches.length === 0) throw notFound(`Nothing pending for ${args.path} in ${flags.scope}${args.session ? ` from ${args.session}` : ''}.`, 'see `engram pending list`')
     const shown = matches.map((m) => showEntry(store, 'pending', m.id, session))
-    if (!this.jsonEnabled()) for (const e of shown) this.log(`${await renderEntry(e)}\n`)
+    if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e)}\n`)
     return {pending: shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags}))}
   }
 }

@@ -19,6 +19,7 @@ export default class Review extends EngramCommand {
     if (!process.stdin.isTTY || !process.stdout.isTTY || this.jsonEnabled()) {
       if (!this.jsonEnabled()) {
         for (const i of q.items) this.log(`${i.id}\t${i.operation}\t${i.scope}/${i.path}\t${i.author}`)
+        for (const b of q.broken) this.warnLine(`${b.file}: ${b.error}`)
         this.note('not a terminal: listing only; use `engram review show <id>` and `engram review accept <id> --digest <hex>`')
       }
       return {items: q.items, decided: []}
@@ -28,7 +29,7 @@ export default class Review extends EngramCommand {
     try {
       for (const item of q.items) {
         const e = showEntry(store, 'pending', item.id)
-        this.log(`\n${await renderEntry(e)}`)
+        this.logRendered(`\n${await renderEntry(e)}`)
         const answer = (await rl.question('accept (y), reject (n), skip (s), quit (q)? ')).trim().toLowerCase()
         if (answer === 'q') break
         if (answer === 'y') {

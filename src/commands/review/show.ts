@@ -17,7 +17,7 @@ export default class ReviewShow extends EngramCommand {
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
     const e = showEntry(store, 'pending', args.id, session)
-    if (!this.jsonEnabled()) this.log(await renderEntry(e))
+    if (!this.jsonEnabled()) this.logRendered(await renderEntry(e))
     return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags}
   }
 }

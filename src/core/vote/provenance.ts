@@ -3,11 +3,11 @@
  * A write that claims an elevated origin needs a valid signature bound to its path and
  * scope; text that claims to speak for the owner or the system, without one, is forged.
  */
-import {INDIRECT_ORIGINS, type Origin} from '../memory.js'
+import {AUTHORITY_CLAIMS, INDIRECT_ORIGINS, type Origin} from '../memory.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
 
-/** Origins that only the tool may set, each backed by a key (owner, dreamer) or by the tool itself (system). */
-export const ELEVATED_ORIGINS = ['owner', 'dream', 'system'] as const
+/** Claimed origins that need a signature: the elevated origins and "system" (memory.ts AUTHORITY_CLAIMS). */
+export const ELEVATED_ORIGINS = AUTHORITY_CLAIMS
 
 const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
 const FORGED_AUTHORITY: RegExp[] = [
@@ -23,7 +23,7 @@ const FORGED_AUTHORITY: RegExp[] = [
   /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/,
 ]
 
-const isElevated = (o: string | undefined) => o !== undefined && (ELEVATED_ORIGINS as readonly string[]).includes(o)
+const isElevated = (o: string | undefined) => o !== undefined && ELEVATED_ORIGINS.includes(o)
 const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
 const clip = (s: string, n = 60) => {
   const t = s.replace(/\s+/g, ' ').trim()
