@@ -140,8 +140,8 @@ export function serializeMemory(memory: MemoryFile): string {
  * Parse text with frontmatter: a first line of exactly `---`, a YAML block, a closing
  * `---` line, the body. Only YAML is read (STANDARD.md R18): a language tag after the
  * opening `---` (`---js`, `--- coffee`, even `---yaml`) makes the file broken, never
- * selects another parser — gray-matter, which this replaced, ran `---js` blocks through
- * `eval`. Throws bad-input naming `label`.
+ * selects another parser: gray-matter's default engines run `---js` blocks through
+ * `eval`, so all of them are replaced (safeEngines). Throws bad-input naming `label`.
  */
 export function parseFrontmatter(text: string, label: string): {data: Record<string, unknown>; body: string} {
   if (!text.startsWith('---')) throw badInput(`${label}: no frontmatter block (expected the file to start with "---").`)
@@ -150,19 +150,50 @@ export function parseFrontmatter(text: string, label: string): {data: Record<str
   if (!delimiter(lines[0])) {
     throw badInput(`${label}: frontmatter must open with a line of exactly "---"; a language tag (${JSON.stringify(printableLine(lines[0]))}) is refused: only YAML is read from store files.`, 'restore the file from git, or remove it')
   }
-  const close = lines.findIndex((l, i) => i > 0 && delimiter(l))
-  if (close < 0) throw badInput(`${label}: frontmatter has no closing "---" line.`, 'restore the file from git, or remove it')
-  const block = lines.slice(1, close).join('\n')
-  let data: unknown
+  if (!lines.some((l, i) => i > 0 && delimiter(l))) throw badInput(`${label}: frontmatter has no closing "---" line.`, 'restore the file from git, or remove it')
+  let parsed: {data: unknown; content: string}
   try {
-    data = loadYaml(block, label)
+    // A fresh options object on every call: gray-matter caches (and shares) its results
+    // only for calls without options.
+    parsed = frontmatterParser()(text, {language: 'yaml', engines: safeEngines(label)})
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
     throw badInput(`${label}: malformed frontmatter (${reason}).`, 'fix the YAML between the two "---" lines')
   }
+  let data = parsed.data
   if (data === undefined || data === null) data = {}
   if (typeof data !== 'object' || Array.isArray(data)) throw badInput(`${label}: frontmatter is not a mapping.`)
-  return {data: plain(data) as Record<string, unknown>, body: lines.slice(close + 1).join('\n')}
+  return {data: plain(data) as Record<string, unknown>, body: parsed.content}
+}
+
+/**
+ * gray-matter's engines, every one replaced: YAML through js-yaml 4's safe `load`
+ * (loadYaml), and every other language — gray-matter's default `javascript` engine runs
+ * the block through `eval` — refused. The opening-line check above already refuses a
+ * language tag; this makes sure that no path through gray-matter can evaluate a byte.
+ */
+function safeEngines(label: string): Record<string, {parse: (s: string) => object; stringify: () => never}> {
+  const refuse = (lang: string) => () => {
+    throw new Error(`only YAML frontmatter is read from store files, not ${lang}`)
+  }
+  const engine = (parse: (s: string) => object) => ({parse, stringify: refuse('stringify')})
+  return {
+    yaml: engine((s) => (loadYaml(s, label) ?? {}) as object),
+    javascript: engine(refuse('javascript')),
+    js: engine(refuse('javascript')),
+    json: engine(refuse('json')),
+    coffee: engine(refuse('coffee')),
+    coffeescript: engine(refuse('coffee')),
+    cson: engine(refuse('coffee')),
+    toml: engine(refuse('toml')),
+  }
+}
+
+type GrayMatterFn = (text: string, opts: Record<string, unknown>) => {data: unknown; content: string}
+let grayMatter: GrayMatterFn | undefined
+/** gray-matter costs tens of milliseconds to import and our own files never need it (parseCanonicalMemory): loaded on first use. */
+function frontmatterParser(): GrayMatterFn {
+  return (grayMatter ??= createRequire(import.meta.url)('gray-matter') as GrayMatterFn)
 }
 
 /** The first line of a file, shortened, for an error message. */
