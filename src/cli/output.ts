@@ -1,4 +1,7 @@
+import {redactText} from '../core/redact/index.js'
+
 /** A warning line on stderr, the same from the oclif commands and the fast search entry (stdout stays pure with --json). */
 export function writeWarning(message: string): void {
-  process.stderr.write(`engram: warning: ${message}\n`)
+  // a warning can echo a path or a query: redacted like every message
+  process.stderr.write(`engram: warning: ${redactText(message)}\n`)
 }

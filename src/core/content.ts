@@ -1,4 +1,5 @@
 import {badInput} from './errors.js'
+import {printable} from './scope.js'
 
 /**
  * Decode memory content given as bytes: UTF-8 only, no NUL bytes (binary), a BOM
@@ -27,7 +28,7 @@ export function parseTags(text: string | undefined): string[] {
   if (text === undefined || text.trim() === '') return []
   const tags = [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
   for (const t of tags) {
-    if (!TAG_RE.test(t)) throw badInput(`Bad tag "${t.slice(0, 40)}".`, 'tags are letters, digits and . _ : / -, up to 48 characters, comma-separated')
+    if (!TAG_RE.test(t)) throw badInput(`Bad tag "${printable(t, 40)}".`, 'tags are letters, digits and . _ : / -, up to 48 characters, comma-separated')
   }
   if (tags.length > 32) throw badInput('At most 32 tags.')
   return tags

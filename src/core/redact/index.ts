@@ -134,6 +134,15 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number): Redac
   return {text: out, redactions: counts}
 }
 
+/**
+ * The text with every secret replaced: for messages and stored free text (reasons, commit
+ * messages, echoed input). Redaction always runs on the whole text, before any clipping,
+ * so a clipped secret can never slip past a rule that needs its full length.
+ */
+export function redactText(text: string, extra: {kind: string; pattern: string}[] = []): string {
+  return redact(String(text), extra).text
+}
+
 // ---- split tokens --------------------------------------------------------------------
 // Prefixes of token shapes that are long and random after their prefix. A fragment that
 // starts with one is followed across line breaks and short runs of spaces.
