@@ -370,7 +370,7 @@ export const BUILTIN_RULES: RedactionRule[] = [
   // --- last: a bare random-looking string that no rule above named
   {
     kind: 'high-entropy-string',
-    pattern: /(?<![A-Za-z0-9+/=_\-.:])(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])/dg,
+    pattern: /(?<![A-Za-z0-9+/=_\-.])(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])/dg,
     validate: bareSecretOk,
   },
 ]
