@@ -172,7 +172,7 @@ const PROSE_STOP = new Set(
     'stored saved kept managed shared rotated changed available known long short weak strong hard easy good bad fine ok okay what which that this ' +
     'it your my our their his her its whatever something anything nothing printed written given sent use see ask check get read find enter type ' +
     'generated random unique sensitive because so and or but if when then than as like below above following listed attached mandatory optional ' +
-    'encrypted hashed salted one two protected enforced disabled enabled none null ' +
+    'encrypted hashed salted one two protected enforced disabled enabled none null several many more less most unless until while where who whom whose often sometimes must should can could will would may might shall made shown done part each every all both either neither another other such ' +
     // de
     'nicht kein keine falsch richtig geheim erforderlich leer abgelaufen im der die das ein eine einem einen noch jetzt nur auch zu sehr gespeichert geändert ungültig ' +
     // fr
