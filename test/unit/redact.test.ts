@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {isEngramError} from '../../src/core/errors.js'
 import {REDACTION_KINDS, entropy, redact} from '../../src/core/redact/index.js'
+import {printable} from '../../src/core/scope.js'
 
 // Secrets are generated, not pasted: the test file itself must not look like a leak to
 // scanners, and each case gets the right alphabet and length.
@@ -405,6 +406,51 @@ describe('redact: what is replaced', () => {
     const r = redact(`https://x-access-token:ghp_${alnum(36)}@github.com/org/repo.git`)
     expect(r.text).toBe('https://x-access-token:[REDACTED:github-token]@github.com/org/repo.git')
     expect(r.redactions).toEqual({'github-token': 1})
+  })
+})
+
+describe('redact: split and glued tokens', () => {
+  const tok = `ghp_aZ7${alnum(33)}`
+  it.each([
+    ['a line break', `key ${tok.slice(0, 20)}\n${tok.slice(20)} end`],
+    ['a CRLF and indentation', `key ${tok.slice(0, 17)}\r\n      ${tok.slice(17)} end`],
+    ['a backslash continuation', `export T=${tok.slice(0, 22)}\\\n  ${tok.slice(22)}\nnext`],
+    ['spaces', `key ${tok.slice(0, 12)} ${tok.slice(12, 26)}  ${tok.slice(26)} end`],
+    ['a quoted reply', `> key ${tok.slice(0, 25)}\n> ${tok.slice(25)}`],
+  ])('joins a token split by %s and keeps the words after it', (_what, text) => {
+    const r = redact(text)
+    expect(r.redactions).toEqual({'github-token': 1})
+    for (let i = 0; i + 12 <= tok.length; i++) expect(r.text).not.toContain(tok.slice(i, i + 12))
+    expect(r.text).toMatch(/\[REDACTED:github-token\](?: end|\nnext|$)/)
+  })
+
+  it('joins the rest of a long token whose first line already matched', () => {
+    const long = `sk-proj-aZ7${alnum(40)}`
+    const tail = `Q9${alnum(30)}`
+    const r = redact(`key ${long}\n${tail}\nThe next line.`)
+    expect(r.text).toBe('key [REDACTED:openai-api-key]\nThe next line.')
+  })
+
+  it('does not join a prefix to the words of prose that follow it', () => {
+    for (const text of ['the ghp_ prefix\nThe quick brown fox jumps over the lazy dog', 'use sk-learn\nfor the model training pipeline today']) {
+      expect(redact(text).text).toBe(text)
+    }
+  })
+
+  it('finds a token glued to a name by an underscore, not one that ends a word', () => {
+    expect(redact(`MY_GITHUB_${tok}`).text).toBe('MY_GITHUB_[REDACTED:github-token]')
+    expect(redact(`export AWS_AKIA${b32(16)}=1`).redactions).toEqual({'aws-access-key-id': 1})
+  })
+})
+
+describe('messages: redacted before they are clipped', () => {
+  it('printable() never shows a clipped piece of a token', () => {
+    const tok = `ghp_aZ7${alnum(33)}`
+    for (const text of [`x${tok}`, `!${tok}`, `bad tag ${tok}${tok}`, `${tok.slice(0, 20)}\n${tok.slice(20)}`]) {
+      const out = printable(text, 40)
+      for (let i = 0; i + 12 <= tok.length; i++) expect(out).not.toContain(tok.slice(i, i + 12))
+    }
+    expect(printable(`!${tok}`, 40)).toBe('![REDACTED:github-token]')
   })
 })
 
