@@ -149,8 +149,10 @@ const ASSIGNED_NAMES = String.raw`pass(?:word|wd)|pwd`
 const PASSWORD_NAMES = String.raw`passcode|wi-?fi[ \t-]?(?:key|code)|network[ \t]key|wpa[ \t-]?key|secret[ \t](?:code|word)|access[ \t]code|security[ \t]code|unlock[ \t]code|(?:wlan-?)?(?:passwort|kennwort|schlüssel)|zugangs(?:code|daten)|sicherheitscode|mot[ \t]de[ \t]passe|mdp|code[ \t](?:d'accès|secret)|clé[ \t](?:wi-?fi|wpa)|contrase(?:ñ|n)a|clave(?:[ \t]de[ \t]acceso)?|código[ \t]de[ \t]acceso|parola[ \t]d'ordine|senha|palavra-passe`
 const PASSPHRASE_NAMES = String.raw`pass[ \t-]?phrase|passphrase|phrase[ \t]secrète|frase[ \t](?:de[ \t]contraseña|secreta)|mnemonic|seed[ \t]phrase|recovery[ \t]phrase|wiederherstellungsphrase`
 const PIN_NAMES = String.raw`pin(?:[ \t-]?(?:code|number|nummer))?|code[ \t]pin|código[ \t]pin|geheimzahl|(?:door|alarm|gate|garage|safe|lock)[ \t]code|türcode|code[ \t]de[ \t]la[ \t]porte`
+// letters and digits, Latin-1 and Latin Extended-A/B included (ä, é, ñ, ß, …)
+const LETTER = String.raw`A-Za-z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f`
 const QUALIFIER = String.raw`(?:[ \t]+(?:for|of|to|on|at|du|de|des|pour|del|para|für|fürs|vom|von|zum|zur|der|dell[ao]|do|da)(?:[ \t]+[^\s.,;:!?="'=]{1,30}){1,4}?)?`
-const SAYS = String.raw`(?:is|was|will[ \t]be|is[ \t]now|has[ \t]been[ \t](?:changed|set)[ \t]to|(?:is[ \t])?set[ \t]to|reads|ist|lautet|war|heißt|est|était|sera|es|era|será|è|é)(?![\p{L}\p{N}])(?:[ \t]*:)?`
+const SAYS = String.raw`(?:is|was|will[ \t]be|is[ \t]now|has[ \t]been[ \t](?:changed|set)[ \t]to|(?:is[ \t])?set[ \t]to|reads|ist|lautet|war|heißt|est|était|sera|es|era|será|è|é)(?![${LETTER}])(?:[ \t]*:)?`
 // `name: value` is the assignment rules' job where they know the name; prose takes the rest
 const VERB = String.raw`(?:${SAYS}|:)`
 const WORD_VALUE = String.raw`(?<secret>(?!\[REDACTED:)[^\s"'“”«»‘’]{0,127}[^\s"'“”«»‘’.,;:!?)\]])`
@@ -159,8 +161,10 @@ const PHRASE_VALUE = String.raw`(?<secret>(?!\[REDACTED:)[^\s"'“”«»‘’]
 
 function prose(names: string, value: string, verb = VERB): RegExp {
   return new RegExp(
-    String.raw`(?<![\p{L}\p{N}_])(?:${names})(?![\p{L}\p{N}])${QUALIFIER}[ \t]{0,4}${verb}[ \t]{0,4}["'“”«»‘’]?[ \t]{0,2}${value}`,
-    'gdiu',
+    String.raw`(?<![${LETTER}_])(?:${names})(?![${LETTER}])${QUALIFIER}[ \t]{0,4}${verb}[ \t]{0,4}["'“”«»‘’]?[ \t]{0,2}${value}`,
+    // no `u` flag: case-insensitive Unicode matching is several times slower, and the
+    // names and letters are all in the Basic Multilingual Plane
+    'gdi',
   )
 }
 
