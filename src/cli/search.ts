@@ -2,6 +2,7 @@ import {EngramError} from '../core/errors.js'
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
 import {RootNotPinned, rootNotPinned} from '../core/keys.js'
+import {redactText} from '../core/redact/index.js'
 import {askServer} from '../core/serve-client.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
@@ -32,7 +33,9 @@ export async function runSearch(input: SearchInput, warn: (message: string) => v
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
   else if (warm && !warm.ok) throw new EngramError(warm.error.code as any, warm.error.message, {nextStep: warm.error.nextStep})
   else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
-  return notice ? {query: input.query, hits, root_not_pinned: notice} : {query: input.query, hits}
+  // the query is echoed (--json): a secret typed into a search is redacted like any output
+  const query = redactText(input.query)
+  return notice ? {query, hits, root_not_pinned: notice} : {query, hits}
 }
 
 /** The human-readable lines for stdout: two per hit, untrusted text made visible. */

@@ -1,4 +1,5 @@
 import {gitRead, gitWrite} from './git.js'
+import {redactText} from './redact/index.js'
 import type {Store} from './store.js'
 
 export interface Trailers {
@@ -31,15 +32,15 @@ function identityEnv(store: Store): Promise<Record<string, string>> {
   return identity
 }
 
-/** A trailer value on one line, whatever the input. */
+/** A trailer value on one line, whatever the input, redacted before it is cut to length. */
 export function trailerValue(v: unknown): string {
   // eslint-disable-next-line no-control-regex
-  return String(v).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 500)
+  return redactText(String(v)).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 500)
 }
 
 export function commitMessage(req: Omit<CommitRequest, 'paths'>): string {
   const lines = [trailerValue(req.subject)]
-  if (req.body) lines.push('', req.body.trim())
+  if (req.body) lines.push('', redactText(req.body.trim()))
   const trailers = Object.entries(req.trailers ?? {}).filter(([, v]) => v !== undefined && v !== null && v !== '')
   if (trailers.length > 0) lines.push('', ...trailers.map(([k, v]) => `${k}: ${trailerValue(v)}`))
   return `${lines.join('\n')}\n`

@@ -1,4 +1,5 @@
 import {badInput} from './errors.js'
+import {printable} from './scope.js'
 
 function tooLarge(size: string, maxBytes: number) {
   return badInput(`Content is too large (${size}; limit ${maxBytes} bytes).`, 'split it into smaller memories, or raise max_body_bytes in .engram/config.yml')
@@ -49,7 +50,7 @@ export function parseTags(text: string | undefined): string[] {
   if (text === undefined || text.trim() === '') return []
   const tags = [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))]
   for (const t of tags) {
-    if (!TAG_RE.test(t)) throw badInput(`Bad tag "${t.slice(0, 40)}".`, 'tags are letters, digits and . _ : / -, up to 48 characters, comma-separated')
+    if (!TAG_RE.test(t)) throw badInput(`Bad tag "${printable(t, 40)}".`, 'tags are letters, digits and . _ : / -, up to 48 characters, comma-separated')
   }
   if (tags.length > 32) throw badInput('At most 32 tags.')
   return tags

@@ -4,6 +4,7 @@ import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
 import {EngramError} from './errors.js'
+import {redactText} from './redact/index.js'
 
 /** node:child_process, loaded at the first git call: a search with warm caches makes none. */
 let cp: typeof import('node:child_process') | undefined
@@ -85,7 +86,7 @@ export async function gitWrite(root: string, args: string[], input?: string, ext
 
 function gitFailure(args: string[], error: unknown): EngramError {
   const e = error as {stderr?: string; message?: string}
-  const detail = (e.stderr || e.message || String(error)).trim().split('\n').slice(-2).join(' ')
+  const detail = redactText((e.stderr || e.message || String(error)).trim()).split('\n').slice(-2).join(' ')
   return new EngramError('refused', `git ${args[0]} failed: ${detail}`, {
     nextStep: 'check the repository with `git status`; run `engram verify` if the store looks inconsistent',
   })

@@ -17,6 +17,7 @@ import {
 } from './keys.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
+import {redactText} from './redact/index.js'
 import {printable} from './scope.js'
 import {KeyPair, generateKeyPair, keyIdOf} from './sign.js'
 import type {Store} from './store.js'
@@ -230,7 +231,7 @@ export async function revokeKey(
   target: string,
   opts: {reason: string; keep?: string[]; keyName?: string; force?: boolean},
 ): Promise<RevokeResult> {
-  const reason = opts.reason.trim()
+  const reason = redactText(opts.reason.trim(), store.config.redaction.extra)
   if (!reason) throw usageError('A reason is required.', 'e.g. --reason "laptop lost"')
   const {key: owner} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {

@@ -5,6 +5,7 @@ import {EngramError} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {newProposalId} from './ids.js'
 import {withStoreLock} from './lock.js'
+import {redactText} from './redact/index.js'
 import {Proposal, entryFile, findEntry, proposalDigest, serializeProposal} from './proposal.js'
 import {checkDigestArg, ownerKey} from './review.js'
 import type {Store} from './store.js'
@@ -16,7 +17,7 @@ import type {Store} from './store.js'
  * a new digest): it must be reviewed again before it can be accepted.
  */
 export async function releaseQuarantined(store: Store, id: string, reason: string, digestArg: string, opts: {keyName?: string} = {}) {
-  const why = reason.trim()
+  const why = redactText(reason.trim(), store.config.redaction.extra)
   if (!why) throw new EngramError('usage', 'A reason is required.', {nextStep: 'e.g. --reason "checked with the customer: correct"'})
   const digest = checkDigestArg(digestArg)
   const {key} = await ownerKey(store, opts.keyName)

@@ -14,6 +14,7 @@ import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, r
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
+import {redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
@@ -242,7 +243,7 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
 
 /** Reject: record who and why in the commit, remove the entry. Works for pending and quarantined entries (purge). */
 export async function rejectEntry(store: Store, status: EntryStatus, id: string, reason: string, opts: {keyName?: string} = {}) {
-  const why = reason.trim()
+  const why = redactText(reason.trim(), store.config.redaction.extra)
   if (!why) throw usageError('A reason is required.', 'e.g. --reason "not a fact"')
   const {key} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {

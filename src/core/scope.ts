@@ -1,4 +1,5 @@
 import {badInput} from './errors.js'
+import {redactText} from './redact/index.js'
 
 export type ScopeKind = 'org' | 'project' | 'tenant' | 'run'
 export interface Scope {
@@ -47,9 +48,13 @@ export function scopeOfPath(relPath: string): {scope: string; path: string} | un
   return undefined
 }
 
-/** Shorten and neutralise user text for an error message (no control characters, bounded). */
+/**
+ * Shorten and neutralise user text for an error message (no control characters, bounded).
+ * Secrets are redacted in the whole text first: clipping first would leave, say, 34 of a
+ * token's 40 characters, which no rule recognises (STANDARD.md R9).
+ */
 export function printable(text: string, max = 80): string {
   // eslint-disable-next-line no-control-regex
-  const clean = String(text).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')
+  const clean = redactText(String(text)).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')
   return clean.length > max ? `${clean.slice(0, max)}…` : clean
 }

@@ -6,6 +6,7 @@ import {writeFileAtomic} from './fsutil.js'
 import {catBlobs, gitRead} from './git.js'
 import {newSessionId} from './ids.js'
 import {withStoreLock} from './lock.js'
+import {redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {Store} from './store.js'
 
@@ -115,7 +116,7 @@ export async function startSession(
       throw badInput(`A session may be given extra read access to org or project: scopes only, not ${r}.`, 'assign the tenant with --assigned instead')
     }
   }
-  const reasons = (opts.reasons ?? []).map((r) => r.trim()).filter(Boolean)
+  const reasons = (opts.reasons ?? []).map((r) => redactText(r.trim(), store.config.redaction.extra).slice(0, 300)).filter(Boolean)
   if (opts.tainted && reasons.length === 0) reasons.push('tainted at start')
   const now = new Date().toISOString()
   const record: SessionRecord = {
@@ -136,7 +137,8 @@ export async function startSession(
 
 /** Mark a session tainted with a reason. Idempotent; never clears anything. */
 export async function taintSession(store: Store, id: string, reason: string): Promise<SessionRecord> {
-  const why = reason.trim()
+  // a reason is stored (record and commit): secrets go before anything else happens to it
+  const why = redactText(reason.trim(), store.config.redaction.extra)
   if (!why) throw badInput('A taint reason is required.', 'e.g. --reason "fetched https://example.com"')
   return withStoreLock(store, async () => {
     const current = await loadSession(store, id)

@@ -4,9 +4,9 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {BIN, initWithSession, sandbox} from '../helpers/cli.js'
+import {BIN, initWithSession, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'})
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 const commitCount = (dir: string) => Number(git(dir, 'rev-list', '--count', 'HEAD').trim())
 
 describe('init', () => {

@@ -4,9 +4,9 @@ import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
 
-import {BIN, initWithSession, sandbox} from '../helpers/cli.js'
+import {BIN, initWithSession, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'}).trim()
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'}).trim()
 // built at run time so that no literal token sits in the repository
 const token = () => `ghp_${'Zq8Xw2Lm4Np6Rt0Vy3Bc5Df7Gh9Jk1Ms4QeT'.slice(0, 36)}`
 

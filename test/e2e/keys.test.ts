@@ -8,9 +8,9 @@ import {existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, RunResult, Sandbox, sandbox} from '../helpers/cli.js'
+import {initWithSession, RunResult, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'})
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 const head = (dir: string) => git(dir, 'rev-parse', 'HEAD').trim()
 
 function ok(r: RunResult): RunResult {

@@ -8,9 +8,9 @@ import {copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, RunResult, Sandbox, sandbox} from '../helpers/cli.js'
+import {initWithSession, RunResult, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'})
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 const head = (dir: string) => git(dir, 'rev-parse', 'HEAD').trim()
 const lastMessage = (dir: string) => git(dir, 'log', '-1', '--format=%B')
 

@@ -2,9 +2,9 @@ import {execFileSync} from 'node:child_process'
 import {rmSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 
-import {initWithSession, sandbox} from '../helpers/cli.js'
+import {initWithSession, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'}).trim()
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'}).trim()
 
 describe('manifest rollback', () => {
   it('detects an old signed manifest put back together with the old file it lists', () => {

@@ -7,9 +7,9 @@ import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
+import {initWithSession, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'})
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 
 describe('verify', () => {
   it('passes an empty store: exit 0, {checked: 0, problems: []}', () => {

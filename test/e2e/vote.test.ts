@@ -5,9 +5,9 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, RunResult, Sandbox, sandbox, signConfig} from '../helpers/cli.js'
+import {initWithSession, RunResult, Sandbox, sandbox, signConfig, testGitEnv} from '../helpers/cli.js'
 
-const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024})
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024})
 const CORPUS = fileURLToPath(new URL('../../corpus', import.meta.url))
 
 /** Propose through an agent session and accept as the owner: curated, signed memory. */

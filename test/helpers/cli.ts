@@ -1,4 +1,4 @@
-import {spawnSync, SpawnSyncReturns} from 'node:child_process'
+import {execFileSync, spawnSync, SpawnSyncReturns} from 'node:child_process'
 import {mkdtempSync, realpathSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -96,4 +96,25 @@ export function signConfig(sb: Sandbox, text?: string): void {
   if (shown.code !== 0) throw new Error(`config sign failed: ${shown.stderr}${shown.stdout}`)
   const signed = sb.run(['config', 'sign', '--digest', shown.json.digest, '--json'])
   if (signed.code !== 0) throw new Error(`config sign --digest failed: ${signed.stderr}${signed.stdout}`)
+}
+
+/**
+ * The git identity every test uses: tests never rely on ~/.gitconfig, since a fresh CI
+ * machine (or `HOME=$(mktemp -d)`) has none and `git commit` would refuse.
+ */
+export const TEST_GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.com',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.com',
+} as const
+
+/** The environment for a test's own git commands: the caller's, plus the test identity. */
+export function testGitEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {...process.env, ...TEST_GIT_IDENTITY, ...extra}
+}
+
+/** Run git in `dir` as the test identity; returns stdout. */
+export function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', args, {cwd: dir, encoding: 'utf8', env: testGitEnv(), maxBuffer: 256 * 1024 * 1024})
 }

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {isEngramError} from '../../src/core/errors.js'
 import {REDACTION_KINDS, entropy, redact} from '../../src/core/redact/index.js'
+import {printable} from '../../src/core/scope.js'
 
 // Secrets are generated, not pasted: the test file itself must not look like a leak to
 // scanners, and each case gets the right alphabet and length.
@@ -260,7 +261,84 @@ const CASES: Case[] = [
       'partitionKey: tenantIdAbc123xyz',
     ],
   },
+  {
+    kind: 'password-in-prose',
+    positives: [
+      'the wifi password is hunter2ab',
+      'The password for the office wifi is Tr0ub4dor&3.',
+      'passphrase: correct horse battery staple',
+      'my pass phrase is blue monkey eats bananas',
+      'das WLAN-Passwort lautet Sonnenschein42',
+      'Das Kennwort ist: Geheim!2024',
+      'le mot de passe du wifi est chat-noir-42',
+      'mot de passe du wifi : Bonjour2024',
+      'la contraseña del wifi es gato1234',
+      'la clave de acceso es perro-azul-9',
+      'a senha é abacaxi77',
+      'the passcode is 8x7y6z',
+    ],
+    negatives: [
+      'The staging admin password is rotated every 90 days.',
+      'the password is incorrect',
+      'the password is correct.',
+      'the password is stored in the vault',
+      'the passphrase is read from the file named by the setting',
+      'passphrase: use the one in the vault',
+      'Your password is required.',
+      'das Passwort ist falsch',
+      'le mot de passe est requis',
+      'la contraseña es obligatoria',
+      'the password is ${DB_PASSWORD}',
+      'password reset links expire after an hour',
+    ],
+  },
+  {
+    kind: 'pin-code',
+    positives: ['pin code is 1234', 'the PIN: 98765', 'Die PIN lautet 4711', 'le code PIN est 0000', 'the door code is 2580#', 'el código pin es 5555'],
+    negatives: ['pin: true', 'pin version 1.2.3', 'the pin is required', 'pinned to 20240501', 'PIN codes have four digits'],
+  },
+  {
+    kind: 'high-entropy-string',
+    positives: [`bare ${'aZ7' + alnum(37)} here`, `${'Q9x' + b64(37)}`, `(${'Kp2' + b64url(45)})`],
+    negatives: [
+      'fixed in da39a3ee5e6b4b0d3255bfef95601890afd80709',
+      'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+      'DA39A3EE5E6B4B0D3255BFEF95601890AFD80709',
+      'id 123e4567-e89b-12d3-a456-426614174000',
+      'AbstractSingletonProxyFactoryBean2024Version2',
+      'internationalizationLocalizationAccessibility2024v2',
+      'Users/JohnDoe/Documents2024/ProjectAlpha9/file',
+      'src/core/redact/Index2024File99.ts',
+      'my-component-Name-2024-v2-final-Release-Candidate',
+      `signature: ${b64(86)}==`,
+      `ed25519:0123abcd4567ef89:${b64(43)}=`,
+      'supercalifragilisticexpialidocious',
+      'm-ab12cd34ef s-7f3kq2ab q-a1b2c3d4',
+    ],
+  },
+  {
+    kind: 'encoded-secret',
+    positives: [
+      `b64 ${Buffer.from(`ghp_${alnum(36)}`).toString('base64')} end`,
+      `b64url ${Buffer.from(`token: ghp_${alnum(36)}`).toString('base64url')}`,
+      `hex ${Buffer.from(`sk_live_${alnum(24)}`).toString('hex')}`,
+      `url https://x.example/cb?t=ghp%5F${alnum(36)}&x=1`,
+      `pct ${[...`npm_${alnum(36)}`].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`,
+      `double ${Buffer.from(Buffer.from(`ghp_${alnum(36)}`).toString('base64')).toString('base64')}`,
+      `b64 ${Buffer.from('the wifi password is hunter2ab').toString('base64')}`,
+    ],
+    negatives: [
+      `b64 ${Buffer.from('nothing secret in this sentence at all').toString('base64')}`,
+      `hex ${Buffer.from('just some plain words').toString('hex')}`,
+      'https://example.com/search?q=hello%20world%21&lang=en',
+      `![img](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ${b64(400)}=)`,
+    ],
+  },
 ]
+
+// Negatives of one kind that a generic rule now catches as random-looking: a truncated token
+// (`ghs_` + 35 characters) is still a secret, and the bare-string rule takes it.
+const GENERIC = new Set(['high-entropy-string'])
 
 describe('redact: built-in kinds', () => {
   it('has at least 30 kinds, lowercase-hyphenated, and a case for each', () => {
@@ -282,8 +360,11 @@ describe('redact: built-in kinds', () => {
       })
       it.each(c.negatives)('leaves %s', (text) => {
         const r = redact(text)
-        expect(r.text).toBe(text)
-        expect(r.redactions).toEqual({})
+        expect(r.redactions[c.kind]).toBeUndefined()
+        if (GENERIC.has(c.kind) || Object.keys(r.redactions).some((k) => !GENERIC.has(k))) {
+          expect(r.text).toBe(text)
+          expect(r.redactions).toEqual({})
+        }
       })
     })
   }
@@ -325,6 +406,51 @@ describe('redact: what is replaced', () => {
     const r = redact(`https://x-access-token:ghp_${alnum(36)}@github.com/org/repo.git`)
     expect(r.text).toBe('https://x-access-token:[REDACTED:github-token]@github.com/org/repo.git')
     expect(r.redactions).toEqual({'github-token': 1})
+  })
+})
+
+describe('redact: split and glued tokens', () => {
+  const tok = `ghp_aZ7${alnum(33)}`
+  it.each([
+    ['a line break', `key ${tok.slice(0, 20)}\n${tok.slice(20)} end`],
+    ['a CRLF and indentation', `key ${tok.slice(0, 17)}\r\n      ${tok.slice(17)} end`],
+    ['a backslash continuation', `export T=${tok.slice(0, 22)}\\\n  ${tok.slice(22)}\nnext`],
+    ['spaces', `key ${tok.slice(0, 12)} ${tok.slice(12, 26)}  ${tok.slice(26)} end`],
+    ['a quoted reply', `> key ${tok.slice(0, 25)}\n> ${tok.slice(25)}`],
+  ])('joins a token split by %s and keeps the words after it', (_what, text) => {
+    const r = redact(text)
+    expect(r.redactions).toEqual({'github-token': 1})
+    for (let i = 0; i + 12 <= tok.length; i++) expect(r.text).not.toContain(tok.slice(i, i + 12))
+    expect(r.text).toMatch(/\[REDACTED:github-token\](?: end|\nnext|$)/)
+  })
+
+  it('joins the rest of a long token whose first line already matched', () => {
+    const long = `sk-proj-aZ7${alnum(40)}`
+    const tail = `Q9${alnum(30)}`
+    const r = redact(`key ${long}\n${tail}\nThe next line.`)
+    expect(r.text).toBe('key [REDACTED:openai-api-key]\nThe next line.')
+  })
+
+  it('does not join a prefix to the words of prose that follow it', () => {
+    for (const text of ['the ghp_ prefix\nThe quick brown fox jumps over the lazy dog', 'use sk-learn\nfor the model training pipeline today']) {
+      expect(redact(text).text).toBe(text)
+    }
+  })
+
+  it('finds a token glued to a name by an underscore, not one that ends a word', () => {
+    expect(redact(`MY_GITHUB_${tok}`).text).toBe('MY_GITHUB_[REDACTED:github-token]')
+    expect(redact(`export AWS_AKIA${b32(16)}=1`).redactions).toEqual({'aws-access-key-id': 1})
+  })
+})
+
+describe('messages: redacted before they are clipped', () => {
+  it('printable() never shows a clipped piece of a token', () => {
+    const tok = `ghp_aZ7${alnum(33)}`
+    for (const text of [`x${tok}`, `!${tok}`, `bad tag ${tok}${tok}`, `${tok.slice(0, 20)}\n${tok.slice(20)}`]) {
+      const out = printable(text, 40)
+      for (let i = 0; i + 12 <= tok.length; i++) expect(out).not.toContain(tok.slice(i, i + 12))
+    }
+    expect(printable(`!${tok}`, 40)).toBe('![REDACTED:github-token]')
   })
 })
 

@@ -1,5 +1,5 @@
 /**
- * Secret redaction for the write path (DESIGN.md §4): every secret is replaced with
+ * Secret redaction for the write path and every message (README "Redaction"): every secret is replaced with
  * `[REDACTED:<kind>]` before anything is stored, and the kinds are counted for the proposal.
  *
  * Redaction is idempotent: a span that overlaps an existing marker is never replaced, so
@@ -18,7 +18,7 @@ export interface RedactResult {
 }
 
 /** The built-in kinds, in the order their rules run. */
-export const REDACTION_KINDS: string[] = [...new Set(BUILTIN_RULES.map((r) => r.kind))]
+export const REDACTION_KINDS: string[] = [...new Set([...BUILTIN_RULES.map((r) => r.kind), 'encoded-secret'])]
 
 const MARKER_OPEN = '[REDACTED:'
 const SECRET_GROUPS = ['secret', 'secret2', 'secret3'] as const
@@ -118,9 +118,170 @@ function compileExtra(e: {kind: string; pattern: string}): RedactionRule {
  * first, so a store's own token format is reported under its own kind.
  */
 export function redact(text: string, extra: {kind: string; pattern: string}[] = []): RedactResult {
+  return redactDepth(text, extra.map(compileExtra), 0)
+}
+
+function redactDepth(text: string, extra: RedactionRule[], depth: number): RedactResult {
   const counts: Record<string, number> = {}
   let out = text
-  for (const e of extra) out = applyRule(out, compileExtra(e), counts)
+  for (const rule of extra) out = applyRule(out, rule, counts)
+  // a token broken across lines (or by spaces, or a `\` continuation) is joined first, so
+  // that the rules below do not redact its first line and leave the rest
+  out = joinSplitTokens(out, extra, counts)
+  // wrapped secrets (base64, hex, %-encoding) before the bare-string rule claims the wrapping
+  if (depth < MAX_DECODE_DEPTH) out = redactEncoded(out, extra, depth, counts)
   for (const rule of BUILTIN_RULES) out = applyRule(out, rule, counts)
   return {text: out, redactions: counts}
+}
+
+/**
+ * The text with every secret replaced: for messages and stored free text (reasons, commit
+ * messages, echoed input). Redaction always runs on the whole text, before any clipping,
+ * so a clipped secret can never slip past a rule that needs its full length.
+ */
+export function redactText(text: string, extra: {kind: string; pattern: string}[] = []): string {
+  return redact(String(text), extra).text
+}
+
+// ---- split tokens --------------------------------------------------------------------
+// Prefixes of token shapes that are long and random after their prefix. A fragment that
+// starts with one is followed across line breaks and short runs of spaces.
+const SPLIT_START =
+  /(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)/g
+// bounded, so that many prefixes in one long run each look at most 512 characters ahead
+const FRAGMENT = /[A-Za-z0-9_\-]{1,512}/y
+// a line break (with a `\` continuation, indentation, a `> ` quote or `//`, `#` comment
+// leader) or one or two spaces
+const SEPARATOR = /(?:[ \t]*\\?[ \t]*\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|[ \t]{1,2})/y
+const MAX_FRAGMENTS = 16
+const SPLITTABLE = BUILTIN_RULES.filter((r) => /^(?:\(\?<!\[A-Za-z0-9\]\))?\(\?:/.test(r.pattern.source) || r.kind === 'aws-access-key-id' || r.kind === 'age-secret-key')
+// a fragment that is a plain word ends a token rather than continuing it
+const PLAIN_WORD = /^[A-Za-z][a-z]{0,15}$/
+
+const stickyCache = new WeakMap<RedactionRule, RegExp>()
+function sticky(rule: RedactionRule): RegExp {
+  let re = stickyCache.get(rule)
+  if (!re) stickyCache.set(rule, (re = new RegExp(rule.pattern.source, rule.pattern.flags.replace('g', '') + 'y')))
+  re.lastIndex = 0
+  return re
+}
+
+function fullMatch(joined: string, extra: RedactionRule[]): RedactionRule | undefined {
+  for (const rule of [...extra, ...SPLITTABLE]) {
+    const m = sticky(rule).exec(joined)
+    if (m && m[0].length === joined.length && (!rule.validate || rule.validate(m[0], {text: joined, start: 0, end: joined.length, match: m}))) return rule
+  }
+  return undefined
+}
+
+function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<string, number>): string {
+  if (!/[\n ]/.test(text)) return text
+  let out = ''
+  let last = 0
+  SPLIT_START.lastIndex = 0
+  for (let m = SPLIT_START.exec(text); m !== null; m = SPLIT_START.exec(text)) {
+    if (m.index < last) continue
+    FRAGMENT.lastIndex = m.index
+    const first = FRAGMENT.exec(text)
+    if (!first) continue
+    // fragments and where each ends in `text`
+    const parts: string[] = [first[0]]
+    const ends: number[] = [m.index + first[0].length]
+    while (parts.length < MAX_FRAGMENTS) {
+      SEPARATOR.lastIndex = ends[ends.length - 1]
+      const sep = SEPARATOR.exec(text)
+      if (!sep) break
+      FRAGMENT.lastIndex = SEPARATOR.lastIndex
+      const next = FRAGMENT.exec(text)
+      if (!next) break
+      parts.push(next[0])
+      ends.push(FRAGMENT.lastIndex)
+    }
+    if (parts.length < 2) continue
+    // the fewest fragments that make a whole token, then more while they still do and
+    // are not plain words (the prose after a token)
+    let k = 0
+    let kind: string | undefined
+    for (let i = 2; i <= parts.length && !kind; i++) {
+      const rule = fullMatch(parts.slice(0, i).join(''), extra)
+      if (rule) [k, kind] = [i, rule.kind]
+    }
+    if (!kind) continue
+    if (fullMatch(parts[0], extra)) {
+      // already whole on its first line: only a random-looking continuation joins it
+      if (PLAIN_WORD.test(parts[1]) || !/\d/.test(parts[1])) continue
+    }
+    while (k < parts.length && !PLAIN_WORD.test(parts[k]) && fullMatch(parts.slice(0, k + 1).join(''), extra)) k++
+    const joined = parts.slice(0, k).join('')
+    // random bodies hold a digit; a prefix followed by words of prose does not
+    if (!/\d/.test(joined.slice(4))) continue
+    out += text.slice(last, m.index) + `[REDACTED:${kind}]`
+    last = ends[k - 1]
+    counts[kind] = (counts[kind] ?? 0) + 1
+    SPLIT_START.lastIndex = last
+  }
+  SPLIT_START.lastIndex = 0
+  return last === 0 ? text : out + text.slice(last)
+}
+
+// ---- encoded secrets -----------------------------------------------------------------
+const MAX_DECODE_DEPTH = 2
+const MAX_DECODED_RUN = 64 * 1024
+// a run of base64, base64url or hex characters, and a run holding %-escapes
+const B64_RUN = /(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{16,}={0,2}(?![A-Za-z0-9+/=_\-])/g
+const PCT_RUN = /(?<![A-Za-z0-9_.~+%\-])(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9_.~+\-])*%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9_.~+\-])*/g
+
+/** Decoded text that reads as text (so binary data, hashes and signatures are not "decoded"). */
+function readable(bytes: Buffer): string | undefined {
+  if (bytes.length < 8) return undefined
+  const s = bytes.toString('utf8')
+  let bad = 0
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!
+    if (c === 0xfffd || (c < 0x20 && c !== 9 && c !== 10 && c !== 13) || (c >= 0x7f && c < 0xa0)) bad++
+  }
+  return bad <= s.length * 0.05 ? s : undefined
+}
+
+function decodeRun(run: string): string | undefined {
+  if (run.length > MAX_DECODED_RUN) return undefined
+  if (/^(?:[0-9a-f]{2})+$/.test(run) || /^(?:[0-9A-F]{2})+$/.test(run)) return readable(Buffer.from(run, 'hex'))
+  const body = run.replace(/=+$/, '')
+  if (body.length % 4 === 1 || (/[+/]/.test(body) && /[-_]/.test(body))) return undefined
+  return readable(Buffer.from(body.replace(/-/g, '+').replace(/_/g, '/'), 'base64'))
+}
+
+function decodePercent(run: string): string | undefined {
+  try {
+    return decodeURIComponent(run.replace(/\+/g, ' '))
+  } catch {
+    return undefined
+  }
+}
+
+/** A base64, hex or %-encoded run whose decoded text holds a secret is replaced whole. */
+function redactEncoded(text: string, extra: RedactionRule[], depth: number, counts: Record<string, number>): string {
+  let out = text
+  for (const [re, decode] of [[PCT_RUN, decodePercent], [B64_RUN, decodeRun]] as const) {
+    if (re === PCT_RUN && !out.includes('%')) continue
+    const src = out
+    const markers = markerSpans(src)
+    let acc = ''
+    let last = 0
+    re.lastIndex = 0
+    for (const m of src.matchAll(re)) {
+      const start = m.index
+      const end = start + m[0].length
+      if (markers.some((p, i) => i % 2 === 0 && p < end && markers[i + 1] > start)) continue
+      const decoded = decode(m[0])
+      if (decoded === undefined || decoded === m[0]) continue
+      const inner = redactDepth(decoded, extra, depth + 1)
+      if (Object.keys(inner.redactions).length === 0) continue
+      acc += src.slice(last, start) + '[REDACTED:encoded-secret]'
+      last = end
+      counts['encoded-secret'] = (counts['encoded-secret'] ?? 0) + 1
+    }
+    if (last > 0) out = acc + src.slice(last)
+  }
+  return out
 }

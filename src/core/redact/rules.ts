@@ -125,10 +125,14 @@ function assignment(kind: string, name: string, validate = assignmentValueOk): R
   }
 }
 
-/** A token with a fixed, recognisable shape; boundaries on both sides. */
+/**
+ * A token with a fixed, recognisable shape, with boundaries on both sides. An underscore
+ * is no boundary: `MY_GITHUB_ghp_…` is a token glued to a name. A letter is one (`risk_live_…`
+ * is a word); a token glued to letters is left to the bare-string rule at the end.
+ */
 const token = (kind: string, body: string, flags = 'gd', validate?: RedactionRule['validate']): RedactionRule => ({
   kind,
-  pattern: new RegExp(String.raw`(?<![A-Za-z0-9_])(?:${body})(?![A-Za-z0-9_])`, flags),
+  pattern: new RegExp(String.raw`(?<![A-Za-z0-9])(?:${body})(?![A-Za-z0-9])`, flags),
   validate,
 })
 
@@ -136,6 +140,103 @@ const token = (kind: string, body: string, flags = 'gd', validate?: RedactionRul
 const PEM_BODY = String.raw`(?:[^-]|-(?!----)){0,32768}?`
 const DB_SCHEMES =
   'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb|couchdb|neo4j(?:\\+s)?|nats|kafka|ldaps?|smtps?|jdbc:[a-z]+'
+
+// ---- secrets in prose -------------------------------------------------------------
+// Names of a secret in English, German, French, Spanish, Italian and Portuguese. A name is
+// followed by an optional qualifier ("for the office wifi", "du wifi", "für das WLAN"),
+// a verb or a colon, then the value.
+const ASSIGNED_NAMES = String.raw`pass(?:word|wd)|pwd`
+const PASSWORD_NAMES = String.raw`passcode|wi-?fi[ \t-]?(?:key|code)|network[ \t]key|wpa[ \t-]?key|secret[ \t](?:code|word)|access[ \t]code|security[ \t]code|unlock[ \t]code|(?:wlan-?)?(?:passwort|kennwort|schlüssel)|zugangs(?:code|daten)|sicherheitscode|mot[ \t]de[ \t]passe|mdp|code[ \t](?:d'accès|secret)|clé[ \t](?:wi-?fi|wpa)|contrase(?:ñ|n)a|clave(?:[ \t]de[ \t]acceso)?|código[ \t]de[ \t]acceso|parola[ \t]d'ordine|senha|palavra-passe`
+const PASSPHRASE_NAMES = String.raw`pass[ \t-]?phrase|passphrase|phrase[ \t]secrète|frase[ \t](?:de[ \t]contraseña|secreta)|mnemonic|seed[ \t]phrase|recovery[ \t]phrase|wiederherstellungsphrase`
+const PIN_NAMES = String.raw`pin(?:[ \t-]?(?:code|number|nummer))?|code[ \t]pin|código[ \t]pin|geheimzahl|(?:door|alarm|gate|garage|safe|lock)[ \t]code|türcode|code[ \t]de[ \t]la[ \t]porte`
+// letters and digits, Latin-1 and Latin Extended-A/B included (ä, é, ñ, ß, …)
+const LETTER = String.raw`A-Za-z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f`
+const QUALIFIER = String.raw`(?:[ \t]+(?:for|of|to|on|at|du|de|des|pour|del|para|für|fürs|vom|von|zum|zur|der|dell[ao]|do|da)(?:[ \t]+[^\s.,;:!?="'=]{1,30}){1,4}?)?`
+const SAYS = String.raw`(?:is|was|will[ \t]be|is[ \t]now|has[ \t]been[ \t](?:changed|set)[ \t]to|(?:is[ \t])?set[ \t]to|reads|ist|lautet|war|heißt|est|était|sera|es|era|será|è|é)(?![${LETTER}])(?:[ \t]*:)?`
+// `name: value` is the assignment rules' job where they know the name; prose takes the rest
+const VERB = String.raw`(?:${SAYS}|:)`
+const WORD_VALUE = String.raw`(?<secret>(?!\[REDACTED:)[^\s"'“”«»‘’]{0,127}[^\s"'“”«»‘’.,;:!?)\]])`
+// a passphrase is several words: the rest of the sentence, up to 12 words
+const PHRASE_VALUE = String.raw`(?<secret>(?!\[REDACTED:)[^\s"'“”«»‘’]{0,63}[^\s"'“”«»‘’.,;:!?)\]](?:[ \t]+[^\s"'“”«»‘’.,;:!?]{1,63}){0,11})`
+
+function prose(names: string, value: string, verb = VERB): RegExp {
+  return new RegExp(
+    String.raw`(?<![${LETTER}_])(?:${names})(?![${LETTER}])${QUALIFIER}[ \t]{0,4}${verb}[ \t]{0,4}["'“”«»‘’]?[ \t]{0,2}${value}`,
+    // no `u` flag: case-insensitive Unicode matching is several times slower, and the
+    // names and letters are all in the Basic Multilingual Plane
+    'gdi',
+  )
+}
+
+// Words that follow "the password is" in sentences that hold no password.
+const PROSE_STOP = new Set(
+  (
+    'the a an not no never always also still now just only too very being been set reset required needed missing empty blank wrong incorrect ' +
+    'invalid expired case same different unknown private hidden there here in on at for of to from with without by within inside ' +
+    'stored saved kept managed shared rotated changed available known long short weak strong hard easy good bad fine ok okay what which that this ' +
+    'it your my our their his her its whatever something anything nothing printed written given sent use see ask check get read find enter type ' +
+    'generated random unique sensitive because so and or but if when then than as like below above following listed attached mandatory optional ' +
+    'encrypted hashed salted one two protected enforced disabled enabled none null several many more less most unless until while where who whom whose often sometimes must should can could will would may might shall made shown done part each every all both either neither another other such ' +
+    // de
+    'nicht kein keine falsch richtig geheim erforderlich leer abgelaufen im der die das ein eine einem einen noch jetzt nur auch zu sehr gespeichert geändert ungültig ' +
+    // fr
+    'pas trop le la les un une dans incorrect requis obligatoire vide expiré stocké changé toujours encore aussi très ' +
+    // es, it, pt
+    'el los las una en incorrecta incorrecto obligatoria obligatorio requerida vacía secreta muy también demasiado guardada cambiada ' +
+    'non il lo è obbligatoria não uma em obrigatória'
+  ).split(' '),
+)
+
+const PROSE_JUDGEMENT = new Set('correct valid right wrong incorrect invalid fine ok okay good bad weak strong long short hard easy secret richtig falsch gültig valide correcta válida'.split(' '))
+
+/** The value after "password is" unless it is a word of ordinary prose or a placeholder. */
+function proseValueOk(value: string, ctx: MatchContext): boolean {
+  const first = value.split(/[ \t]/)[0]
+  if (PLACEHOLDER.test(first) || REFERENCE.test(first) || !notExample(first)) return false
+  // code, not a value: `password = getPassword()`, `<your password>`, `${PASS}`
+  if (/^[<{$%(]/.test(first) || ctx.text.charAt(ctx.end) === '(') return false
+  const lower = first.toLowerCase()
+  if (/^[\p{L}'-]+$/u.test(first)) {
+    if (PROSE_STOP.has(lower)) return false
+    // "the password is correct" judges a password; "passphrase: correct horse battery staple" is one
+    if (PROSE_JUDGEMENT.has(lower) && !/[ \t]/.test(value)) return false
+    // "the password is rotated / expiring / usually …": a participle or an adverb
+    if (/^[a-z]+$/.test(first) && /(?:ed|ing|ly)$/.test(first)) return false
+  }
+  if (first.length < 3 && !/\d/.test(first)) return false
+  return true
+}
+
+// ---- bare random strings ----------------------------------------------------------
+/**
+ * A standalone 32–80 character string that looks random: upper and lower case letters and
+ * digits, high entropy, and no run of word-like letters. Pure hex (git commit ids, sha256
+ * digests engram itself prints) and UUIDs are left alone, which means a secret made only
+ * of lowercase hex (an old 40-hex GitHub token) is not caught bare: README "Redaction"
+ * says so. Paths (segments that are words) and identifiers (words joined by - or _) are
+ * not random. Longer base64 (signatures, data: URIs, key records) is left alone too.
+ */
+function bareSecretOk(value: string, ctx: MatchContext): boolean {
+  const v = value.replace(/=+$/, '')
+  if (HASH_LIKE.test(v) || UUID.test(v) || /^[0-9a-fA-F]+$/.test(v)) return false
+  const count = (re: RegExp) => (v.match(re) ?? []).length
+  if (count(/[A-Z]/g) < 2 || count(/[a-z]/g) < 2 || count(/[0-9]/g) < 2) return false
+  // a word of three or more letters between separators makes a path or an identifier
+  const parts = v.split(/[/_\-+]/)
+  if (parts.length > 1 && parts.filter((p) => /^[A-Za-z]{3,}$/.test(p)).length >= (v.includes('/') ? 1 : 2)) return false
+  // word-like runs ("Abstract", "account") cover much of an identifier, little of random text
+  let wordy = 0
+  for (const m of v.matchAll(/[A-Z]?[a-z]{4,}/g)) wordy += m[0].length
+  if (wordy / v.length >= 0.35) return false
+  if (entropy(v) < 4) return false
+  // a line of a PEM block (a public key or certificate: private ones are redacted whole)
+  const before = ctx.text.slice(Math.max(0, ctx.start - 65536), ctx.start)
+  const begin = before.lastIndexOf('-----BEGIN ')
+  if (begin >= 0 && !before.includes('-----END ', begin)) return false
+  // a key record or signature engram prints (`ed25519:<keyid>:<base64>`, "public_key": …)
+  if (/(?:public|pub|ed25519|signature|sig)[^\n]{0,24}$/i.test(ctx.text.slice(Math.max(0, ctx.start - 40), ctx.start))) return false
+  return true
+}
 
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
@@ -263,4 +364,17 @@ export const BUILTIN_RULES: RedactionRule[] = [
   assignment('token-assignment', 'token'),
   assignment('api-key-assignment', 'api[_\\-. ]?key'),
   assignment('high-entropy-assignment', '(?<!public[_\\-.]?)(?:key|auth|cred(?:ential)?s?|private|salt|seed|cookie|hmac)', highEntropyOk),
+
+  // --- secrets in prose ("the wifi password is …", "das Passwort lautet …", "PIN: 1234")
+  {kind: 'password-in-prose', pattern: prose(PASSPHRASE_NAMES, PHRASE_VALUE), validate: proseValueOk},
+  {kind: 'password-in-prose', pattern: prose(PASSWORD_NAMES, WORD_VALUE), validate: proseValueOk},
+  {kind: 'password-in-prose', pattern: prose(ASSIGNED_NAMES, WORD_VALUE, SAYS), validate: proseValueOk},
+  {kind: 'pin-code', pattern: prose(PIN_NAMES, String.raw`(?<secret>\d{4,12})(?![\d.,]\d)(?!\d)`)},
+
+  // --- last: a bare random-looking string that no rule above named
+  {
+    kind: 'high-entropy-string',
+    pattern: /(?<![A-Za-z0-9+/=_\-.])(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])/dg,
+    validate: bareSecretOk,
+  },
 ]

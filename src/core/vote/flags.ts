@@ -5,6 +5,7 @@
 import {INDIRECT_ORIGINS, type Origin} from '../memory.js'
 import {detectInstructions, type InstructionHit} from './instruction.js'
 import type {SemanticFinding} from './semantic.js'
+import {redactText} from '../redact/index.js'
 import {describeSensitive, findSensitive} from './sensitive.js'
 import type {FlagHit, WriteCandidate} from './types.js'
 
@@ -12,7 +13,7 @@ import type {FlagHit, WriteCandidate} from './types.js'
 export const NEAR_LIMIT = 0.9
 
 const clip = (s: string, n = 60) => {
-  const t = s.replace(/\s+/g, ' ').trim()
+  const t = redactText(s).replace(/\s+/g, ' ').trim()
   return t.length > n ? `${t.slice(0, n - 1)}…` : t
 }
 
