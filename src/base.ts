@@ -2,6 +2,7 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 
 import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
+import {setPassphraseFile} from './core/privatekey.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
 
@@ -18,6 +19,16 @@ export abstract class EngramCommand extends Command {
       env: 'ENGRAM_BASE',
       helpGroup: 'GLOBAL',
     }),
+  }
+
+  /** Commands that open a private key take `--passphrase-file`; core reads it from here. */
+  override async init(): Promise<void> {
+    await super.init()
+    const ctor = this.ctor as typeof EngramCommand & {flags?: Record<string, unknown>}
+    if (ctor.flags && 'passphrase-file' in ctor.flags) {
+      const {flags} = await this.parse(ctor)
+      setPassphraseFile((flags as {'passphrase-file'?: string})['passphrase-file'])
+    }
   }
 
   /** Chatter for people: stderr, silenced by --json. */
@@ -73,6 +84,13 @@ export abstract class EngramCommand extends Command {
     }
   }
 }
+
+/**
+ * The file holding the passphrase of the owner key (its first line), for scripted owners:
+ * mode 0600, outside every store. Without it (and without ENGRAM_PASSPHRASE_FILE) the
+ * passphrase is asked at the terminal, never taken from an argument or the environment.
+ */
+export const passphraseFileFlag = Flags.string({description: 'file (mode 0600) whose first line is the key\'s passphrase (default: env ENGRAM_PASSPHRASE_FILE, else ask at the terminal)'})
 
 export const sessionFlag = Flags.string({description: 'agent session id (default: env ENGRAM_SESSION)', env: 'ENGRAM_SESSION'})
 export const scopeFlag = (required = false) =>

@@ -6,7 +6,8 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
-import {checkKeyName, loadPrivateKey, pinOwnerKey, publicKeyPath, publicKeyRecord, writePrivateKey} from './keys.js'
+import {checkKeyName, pinOwnerKey, publicKeyPath, publicKeyRecord} from './keys.js'
+import {PrivateKeyFile, findPrivateKey, refuseInSession, unlockPrivateKey, writePrivateKey} from './privatekey.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
@@ -60,17 +61,24 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   let owner: InitResult['owner'] = null
   if (!opts.noKey) {
     // One owner key can serve many stores: reuse the named key when it already exists.
+    // Making or opening it is the owner's act, never an agent session's.
+    refuseInSession('Making or unlocking an owner key')
     let key: KeyPair
     let reused = false
     let privateKey: string | null = null
+    let found: PrivateKeyFile | undefined
     try {
-      key = loadPrivateKey(ownerName)
-      reused = true
+      found = findPrivateKey(ownerName)
     } catch (error) {
       // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
       if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
+    }
+    if (found) {
+      key = await unlockPrivateKey(found)
+      reused = true
+    } else {
       key = generateKeyPair(ownerName)
-      privateKey = writePrivateKey(key)
+      privateKey = await writePrivateKey(key)
     }
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {readKeyInput, trustKey} from '../../core/keyops.js'
 import {KEY_ROLES} from '../../core/keys.js'
 import {Store} from '../../core/store.js'
@@ -15,7 +15,7 @@ export default class KeysTrust extends EngramCommand {
   static override summary = 'Trust a public key with a role (owner or dreamer), endorsed by your owner key and committed.'
   static override examples = ['<%= config.bin %> keys trust bob.pub --role owner', '<%= config.bin %> keys trust dreamer.pub --role dreamer --name nightly']
   static override args = {file: Args.string({description: 'the .pub record from `engram keys generate`, or - for stdin', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     role: Flags.string({description: 'what the key may do', options: [...KEY_ROLES], required: true}),
     name: Flags.string({description: 'name to record it under (default: the name in the record)'}),
     key: Flags.string({description: 'your owner key name (default: ENGRAM_KEY or the only key in your key folder)'}),
