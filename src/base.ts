@@ -26,8 +26,13 @@ export abstract class EngramCommand extends Command {
     await super.init()
     const ctor = this.ctor as typeof EngramCommand & {flags?: Record<string, unknown>}
     if (ctor.flags && 'passphrase-file' in ctor.flags) {
-      const {flags} = await this.parse(ctor)
-      setPassphraseFile((flags as {'passphrase-file'?: string})['passphrase-file'])
+      let file: string | undefined
+      try {
+        file = ((await this.parse(ctor)).flags as {'passphrase-file'?: string})['passphrase-file']
+      } catch {
+        // bad arguments: run() parses again and reports them
+      }
+      setPassphraseFile(file)
     }
   }
 

@@ -39,6 +39,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
   }
   const ownerName = checkKeyName(opts.owner ?? 'owner')
+  // Making or opening the owner key is the owner's act, never an agent session's: refuse
+  // before anything is made.
+  if (!opts.noKey) refuseInSession('Making or unlocking an owner key')
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {
@@ -61,8 +64,6 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   let owner: InitResult['owner'] = null
   if (!opts.noKey) {
     // One owner key can serve many stores: reuse the named key when it already exists.
-    // Making or opening it is the owner's act, never an agent session's.
-    refuseInSession('Making or unlocking an owner key')
     let key: KeyPair
     let reused = false
     let privateKey: string | null = null

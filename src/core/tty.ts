@@ -45,10 +45,11 @@ function askLine(fd: number, prompt: string, echo: boolean): Promise<string> {
       // a terminal that cannot be written to still reads
     }
   }
-  write(prompt)
-  // the stream owns the descriptor from here: destroying it closes it
+  // the stream owns the descriptor from here: destroying it closes it. Raw mode first, then
+  // the prompt: what is typed as soon as the prompt shows is never echoed.
   const input = new ReadStream(fd)
   input.setRawMode(true)
+  write(prompt)
   return new Promise((resolvePromise, reject) => {
     let line = ''
     const done = (error?: Error) => {
