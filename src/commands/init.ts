@@ -19,7 +19,7 @@ export default class Init extends EngramCommand {
       this.note(
         result.owner.reused
           ? `Owner key ${result.owner.name} (${result.owner.keyid}) reused from your key folder`
-          : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600)`,
+          : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600, encrypted with your passphrase)`,
       )
     }
     if (!this.jsonEnabled()) this.log(result.root)

@@ -10,7 +10,7 @@ import {copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFil
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, PASSPHRASE, Sandbox, initWithSession, sandbox} from '../helpers/cli.js'
+import {BIN, PASSPHRASE, Sandbox, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
 import {runInTerminal, runWithoutTerminal} from '../helpers/pty.js'
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'}).trim()
@@ -136,13 +136,14 @@ describe('an agent with a shell, as the same OS user', () => {
   it('every command that unlocks the owner key is refused with ENGRAM_SESSION set, even empty (exit 3)', () => {
     const p = pending(sb, session, 'Acme renews in April.')
     const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const elsewhere = tempDir('engram-test-other-')
     const cmds = [
       ['review', 'accept', p.proposal, '--digest', p.digest],
       ['review', 'reject', p.proposal, '--reason', 'no'],
       ['keys', 'revoke', 'owner', '--reason', 'x', '--force'],
       ['keys', 'protect', 'owner'],
       ['restore', 'billing.md', '--scope', 'tenant:acme', '--to', 'HEAD~1'],
-      ['init', join(sb.dir, 'other')],
+      ['init', '--base', elsewhere],
     ]
     for (const args of cmds) {
       const r = sb.run([...args, '--json'], {env: {ENGRAM_SESSION: ''}})
@@ -150,6 +151,7 @@ describe('an agent with a shell, as the same OS user', () => {
       expect(r.json.error.message).toMatch(/inside an agent session/)
     }
     expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+    expect(existsSync(join(elsewhere, '.engram'))).toBe(false)
     unchanged()
   })
 
