@@ -86,7 +86,7 @@ describe('C20 — owner keys are the owner\'s (R20)', () => {
     expect(keyFolder(store)).toBe(keys)
     expect(existsSync(pub)).toBe(false)
     expect(store.state()).toBe(before)
-  })
+  }, 180_000) // twelve commands: room for a loaded machine
 
   it('`keys generate owner --force` without a terminal is refused (3), the passphrase file at hand or not', () => {
     for (const env of [store.env, withoutPassphrase(store)]) {

@@ -55,7 +55,7 @@ function cleanEnv(configDir: string, withPassphrase = false): NodeJS.ProcessEnv 
   return {
     ...env,
     ENGRAM_CONFIG_DIR: configDir,
-    ...(withPassphrase ? {ENGRAM_PASSPHRASE_FILE: passphraseFileIn(configDir)} : {}),
+    ...(withPassphrase ? {ENGRAM_PASSPHRASE_FILE: passphraseFileIn(configDir), ENGRAM_INSECURE_TEST_KDF: '1'} : {}),
     NO_COLOR: '1',
     GIT_AUTHOR_NAME: 'Conformance',
     GIT_AUTHOR_EMAIL: 'conformance@example.com',

@@ -22,7 +22,7 @@ import {EngramError, badInput, isEngramError} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {initStore} from './init.js'
-import {writePrivateKey} from './privatekey.js'
+import {KDF_TEST_COST, writePrivateKey} from './privatekey.js'
 import {ORIGINS} from './memory.js'
 import {acceptProposal} from './review.js'
 import {SessionRecord, startSession} from './sessions.js'
@@ -521,11 +521,12 @@ export async function runEval(
       ...corpus.sets.filter((s) => s.format !== 'engram').map((s) => ({name: s.name, cases: s.cases, withCurated: false})),
     ].filter((g) => g.cases.length > 0)
     // One owner key for every store, made before they start side by side (init reuses it).
-    // encrypted like every owner key, with a random passphrase that lives and dies with the folder
+    // encrypted like every owner key, with a random passphrase that lives and dies with the
+    // folder; a throwaway key, so at the least cost
     const passphraseFile = join(keyDir, 'passphrase')
     writeFileAtomic(passphraseFile, `${randomBytes(24).toString('base64')}\n`, 0o600)
     process.env.ENGRAM_PASSPHRASE_FILE = passphraseFile
-    await writePrivateKey(generateKeyPair('owner'))
+    await writePrivateKey(generateKeyPair('owner'), {cost: KDF_TEST_COST})
     const total = groups.reduce((n, g) => n + g.cases.length, 0)
     let done = 0
     const outputs: Awaited<ReturnType<typeof runGroup>>[] = []

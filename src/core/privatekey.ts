@@ -32,6 +32,19 @@ import {openTerminal} from './tty.js'
 
 /** scrypt cost for new keys: 64 MiB; measured at 0.56 s on a busy 2-core machine (2^17 took 0.74 s there). */
 export const KDF_COST = {N: 2 ** 16, r: 8, p: 1}
+/**
+ * The least cost a key file may ask for. Test suites that make hundreds of keys on shared
+ * machines set ENGRAM_INSECURE_TEST_KDF=1 to seal new keys at it; the cost is written in
+ * the file (and bound to it), so such a key stays readable and says what it is. Setting it
+ * needs the owner's environment at key creation, which no agent session gets (R20).
+ */
+export const KDF_TEST_COST = {N: 2 ** 14, r: 8, p: 1}
+
+function newKeyCost(): typeof KDF_COST {
+  if (process.env.ENGRAM_INSECURE_TEST_KDF !== '1') return KDF_COST
+  writeWarning('ENGRAM_INSECURE_TEST_KDF=1: the new key is sealed at the test-only scrypt cost (N=2^14); never use it for a real key')
+  return KDF_TEST_COST
+}
 const CIPHER = 'chacha20-poly1305' as const
 const TRIES_AT_TERMINAL = 3
 
@@ -340,13 +353,13 @@ export async function confirmReplace(name: string, file: string): Promise<void> 
  * 0700 folder. An existing key is never replaced unless `replace` (the caller confirmed).
  * The passphrase is asked here (file or terminal) unless given.
  */
-export async function writePrivateKey(kp: KeyPair, opts: {replace?: boolean; passphrase?: string} = {}): Promise<string> {
+export async function writePrivateKey(kp: KeyPair, opts: {replace?: boolean; passphrase?: string; cost?: typeof KDF_COST} = {}): Promise<string> {
   refuseInSession('Writing a private key')
   const file = privateKeyPath(kp.name)
   if (!opts.replace && existsSync(file)) {
     throw refused(`A private key named "${kp.name}" already exists at ${file}; it was not overwritten.`, 'choose another name, or pass --force to replace it (the old key is lost)')
   }
-  const text = sealPrivateKey(kp, opts.passphrase ?? (await newPassphrase(kp.name)))
+  const text = sealPrivateKey(kp, opts.passphrase ?? (await newPassphrase(kp.name)), opts.cost ?? newKeyCost())
   const dir = privateKeyDir()
   mkdirSync(dir, {recursive: true, mode: 0o700})
   chmodSync(dir, 0o700)
@@ -381,7 +394,7 @@ export async function protectPrivateKey(name: string): Promise<{name: string; ke
   const file = privateKeyPath(name)
   const found = parsePrivateKeyFile(readOrNotFound(file, 'see the key folder, or `engram keys generate`'), file)
   if (found.encrypted) return {name: found.name, keyid: found.keyid, file, changed: false}
-  const text = sealPrivateKey(found.key, await newPassphrase(name))
+  const text = sealPrivateKey(found.key, await newPassphrase(name), newKeyCost())
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
   writeExclusive(tmp, text, 0o600)
   renameSync(tmp, file)

@@ -153,7 +153,7 @@ describe('an agent with a shell, as the same OS user', () => {
     expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
     expect(existsSync(join(elsewhere, '.engram'))).toBe(false)
     unchanged()
-  })
+  }, 180_000) // seven commands: room for a loaded machine
 
   it('`--force` without a terminal is refused (exit 3), even with the passphrase file at hand', () => {
     const r = runWithoutTerminal(cli(['keys', 'generate', 'owner', '--force', '--json']), {env: sb.env, cwd: sb.dir})

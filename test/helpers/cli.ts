@@ -46,7 +46,7 @@ export function sandbox(): Sandbox {
     if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
     env[k] = v
   }
-  Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, ENGRAM_PASSPHRASE_FILE: passphraseFile, NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
+  Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, ENGRAM_PASSPHRASE_FILE: passphraseFile, ENGRAM_INSECURE_TEST_KDF: '1', NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
   const sb: Sandbox = {
     dir,
     configDir,
