@@ -38,8 +38,15 @@ export function tempDir(prefix = 'engram-conf-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
 }
 
-/** The environment with nothing inherited that could point the CLI or git elsewhere. */
-function cleanEnv(configDir: string): NodeJS.ProcessEnv {
+/** The passphrase of every store's owner key (R20: keys are encrypted at rest). */
+export const PASSPHRASE = 'conformance passphrase'
+
+/**
+ * The environment with nothing inherited that could point the CLI or git elsewhere. With
+ * a key folder, the owner's passphrase is in a 0600 file there, named by
+ * ENGRAM_PASSPHRASE_FILE, as a scripted owner keeps it (R20).
+ */
+function cleanEnv(configDir: string, withPassphrase = false): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
@@ -48,12 +55,19 @@ function cleanEnv(configDir: string): NodeJS.ProcessEnv {
   return {
     ...env,
     ENGRAM_CONFIG_DIR: configDir,
+    ...(withPassphrase ? {ENGRAM_PASSPHRASE_FILE: passphraseFileIn(configDir), ENGRAM_INSECURE_TEST_KDF: '1'} : {}),
     NO_COLOR: '1',
     GIT_AUTHOR_NAME: 'Conformance',
     GIT_AUTHOR_EMAIL: 'conformance@example.com',
     GIT_COMMITTER_NAME: 'Conformance',
     GIT_COMMITTER_EMAIL: 'conformance@example.com',
   }
+}
+
+function passphraseFileIn(configDir: string): string {
+  const file = join(configDir, 'passphrase')
+  writeFileSync(file, `${PASSPHRASE}\n`, {mode: 0o600})
+  return file
 }
 
 const parse = (s: string) => {
@@ -68,7 +82,7 @@ const parse = (s: string) => {
 export class Store {
   readonly dir = tempDir()
   readonly configDir = tempDir('engram-conf-keys-')
-  readonly env = cleanEnv(this.configDir)
+  readonly env = cleanEnv(this.configDir, true)
   /** every stdout and stderr this store's commands printed, for leak checks */
   readonly transcript: string[] = []
 

@@ -2,7 +2,7 @@
 // the warm server's socket, the vote pipeline and the SQLite FTS5 baseline. Nothing here
 // is part of engram itself; it drives the built CLI (bin/run.js) and dist/.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {createHash} from 'node:crypto'
+import {createHash, randomBytes} from 'node:crypto'
 import {cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {createConnection} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
@@ -42,9 +42,22 @@ export function snapshotCli() {
  * without it is printed beside the results).
  */
 export function childEnv(extra = {}) {
-  const env = {...process.env, ENGRAM_CONFIG_DIR: CONFIG_DIR, ...extra}
+  const env = {...process.env, ENGRAM_CONFIG_DIR: CONFIG_DIR, ENGRAM_PASSPHRASE_FILE: benchPassphraseFile(), ...extra}
   for (const k of ['ENGRAM_SESSION', 'ENGRAM_BASE', 'ENGRAM_KEY', 'NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS']) if (!(k in extra)) delete env[k]
   return env
+}
+
+/**
+ * The bench's owner key is encrypted like any other (README: unlocking in scripts): its
+ * passphrase is a random line in a 0600 file in the bench's own config folder.
+ */
+function benchPassphraseFile() {
+  const file = join(CONFIG_DIR, 'passphrase')
+  if (!existsSync(file)) {
+    mkdirSync(CONFIG_DIR, {recursive: true, mode: 0o700})
+    writeFileSync(file, `${randomBytes(24).toString('base64')}\n`, {mode: 0o600})
+  }
+  return file
 }
 
 // ---------------------------------------------------------------- statistics

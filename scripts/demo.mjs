@@ -2,7 +2,7 @@
 // A readable walk through engram in a temporary store: init, an agent session, writes of
 // each status, a refusal, review by digest, serving, history. Exits 0 when all went as shown.
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -10,7 +10,11 @@ import {fileURLToPath} from 'node:url'
 const bin = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'engram-demo-'))
 const keys = mkdtempSync(join(tmpdir(), 'engram-demo-keys-'))
-const env = {...process.env, ENGRAM_CONFIG_DIR: keys, ENGRAM_BASE: dir}
+// the owner key is encrypted (README: unlocking in scripts): the demo's passphrase is in a
+// 0600 file in its own throwaway key folder, never in the store or an agent's environment
+const passphraseFile = join(keys, 'passphrase')
+writeFileSync(passphraseFile, 'demo passphrase\n', {mode: 0o600})
+const env = {...process.env, ENGRAM_CONFIG_DIR: keys, ENGRAM_PASSPHRASE_FILE: passphraseFile, ENGRAM_BASE: dir}
 for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k === 'ENGRAM_SESSION' || k === 'ENGRAM_KEY') delete env[k]
 
 let failed = false
@@ -18,7 +22,9 @@ let failed = false
 const shown = (text) => (text.trim().length > 90 ? `${text.trim().slice(0, 90)}…` : text.trim())
 function step(title, args, {input, session, expect = 0, show = true} = {}) {
   console.log(`\n\x1b[1m## ${title}\x1b[0m\n$ ${session ? 'ENGRAM_SESSION=$S ' : ''}engram ${args.join(' ')}${input ? `   <<< ${JSON.stringify(shown(input))}` : ''}`)
-  const r = spawnSync(process.execPath, [bin, ...args], {env: {...env, ...(session ? {ENGRAM_SESSION: session} : {})}, input: input ?? '', encoding: 'utf8'})
+  // an agent's environment names no passphrase file
+  const {ENGRAM_PASSPHRASE_FILE, ...agentEnv} = env
+  const r = spawnSync(process.execPath, [bin, ...args], {env: session ? {...agentEnv, ENGRAM_SESSION: session} : env, input: input ?? '', encoding: 'utf8'})
   if (show) process.stdout.write(r.stdout)
   process.stdout.write(r.stderr.replace(/^/gm, '  '))
   if (r.status !== expect) {

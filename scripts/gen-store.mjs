@@ -10,10 +10,10 @@
 // lines in FIELD_ORDER), bodies are 50–400 words of Zipf-distributed technical English.
 // Afterwards `git gc` and `git commit-graph write` run, as after a real bulk import.
 //
-// --sign makes a store whose curated memory is served (DESIGN.md §6): the store is made
+// --sign makes a store whose curated memory is served (README.md, serving): the store is made
 // by the built CLI's own initStore (dist/, or --dist D; `npm run build` first) with its
 // first owner key — in $ENGRAM_CONFIG_DIR, else ~/.config/engram, reused when it exists,
-// exactly as `engram init` does — and every curated file is signed by that key and listed
+// exactly as `engram init` does, unlocked by ENGRAM_PASSPHRASE_FILE or at the terminal — and every curated file is signed by that key and listed
 // in its scope's signed manifest. run: scratchpads stay unsigned, as agents write them. Without
 // --sign the files carry a placeholder signature and `engram search` serves none of them.
 import {execFileSync} from 'node:child_process'
@@ -160,10 +160,11 @@ async function openSigner(storeRoot) {
     process.exit(2)
   }
   const load = (m) => import(pathToFileURL(join(dist, m)).href)
-  const [{initStore}, keys, memory, sign, manifest, hash, store] = await Promise.all(
-    ['init.js', 'keys.js', 'memory.js', 'sign.js', 'manifest.js', 'hash.js', 'store.js'].map(load))
+  const [{initStore}, keys, privatekey, memory, sign, manifest, hash, store] = await Promise.all(
+    ['init.js', 'keys.js', 'privatekey.js', 'memory.js', 'sign.js', 'manifest.js', 'hash.js', 'store.js'].map(load))
+  // the owner key is encrypted: its passphrase comes from ENGRAM_PASSPHRASE_FILE or the terminal
   const made = await initStore(storeRoot)
-  const key = keys.loadPrivateKey(made.owner.name)
+  const key = await privatekey.loadPrivateKey(made.owner.name)
   const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(key.secretKey)])
   const privateKey = createPrivateKey({key: pkcs8, format: 'der', type: 'pkcs8'})
   const ws = new store.Store(made.root, made.root)

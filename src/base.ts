@@ -4,6 +4,7 @@ import {format} from 'node:util'
 import {writeWarning} from './cli/output.js'
 import {EngramError} from './core/errors.js'
 import {RootNotPinned, rootNotPinned} from './core/keys.js'
+import {setPassphraseFile} from './core/privatekey.js'
 import {Store} from './core/store.js'
 import {safeJson, visible} from './visible.js'
 
@@ -26,10 +27,21 @@ export abstract class EngramCommand extends Command {
     }),
   }
 
+  /** Commands that open a private key take `--passphrase-file`; core reads it from here. */
   override async init(): Promise<void> {
     await super.init()
     // a store whose config.yml is not in force says so once, on stderr (stdout stays pure JSON)
     Store.onWarning = writeWarning
+    const ctor = this.ctor as typeof EngramCommand & {flags?: Record<string, unknown>}
+    if (ctor.flags && 'passphrase-file' in ctor.flags) {
+      let file: string | undefined
+      try {
+        file = ((await this.parse(ctor)).flags as {'passphrase-file'?: string})['passphrase-file']
+      } catch {
+        // bad arguments: run() parses again and reports them
+      }
+      setPassphraseFile(file)
+    }
   }
 
   /** A result line on stdout, terminal-safe. */
@@ -118,6 +130,13 @@ export abstract class EngramCommand extends Command {
     }
   }
 }
+
+/**
+ * The file holding the passphrase of the owner key (its first line), for scripted owners:
+ * mode 0600, outside every store. Without it (and without ENGRAM_PASSPHRASE_FILE) the
+ * passphrase is asked at the terminal, never taken from an argument or the environment.
+ */
+export const passphraseFileFlag = Flags.string({description: 'file (mode 0600) whose first line is the key\'s passphrase (default: env ENGRAM_PASSPHRASE_FILE, else ask at the terminal)'})
 
 export const sessionFlag = Flags.string({description: 'agent session id (default: env ENGRAM_SESSION)', env: 'ENGRAM_SESSION'})
 export const scopeFlag = (required = false) =>

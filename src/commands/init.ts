@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand} from '../base.js'
+import {EngramCommand, passphraseFileFlag} from '../base.js'
 import {initStore} from '../core/init.js'
 
 export default class Init extends EngramCommand {
   static override summary = 'Create an engram store here (and a git repository and first owner key if needed).'
   static override examples = ['<%= config.bin %> init', '<%= config.bin %> init --owner alice', '<%= config.bin %> init --base ./memory --no-key']
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     owner: Flags.string({description: 'name of the first owner key', default: 'owner'}),
     'no-key': Flags.boolean({description: 'do not create or register an owner key'}),
   }
@@ -19,7 +19,7 @@ export default class Init extends EngramCommand {
       this.note(
         result.owner.reused
           ? `Owner key ${result.owner.name} (${result.owner.keyid}) reused from your key folder`
-          : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600)`,
+          : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600, encrypted with your passphrase)`,
       )
     }
     if (!this.jsonEnabled()) this.log(result.root)

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../base.js'
+import {EngramCommand, passphraseFileFlag} from '../base.js'
 import {restoreMemory} from '../core/review.js'
 import {Store} from '../core/store.js'
 
@@ -8,7 +8,7 @@ export default class Restore extends EngramCommand {
   static override summary = 'Restore a curated memory to its content at an earlier revision, as a new signed version.'
   static override examples = ['<%= config.bin %> restore billing.md --scope tenant:acme --to HEAD~3']
   static override args = {path: Args.string({description: 'memory path inside the scope', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     scope: Flags.string({description: 'scope', required: true}),
     to: Flags.string({description: 'revision to restore from (commit id, HEAD~N)', required: true}),
     key: Flags.string({description: 'owner key name'}),

@@ -12,6 +12,7 @@
  * - the shared tuning sets by their file names (BIPIA text/code attacks, BIPIA emails,
  *   NotInject), see SHARED_FILES.
  */
+import {randomBytes} from 'node:crypto'
 import {mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -20,9 +21,10 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {signConfig} from './configsign.js'
 import {sha256Hex} from './hash.js'
 import {EngramError, badInput, isEngramError} from './errors.js'
+import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {initStore} from './init.js'
-import {writePrivateKey} from './keys.js'
+import {KDF_TEST_COST, writePrivateKey} from './privatekey.js'
 import {AUTHORITY_CLAIMS, ORIGINS} from './memory.js'
 import {acceptProposal} from './review.js'
 import {SessionRecord, startSession} from './sessions.js'
@@ -509,7 +511,7 @@ export async function runEval(
 ): Promise<EvalReport & {kept: string[]}> {
   const t0 = Date.now()
   const corpus = loadCorpus(dir, opts)
-  const saved = {ENGRAM_CONFIG_DIR: process.env.ENGRAM_CONFIG_DIR, ENGRAM_KEY: process.env.ENGRAM_KEY, ENGRAM_SESSION: process.env.ENGRAM_SESSION, ENGRAM_BASE: process.env.ENGRAM_BASE}
+  const saved = {ENGRAM_CONFIG_DIR: process.env.ENGRAM_CONFIG_DIR, ENGRAM_PASSPHRASE_FILE: process.env.ENGRAM_PASSPHRASE_FILE, ENGRAM_KEY: process.env.ENGRAM_KEY, ENGRAM_SESSION: process.env.ENGRAM_SESSION, ENGRAM_BASE: process.env.ENGRAM_BASE}
   const keyDir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-keys-')))
   process.env.ENGRAM_CONFIG_DIR = keyDir
   delete process.env.ENGRAM_KEY
@@ -524,7 +526,12 @@ export async function runEval(
       ...corpus.sets.filter((s) => s.format !== 'engram').map((s) => ({name: s.name, cases: s.cases, withCurated: false})),
     ].filter((g) => g.cases.length > 0)
     // One owner key for every store, made before they start side by side (init reuses it).
-    writePrivateKey(generateKeyPair('owner'))
+    // encrypted like every owner key, with a random passphrase that lives and dies with the
+    // folder; a throwaway key, so at the least cost
+    const passphraseFile = join(keyDir, 'passphrase')
+    writeFileAtomic(passphraseFile, `${randomBytes(24).toString('base64')}\n`, 0o600)
+    process.env.ENGRAM_PASSPHRASE_FILE = passphraseFile
+    await writePrivateKey(generateKeyPair('owner'), {cost: KDF_TEST_COST})
     const total = groups.reduce((n, g) => n + g.cases.length, 0)
     let done = 0
     const outputs: Awaited<ReturnType<typeof runGroup>>[] = []

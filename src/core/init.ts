@@ -6,8 +6,9 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
-import {checkKeyName, loadPrivateKey, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots, writePrivateKey} from './keys.js'
+import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from './keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
+import {PrivateKeyFile, findPrivateKey, refuseInSession, unlockPrivateKey, writePrivateKey} from './privatekey.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
@@ -39,6 +40,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
   }
   const ownerName = checkKeyName(opts.owner ?? 'owner')
+  // Making or opening the owner key is the owner's act, never an agent session's: refuse
+  // before anything is made.
+  if (!opts.noKey) refuseInSession('Making or unlocking an owner key')
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {
@@ -66,14 +70,19 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     let key: KeyPair
     let reused = false
     let privateKey: string | null = null
+    let found: PrivateKeyFile | undefined
     try {
-      key = loadPrivateKey(ownerName)
-      reused = true
+      found = findPrivateKey(ownerName)
     } catch (error) {
       // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
       if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
+    }
+    if (found) {
+      key = await unlockPrivateKey(found)
+      reused = true
+    } else {
       key = generateKeyPair(ownerName)
-      privateKey = writePrivateKey(key)
+      privateKey = await writePrivateKey(key)
     }
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))

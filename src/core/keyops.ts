@@ -5,16 +5,19 @@
  * and commits it.
  */
 import {existsSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
 
 import {commitPaths} from './commit.js'
 import {EngramError, badInput, notFound, refused, usageError} from './errors.js'
 import {writeFileAtomic} from './fsutil.js'
 import {
-  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, loadPrivateKey, parsePrivateKey, parsePublicKeyInput, parsePublicKeyRecord,
-  privateKeyDir, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord, writePrivateKey,
+  KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, parsePublicKeyInput, parsePublicKeyRecord,
+  publicKeyPath, publicKeyRecord, revocationPath, revocationRecord,
   fingerprintOf, initialKeyRoots, pinnedRoots, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
+import {
+  checkPublicOut, confirmReplace, loadPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, refuseInSession, writePrivateKey, writePublicOut,
+} from './privatekey.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
 import {redactText} from './redact/index.js'
@@ -36,21 +39,27 @@ export interface GeneratedKey {
 }
 
 /**
- * Make a key pair: the private half 0600 in the key folder (never overwritten without
- * `force`), the public half as a self-endorsed record. The record proves possession of the
- * key; trust comes only from an owner's `keys trust`.
+ * Make a key pair: the private half encrypted, 0600, in the key folder; the public half as
+ * a self-endorsed record. The record proves possession of the key; trust comes only from an
+ * owner's `keys trust`. Never inside an agent session. An existing key is replaced only
+ * with `force` and the owner typing its name at the terminal. `out` must be a new *.pub file
+ * outside every store and outside the key and trust folders (see checkPublicOut).
  */
-export function generateKey(name: string, opts: {force?: boolean; out?: string} = {}): GeneratedKey {
+export async function generateKey(name: string, opts: {force?: boolean; out?: string} = {}): Promise<GeneratedKey> {
+  refuseInSession('Making a key')
   checkKeyName(name)
-  const out = opts.out === undefined ? null : resolve(opts.out)
-  // refuse before making a key, so a refusal leaves nothing behind
-  if (out && existsSync(out) && !opts.force) {
-    throw refused(`${out} already exists; it was not overwritten.`, 'choose another --out, or pass --force')
+  // refuse before asking anything or making a key, so a refusal leaves nothing behind
+  const out = opts.out === undefined ? null : checkPublicOut(opts.out)
+  const file = privateKeyPath(name)
+  const replace = existsSync(file)
+  if (replace) {
+    if (!opts.force) throw refused(`A private key named "${name}" already exists at ${file}; it was not overwritten.`, 'choose another name, or pass --force to replace it (the old key is lost)')
+    await confirmReplace(name, file)
   }
   const key = generateKeyPair(name)
   const record = publicKeyRecord({name, publicKey: key.publicKey}, 'owner', key)
-  const privateKeyFile = writePrivateKey(key, {force: opts.force})
-  if (out) writeFileAtomic(out, record)
+  const privateKeyFile = await writePrivateKey(key, {replace})
+  if (out) writePublicOut(out, record)
   return {name, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), privateKeyFile, publicKeyFile: out, record}
 }
 
@@ -131,7 +140,7 @@ export async function trustKey(
 async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: string | undefined, newName: string): Promise<KeyPair> {
   const keyring = await loadKeyring(store)
   if (keyring.owners().length > 0 || role !== 'owner' || pinnedRoots(store).length > 0) return (await ownerKey(store, ownerName)).key
-  if (process.env.ENGRAM_SESSION) throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).')
+  refuseInSession()
   const history = await initialKeyRoots(store)
   if (history.length > 0) {
     // a clone whose root is not pinned here: the root is pinned by fingerprint, never replaced
@@ -141,7 +150,7 @@ async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: s
     )
   }
   const privateName = ownerName ?? newName
-  const own = loadPrivateKey(privateName)
+  const own = await loadPrivateKey(privateName)
   if (own.keyid !== keyid) {
     throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
   }
@@ -311,11 +320,9 @@ function localKeyIds(): Set<string> {
   }
   if (process.env.ENGRAM_KEY) files.push(process.env.ENGRAM_KEY)
   for (const f of files) {
-    try {
-      ids.add(parsePrivateKey(readFileSync(f, 'utf8'), f).keyid)
-    } catch {
-      // not a key
-    }
+    // what the file says of itself, unopened: listing never asks for a passphrase
+    const id = privateKeyId(f)
+    if (id) ids.add(id)
   }
   return ids
 }

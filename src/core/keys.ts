@@ -5,9 +5,8 @@
  * can read, then one line of JSON that is the record. The comment line is informational
  * but must agree with the record (so `cat` never misleads a reviewer).
  *
- *   ~/.config/engram/keys/<name>.key  (0600, dir 0700; never in the store)
- *     engram secret key <keyid> name=<name>
- *     {"keyid":…,"name":…,"secret_key":"<base64 32-byte seed>","v":1}
+ *   ~/.config/engram/keys/<name>.key  (0600, dir 0700; never in the store; encrypted:
+ *     see privatekey.ts)
  *
  *   .engram/keys/<name>.pub
  *     engram public key <keyid> name=<name> role=<owner|dreamer>
@@ -29,18 +28,18 @@
  * A revocation counts when signed by an owner reachable from a root, or by the key itself;
  * revocations only ever remove trust, so conflicting ones fail closed.
  */
-import {chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {lstatSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {configDir, readStoreCache, writeStoreCache} from './cachefile.js'
 import {writeFileAtomic} from './fsutil.js'
 import {canonicalJson} from './canonical.js'
-import {badInput, notFound, refused, usageError} from './errors.js'
+import {badInput} from './errors.js'
 import {firstParentFromFiles, gitRead} from './git.js'
 import {readHeadFromFiles} from './index/head.js'
 import {sha256Hex} from './hash.js'
 import {printable} from './scope.js'
-import {KeyPair, keyIdOf, keyPairFromSecret, parseSignature, signToString, verifyBytes} from './sign.js'
+import {KeyPair, keyIdOf, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from './store.js'
 
 export {configDir} from './cachefile.js'
@@ -89,10 +88,6 @@ export interface RevocationRecord {
 }
 
 
-export function privateKeyDir(): string {
-  return join(configDir(), 'keys')
-}
-
 export function checkKeyName(name: string): string {
   if (typeof name !== 'string' || !KEY_NAME_RE.test(name)) {
     throw badInput(`Bad key name "${printable(String(name))}".`, 'key names are lowercase: a letter or digit, then up to 62 of [a-z0-9._-]')
@@ -119,104 +114,6 @@ export function readRecordLines(text: string, label: string): {comment: string; 
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw badInput(`${label}: the second line must be a JSON object.`)
   return {comment: lines[0], json: json as Record<string, unknown>}
-}
-
-// ---------------------------------------------------------------- private keys
-
-export function formatPrivateKey(kp: KeyPair): string {
-  return `engram secret key ${kp.keyid} name=${kp.name}\n${canonicalJson({v: 1, name: kp.name, keyid: kp.keyid, secret_key: b64(kp.secretKey)})}\n`
-}
-
-export function parsePrivateKey(text: string, label: string): KeyPair {
-  const {comment, json} = readRecordLines(text, label)
-  const secret = fromB64(json.secret_key, 32)
-  if (json.v !== 1 || typeof json.name !== 'string' || !KEY_NAME_RE.test(json.name) || !secret) {
-    throw badInput(`${label} is not an engram secret key.`, 'generate one with `engram keys generate <name>`')
-  }
-  const kp = keyPairFromSecret(json.name, secret)
-  if (json.keyid !== kp.keyid || comment !== `engram secret key ${kp.keyid} name=${kp.name}`) {
-    throw badInput(`${label}: the key id does not match the secret key; the file is damaged.`, 'restore it from a backup')
-  }
-  return kp
-}
-
-/**
- * Write a private key to `<configDir>/keys/<name>.key`, mode 0600, in a 0700 folder.
- * An existing key is never overwritten unless `force` (it would be lost for good).
- */
-export function writePrivateKey(kp: KeyPair, opts: {force?: boolean} = {}): string {
-  checkKeyName(kp.name)
-  const dir = privateKeyDir()
-  mkdirSync(dir, {recursive: true, mode: 0o700})
-  chmodSync(dir, 0o700)
-  const file = join(dir, `${kp.name}.key`)
-  const text = formatPrivateKey(kp)
-  if (!opts.force) {
-    let fd: number
-    try {
-      fd = openSync(file, 'wx', 0o600)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw refused(`A private key named "${kp.name}" already exists at ${file}; it was not overwritten.`, 'choose another name, or pass --force to replace it (the old key is lost)')
-      }
-      throw error
-    }
-    try {
-      writeSync(fd, text)
-    } finally {
-      closeSync(fd)
-    }
-  } else {
-    // write beside it, then rename: a crash never leaves a half-written key
-    const tmp = `${file}.tmp-${process.pid}`
-    const fd = openSync(tmp, 'wx', 0o600)
-    try {
-      writeSync(fd, text)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(tmp, file)
-  }
-  chmodSync(file, 0o600)
-  return file
-}
-
-/**
- * The private key to sign with: the file named by `ENGRAM_KEY`, else `<name>.key` in the
- * config folder, else the only key there.
- */
-export function loadPrivateKey(name?: string): KeyPair {
-  const envFile = process.env.ENGRAM_KEY
-  if (envFile) return parsePrivateKey(readOrNotFound(envFile, 'set ENGRAM_KEY to an engram secret key file, or unset it'), envFile)
-  const dir = privateKeyDir()
-  if (name !== undefined) {
-    checkKeyName(name)
-    const file = join(dir, `${name}.key`)
-    return parsePrivateKey(readOrNotFound(file, `generate it with \`engram keys generate ${name}\`, or set ENGRAM_KEY to a key file`), file)
-  }
-  let names: string[] = []
-  try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.key')).sort()
-  } catch {
-    // no folder: same as no keys
-  }
-  if (names.length === 0) {
-    throw notFound(`No private key in ${dir}.`, 'generate one with `engram keys generate <name>`, or set ENGRAM_KEY to a key file')
-  }
-  if (names.length > 1) {
-    throw usageError(`Several private keys in ${dir}: ${names.map((n) => n.slice(0, -4)).join(', ')}.`, 'name the key to use (--key <name>), or set ENGRAM_KEY')
-  }
-  const file = join(dir, names[0])
-  return parsePrivateKey(readFileSync(file, 'utf8'), file)
-}
-
-function readOrNotFound(file: string, nextStep: string): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`No private key file at ${file}.`, nextStep)
-    throw error
-  }
 }
 
 // ---------------------------------------------------------------- public key records

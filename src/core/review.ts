@@ -9,7 +9,8 @@ import {gitBlobHash} from './hash.js'
 import {gitRead} from './git.js'
 import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
 import {unrecordedFlags} from './recheck.js'
-import {Keyring, loadKeyring, loadPrivateKey} from './keys.js'
+import {Keyring, loadKeyring} from './keys.js'
+import {findPrivateKey, refuseInSession, unlockPrivateKey} from './privatekey.js'
 import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
@@ -116,20 +117,23 @@ function findReadableEntry(store: Store, status: EntryStatus, id: string, sessio
   throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
 }
 
-/** The owner key to act with, checked against the store's keyring: trusted, not revoked, role owner. */
+/**
+ * The owner key to act with, checked against the store's keyring: trusted, not revoked,
+ * role owner. Never inside an agent session; the key's trust is checked before its
+ * passphrase is asked, so nobody types a passphrase only to hear the key does not count.
+ */
 export async function ownerKey(store: Store, keyName?: string): Promise<{key: KeyPair; keyring: Keyring}> {
-  if (process.env.ENGRAM_SESSION) {
-    throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).', 'run this as the owner, outside the agent session')
-  }
-  const key = loadPrivateKey(keyName)
+  refuseInSession()
+  const found = findPrivateKey(keyName)
   const keyring = await loadKeyring(store)
-  const info = keyring.status(key.keyid)
+  const info = keyring.status(found.keyid)
   if (!info || info.status !== 'trusted') {
-    throw refused(`Key ${key.name} (${key.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
+    throw refused(`Key ${found.name} (${found.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
   }
-  if (info.role !== 'owner') throw refused(`Key ${key.name} (${key.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  if (info.role !== 'owner') throw refused(`Key ${found.name} (${found.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
   // what committed history says of manifest serials, before anything is built on a manifest (R13)
   await raiseFromHistory(store, keyring)
+  const key = await unlockPrivateKey(found)
   return {key, keyring}
 }
 

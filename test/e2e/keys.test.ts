@@ -1,6 +1,6 @@
 /**
- * `engram keys generate|trust|revoke|list` end to end: private keys 0600 and never
- * overwritten without --force; only a trusted owner adds or revokes keys; what the store
+ * `engram keys generate|trust|revoke|list` end to end: private keys 0600, encrypted, and never
+ * overwritten without --force confirmed at a terminal; only a trusted owner adds or revokes keys; what the store
  * trusts is what `keys list` says and what accept, read and verify act on.
  */
 import {execFileSync} from 'node:child_process'
@@ -8,7 +8,8 @@ import {existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, RunResult, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
+import {BIN, initWithSession, RunResult, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
+import {runInTerminal, runWithoutTerminal} from '../helpers/pty.js'
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 const head = (dir: string) => git(dir, 'rev-parse', 'HEAD').trim()
@@ -38,14 +39,21 @@ describe('keys generate', () => {
     expect(again.json.error.nextStep).toMatch(/--force/)
     expect(readFileSync(file, 'utf8')).toBe(before)
 
-    const forced = sb.run(['keys', 'generate', '--name', 'bob', '--force', '--out', 'bob.pub', '--json'])
-    expect(forced.code).toBe(0)
-    expect(forced.json.privateKeyFile).toBe(file)
+    // --force is confirmed at the terminal: refused without one, done when the name is typed
+    const blind = runWithoutTerminal([process.execPath, BIN, 'keys', 'generate', '--name', 'bob', '--force', '--json'], {env: sb.env, cwd: sb.dir})
+    expect(blind.code).toBe(3)
+    expect(readFileSync(file, 'utf8')).toBe(before)
+    const forced = runInTerminal([process.execPath, BIN, 'keys', 'generate', '--name', 'bob', '--force', '--out', 'bob.pub', '--json'], {
+      env: sb.env, cwd: sb.dir, answers: [{expect: 'to confirm: ', send: 'bob'}],
+    })
+    expect(forced.code, forced.output).toBe(0)
+    const json = JSON.parse(forced.output.slice(forced.output.indexOf('{')))
+    expect(json.privateKeyFile).toBe(file)
     expect(readFileSync(file, 'utf8')).not.toBe(before)
     expect(statSync(file).mode & 0o777).toBe(0o600)
-    expect(readFileSync(join(sb.dir, 'bob.pub'), 'utf8')).toBe(forced.json.record)
-    expect(forced.json.keyid).toMatch(/^[0-9a-f]{16}$/)
-    expect(forced.json.record).toContain(forced.json.keyid)
+    expect(readFileSync(join(sb.dir, 'bob.pub'), 'utf8')).toBe(json.record)
+    expect(json.keyid).toMatch(/^[0-9a-f]{16}$/)
+    expect(json.record).toContain(json.keyid)
 
     // an existing --out file is not overwritten either, and no key is made
     const out = sb.run(['keys', 'generate', '--name', 'carol', '--out', 'bob.pub', '--json'])

@@ -28,16 +28,25 @@ export function tempDir(prefix = 'engram-test-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
 }
 
-/** A sandbox: temp store folder, temp key folder, a clean environment (no inherited session, base or git vars). */
+/** The passphrase every sandbox's owner keys are encrypted with (see sandbox()). */
+export const PASSPHRASE = 'correct horse battery staple'
+
+/**
+ * A sandbox: temp store folder, temp key folder, a clean environment (no inherited session,
+ * base or git vars). Owner keys are encrypted: the passphrase is in a 0600 file in the key
+ * folder, named by ENGRAM_PASSPHRASE_FILE, as a scripted owner would keep it.
+ */
 export function sandbox(): Sandbox {
   const dir = tempDir()
   const configDir = tempDir('engram-keys-')
+  const passphraseFile = join(configDir, 'passphrase')
+  writeFileSync(passphraseFile, `${PASSPHRASE}\n`, {mode: 0o600})
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
     env[k] = v
   }
-  Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
+  Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, ENGRAM_PASSPHRASE_FILE: passphraseFile, ENGRAM_INSECURE_TEST_KDF: '1', NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
   const sb: Sandbox = {
     dir,
     configDir,

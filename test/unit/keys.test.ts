@@ -8,30 +8,31 @@ import {EngramError} from '../../src/core/errors.js'
 import {
   configDir,
   loadKeyring,
-  loadPrivateKey,
-  parsePrivateKey,
   parsePublicKeyInput,
   pinRoot,
   publicKeyPath,
   publicKeyRecord,
   revocationPath,
   revocationRecord,
-  writePrivateKey,
 } from '../../src/core/keys.js'
+import {loadPrivateKey, parsePrivateKeyFile, sealPrivateKey, writePrivateKey} from '../../src/core/privatekey.js'
 import {MemoryFile} from '../../src/core/memory.js'
 import {generateKeyPair, KeyPair, signMemory, verifyMemory} from '../../src/core/sign.js'
 import {Store} from '../../src/core/store.js'
 
 let tmp: string
-const saved = {config: process.env.ENGRAM_CONFIG_DIR, key: process.env.ENGRAM_KEY}
+const saved = {config: process.env.ENGRAM_CONFIG_DIR, key: process.env.ENGRAM_KEY, pass: process.env.ENGRAM_PASSPHRASE_FILE, session: process.env.ENGRAM_SESSION}
 
 beforeEach(() => {
   tmp = mkdtempSync(join(tmpdir(), 'engram-keys-'))
   process.env.ENGRAM_CONFIG_DIR = join(tmp, 'config')
+  process.env.ENGRAM_PASSPHRASE_FILE = join(tmp, 'passphrase')
+  writeFileSync(process.env.ENGRAM_PASSPHRASE_FILE, 'unit passphrase\n', {mode: 0o600})
   delete process.env.ENGRAM_KEY
+  delete process.env.ENGRAM_SESSION
 })
 afterEach(() => {
-  for (const [k, v] of [['ENGRAM_CONFIG_DIR', saved.config], ['ENGRAM_KEY', saved.key]] as const) {
+  for (const [k, v] of [['ENGRAM_CONFIG_DIR', saved.config], ['ENGRAM_KEY', saved.key], ['ENGRAM_PASSPHRASE_FILE', saved.pass], ['ENGRAM_SESSION', saved.session]] as const) {
     if (v === undefined) delete process.env[k]
     else process.env[k] = v
   }
@@ -46,61 +47,84 @@ const thrown = (fn: () => unknown): EngramError => {
   }
   throw new Error('expected an error')
 }
+const rejected = async (p: Promise<unknown>): Promise<EngramError> => {
+  try {
+    await p
+  } catch (error) {
+    return error as EngramError
+  }
+  throw new Error('expected an error')
+}
 
 describe('private keys', () => {
-  it('are written 0600 in a 0700 folder and read back', () => {
+  it('are written encrypted, 0600 in a 0700 folder, and read back with the passphrase', async () => {
     const kp = generateKeyPair('alice')
-    const file = writePrivateKey(kp)
+    const file = await writePrivateKey(kp)
     expect(file).toBe(join(configDir(), 'keys', 'alice.key'))
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(statSync(join(configDir(), 'keys')).mode & 0o777).toBe(0o700)
-    const back = loadPrivateKey('alice')
+    const text = readFileSync(file, 'utf8')
+    expect(text.split('\n')[0]).toBe(`engram encrypted secret key ${kp.keyid} name=alice`)
+    expect(text).not.toContain(Buffer.from(kp.secretKey).toString('base64'))
+    const back = await loadPrivateKey('alice')
     expect(back.keyid).toBe(kp.keyid)
     expect(Buffer.from(back.secretKey).equals(Buffer.from(kp.secretKey))).toBe(true)
-    expect(readFileSync(file, 'utf8').split('\n')[0]).toBe(`engram secret key ${kp.keyid} name=alice`)
   })
 
-  it('are never overwritten without force', () => {
+  it('are never overwritten unless the caller confirmed a replacement', async () => {
     const first = generateKeyPair('alice')
-    const file = writePrivateKey(first)
+    const file = await writePrivateKey(first)
     const before = readFileSync(file, 'utf8')
-    const err = thrown(() => writePrivateKey(generateKeyPair('alice')))
+    const err = await rejected(writePrivateKey(generateKeyPair('alice')))
     expect(err).toBeInstanceOf(EngramError)
     expect(err.code).toBe('refused')
     expect(err.nextStep).toMatch(/--force/)
     expect(readFileSync(file, 'utf8')).toBe(before)
     const second = generateKeyPair('alice')
-    writePrivateKey(second, {force: true})
-    expect(loadPrivateKey('alice').keyid).toBe(second.keyid)
+    await writePrivateKey(second, {replace: true})
+    expect((await loadPrivateKey('alice')).keyid).toBe(second.keyid)
     expect(statSync(file).mode & 0o777).toBe(0o600)
   })
 
-  it('load the only key, refuse to guess among several, and say what to do when there is none', () => {
-    expect(thrown(() => loadPrivateKey()).code).toBe('not-found')
-    expect(thrown(() => loadPrivateKey()).nextStep).toMatch(/keys generate/)
+  it('load the only key, refuse to guess among several, and say what to do when there is none', async () => {
+    expect((await rejected(loadPrivateKey())).code).toBe('not-found')
+    expect((await rejected(loadPrivateKey())).nextStep).toMatch(/keys generate/)
     const a = generateKeyPair('alice')
-    writePrivateKey(a)
-    expect(loadPrivateKey().keyid).toBe(a.keyid)
-    writePrivateKey(generateKeyPair('bob'))
-    expect(thrown(() => loadPrivateKey()).code).toBe('usage')
-    expect(thrown(() => loadPrivateKey('carol')).code).toBe('not-found')
+    await writePrivateKey(a, {passphrase: 'unit passphrase'})
+    expect((await loadPrivateKey()).keyid).toBe(a.keyid)
+    await writePrivateKey(generateKeyPair('bob'), {passphrase: 'unit passphrase'})
+    expect((await rejected(loadPrivateKey())).code).toBe('usage')
+    expect((await rejected(loadPrivateKey('carol'))).code).toBe('not-found')
   })
 
-  it('ENGRAM_KEY names the key file to use', () => {
-    writePrivateKey(generateKeyPair('alice'))
+  it('ENGRAM_KEY names the key file to use', async () => {
     const ci = generateKeyPair('ci')
     const file = join(tmp, 'ci.key')
-    writeFileSync(file, readFileSync(writePrivateKey(ci), 'utf8'))
+    writeFileSync(file, sealPrivateKey(ci, 'unit passphrase'))
     process.env.ENGRAM_KEY = file
-    expect(loadPrivateKey('alice').keyid).toBe(ci.keyid)
+    expect((await loadPrivateKey('alice')).keyid).toBe(ci.keyid)
   })
 
-  it('a damaged key file is refused', () => {
+  it('a wrong passphrase, an edited key id and an edited cost do not open the key (refused)', async () => {
     const kp = generateKeyPair('alice')
-    const file = writePrivateKey(kp)
+    const text = sealPrivateKey(kp, 'unit passphrase')
+    const file = join(tmp, 'alice.key')
+    process.env.ENGRAM_KEY = file
+    writeFileSync(file, sealPrivateKey(kp, 'another one'))
+    expect((await rejected(loadPrivateKey())).message).toMatch(/Wrong passphrase/)
     const other = generateKeyPair('x')
-    const text = readFileSync(file, 'utf8').replace(Buffer.from(kp.secretKey).toString('base64'), Buffer.from(other.secretKey).toString('base64'))
-    expect(thrown(() => parsePrivateKey(text, file)).code).toBe('bad-input')
+    writeFileSync(file, text.replaceAll(kp.keyid, other.keyid))
+    expect((await rejected(loadPrivateKey())).code).toBe('refused')
+    writeFileSync(file, text.replace('"N":65536', '"N":32768'))
+    expect((await rejected(loadPrivateKey())).code).toBe('refused')
+    // a cost past 1 GiB of memory is not even tried
+    expect(thrown(() => parsePrivateKeyFile(text.replace('"N":65536', `"N":${2 ** 24}`), file)).code).toBe('bad-input')
+  })
+
+  it('none is made or opened inside an agent session, even with ENGRAM_SESSION empty', async () => {
+    process.env.ENGRAM_SESSION = ''
+    expect((await rejected(writePrivateKey(generateKeyPair('alice'), {passphrase: 'x'}))).message).toMatch(/inside an agent session/)
+    delete process.env.ENGRAM_SESSION
   })
 })
 

@@ -1,20 +1,22 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {usageError} from '../../core/errors.js'
 import {generateKey} from '../../core/keyops.js'
 
 export default class KeysGenerate extends EngramCommand {
-  static override summary = 'Make a key pair: the private half 0600 in your key folder, the public record to give an owner.'
+  static override summary = 'Make a key pair: the private half encrypted with a passphrase in your key folder, the public record to give an owner.'
   static override description =
-    'The private key goes to $ENGRAM_CONFIG_DIR/keys/<name>.key (default ~/.config/engram/keys) and is never overwritten without --force. ' +
-    'The public record is printed (or written to --out); an owner makes it count with `engram keys trust`.'
+    'The private key goes to $ENGRAM_CONFIG_DIR/keys/<name>.key (default ~/.config/engram/keys), encrypted with a passphrase asked at the terminal ' +
+    '(or read from --passphrase-file). An existing key is replaced only with --force and its name typed at the terminal to confirm. ' +
+    'The public record is printed, or written to --out: a new *.pub file outside every store and outside the key and trust folders. ' +
+    'An owner makes it count with `engram keys trust`. Refused inside an agent session.'
   static override examples = ['<%= config.bin %> keys generate --name bob --out bob.pub', '<%= config.bin %> keys generate bob']
   static override args = {name: Args.string({description: 'key name (or --name)'})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     name: Flags.string({description: 'key name: lowercase letters, digits, . _ -'}),
-    out: Flags.string({description: 'also write the public record to this file'}),
-    force: Flags.boolean({description: 'replace an existing private key (the old one is lost) or --out file', default: false}),
+    out: Flags.string({description: 'write the public record to this new *.pub file (never over an existing file, never inside a store)'}),
+    force: Flags.boolean({description: 'replace an existing private key (the old one is lost): confirmed by typing its name at the terminal', default: false}),
   }
 
   async run() {
@@ -22,7 +24,7 @@ export default class KeysGenerate extends EngramCommand {
     if (args.name && flags.name && args.name !== flags.name) throw usageError('Give the key name once (argument or --name).')
     const name = flags.name ?? args.name
     if (!name) throw usageError('A key name is required.', 'e.g. `engram keys generate --name bob`')
-    const r = generateKey(name, {force: flags.force, out: flags.out})
+    const r = await generateKey(name, {force: flags.force, out: flags.out})
     if (!this.jsonEnabled()) {
       if (!r.publicKeyFile) process.stdout.write(r.record)
       this.note(`private key ${r.name} (${r.keyid}) written to ${r.privateKeyFile}${r.publicKeyFile ? `; public record in ${r.publicKeyFile}` : ''}`)

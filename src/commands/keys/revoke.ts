@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {revokeKey} from '../../core/keyops.js'
 import {Store} from '../../core/store.js'
 
@@ -9,7 +9,7 @@ export default class KeysRevoke extends EngramCommand {
   static override description = 'Memory signed by a revoked key is no longer served; re-accept or restore it with a trusted owner key.'
   static override examples = ['<%= config.bin %> keys revoke bob --reason "laptop lost"', '<%= config.bin %> keys revoke old --reason rotated --keep new']
   static override args = {name: Args.string({description: 'key name or key id', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     reason: Flags.string({description: 'why (kept in the record and the commit)', required: true}),
     keep: Flags.string({description: 'a key this one endorsed that stays trusted (repeatable)', multiple: true}),
     key: Flags.string({description: 'your owner key name'}),

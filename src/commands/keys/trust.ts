@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {usageError} from '../../core/errors.js'
 import {pinStoreRoot, readKeyInput, trustKey} from '../../core/keyops.js'
 import {KEY_ROLES} from '../../core/keys.js'
@@ -24,6 +24,7 @@ export default class KeysTrust extends EngramCommand {
   ]
   static override args = {file: Args.string({description: 'the .pub record from `engram keys generate`, or - for stdin'})}
   static override flags = {
+    'passphrase-file': passphraseFileFlag,
     role: Flags.string({description: 'what the key may do', options: [...KEY_ROLES]}),
     name: Flags.string({description: 'name to record it under (default: the name in the record)'}),
     key: Flags.string({description: 'your owner key name (default: ENGRAM_KEY or the only key in your key folder)'}),

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {rejectEntry} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
@@ -8,7 +8,7 @@ export default class QuarantinePurge extends EngramCommand {
   static override summary = 'Remove a quarantined write (owner); the commit records who and why, history keeps the audit trail.'
   static override examples = ['<%= config.bin %> quarantine purge q-4k2 --reason "phishing"']
   static override args = {id: Args.string({description: 'quarantine id or unambiguous prefix', required: true})}
-  static override flags = {reason: Flags.string({description: 'why', required: true}), key: Flags.string({description: 'owner key name'})}
+  static override flags = {'passphrase-file': passphraseFileFlag, reason: Flags.string({description: 'why', required: true}), key: Flags.string({description: 'owner key name'})}
 
   async run() {
     const {args, flags} = await this.parse(QuarantinePurge)

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {releaseQuarantined} from '../../core/quarantine.js'
 import {Store} from '../../core/store.js'
 
@@ -8,7 +8,7 @@ export default class QuarantineRelease extends EngramCommand {
   static override summary = 'Release a quarantined write into the review queue (owner; it is never promoted directly).'
   static override examples = ['<%= config.bin %> quarantine release q-4k2 --reason "confirmed with the customer" --digest 9c1e4b7a0d2f8e31']
   static override args = {id: Args.string({description: 'quarantine id or unambiguous prefix', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     reason: Flags.string({description: 'why it is safe to review', required: true}),
     digest: Flags.string({description: 'the digest `quarantine show` printed (at least 16 hex characters)', required: true}),
     key: Flags.string({description: 'owner key name'}),

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {acceptProposal} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
@@ -9,7 +9,7 @@ export default class ReviewAccept extends EngramCommand {
   static override description = 'Needs an owner key. Refuses (exit 6) when the proposal or the file it changes moved since the review.'
   static override examples = ['<%= config.bin %> review accept 7f3k --digest 9c1e4b7a0d2f8e31']
   static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     digest: Flags.string({description: 'the reviewed digest (at least 16 hex characters)', required: true}),
     key: Flags.string({description: 'owner key name (default: ENGRAM_KEY or the only key in your key folder)'}),
   }

@@ -1,16 +1,16 @@
 import {Flags} from '@oclif/core'
 import {createInterface} from 'node:readline/promises'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {EngramError} from '../../core/errors.js'
-import {acceptProposal, listQueue, rejectEntry, showEntry} from '../../core/review.js'
+import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntry} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 import {renderEntry} from '../../render.js'
 
 export default class Review extends EngramCommand {
   static override summary = 'Walk the review queue in a terminal: each diff, flags, votes and digest; accept, reject or skip.'
   static override description = 'Accepting here accepts the digest that was displayed. Without a terminal it only lists the queue: it never prompts and never accepts.'
-  static override flags = {scope: Flags.string({description: 'only this scope'}), key: Flags.string({description: 'owner key name'})}
+  static override flags = {'passphrase-file': passphraseFileFlag, scope: Flags.string({description: 'only this scope'}), key: Flags.string({description: 'owner key name'})}
 
   async run() {
     const {flags} = await this.parse(Review)
@@ -24,6 +24,9 @@ export default class Review extends EngramCommand {
       }
       return {items: q.items, decided: []}
     }
+    // Unlock the owner key before readline takes the terminal: its passphrase prompt and the
+    // queue's questions must not read the same keystrokes. Later decisions reuse the open key.
+    if (q.items.length > 0) await ownerKey(store, flags.key)
     const rl = createInterface({input: process.stdin, output: process.stdout})
     const decided: {id: string; decision: string}[] = []
     try {

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
+import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {rejectEntry} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
@@ -8,7 +8,7 @@ export default class ReviewReject extends EngramCommand {
   static override summary = 'Reject a proposal, recording who and why.'
   static override examples = ['<%= config.bin %> review reject 7f3k --reason "not a fact"']
   static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}
-  static override flags = {
+  static override flags = {'passphrase-file': passphraseFileFlag, 
     reason: Flags.string({description: 'why (kept in the commit)', required: true}),
     key: Flags.string({description: 'owner key name'}),
   }

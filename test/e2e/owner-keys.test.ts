@@ -1,0 +1,271 @@
+/**
+ * Owner keys are the owner's (STANDARD.md R20), attacked through the real CLI: an agent
+ * running as the same OS user copies the key file, overwrites the key from inside its
+ * session, points --out into the store, guesses passphrases. The terminal path is driven
+ * through a real pseudo-terminal; "no terminal" is a process in a new session (setsid).
+ */
+import {execFileSync} from 'node:child_process'
+import {createHash, generateKeyPairSync} from 'node:crypto'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, PASSPHRASE, Sandbox, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
+import {runInTerminal, runWithoutTerminal} from '../helpers/pty.js'
+
+const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, encoding: 'utf8'}).trim()
+
+/** The sandbox's environment without its passphrase file: the owner is at a terminal, or nobody is. */
+function bare(sb: Sandbox, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const {ENGRAM_PASSPHRASE_FILE: _, ...env} = sb.env
+  return {...env, ...extra}
+}
+const cli = (args: string[]) => [process.execPath, BIN, ...args]
+
+function pending(sb: Sandbox, session: string, text = 'Acme renews in March.'): {proposal: string; digest: string} {
+  const w = sb.run(['write', 'billing.md', '--scope', 'tenant:acme', '--json'], {input: text, env: {ENGRAM_SESSION: session}})
+  expect(w.json?.status, w.stderr).toBe('pending')
+  return w.json
+}
+
+/** An unencrypted key file of the first format (engram < 0.2.0). */
+function v1KeyFile(name: string): {text: string; keyid: string} {
+  const {privateKey, publicKey} = generateKeyPairSync('ed25519')
+  const seed = privateKey.export({format: 'der', type: 'pkcs8'}).subarray(-32)
+  const pub = publicKey.export({format: 'der', type: 'spki'}).subarray(-32)
+  const keyid = createHash('sha256').update(pub).digest('hex').slice(0, 16)
+  return {keyid, text: `engram secret key ${keyid} name=${name}\n{"keyid":"${keyid}","name":"${name}","secret_key":"${seed.toString('base64')}","v":1}\n`}
+}
+
+describe('the owner at the terminal', () => {
+  it('types the passphrase of a new key at /dev/tty, twice, never echoed; the file holds no secret in the clear', () => {
+    const sb = sandbox()
+    const r = runInTerminal(cli(['keys', 'generate', 'alice']), {
+      env: bare(sb), cwd: sb.dir,
+      answers: [{expect: 'New passphrase for key alice: ', send: 'tty secret one'}, {expect: 'Same passphrase again: ', send: 'tty secret one'}],
+    })
+    expect(r.code, r.output).toBe(0)
+    expect(r.answered).toBe(2)
+    expect(r.output).not.toContain('tty secret one')
+    const text = readFileSync(join(sb.configDir, 'keys/alice.key'), 'utf8')
+    expect(text).toMatch(/^engram encrypted secret key [0-9a-f]{16} name=alice\n/)
+    const rec = JSON.parse(text.split('\n')[1])
+    expect(rec).toMatchObject({v: 2, kdf: 'scrypt', cipher: 'chacha20-poly1305'})
+    expect(rec.secret_key).toBeUndefined()
+
+    // two different passphrases: nothing written
+    const differ = runInTerminal(cli(['keys', 'generate', 'bob']), {
+      env: bare(sb), cwd: sb.dir,
+      answers: [{expect: 'New passphrase for key bob: ', send: 'one'}, {expect: 'Same passphrase again: ', send: 'two'}],
+    })
+    expect(differ.code).toBe(2)
+    expect(differ.output).toMatch(/differ; nothing written/)
+    expect(existsSync(join(sb.configDir, 'keys/bob.key'))).toBe(false)
+  })
+
+  it('unlocks the owner key at the terminal to accept; three wrong tries refuse (exit 3) and nothing is accepted', () => {
+    const sb = sandbox()
+    const session = initWithSession(sb)
+    const p = pending(sb, session)
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const wrong = runInTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest]), {
+      env: bare(sb), cwd: sb.dir,
+      answers: [1, 2, 3].map((n) => ({expect: 'Passphrase for key owner \\([0-9a-f]{16}\\): ', send: `guess ${n}`})),
+    })
+    expect(wrong.code, wrong.output).toBe(3)
+    expect(wrong.answered).toBe(3)
+    expect(wrong.output).toMatch(/Wrong passphrase for key owner .* after 3 tries/)
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+
+    const right = runInTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest]), {
+      env: bare(sb), cwd: sb.dir, answers: [{expect: 'Passphrase for key owner', send: PASSPHRASE}],
+    })
+    expect(right.code, right.output).toBe(0)
+    expect(right.output).toMatch(/accepted/)
+    expect(right.output).not.toContain(PASSPHRASE)
+  })
+})
+
+describe('an agent with a shell, as the same OS user', () => {
+  let sb: Sandbox
+  let session: string
+  let keyFile: string
+  let keyBytes: Buffer
+  beforeAll(() => {
+    sb = sandbox()
+    session = initWithSession(sb)
+    keyFile = join(sb.configDir, 'keys/owner.key')
+    keyBytes = readFileSync(keyFile)
+  })
+  const unchanged = () => expect(readFileSync(keyFile).equals(keyBytes)).toBe(true)
+
+  it('copies the owner key file and tries to sign with it: encrypted, so refused (exit 3), nothing accepted', () => {
+    const p = pending(sb, session)
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const agentHome = join(sb.dir, '..', `agent-${session}`)
+    mkdirSync(agentHome, {recursive: true})
+    copyFileSync(keyFile, join(agentHome, 'stolen.key'))
+    // it even drops its session: only the passphrase stands between it and the owner's signature
+    const env = bare(sb, {ENGRAM_CONFIG_DIR: agentHome, ENGRAM_KEY: join(agentHome, 'stolen.key')})
+    const noTty = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json']), {env, cwd: sb.dir})
+    expect(noTty.code, noTty.stderr + noTty.stdout).toBe(3)
+    expect(noTty.json.error.message).toMatch(/encrypted, and there is no terminal/)
+    expect(noTty.json.error.nextStep).toMatch(/--passphrase-file/)
+
+    const guess = join(agentHome, 'guess')
+    writeFileSync(guess, 'password\n', {mode: 0o600})
+    const guessed = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json', '--passphrase-file', guess]), {env, cwd: sb.dir})
+    expect(guessed.code).toBe(3)
+    expect(guessed.json.error.message).toMatch(/Wrong passphrase for key owner/)
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+    expect(sb.run(['review', 'list', '--json']).json.items.map((i: {id: string}) => i.id)).toContain(p.proposal)
+  })
+
+  it('`keys generate owner --force` inside its session is refused (exit 3), also with ENGRAM_SESSION empty; the key is unchanged byte for byte', () => {
+    for (const s of [session, '']) {
+      const r = sb.run(['keys', 'generate', 'owner', '--force', '--json'], {env: {ENGRAM_SESSION: s}})
+      expect(r.code, r.stdout).toBe(3)
+      expect(r.json.error.message).toMatch(/inside an agent session/)
+      unchanged()
+    }
+    // and no new key under another name either
+    expect(sb.run(['keys', 'generate', 'helper'], {env: {ENGRAM_SESSION: ''}}).code).toBe(3)
+    expect(existsSync(join(sb.configDir, 'keys/helper.key'))).toBe(false)
+  })
+
+  it('every command that unlocks the owner key is refused with ENGRAM_SESSION set, even empty (exit 3)', () => {
+    const p = pending(sb, session, 'Acme renews in April.')
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const elsewhere = tempDir('engram-test-other-')
+    const cmds = [
+      ['review', 'accept', p.proposal, '--digest', p.digest],
+      ['review', 'reject', p.proposal, '--reason', 'no'],
+      ['keys', 'revoke', 'owner', '--reason', 'x', '--force'],
+      ['keys', 'protect', 'owner'],
+      ['restore', 'billing.md', '--scope', 'tenant:acme', '--to', 'HEAD~1'],
+      ['init', '--base', elsewhere],
+    ]
+    for (const args of cmds) {
+      const r = sb.run([...args, '--json'], {env: {ENGRAM_SESSION: ''}})
+      expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(3)
+      expect(r.json.error.message).toMatch(/inside an agent session/)
+    }
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+    expect(existsSync(join(elsewhere, '.engram'))).toBe(false)
+    unchanged()
+  }, 180_000) // seven commands: room for a loaded machine
+
+  it('`--force` without a terminal is refused (exit 3), even with the passphrase file at hand', () => {
+    const r = runWithoutTerminal(cli(['keys', 'generate', 'owner', '--force', '--json']), {env: sb.env, cwd: sb.dir})
+    expect(r.code, r.stderr).toBe(3)
+    expect(r.json.error.message).toMatch(/confirmed at a terminal, and there is none/)
+    unchanged()
+  })
+
+  it('`--force` at a terminal needs the key name typed; a wrong name changes nothing', () => {
+    const wrong = runInTerminal(cli(['keys', 'generate', 'owner', '--force']), {env: sb.env, cwd: sb.dir, answers: [{expect: 'Type its name \\(owner\\) to confirm: ', send: 'yes'}]})
+    expect(wrong.code, wrong.output).toBe(3)
+    expect(wrong.output).toMatch(/Not confirmed/)
+    unchanged()
+    // (the confirmed replacement runs in its own sandbox below, not to lose this store's owner)
+    const other = sandbox()
+    expect(other.run(['keys', 'generate', 'owner']).code).toBe(0)
+    const before = readFileSync(join(other.configDir, 'keys/owner.key'))
+    const ok = runInTerminal(cli(['keys', 'generate', 'owner', '--force']), {env: other.env, cwd: other.dir, answers: [{expect: 'to confirm: ', send: 'owner'}]})
+    expect(ok.code, ok.output).toBe(0)
+    expect(readFileSync(join(other.configDir, 'keys/owner.key')).equals(before)).toBe(false)
+  })
+
+  it('`--out` never writes into the store, over an existing file, through a link, or into the key and trust folders', () => {
+    const tries: [string, number, RegExp][] = [
+      [join(sb.dir, 'x.pub'), 3, /inside the store/],
+      [join(sb.dir, '.engram/keys/x.pub'), 3, /inside the store/],
+      [join(sb.dir, 'no-such-folder/x.pub'), 4, /No folder/],
+      [join(sb.configDir, 'keys/x.pub'), 3, /keys folder/],
+      [join(sb.configDir, 'trust/x.pub'), 3, /trust folder|No folder/],
+      [join(sb.configDir, 'x.json'), 2, /\*\.pub/],
+    ]
+    mkdirSync(join(sb.configDir, 'trust'), {recursive: true})
+    for (const [out, code, message] of tries) {
+      const r = sb.run(['keys', 'generate', 'carol', '--out', out, '--json'])
+      expect(r.code, `${out}: ${r.stdout}`).toBe(code)
+      expect(r.json.error.message).toMatch(message)
+      expect(existsSync(out)).toBe(false)
+    }
+    const existing = join(sb.configDir, 'existing.pub')
+    writeFileSync(existing, 'mine\n')
+    const link = join(sb.configDir, 'link.pub')
+    symlinkSync(join(sb.dir, 'planted.pub'), link)
+    for (const out of [existing, link]) {
+      const r = sb.run(['keys', 'generate', 'carol', '--force', '--out', out, '--json'])
+      expect(r.code).toBe(3)
+      expect(r.json.error.message).toMatch(/already exists; --out never overwrites/)
+    }
+    expect(readFileSync(existing, 'utf8')).toBe('mine\n')
+    expect(existsSync(join(sb.dir, 'planted.pub'))).toBe(false)
+    expect(existsSync(join(sb.configDir, 'keys/carol.key'))).toBe(false)
+    expect(git(sb.dir, 'status', '--porcelain')).toBe('')
+  })
+})
+
+describe('passphrase files', () => {
+  it('refuses one open to group or others, or inside the store (exit 3); a wrong one is refused at once, no retry', () => {
+    const sb = sandbox()
+    const session = initWithSession(sb)
+    const p = pending(sb, session)
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const loose = join(sb.configDir, 'loose')
+    for (const mode of [0o644, 0o640, 0o604]) {
+      writeFileSync(loose, `${PASSPHRASE}\n`, {mode})
+      execFileSync('chmod', [mode.toString(8), loose])
+      const r = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json', '--passphrase-file', loose]), {env: sb.env, cwd: sb.dir})
+      expect(r.code).toBe(3)
+      expect(r.json.error.message).toMatch(/open to group or others/)
+      expect(r.json.error.nextStep).toMatch(/chmod 600/)
+    }
+    // the environment variable is held to the same rule
+    const viaEnv = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json']), {env: {...sb.env, ENGRAM_PASSPHRASE_FILE: loose}, cwd: sb.dir})
+    expect(viaEnv.code).toBe(3)
+    const inStore = join(sb.dir, 'org', 'passphrase')
+    writeFileSync(inStore, `${PASSPHRASE}\n`, {mode: 0o600})
+    const r = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json', '--passphrase-file', inStore]), {env: sb.env, cwd: sb.dir})
+    expect(r.code).toBe(3)
+    expect(r.json.error.message).toMatch(/inside the store/)
+    const wrong = join(sb.configDir, 'wrong')
+    writeFileSync(wrong, 'not it\n', {mode: 0o600})
+    const t0 = Date.now()
+    const w = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json', '--passphrase-file', wrong]), {env: sb.env, cwd: sb.dir})
+    expect(w.code).toBe(3)
+    expect(w.json.error.message).toMatch(/Wrong passphrase for key owner .* in .*wrong/)
+    expect(Date.now() - t0).toBeLessThan(30_000)
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+  })
+})
+
+describe('keys of the first, unencrypted format', () => {
+  it('still work, with one warning naming `engram keys protect`; protect encrypts in place, same key id', () => {
+    const sb = sandbox()
+    const v1 = v1KeyFile('owner')
+    mkdirSync(join(sb.configDir, 'keys'), {recursive: true, mode: 0o700})
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
+    const init = sb.run(['init', '--json'])
+    expect(init.code, init.stderr).toBe(0)
+    expect(init.json.owner).toMatchObject({keyid: v1.keyid, reused: true})
+    expect(init.stderr.match(/not encrypted/g)).toHaveLength(1)
+    expect(init.stderr).toMatch(/engram keys protect owner/)
+
+    const prot = sb.run(['keys', 'protect', 'owner', '--json'])
+    expect(prot.code, prot.stderr).toBe(0)
+    expect(prot.json).toMatchObject({keyid: v1.keyid, changed: true})
+    const text = readFileSync(join(sb.configDir, 'keys/owner.key'), 'utf8')
+    expect(text).toMatch(new RegExp(`^engram encrypted secret key ${v1.keyid} name=owner\n`))
+    expect(text).not.toContain(v1.text.split('"secret_key":"')[1].split('"')[0])
+
+    const s = sb.run(['session', 'start', '--agent', 'a', '--assigned', 'tenant:acme', '--json']).json.id
+    const p = pending(sb, s)
+    const a = sb.run(['review', 'accept', p.proposal, '--digest', p.digest, '--json'])
+    expect(a.code, a.stderr).toBe(0)
+    expect(a.stderr).not.toMatch(/not encrypted/)
+    expect(sb.run(['keys', 'protect', 'owner', '--json']).json.changed).toBe(false)
+  })
+})

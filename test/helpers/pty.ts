@@ -1,0 +1,79 @@
+/**
+ * Run a program with a real pseudo-terminal as its controlling terminal (python3's pty
+ * module), answering its prompts as a person at the keyboard would: what the program
+ * reads from /dev/tty is what is typed here. Also: run a program with no terminal at all
+ * (setsid), as a CI job or a detached agent process is.
+ */
+import {spawnSync} from 'node:child_process'
+
+export interface Answer {
+  /** a regular expression the output must show (after the previous answer) before typing */
+  expect: string
+  /** the line typed (Enter is added) */
+  send: string
+}
+
+export interface TerminalRun {
+  code: number
+  /** everything written to the terminal: stdout, stderr and the prompts */
+  output: string
+  /** how many answers were typed */
+  answered: number
+}
+
+const PTY_DRIVER = String.raw`
+import json, os, pty, re, select, sys, time
+cfg = json.loads(sys.argv[1])
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(cfg['cwd'])
+    os.execve(cfg['argv'][0], cfg['argv'], cfg['env'])
+out = b''
+pos = 0
+i = 0
+answers = cfg['answers']
+deadline = time.time() + cfg['timeout']
+while time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    if i < len(answers):
+        text = out.decode('utf8', 'replace')
+        m = re.search(answers[i]['expect'], text[pos:])
+        if m:
+            pos += m.end()
+            os.write(fd, (answers[i]['send'] + '\r').encode('utf8'))
+            i += 1
+else:
+    os.kill(pid, 9)
+_, status = os.waitpid(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+print(json.dumps({'code': code, 'output': out.decode('utf8', 'replace'), 'answered': i}))
+`
+
+export function runInTerminal(argv: string[], opts: {env: NodeJS.ProcessEnv; cwd: string; answers?: Answer[]; timeoutSeconds?: number}): TerminalRun {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(opts.env)) if (v !== undefined) env[k] = v
+  const cfg = {argv, env, cwd: opts.cwd, answers: opts.answers ?? [], timeout: opts.timeoutSeconds ?? 60}
+  const r = spawnSync('python3', ['-c', PTY_DRIVER, JSON.stringify(cfg)], {encoding: 'utf8', timeout: (cfg.timeout + 10) * 1000})
+  if (r.status !== 0) throw new Error(`pty driver failed: ${r.stderr}`)
+  return JSON.parse(r.stdout) as TerminalRun
+}
+
+/** Run with no controlling terminal (a new session): /dev/tty cannot be opened. */
+export function runWithoutTerminal(argv: string[], opts: {env: NodeJS.ProcessEnv; cwd: string; input?: string}): {code: number; stdout: string; stderr: string; json: any} {
+  const r = spawnSync('setsid', ['-w', ...argv], {env: opts.env, cwd: opts.cwd, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000})
+  let json: any
+  try {
+    json = JSON.parse(r.stdout)
+  } catch {
+    json = undefined
+  }
+  return {code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json}
+}
