@@ -46,6 +46,10 @@ export async function renderEntry(e: ShownEntry): Promise<string> {
   for (const f of e.unrecordedFlags) {
     lines.push(c.red(`flag ${visible(f.flag)}: ${visible(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
   }
+  if (e.quarantinedAs) lines.push(c.red(`QUARANTINED: this is quarantine entry ${visible(e.quarantinedAs)} moved into the review queue by hand; accept will refuse (use \`engram quarantine release\`)`))
+  for (const f of e.recheck ?? []) {
+    lines.push(c.red(visible(`NOT TRUE: ${f.field} is shown as ${JSON.stringify(f.stored)} but recomputed as ${JSON.stringify(f.recomputed)} from ${f.source}; accept will refuse`)))
+  }
   if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${p.vote.summary}`)
   for (const v of p.votes) {
     const mark = v.verdict === 'accept' ? c.green('accept') : v.verdict === 'reject' ? c.red('reject') : c.gray('abstain')
