@@ -299,7 +299,8 @@ const REV_RE = /^[A-Za-z0-9_][A-Za-z0-9_.~^/@{}-]{0,200}$/
 
 /**
  * Restore one memory to its content at an earlier revision, as a new version: signed,
- * added to the manifest, committed with the revision it came from.
+ * added to the manifest, committed with the revision it came from. Only a version that
+ * verifies by a trusted owner key now can be restored.
  */
 export async function restoreMemory(store: Store, scopeText: string, path: string, rev: string, opts: {keyName?: string} = {}) {
   if (!REV_RE.test(rev)) throw badInput(`"${printable(rev)}" is not a revision.`, 'e.g. --to HEAD~3 or a commit id from `engram history`')
@@ -312,6 +313,13 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
   const old = await gitRead(store.top, ['cat-file', 'blob', `${commitId}:${store.gitPath(rel)}`], {allowFail: true})
   if (!old) throw notFound(`${scope}/${path} did not exist at ${rev}.`, 'see `engram history <path> --scope <scope>`')
   const oldMemory = parseMemory(old, `${rel}@${rev}`)
+  // Restore re-signs what it restores: only a version a trusted owner key signed (checked
+  // against the keyring as it is now) may be re-signed. Commit trailers prove nothing: a
+  // plain `git commit` can carry any of them (STANDARD R23).
+  const check = verifyMemory(keyring, rel, oldMemory)
+  if (!check.ok) {
+    throw verificationFailed(`${scope}/${path} at ${printable(rev)} does not carry a valid owner signature (${check.problem}: ${check.detail}); restoring it would sign content nobody reviewed. Nothing written.`, 'pick a version that `engram history` shows as "reviewed by" (signature verified)')
+  }
   return withStoreLock(store, async () => {
     const current = readStored(store, scope, path)
     const memory: MemoryFile = {
