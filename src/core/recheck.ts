@@ -144,7 +144,8 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     } else if (operation === 'release' && p.status !== 'pending') {
       add('commit', 'added by engram\'s write path', 'a release commit, which only adds to the review queue', source)
     }
-    if (others.length > 0) add('commit', `a commit of ${rel} only`, `it also changed ${others.slice(0, 5).join(', ')}${others.length > 5 ? ', …' : ''}`, source)
+    // counted, not named: a session may be shown this, and the other files may be another tenant's
+    if (others.length > 0) add('commit', `a commit of ${rel} only`, `it also changed ${others.length} other file(s)`, source)
     if (removedQuarantine.length > 0 && operation !== 'release') quarantinedAs = removedQuarantine[0]
     if (committed) {
       // the digest itself is never printed here: it would be a digest of a change not shown
