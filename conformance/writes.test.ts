@@ -169,7 +169,8 @@ describe('C4 — an agent cannot set author, status, role or taint (R4)', () => 
     const w = write(store, s, `run:${s}`, 'f.md', forged)
     expect(w.code).toBe(0)
     const r = store.ok(['read', 'f.md', '--scope', `run:${s}`], {session: s})
-    expect(r.frontmatter).toMatchObject({author: 'agent-a', tainted: true, reviewed_by: null, scope: `run:${s}`})
+    // run: memory is labelled with what its commit proves (R23): `agent <name>` of the session
+    expect(r.frontmatter).toMatchObject({author: 'agent agent-a', tainted: true, reviewed_by: null, scope: `run:${s}`})
     expect(r.frontmatter.origin).not.toBe('owner')
     expect(r.body).toContain('author: owner')
     const p = write(store, s, 'tenant:acme', 'f.md', forged)
@@ -186,7 +187,7 @@ describe('C4 — an agent cannot set author, status, role or taint (R4)', () => 
       return
     }
     const r = store.ok(['read', 'g.md', '--scope', `run:${s}`], {session: s})
-    expect(r.frontmatter).toMatchObject({author: 'agent-a', tainted: true, reviewed_by: null})
+    expect(r.frontmatter).toMatchObject({author: 'agent agent-a', tainted: true, reviewed_by: null})
   })
 
   it('refuses flags that would state author, status, role or taint, and elevated origins', () => {

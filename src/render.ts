@@ -51,6 +51,10 @@ export async function renderEntry(e: ShownEntry): Promise<string> {
   for (const f of e.unrecordedFlags) {
     lines.push(c.red(`flag ${v(f.flag)}: ${v(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
   }
+  if (e.quarantinedAs) lines.push(c.red(`QUARANTINED: this is quarantine entry ${v(e.quarantinedAs)} moved into the review queue by hand; accept will refuse (use \`engram quarantine release\`)`))
+  for (const f of e.recheck ?? []) {
+    lines.push(c.red(v(`NOT TRUE: ${f.field} is shown as ${JSON.stringify(f.stored)} but recomputed as ${JSON.stringify(f.recomputed)} from ${f.source}; accept will refuse`)))
+  }
   if (p.vote) lines.push(`vote: ${p.vote.passed ? c.green('passed') : c.red('failed')}${p.vote.dissent ? c.yellow(' WITH DISSENT') : ''} — ${v(p.vote.summary)}`)
   for (const vote of p.votes) {
     const mark = vote.verdict === 'accept' ? c.green('accept') : vote.verdict === 'reject' ? c.red('reject') : c.gray('abstain')

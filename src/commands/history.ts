@@ -1,12 +1,14 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../base.js'
-import {memoryHistory} from '../core/read.js'
+import {memoryHistory} from '../core/history.js'
 import {currentSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
+import {visible} from '../visible.js'
 
 export default class History extends EngramCommand {
-  static override summary = 'Show the commits that changed a memory, with provenance (author, session, origin, taint, reviewer, digest).'
+  static override summary = 'Show the commits that changed a memory: who signed each version (verified now), and what the commit claims.'
+  static override description = 'A version is "reviewed by" a key only when that version of the file carries a valid signature by an owner key trusted now. Commit trailers (author, session, origin, taint, reviewer, digest) are anyone\'s to write and are shown as unverified claims.'
   static override examples = ['<%= config.bin %> history prefs.md --scope run:$S', '<%= config.bin %> history billing.md --scope tenant:acme --json']
   static override args = {path: Args.string({description: 'memory path inside the scope', required: true})}
   static override flags = {scope: Flags.string({description: 'scope', required: true}), session: sessionFlag}
@@ -18,13 +20,17 @@ export default class History extends EngramCommand {
     const entries = await memoryHistory(store, session, flags.scope, args.path)
     if (!this.jsonEnabled()) {
       for (const e of entries) {
-        this.log(`${e.commit.slice(0, 10)}  ${e.date}  ${e.subject}`)
-        const prov = [
-          e.author && `author ${e.author}`, e.session && `session ${e.session}`, e.origin && `origin ${e.origin}`,
-          e.tainted !== null && (e.tainted ? 'tainted' : 'clean'), e.reviewed_by && `reviewed by ${e.reviewed_by}`,
-          e.proposal && `proposal ${e.proposal}`, e.digest && `digest ${e.digest.slice(0, 16)}`, e.restored_from && `restored from ${e.restored_from}`,
+        this.log(visible(`${e.commit.slice(0, 10)}  ${e.date}  ${e.subject}`))
+        const c = e.claims
+        if (e.reviewed_by) this.log(visible(`            reviewed by ${e.reviewed_by} (signature verified)`))
+        else if (e.session_write) this.log(visible(`            written by session ${c.session}'s own scratchpad write`))
+        else this.log(visible(`            not reviewed: ${e.signature}`))
+        const claims = [
+          c.operation && `operation ${c.operation}`, c.author && `author ${c.author}`, c.session && `session ${c.session}`, c.origin && `origin ${c.origin}`,
+          c.tainted !== null && (c.tainted ? 'tainted' : 'clean'), c.reviewed_by && `reviewer ${c.reviewed_by}`,
+          c.proposal && `proposal ${c.proposal}`, c.digest && `digest ${c.digest.slice(0, 16)}`, c.restored_from && `restored from ${c.restored_from}`,
         ].filter(Boolean)
-        if (prov.length) this.log(`            ${prov.join(', ')}`)
+        if (claims.length) this.log(visible(`            unverified claims: ${claims.join(', ')}`))
       }
     }
     return {scope: flags.scope, path: args.path, entries}

@@ -25,7 +25,7 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
     const q = findEntry(store, 'quarantined', id)
     const now = proposalDigest(q)
     if (!now.startsWith(digest)) {
-      throw new EngramError('digest-mismatch', `Quarantine entry ${q.id} does not match the reviewed entry (digest ${now.slice(0, 16)}…).`, {
+      throw new EngramError('digest-mismatch', `Quarantine entry ${q.id} does not match the reviewed entry: it changed since it was shown, or the digest was mistyped.`, {
         nextStep: `look at it again with \`engram quarantine show ${q.id}\``,
       })
     }

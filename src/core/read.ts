@@ -1,7 +1,8 @@
 import {assertCanRead, canRead, readableScopes} from './access.js'
 import {listScopeFiles, listScopes, readStored} from './curated.js'
 import {notFound} from './errors.js'
-import {gitRead} from './git.js'
+import {gitBlobHash} from './hash.js'
+import {RunLabel, RunLabels, isRunScope} from './runlabels.js'
 import {MemoryFile, MemoryFrontmatter, Provenance, parseMemory} from './memory.js'
 import {printable, scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
@@ -14,6 +15,9 @@ export interface ReadResult {
   blob: string
   frontmatter: MemoryFrontmatter
   body: string
+  /** run: memory only: the proven labels (also put into `frontmatter`) and what the file claimed */
+  labels?: RunLabel
+  claimed?: Pick<MemoryFrontmatter, 'author' | 'source_session' | 'origin' | 'tainted' | 'reviewed_by'>
 }
 
 /**
@@ -33,7 +37,17 @@ export async function readMemory(store: Store, session: SessionRecord | undefine
     ;(err as {nextStep?: string}).nextStep = `${stored.rel} is not served: ${check.problem}; the owner can run \`engram verify\``
     throw err
   }
-  return {scope, path: stored.path, blob: stored.blob, frontmatter: stored.memory.frontmatter, body: stored.memory.body}
+  const fm = stored.memory.frontmatter
+  if (isRunScope(scope)) {
+    // a scratchpad's frontmatter claims nothing: its labels are what its commit proves (runlabels.ts)
+    const l = await new RunLabels(store).label(scope, stored.rel, stored.blob)
+    return {
+      scope, path: stored.path, blob: stored.blob, body: stored.memory.body,
+      frontmatter: {...fm, author: l.author, source_session: l.session, origin: l.origin as MemoryFrontmatter['origin'], tainted: l.tainted, reviewed_by: null},
+      labels: l, claimed: {author: fm.author, source_session: fm.source_session, origin: fm.origin, tainted: fm.tainted, reviewed_by: fm.reviewed_by},
+    }
+  }
+  return {scope, path: stored.path, blob: stored.blob, frontmatter: fm, body: stored.memory.body}
 }
 
 export interface ListedMemory extends Provenance {
@@ -53,6 +67,7 @@ export async function listMemories(store: Store, session: SessionRecord | undefi
   const scopes = scopeText ? [assertCanRead(session, scopeText)] : (session ? readableScopes(session) : listScopes(store)).filter((s) => canRead(session, s))
   const gate = await ServingGate.open(store)
   const result: ListResult = {memories: [], skipped: 0, skippedFiles: []}
+  let labels: RunLabels | undefined
   for (const scope of scopes) {
     for (const path of listScopeFiles(store, scope)) {
       const rel = `${scopeDir(scope)}/${path}`
@@ -73,52 +88,12 @@ export async function listMemories(store: Store, session: SessionRecord | undefi
         continue
       }
       const fm = memory.frontmatter
+      const l = isRunScope(scope) ? await (labels ??= new RunLabels(store)).label(scope, rel, gitBlobHash(text)) : undefined
       result.memories.push({
-        scope, path, title: fm.title, author: fm.author, origin: fm.origin, tainted: fm.tainted,
-        reviewed_by: fm.reviewed_by, updated: fm.updated, version: fm.version,
+        scope, path, title: fm.title, author: l?.author ?? fm.author, origin: l?.origin ?? fm.origin, tainted: l?.tainted ?? fm.tainted,
+        reviewed_by: l ? null : fm.reviewed_by, updated: fm.updated, version: fm.version,
       })
     }
   }
   return result
-}
-
-export interface HistoryEntry {
-  commit: string
-  date: string
-  subject: string
-  author: string | null
-  session: string | null
-  origin: string | null
-  tainted: boolean | null
-  proposal: string | null
-  digest: string | null
-  reviewed_by: string | null
-  operation: string | null
-  restored_from: string | null
-}
-
-const TRAILERS = ['Engram-Author', 'Engram-Session', 'Engram-Origin', 'Engram-Tainted', 'Engram-Proposal', 'Engram-Digest', 'Engram-Reviewed-By', 'Engram-Operation', 'Engram-Restored-From']
-
-/** The commits that touched one memory, newest first, with their provenance trailers. */
-export async function memoryHistory(store: Store, session: SessionRecord | undefined, scopeText: string, path: string): Promise<HistoryEntry[]> {
-  const scope = assertCanRead(session, scopeText)
-  const stored = readStored(store, scope, path) // validates the path and refuses symlinks
-  const rel = stored?.rel ?? `${scopeDir(scope)}/${path}`
-  const fmt = ['%H', '%aI', '%s', ...TRAILERS.map((t) => `%(trailers:key=${t},valueonly,separator=%x2C)`)].join('%x1f')
-  const out = await gitRead(store.top, ['log', `--format=${fmt}%x1e`, '--', store.gitPath(rel)], {allowFail: true})
-  const entries = out
-    .split('\x1e')
-    .map((r) => r.trim())
-    .filter(Boolean)
-    .map((r) => {
-      const [commit, date, subject, author, sess, origin, tainted, proposal, digest, reviewer, operation, restored] = r.split('\x1f').map((s) => s.trim())
-      const orNull = (s: string | undefined) => (s ? s : null)
-      return {
-        commit, date, subject, author: orNull(author), session: orNull(sess), origin: orNull(origin),
-        tainted: tainted === 'true' ? true : tainted === 'false' ? false : null,
-        proposal: orNull(proposal), digest: orNull(digest), reviewed_by: orNull(reviewer), operation: orNull(operation), restored_from: orNull(restored),
-      }
-    })
-  if (entries.length === 0) throw notFound(`No history for ${printable(path)} in ${scope}.`, `see \`engram list --scope ${scope}\``)
-  return entries
 }

@@ -8,13 +8,13 @@ import {writeFileAtomic} from './fsutil.js'
 import {gitBlobHash} from './hash.js'
 import {gitRead} from './git.js'
 import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
-import {unrecordedFlags} from './recheck.js'
+import {RecheckFinding, describeFindings, recheckEntry, unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring} from './keys.js'
 import {findPrivateKey, refuseInSession, unlockPrivateKey} from './privatekey.js'
 import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
-import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
+import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
 import {redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {SessionRecord} from './sessions.js'
@@ -83,6 +83,9 @@ export interface ShownEntry {
   proposedText: string
   /** flags the entry's text raises now that its stored list lacks (recheck.ts) */
   unrecordedFlags: StoredFlag[]
+  /** facts that disagree with what engram recomputed (recheck.ts; set by showEntryChecked) */
+  recheck?: RecheckFinding[]
+  quarantinedAs?: string | null
 }
 
 /** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
@@ -189,6 +192,33 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
   return [rel, mrel]
 }
 
+/**
+ * The checks that run before an accept writes anything (recheck.ts): every fact that can
+ * be recomputed is, and any disagreement refuses (exit 3), naming each fact.
+ */
+async function refuseDisagreement(store: Store, p: Proposal): Promise<void> {
+  const check = await recheckEntry(store, p)
+  if (check.findings.length === 0) return
+  const data = {recheck: check.findings}
+  if (check.quarantinedAs) {
+    throw new EngramError('refused', `Proposal ${p.id} is a quarantined write (entry ${check.quarantinedAs}) moved into the review queue by hand; nothing written.`, {
+      nextStep: `put it back (\`git checkout -- ${QUARANTINE_DIR}/${check.quarantinedAs}.md\` and remove ${entryFile(p)}), look at it with \`engram quarantine show ${check.quarantinedAs}\`, and release it with \`engram quarantine release\` if it should be reviewed`,
+      data,
+    })
+  }
+  throw new EngramError('refused', `Proposal ${p.id} disagrees with what engram recomputed, so what review shows of it is not true: ${describeFindings(check.findings)}. Nothing written.`, {
+    nextStep: `reject it with \`engram review reject ${p.id} --reason "edited after it was written"\`; \`engram review show ${p.id}\` marks each fact`,
+    data,
+  })
+}
+
+/** showEntry plus the recomputed facts (recheck.ts): what `review show` and `quarantine show` print. */
+export async function showEntryChecked(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Promise<ShownEntry & {recheck: RecheckFinding[]; quarantinedAs: string | null}> {
+  const e = showEntry(store, status, id, session)
+  const check = await recheckEntry(store, e.proposal)
+  return {...e, recheck: check.findings, quarantinedAs: check.quarantinedAs}
+}
+
 export interface AcceptResult {
   id: string
   scope: string
@@ -201,9 +231,10 @@ export interface AcceptResult {
 }
 
 /**
- * Accept exactly what was reviewed (DESIGN.md §5): recompute the digest from the proposal
- * as it is now and refuse when it differs from the reviewed one ("does not match"), or
- * when the file moved since the proposal was made ("stale"); then write, sign, re-sign the
+ * Accept exactly what was reviewed (STANDARD R12): recompute the digest from the proposal
+ * as it is now and refuse when it differs from the reviewed one ("does not match"), when
+ * a recomputed fact disagrees with the shown one (recheck.ts), or when the file moved
+ * since the proposal was made ("stale"); then write, sign, re-sign the
  * manifest, remove the proposal, and make one commit with the provenance.
  */
 export async function acceptProposal(store: Store, id: string, digestArg: string, opts: {keyName?: string} = {}): Promise<AcceptResult> {
@@ -213,10 +244,13 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
     const p = findEntry(store, 'pending', id)
     const now = proposalDigest(p)
     if (!now.startsWith(digest)) {
-      throw new EngramError('digest-mismatch', `Proposal ${p.id} does not match the reviewed change (digest ${now.slice(0, 16)}…, you gave ${digest.slice(0, 16)}…).`, {
-        nextStep: `review it again with \`engram review show ${p.id}\``,
+      // No part of either digest is printed: the current one is of a change the user has
+      // not been shown, and retrying with it would accept that change unreviewed.
+      throw new EngramError('digest-mismatch', `Proposal ${p.id} does not match the reviewed change: it changed since it was shown, or the digest was mistyped.`, {
+        nextStep: `review it again with \`engram review show ${p.id}\` and accept with the digest shown there`,
       })
     }
+    await refuseDisagreement(store, p)
     const scope = formatScope(parseScope(p.scope))
     if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)
     const rel = memoryRelPath(store, scope, p.path)
@@ -280,7 +314,8 @@ const REV_RE = /^[A-Za-z0-9_][A-Za-z0-9_.~^/@{}-]{0,200}$/
 
 /**
  * Restore one memory to its content at an earlier revision, as a new version: signed,
- * added to the manifest, committed with the revision it came from.
+ * added to the manifest, committed with the revision it came from. Only a version that
+ * verifies by a trusted owner key now can be restored.
  */
 export async function restoreMemory(store: Store, scopeText: string, path: string, rev: string, opts: {keyName?: string} = {}) {
   if (!REV_RE.test(rev)) throw badInput(`"${printable(rev)}" is not a revision.`, 'e.g. --to HEAD~3 or a commit id from `engram history`')
@@ -293,6 +328,13 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
   const old = await gitRead(store.top, ['cat-file', 'blob', `${commitId}:${store.gitPath(rel)}`], {allowFail: true})
   if (!old) throw notFound(`${scope}/${path} did not exist at ${rev}.`, 'see `engram history <path> --scope <scope>`')
   const oldMemory = parseMemory(old, `${rel}@${rev}`)
+  // Restore re-signs what it restores: only a version a trusted owner key signed (checked
+  // against the keyring as it is now) may be re-signed. Commit trailers prove nothing: a
+  // plain `git commit` can carry any of them (STANDARD R23).
+  const check = verifyMemory(keyring, rel, oldMemory)
+  if (!check.ok) {
+    throw verificationFailed(`${scope}/${path} at ${printable(rev)} does not carry a valid owner signature (${check.problem}: ${check.detail}); restoring it would sign content nobody reviewed. Nothing written.`, 'pick a version that `engram history` shows as "reviewed by" (signature verified)')
+  }
   return withStoreLock(store, async () => {
     const current = readStored(store, scope, path)
     const memory: MemoryFile = {

@@ -3,6 +3,7 @@ import {listScopes} from './curated.js'
 import {badInput} from './errors.js'
 import {gitBlobHash} from './hash.js'
 import type {SearchHit, SearchOptions} from './index/index.js'
+import {RunLabels, isRunScope} from './runlabels.js'
 import {scopeDir} from './scope.js'
 import {ServingGate} from './serving.js'
 import type {SessionRecord} from './sessions.js'
@@ -65,7 +66,22 @@ export async function searchMemories(
     const text = bodies.get(`${scopeDir(h.scope)}/${h.path}`) ?? ''
     return {...h, body: text}
   })
-  return {hits: served, scopes}
+  return {hits: await withRunLabels(store, served), scopes}
+}
+
+/**
+ * run: hits carry the labels their commit proves (runlabels.ts), never the index's copy
+ * of the file's frontmatter claims. Curated hits passed the serving gate: their labels
+ * are signed.
+ */
+async function withRunLabels<T extends SearchHit>(store: Store, hits: T[]): Promise<T[]> {
+  if (!hits.some((h) => isRunScope(h.scope))) return hits
+  const labels = new RunLabels(store)
+  return Promise.all(hits.map(async (h) => {
+    if (!isRunScope(h.scope)) return h
+    const l = await labels.label(h.scope, `${scopeDir(h.scope)}/${h.path}`, h.blob)
+    return {...h, author: l.author, origin: l.origin, tainted: l.tainted, reviewed_by: null}
+  }))
 }
 
 /**
@@ -102,5 +118,5 @@ export async function verifyServedHits(store: Store, session: SessionRecord | un
       blob, score: typeof h.score === 'number' ? h.score : 0, snippet, tags: fm.tags,
     })
   }
-  return out
+  return withRunLabels(store, out)
 }

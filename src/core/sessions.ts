@@ -33,7 +33,7 @@ export function validateSessionId(id: string): string {
   return id
 }
 
-function parseRecord(text: string, label: string): SessionRecord {
+export function parseRecord(text: string, label: string): SessionRecord {
   let r: any
   try {
     r = JSON.parse(text)

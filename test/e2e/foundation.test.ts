@@ -101,7 +101,7 @@ describe('write path routing', () => {
     expect(r.json.body).toBe('The user prefers short answers\n')
     const h = sb.run(['history', 'prefs.md', '--scope', `run:${s}`, '--json'], {env})
     expect(h.code).toBe(0)
-    expect(h.json.entries[0]).toMatchObject({author: 'claude-code', session: s, tainted: false})
+    expect(h.json.entries[0]).toMatchObject({claims: {author: 'claude-code', session: s, tainted: false}, session_write: true, reviewed_by: null})
   })
 
   it('stores a write to the assigned scope as a pending proposal, not as memory', () => {
@@ -143,7 +143,7 @@ describe('write path routing', () => {
     const w = sb.run(['write', 'f.md', '--scope', `run:${s}`, '--json'], {input: forged, env: {ENGRAM_SESSION: s}})
     expect(w.code).toBe(0)
     const r = sb.run(['read', 'f.md', '--scope', `run:${s}`, '--json'], {env: {ENGRAM_SESSION: s}})
-    expect(r.json.frontmatter.author).toBe('claude-code')
+    expect(r.json.frontmatter.author).toBe('agent claude-code')
     expect(r.json.frontmatter.reviewed_by).toBeNull()
     expect(r.json.body).toContain('author: owner')
     const elevated = sb.run(['write', 'g.md', '--scope', `run:${s}`, '--origin', 'owner', '--json'], {input: 'x', env: {ENGRAM_SESSION: s}})

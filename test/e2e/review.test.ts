@@ -91,7 +91,7 @@ describe('the SAMS-style flow: pending list → pending show → review show →
     expect(list.json).toMatchObject({skipped: 0, memories: [{path: 'billing.md', reviewed_by: 'owner'}]})
 
     const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-    expect(h.json.entries[0]).toMatchObject({proposal: p.id, digest: p.digest, operation: 'accept'})
+    expect(h.json.entries[0]).toMatchObject({claims: {proposal: p.id, digest: p.digest, operation: 'accept'}, signature: 'verified'})
     expect(h.json.entries[0].reviewed_by).toMatch(/^owner \([0-9a-f]{16}\)$/)
     const ht = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme'])
     expect(ht.stdout).toMatch(/reviewed by owner/)
@@ -440,7 +440,7 @@ describe('restore', () => {
     expect(read.json.frontmatter).toMatchObject({version: 3, reviewed_by: 'owner'})
     expect(s.sb.run(['verify', '--json']).json).toEqual({checked: 1, problems: []})
     const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-    expect(h.json.entries[0]).toMatchObject({operation: 'restore', restored_from: v1})
+    expect(h.json.entries[0]).toMatchObject({claims: {operation: 'restore', restored_from: v1}, signature: 'verified'})
     expect(h.json.entries[0].reviewed_by).toMatch(/^owner /)
     expect(lastMessage(s.sb.dir)).toContain(`Engram-Restored-From: ${v1}`)
   })
@@ -458,7 +458,7 @@ describe('provenance the digest does not cover', () => {
     const r = s.sb.run(['review', 'accept', p.id, '--digest', p.digest, '--json'])
     if (r.code === 0) {
       const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-      expect(h.json.entries[0]).toMatchObject({author: 'claude-code', origin: 'direct_chat'})
+      expect(h.json.entries[0]).toMatchObject({claims: {author: 'claude-code', origin: 'direct_chat'}})
     } else {
       // refusing such a proposal is as good
       expect(r.code).toBe(6)

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../../base.js'
 import {notFound} from '../../core/errors.js'
-import {listQueue, showEntry} from '../../core/review.js'
+import {listQueue, showEntryChecked} from '../../core/review.js'
 import {currentSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 import {renderEntry} from '../../render.js'
@@ -24,8 +24,8 @@ export default class PendingShow extends EngramCommand {
       (i) => i.path === args.path && (!args.session || i.session === args.session),
     )
     if (matches.length === 0) throw notFound(`Nothing pending for ${args.path} in ${flags.scope}${args.session ? ` from ${args.session}` : ''}.`, 'see `engram pending list`')
-    const shown = matches.map((m) => showEntry(store, 'pending', m.id, session))
+    const shown = await Promise.all(matches.map((m) => showEntryChecked(store, 'pending', m.id, session)))
     if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e)}\n`)
-    return {pending: shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags}))}
+    return {pending: shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}))}
   }
 }

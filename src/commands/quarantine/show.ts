@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../../base.js'
-import {showEntry} from '../../core/review.js'
+import {showEntryChecked} from '../../core/review.js'
 import {currentSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 import {renderEntry} from '../../render.js'
@@ -16,8 +16,8 @@ export default class QuarantineShow extends EngramCommand {
     const {args, flags} = await this.parse(QuarantineShow)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
-    const e = showEntry(store, 'quarantined', args.id, session)
+    const e = await showEntryChecked(store, 'quarantined', args.id, session)
     if (!this.jsonEnabled()) this.logRendered(await renderEntry(e))
-    return {...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags}
+    return {...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}
   }
 }

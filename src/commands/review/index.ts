@@ -3,7 +3,7 @@ import {createInterface} from 'node:readline/promises'
 
 import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {EngramError} from '../../core/errors.js'
-import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntry} from '../../core/review.js'
+import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 import {renderEntry} from '../../render.js'
 
@@ -31,7 +31,7 @@ export default class Review extends EngramCommand {
     const decided: {id: string; decision: string}[] = []
     try {
       for (const item of q.items) {
-        const e = showEntry(store, 'pending', item.id)
+        const e = await showEntryChecked(store, 'pending', item.id)
         this.logRendered(`\n${await renderEntry(e)}`)
         const answer = (await rl.question('accept (y), reject (n), skip (s), quit (q)? ')).trim().toLowerCase()
         if (answer === 'q') break
