@@ -1,8 +1,7 @@
-import {EngramError} from '../core/errors.js'
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
-import {askServer} from '../core/serve-client.js'
-import {currentSession} from '../core/sessions.js'
+import {askServer, serverFailure} from '../core/serve-client.js'
+import {currentSession, sessionTokenInUse} from '../core/sessions.js'
 import {Store} from '../core/store.js'
 import {visible} from '../visible.js'
 
@@ -24,9 +23,12 @@ export async function runSearch(input: SearchInput, warn: (message: string) => v
   const store = await Store.open(input.base, {config: false})
   const session = await currentSession(store, input.session)
   let hits: SearchHit[]
-  const warm = await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session?.id})
+  // the server answers a session that proves itself with its token; the owner, and a
+  // session without a token, search the shards themselves
+  const token = sessionTokenInUse()
+  const warm = session && token ? await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session.id, token}) : undefined
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
-  else if (warm && !warm.ok) throw new EngramError(warm.error.code as any, warm.error.message, {nextStep: warm.error.nextStep})
+  else if (warm && !warm.ok) throw serverFailure(warm)
   else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
   return {query: input.query, hits}
 }

@@ -12,6 +12,7 @@ async function readStdin(): Promise<string> {
 }
 
 export default class KeysTrust extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Trust a public key with a role (owner or dreamer), endorsed by your owner key and committed.'
   static override examples = ['<%= config.bin %> keys trust bob.pub --role owner', '<%= config.bin %> keys trust dreamer.pub --role dreamer --name nightly']
   static override args = {file: Args.string({description: 'the .pub record from `engram keys generate`, or - for stdin', required: true})}
