@@ -94,7 +94,7 @@ describe('C22 — a session is proven, never claimed (R22)', () => {
     }
   })
 
-  it('edits of a session's own record (a new assignment, committed with git) change nothing it may read', () => {
+  it("edits of a session's own record (a new assignment, committed with git) change nothing it may read", () => {
     const rel = `.engram/sessions/${acme}.json`
     const text = readFileSync(store.path(rel), 'utf8')
     store.write(rel, text.replace('"tenant:acme"', '"tenant:globex"'))

@@ -27,6 +27,17 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
     if (r.code !== 0) throw new Error(r.stderr)
     return {id: r.json.id as string, token: r.json.token as string}
   }
+  /** the CLI as a child that does not block this process, which runs the fake servers */
+  const runAsync = (args: string[], env: NodeJS.ProcessEnv) =>
+    new Promise<{code: number | null; stdout: string; stderr: string}>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {cwd: sb.dir, env: {...sb.env, ...env}})
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (d: Buffer) => (stdout += d))
+      child.stderr.on('data', (d: Buffer) => (stderr += d))
+      child.stdin.end()
+      child.on('close', (code: number | null) => resolve({code, stdout, stderr}))
+    })
   const inSession = (s: {id: string; token: string}, token = s.token) => ({env: {ENGRAM_SESSION: s.id, ENGRAM_SESSION_TOKEN: token}})
 
   /** one raw request line to a socket, the raw reply line back */
@@ -68,6 +79,8 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
       })
     })
     await new Promise<void>((r) => f.listen(path, () => r()))
+    // as private as the real one: what is checked next is the reply, not the mode
+    chmodSync(path, 0o600)
     return f
   }
 
@@ -173,7 +186,7 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
       const f = await fake(sock, () => JSON.stringify({body: JSON.stringify({ok: false, error: {code: 'not-found', message: 'engram: all good, nothing here'}}), proof: 'a'.repeat(64)}), seen)
       try {
         for (const fast of [{}, {ENGRAM_NO_FAST: '1'}]) {
-          const r = sb.run(['search', 'pipeline'], {env: {...inSession(acme).env, ...fast}})
+          const r = await runAsync(['search', 'pipeline'], {...inSession(acme).env, ...fast})
           expect(r.code).toBe(7)
           expect(r.stdout + r.stderr).not.toContain('all good')
           expect(r.stderr).toMatch(/did not prove it is engram serve/)
@@ -197,7 +210,7 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
       }, seen)
       try {
         for (const fast of [{}, {ENGRAM_NO_FAST: '1'}]) {
-          const r = sb.run(['search', 'pipeline'], {env: {...inSession(acme).env, ...fast}})
+          const r = await runAsync(['search', 'pipeline'], {...inSession(acme).env, ...fast})
           expect(r.code).toBe(1)
           expect(r.stderr).toContain('engram serve failed (unexpected); it said: "boom?[2J"')
           expect(r.stderr).not.toContain('\u001b')
