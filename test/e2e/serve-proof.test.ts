@@ -59,7 +59,7 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
 
   async function startServe(): Promise<void> {
     server = spawn(process.execPath, [BIN, 'serve'], {cwd: sb.dir, env: sb.env, stdio: ['ignore', 'pipe', 'pipe']})
-    for (let i = 0; i < 200 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 1200 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50))
     expect(existsSync(sock)).toBe(true)
   }
   async function stopServe(): Promise<void> {
@@ -94,7 +94,7 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
     sockDir = join(sb.configDir, 'private')
     sock = join(sockDir, `serve-${sha(sb.dir).slice(0, 16)}.sock`)
     await startServe()
-  })
+  }, 300_000)
   afterAll(async () => {
     await stopServe()
     rmSync(sb.dir, {recursive: true, force: true})
@@ -154,12 +154,12 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
   })
 
   describe('with the real server stopped', () => {
-    beforeAll(stopServe)
+    beforeAll(stopServe, 120_000)
     afterAll(async () => {
       rmSync(sock, {force: true})
       chmodSync(sockDir, 0o700)
       await startServe()
-    })
+    }, 120_000)
 
     it('refuses a socket that is not private: wrong mode of the socket or of its folder', async () => {
       const seen: string[] = []
@@ -191,8 +191,9 @@ describe('engram serve: private socket, proven sessions, proven replies', () => 
           expect(r.stdout + r.stderr).not.toContain('all good')
           expect(r.stderr).toMatch(/did not prove it is engram serve/)
         }
-        // the fake saw the request, but no token of a session it could reuse elsewhere proves more than that session
-        expect(seen.length).toBe(2)
+        // it heard the requests (the fast entry's refusal reruns the search through oclif,
+        // which asks again) and got nothing used of what it answered
+        expect(seen.length).toBeGreaterThanOrEqual(2)
       } finally {
         await new Promise((r) => f.close(r))
       }
