@@ -14,7 +14,7 @@ import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
 import {formatScope, parseScope, printable} from './scope.js'
-import type {SessionRecord} from './sessions.js'
+import {refuseInsideSession, type SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
 import {withStoreLock} from './lock.js'
 import type {Store} from './store.js'
@@ -116,9 +116,8 @@ function findReadableEntry(store: Store, status: EntryStatus, id: string, sessio
 
 /** The owner key to act with, checked against the store's keyring: trusted, not revoked, role owner. */
 export async function ownerKey(store: Store, keyName?: string): Promise<{key: KeyPair; keyring: Keyring}> {
-  if (process.env.ENGRAM_SESSION) {
-    throw refused('Owner actions cannot run inside an agent session (ENGRAM_SESSION is set).', 'run this as the owner, outside the agent session')
-  }
+  // set at all, even empty, is a session (R22); the commands refuse first, this is the core's own guard
+  refuseInsideSession()
   const key = loadPrivateKey(keyName)
   const keyring = await loadKeyring(store)
   const info = keyring.status(key.keyid)
