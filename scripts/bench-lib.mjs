@@ -200,9 +200,17 @@ export function dirBytes(dir) {
 
 // ---------------------------------------------------------------- the warm server
 
-/** Start `engram serve` for a store and wait until its socket answers. */
-export async function startServe(storeDir) {
-  const sock = join(storeDir, '.engram', 'serve.sock')
+/**
+ * Start `engram serve` for a store and wait until its socket answers. The server answers
+ * proven sessions only: a session assigned `assigned` is started for the bench, and `ask`
+ * sends its id and token with every request and unwraps the server's proven reply.
+ */
+let auth = {}
+export async function startServe(storeDir, assigned = 'org') {
+  const root = realpathSync(storeDir)
+  const started = JSON.parse(execFileSync(process.execPath, [BIN, 'session', 'start', '--agent', 'bench', '--assigned', assigned, '--base', root, '--json'], {env: childEnv(), encoding: 'utf8'}))
+  auth = {session: started.id, token: started.token, nonce: 'bench'}
+  const sock = join(CONFIG_DIR, 'private', `serve-${createHash('sha256').update(root).digest('hex').slice(0, 16)}.sock`)
   const child = spawn(process.execPath, [BIN, 'serve', '--base', storeDir], {env: childEnv(), stdio: ['ignore', 'ignore', 'pipe']})
   let err = ''
   child.stderr.on('data', (d) => (err += d))
@@ -236,7 +244,7 @@ export function ask(sock, req, timeoutMs = 10_000) {
       reject(new Error('timeout'))
     }, timeoutMs)
     s.setEncoding('utf8')
-    s.once('connect', () => s.write(`${JSON.stringify(req)}\n`))
+    s.once('connect', () => s.write(`${JSON.stringify({...auth, ...req})}\n`))
     s.on('data', (d) => {
       buf += d
       const nl = buf.indexOf('\n')
@@ -244,7 +252,7 @@ export function ask(sock, req, timeoutMs = 10_000) {
         clearTimeout(timer)
         s.destroy()
         try {
-          resolvePromise(JSON.parse(buf.slice(0, nl)))
+          resolvePromise(JSON.parse(JSON.parse(buf.slice(0, nl)).body))
         } catch (error) {
           reject(error)
         }

@@ -352,7 +352,8 @@ function benchBaselines({size, spec, dir, files, queries, r}, main) {
  */
 async function benchWarm({size, spec, dir, files, queries, r}) {
   log(`${size}: engram serve`)
-  const server = await startServe(dir)
+  // a session reading the benched scope (the server answers sessions only)
+  const server = await startServe(dir, spec.scope)
   try {
     r.rows.serveReady = {ms: server.readyMs}
     const req = (q) => ({op: 'search', query: q, limit: 10, ...(spec.scope ? {scope: spec.scope} : {})})

@@ -19,6 +19,8 @@ export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(type
  */
 export abstract class EngramCommand extends Command {
   static override enableJsonFlag = true
+  /** An owner action: refused inside an agent session (ENGRAM_SESSION set, even empty), before anything runs. */
+  static ownerOnly = false
   static override baseFlags = {
     base: Flags.string({
       description: 'store folder (default: nearest folder upward holding .engram/)',
@@ -30,6 +32,10 @@ export abstract class EngramCommand extends Command {
   /** Commands that open a private key take `--passphrase-file`; core reads it from here. */
   override async init(): Promise<void> {
     await super.init()
+    if ((this.constructor as typeof EngramCommand).ownerOnly) {
+      const {refuseInsideSession} = await import('./core/sessions.js')
+      refuseInsideSession()
+    }
     // a store whose config.yml is not in force says so once, on stderr (stdout stays pure JSON)
     Store.onWarning = writeWarning
     const ctor = this.ctor as typeof EngramCommand & {flags?: Record<string, unknown>}
@@ -138,6 +144,8 @@ export abstract class EngramCommand extends Command {
  */
 export const passphraseFileFlag = Flags.string({description: 'file (mode 0600) whose first line is the key\'s passphrase (default: env ENGRAM_PASSPHRASE_FILE, else ask at the terminal)'})
 
-export const sessionFlag = Flags.string({description: 'agent session id (default: env ENGRAM_SESSION)', env: 'ENGRAM_SESSION'})
+// No `env:` here: ENGRAM_SESSION is read by sessionIdInUse (sessions.ts), which refuses a
+// flag that differs from it; oclif would let the flag silently win over the variable.
+export const sessionFlag = Flags.string({description: 'view as this agent session (owner only; inside a session ENGRAM_SESSION decides)'})
 export const scopeFlag = (required = false) =>
   Flags.string({description: 'scope: org, project:<name>, tenant:<id> or run:<session>', required})

@@ -43,7 +43,7 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   let result
   try {
     result = await runSearch(
-      {query: positionals[0], scope: values.scope, limit, session: values.session ?? process.env.ENGRAM_SESSION, base: values.base ?? process.env.ENGRAM_BASE},
+      {query: positionals[0], scope: values.scope, limit, session: values.session, base: values.base ?? process.env.ENGRAM_BASE},
       writeWarning,
     )
   } catch {

@@ -1,10 +1,9 @@
-import {EngramError} from '../core/errors.js'
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
 import {RootNotPinned, rootNotPinned} from '../core/keys.js'
 import {redactText} from '../core/redact/index.js'
-import {askServer} from '../core/serve-client.js'
-import {currentSession} from '../core/sessions.js'
+import {askServer, serverFailure} from '../core/serve-client.js'
+import {currentSession, sessionTokenInUse} from '../core/sessions.js'
 import {Store} from '../core/store.js'
 import {visible} from '../visible.js'
 
@@ -29,9 +28,12 @@ export async function runSearch(input: SearchInput, warn: (message: string) => v
   const notice = await rootNotPinned(store)
   if (notice) warn(notice.message)
   let hits: SearchHit[]
-  const warm = await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session?.id})
+  // the server answers a session that proves itself with its token; the owner, and a
+  // session without a token, search the shards themselves
+  const token = sessionTokenInUse()
+  const warm = session && token ? await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session.id, token}) : undefined
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
-  else if (warm && !warm.ok) throw new EngramError(warm.error.code as any, warm.error.message, {nextStep: warm.error.nextStep})
+  else if (warm && !warm.ok) throw serverFailure(warm)
   else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
   // the query is echoed (--json): a secret typed into a search is redacted like any output
   const query = redactText(input.query)

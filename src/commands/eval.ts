@@ -5,6 +5,7 @@ import {EngramCommand} from '../base.js'
 const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 ? '-' : `${r.count}/${r.total} ${(100 * r.rate).toFixed(1)}%`)
 
 export default class Eval extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
   static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised. Exits 7 when a secret leaked.`
   static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ../shared/corpus --limit 20 --json']

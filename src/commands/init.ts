@@ -4,6 +4,7 @@ import {EngramCommand, passphraseFileFlag} from '../base.js'
 import {initStore} from '../core/init.js'
 
 export default class Init extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Create an engram store here (and a git repository and first owner key if needed).'
   static override examples = ['<%= config.bin %> init', '<%= config.bin %> init --owner alice', '<%= config.bin %> init --base ./memory --no-key']
   static override flags = {'passphrase-file': passphraseFileFlag, 

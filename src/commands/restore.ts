@@ -5,6 +5,7 @@ import {restoreMemory} from '../core/review.js'
 import {Store} from '../core/store.js'
 
 export default class Restore extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Restore a curated memory to its content at an earlier revision, as a new signed version.'
   static override examples = ['<%= config.bin %> restore billing.md --scope tenant:acme --to HEAD~3']
   static override args = {path: Args.string({description: 'memory path inside the scope', required: true})}

@@ -3,8 +3,9 @@ import {startServer} from '../core/server.js'
 import {Store} from '../core/store.js'
 
 export default class Serve extends EngramCommand {
-  static override summary = 'Keep the search index warm for this store on a local socket (.engram/serve.sock, owner-only).'
-  static override description = '`engram search` uses it automatically when it is running. Stop it with Ctrl-C or SIGTERM.'
+  static override ownerOnly = true
+  static override summary = 'Keep the search index warm for this store on a private local socket (outside the store, owner-only).'
+  static override description = '`engram search` inside a session uses it automatically when it is running and ENGRAM_SESSION_TOKEN holds the session\'s token; it answers sessions only, never the owner\'s view. Stop it with Ctrl-C or SIGTERM.'
 
   async run() {
     const {flags} = await this.parse(Serve)

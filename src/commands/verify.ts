@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../base.js'
-import {assertCanRead, readableScopes} from '../core/access.js'
+import {visibleScopes} from '../core/access.js'
 import {verificationFailed} from '../core/errors.js'
 import {loadKeyring} from '../core/keys.js'
 import {verifyStore} from '../core/manifest.js'
@@ -21,7 +21,8 @@ export default class Verify extends EngramCommand {
     const {flags} = await this.parse(Verify)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
-    const scopes = flags.scope ? [assertCanRead(session, flags.scope)] : session ? readableScopes(session) : undefined
+    // the owner checks the whole store (keys and manifests of scopes with no files too)
+    const scopes = session || flags.scope ? visibleScopes(store, session, flags.scope) : undefined
     const report = await verifyStore(store, await loadKeyring(store), {scopes})
     // the policy is the store's, not a tenant's: named in every view
     const policy = store.policy

@@ -1,10 +1,12 @@
+import {listScopes} from './curated.js'
 import {refused} from './errors.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {SessionRecord} from './sessions.js'
 import type {EngramConfig} from './config.js'
+import type {Store} from './store.js'
 
 /**
- * Who may do what with which scope (DESIGN.md §2–3). A session reads org, its assigned
+ * Who may do what with which scope (STANDARD.md R7). A session reads org, its assigned
  * scope, the project scopes it was given at start, and its own run: scope. No session
  * means the owner's view, which reads everything.
  */
@@ -15,6 +17,16 @@ export function readableScopes(session: SessionRecord): string[] {
 export function canRead(session: SessionRecord | undefined, scope: string): boolean {
   if (!session) return true
   return readableScopes(session).includes(scope)
+}
+
+/**
+ * The scopes this caller may see: one named scope (checked), or every scope the session
+ * may read, or (the owner) every scope in the store. The one answer every command uses
+ * to decide what a session's output may contain.
+ */
+export function visibleScopes(store: Store, session: SessionRecord | undefined, scope?: string): string[] {
+  if (scope !== undefined) return [assertCanRead(session, scope)]
+  return session ? readableScopes(session) : listScopes(store)
 }
 
 /** Refuse with the same message whether or not the scope exists: no existence oracle. */

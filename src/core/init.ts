@@ -8,7 +8,8 @@ import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
 import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from './keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
-import {PrivateKeyFile, findPrivateKey, refuseInSession, unlockPrivateKey, writePrivateKey} from './privatekey.js'
+import {PrivateKeyFile, findPrivateKey, unlockPrivateKey, writePrivateKey} from './privatekey.js'
+import {refuseInsideSession} from './sessions.js'
 import {generateKeyPair, KeyPair} from './sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
@@ -42,7 +43,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   const ownerName = checkKeyName(opts.owner ?? 'owner')
   // Making or opening the owner key is the owner's act, never an agent session's: refuse
   // before anything is made.
-  if (!opts.noKey) refuseInSession('Making or unlocking an owner key')
+  if (!opts.noKey) refuseInsideSession('Making or unlocking an owner key')
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {

@@ -16,12 +16,13 @@ import {
   fingerprintOf, initialKeyRoots, pinnedRoots, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
 import {
-  checkPublicOut, confirmReplace, loadPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, refuseInSession, writePrivateKey, writePublicOut,
+  checkPublicOut, confirmReplace, loadPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, writePrivateKey, writePublicOut,
 } from './privatekey.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
 import {redactText} from './redact/index.js'
 import {printable} from './scope.js'
+import {refuseInsideSession} from './sessions.js'
 import {KeyPair, generateKeyPair, keyIdOf} from './sign.js'
 import type {Store} from './store.js'
 
@@ -46,7 +47,7 @@ export interface GeneratedKey {
  * outside every store and outside the key and trust folders (see checkPublicOut).
  */
 export async function generateKey(name: string, opts: {force?: boolean; out?: string} = {}): Promise<GeneratedKey> {
-  refuseInSession('Making a key')
+  refuseInsideSession('Making a key')
   checkKeyName(name)
   // refuse before asking anything or making a key, so a refusal leaves nothing behind
   const out = opts.out === undefined ? null : checkPublicOut(opts.out)
@@ -140,7 +141,7 @@ export async function trustKey(
 async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: string | undefined, newName: string): Promise<KeyPair> {
   const keyring = await loadKeyring(store)
   if (keyring.owners().length > 0 || role !== 'owner' || pinnedRoots(store).length > 0) return (await ownerKey(store, ownerName)).key
-  refuseInSession()
+  refuseInsideSession()
   const history = await initialKeyRoots(store)
   if (history.length > 0) {
     // a clone whose root is not pinned here: the root is pinned by fingerprint, never replaced

@@ -27,6 +27,7 @@ import {canonicalJson} from './canonical.js'
 import {badInput, notFound, refused, usageError} from './errors.js'
 import {KEY_NAME_RE, checkKeyName, readRecordLines} from './keys.js'
 import {printable} from './scope.js'
+import {refuseInsideSession} from './sessions.js'
 import {KeyPair, keyPairFromSecret} from './sign.js'
 import {openTerminal} from './tty.js'
 
@@ -60,18 +61,6 @@ export function privateKeyDir(): string {
 }
 
 // ---------------------------------------------------------------- who may act
-
-/**
- * The one check every owner-key operation makes first: none runs inside an agent session.
- * ENGRAM_SESSION set at all, even empty, marks a session's environment.
- */
-export function refuseInSession(action = 'Owner actions'): void {
-  if (process.env.ENGRAM_SESSION === undefined) return
-  throw refused(
-    `${action} cannot run inside an agent session (ENGRAM_SESSION is set${process.env.ENGRAM_SESSION === '' ? ', even though empty' : ''}).`,
-    'run this as the owner, in your own terminal, with ENGRAM_SESSION unset',
-  )
-}
 
 // ---------------------------------------------------------------- passphrases
 
@@ -289,7 +278,7 @@ const warned = new Set<string>()
  * a warning, once per process, naming the command that encrypts it.
  */
 export async function unlockPrivateKey(found: PrivateKeyFile): Promise<KeyPair> {
-  refuseInSession()
+  refuseInsideSession()
   if (!found.encrypted) {
     if (!warned.has(found.file)) {
       warned.add(found.file)
@@ -354,7 +343,7 @@ export async function confirmReplace(name: string, file: string): Promise<void> 
  * The passphrase is asked here (file or terminal) unless given.
  */
 export async function writePrivateKey(kp: KeyPair, opts: {replace?: boolean; passphrase?: string; cost?: typeof KDF_COST} = {}): Promise<string> {
-  refuseInSession('Writing a private key')
+  refuseInsideSession('Writing a private key')
   const file = privateKeyPath(kp.name)
   if (!opts.replace && existsSync(file)) {
     throw refused(`A private key named "${kp.name}" already exists at ${file}; it was not overwritten.`, 'choose another name, or pass --force to replace it (the old key is lost)')
@@ -390,7 +379,7 @@ export async function writePrivateKey(kp: KeyPair, opts: {replace?: boolean; pas
  * does not change (same key id, same trust); only its file does.
  */
 export async function protectPrivateKey(name: string): Promise<{name: string; keyid: string; file: string; changed: boolean}> {
-  refuseInSession('Protecting a private key')
+  refuseInsideSession('Protecting a private key')
   const file = privateKeyPath(name)
   const found = parsePrivateKeyFile(readOrNotFound(file, 'see the key folder, or `engram keys generate`'), file)
   if (found.encrypted) return {name: found.name, keyid: found.keyid, file, changed: false}

@@ -1,5 +1,5 @@
-import {assertCanRead, canRead, readableScopes} from './access.js'
-import {listScopeFiles, listScopes, readStored} from './curated.js'
+import {assertCanRead, visibleScopes} from './access.js'
+import {listScopeFiles, readStored} from './curated.js'
 import {notFound} from './errors.js'
 import {gitBlobHash} from './hash.js'
 import {RunLabel, RunLabels, isRunScope} from './runlabels.js'
@@ -64,7 +64,7 @@ export interface ListResult {
 
 /** Every servable memory in the scopes the session may read (or in one scope). */
 export async function listMemories(store: Store, session: SessionRecord | undefined, scopeText?: string): Promise<ListResult> {
-  const scopes = scopeText ? [assertCanRead(session, scopeText)] : (session ? readableScopes(session) : listScopes(store)).filter((s) => canRead(session, s))
+  const scopes = visibleScopes(store, session, scopeText || undefined)
   const gate = await ServingGate.open(store)
   const result: ListResult = {memories: [], skipped: 0, skippedFiles: []}
   let labels: RunLabels | undefined

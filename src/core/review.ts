@@ -10,14 +10,14 @@ import {gitRead} from './git.js'
 import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
 import {RecheckFinding, describeFindings, recheckEntry, unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring} from './keys.js'
-import {findPrivateKey, refuseInSession, unlockPrivateKey} from './privatekey.js'
+import {findPrivateKey, unlockPrivateKey} from './privatekey.js'
 import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
 import {redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
-import type {SessionRecord} from './sessions.js'
+import {refuseInsideSession, type SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
 import {withStoreLock} from './lock.js'
 import type {Store} from './store.js'
@@ -126,7 +126,8 @@ function findReadableEntry(store: Store, status: EntryStatus, id: string, sessio
  * passphrase is asked, so nobody types a passphrase only to hear the key does not count.
  */
 export async function ownerKey(store: Store, keyName?: string): Promise<{key: KeyPair; keyring: Keyring}> {
-  refuseInSession()
+  // set at all, even empty, is a session (R22); the commands refuse first, this is the core's own guard
+  refuseInsideSession()
   const found = findPrivateKey(keyName)
   const keyring = await loadKeyring(store)
   const info = keyring.status(found.keyid)

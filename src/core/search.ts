@@ -1,5 +1,4 @@
-import {assertCanRead, readableScopes} from './access.js'
-import {listScopes} from './curated.js'
+import {visibleScopes} from './access.js'
 import {badInput} from './errors.js'
 import {gitBlobHash} from './hash.js'
 import type {SearchHit, SearchOptions} from './index/index.js'
@@ -23,8 +22,7 @@ export interface ServedHit extends SearchHit {
 
 /** The scopes a search may open: one named scope (checked), or all the session may read. */
 export function searchScopes(store: Store, session: SessionRecord | undefined, scope?: string): string[] {
-  if (scope) return [assertCanRead(session, scope)]
-  return session ? readableScopes(session) : listScopes(store)
+  return visibleScopes(store, session, scope || undefined)
 }
 
 /**

@@ -1,16 +1,17 @@
 import {chmodSync, existsSync, unlinkSync} from 'node:fs'
 import {createConnection, createServer, Server, Socket} from 'node:net'
 
-import {EngramError, isEngramError} from './errors.js'
+import {EngramError, isEngramError, refused} from './errors.js'
 import type {WarmEngine} from './index/index.js'
 import {readHead} from './index/head.js'
 import {searchMemories} from './search.js'
 import {WarmServing} from './serving.js'
+import {ensurePrivateFolder, sameMac, sessionSecret, sessionToken, socketPath} from './private.js'
 import {loadSession, sessionFile, SessionRecord, validateSessionId} from './sessions.js'
 import type {Store} from './store.js'
-import {Request, Response, SOCKET} from './serve-client.js'
+import {replyProof, Request, Response} from './serve-client.js'
 
-export {askServer, SOCKET} from './serve-client.js'
+export {askServer} from './serve-client.js'
 export type {NeighboursRequest, Request, SearchRequest} from './serve-client.js'
 
 /**
@@ -27,8 +28,21 @@ class WarmState {
   constructor(
     readonly store: Store,
     readonly engine: WarmEngine,
+    private readonly secret: Buffer,
   ) {
     this.serving = new WarmServing(store)
+  }
+
+  /** The session a request proves with its token; no token, or another session's, is refused. */
+  async proven(req: {session?: unknown; token?: unknown}, head: string | undefined): Promise<SessionRecord> {
+    if (typeof req.session !== 'string' || req.session === '') {
+      throw refused('engram serve answers agent sessions only; the owner searches without it.', 'search outside the server, or pass the session and its token')
+    }
+    const id = validateSessionId(req.session)
+    if (!sameMac(req.token, sessionToken(this.secret, id))) {
+      throw refused(`The request does not carry the token of session ${id}.`, 'set ENGRAM_SESSION_TOKEN to the token `engram session start` printed')
+    }
+    return this.session(id, head)
   }
 
   /** loadSession, reused while HEAD and the work-tree record are unchanged (its committed versions depend on HEAD only). */
@@ -47,16 +61,21 @@ class WarmState {
 }
 
 /**
- * The warm path (DESIGN.md §6): a long-lived process that keeps the shards loaded and
- * answers searches on a Unix socket inside `.engram/` (mode 0600: only the store's owner
- * can connect). Each request names its session, which is loaded and checked exactly as a
- * command would: a session can only search scopes it may read.
+ * The warm path (README "Serving"): a long-lived process that keeps the shards loaded and
+ * answers searches on a unix socket in engram's private folder outside the store (folder
+ * 0700, socket 0600; private.ts), never in the store the agent can write. It answers
+ * sessions only, never the owner's view, and a request proves its session with the token
+ * `engram session start` minted; each session is then loaded and checked exactly as a
+ * command would. Every reply is MACed over the request's nonce, so a client can tell this
+ * server from any other process.
  */
 export async function startServer(store: Store, opts: {onLog?: (m: string) => void} = {}): Promise<Server> {
+  const secret = sessionSecret(true)
+  const {dir, path} = socketPath(store.root)
+  ensurePrivateFolder(dir, true)
   const {WarmEngine} = await import('./index/index.js')
   const engine = new WarmEngine(store)
-  const warm = new WarmState(store, engine)
-  const path = store.abs(SOCKET)
+  const warm = new WarmState(store, engine, secret)
   if (existsSync(path)) {
     if (await pingSocket(path)) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
     unlinkSync(path) // left behind by a killed server
@@ -73,8 +92,9 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
         const line = buf.slice(0, nl)
         buf = buf.slice(nl + 1)
         // one request at a time: the engine's shards are shared state
-        queue = queue.then(() => answer(warm, line)).then((r) => {
-          socket.write(`${JSON.stringify(r)}\n`)
+        queue = queue.then(() => answer(warm, line)).then(({nonce, response}) => {
+          const body = JSON.stringify(response)
+          socket.write(`${JSON.stringify({body, proof: replyProof(secret, nonce, body)})}\n`)
         })
       }
     })
@@ -105,35 +125,37 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
   return server
 }
 
-async function answer(warm: WarmState, line: string): Promise<Response> {
+async function answer(warm: WarmState, line: string): Promise<{nonce: string; response: Response}> {
+  let nonce = ''
   try {
-    let req: Request
+    let req: Request & {nonce?: unknown}
     try {
       req = JSON.parse(line)
     } catch {
       throw new EngramError('bad-input', 'The request is not JSON.')
     }
+    if (typeof req?.nonce === 'string') nonce = req.nonce.slice(0, 200)
     const store = warm.store
     // HEAD before anything is read: whatever is read after it is at least as new as the key
     const head = await readHead(store.top)
     if (req?.op === 'search' && typeof req.query === 'string') {
-      const session = req.session ? await warm.session(req.session, head) : undefined
+      const session = await warm.proven(req, head)
       const gate = await warm.serving.open(head)
       const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate})
-      return {ok: true, hits: r.hits, scopes: r.scopes}
+      return {nonce, response: {ok: true, hits: r.hits, scopes: r.scopes}}
     }
-    if (req?.op === 'neighbours' && typeof req.text === 'string' && typeof req.session === 'string') {
+    if (req?.op === 'neighbours' && typeof req.text === 'string') {
       const limit = req.limit
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new EngramError('bad-input', 'The neighbour limit must be a whole number from 1 to 100.')
-      const session = await warm.session(req.session, head)
+      const session = await warm.proven(req, head)
       const gate = await warm.serving.open(head)
       const {findNeighbours} = await import('./neighbours.js')
-      return {ok: true, neighbours: await findNeighbours(store, session, req.text.slice(0, 10_000), limit, {engine: warm.engine, gate})}
+      return {nonce, response: {ok: true, neighbours: await findNeighbours(store, session, req.text.slice(0, 10_000), limit, {engine: warm.engine, gate})}}
     }
     throw new EngramError('bad-input', 'Unknown request.')
   } catch (error) {
-    if (isEngramError(error)) return {ok: false, error: {code: error.code, message: error.message, nextStep: error.nextStep}}
-    return {ok: false, error: {code: 'unexpected', message: (error as Error).message}}
+    if (isEngramError(error)) return {nonce, response: {ok: false, error: {code: error.code, message: error.message, nextStep: error.nextStep}}}
+    return {nonce, response: {ok: false, error: {code: 'unexpected', message: (error as Error).message}}}
   }
 }
 

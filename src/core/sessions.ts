@@ -6,6 +6,7 @@ import {writeFileAtomic} from './fsutil.js'
 import {catBlobs, gitRead} from './git.js'
 import {newSessionId} from './ids.js'
 import {withStoreLock} from './lock.js'
+import {mac, sameMac, sessionSecret, sessionToken} from './private.js'
 import {redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {Store} from './store.js'
@@ -21,6 +22,8 @@ export interface SessionRecord {
   taint_reasons: string[]
   created: string
   updated: string
+  /** engram's MAC of the identity fields (recordProof), made by `session start` with the secret outside the store */
+  proof: string
 }
 
 const SESSION_ID_RE = /^s-[0-9a-z]{4,32}$/
@@ -53,8 +56,18 @@ export function parseRecord(text: string, label: string): SessionRecord {
     taint_reasons: r.taint_reasons.map(String),
     created: String(r.created ?? ''),
     updated: String(r.updated ?? ''),
+    proof: typeof r.proof === 'string' ? r.proof : '',
   }
 }
+
+/** What a session record's proof covers: everything that decides what the session may do. */
+function recordProof(secret: Buffer, r: SessionRecord): string {
+  return mac(secret, 'engram-session-record', r.id, r.agent, r.assigned, r.reads.join(','), r.created)
+}
+
+/** One answer for a session that does not exist and one this caller may not see. */
+const unknownSession = (id: string) =>
+  notFound(`Unknown session ${id} in this store.`, 'start one with `engram session start --agent NAME --assigned SCOPE`')
 
 /**
  * Load a session. Taint only goes up: the record is read from the working tree and from
@@ -74,11 +87,17 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
     if (data) versions.push(parseRecord(data.toString('utf8'), rel))
   }
   if (work !== undefined) versions.unshift(parseRecord(work, rel))
-  if (versions.length === 0) {
-    throw notFound(`Unknown session ${id} in this store.`, 'start one with `engram session start --agent NAME --assigned SCOPE`')
+  if (versions.length === 0) throw unknownSession(id)
+  // A record only in the work tree, or one engram's secret did not sign, was written by
+  // someone else (the agent can write the store): it is no session at all.
+  if (commits.length === 0) {
+    throw refused(`Session ${id} was not started by engram: its record is not committed.`, 'sessions are started by the harness with `engram session start`')
   }
   // git log lists newest first: the last committed version is the harness's original
-  const original = commits.length > 0 ? versions[versions.length - 1] : versions[0]
+  const original = versions[versions.length - 1]
+  if (!sameMac(original.proof, recordProof(sessionSecret(false), original))) {
+    throw refused(`Session ${id} was not started by engram: its record does not carry engram's proof.`, 'sessions are started by the harness with `engram session start`')
+  }
   const latest = versions[0]
   return {
     ...latest,
@@ -87,6 +106,7 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
     assigned: original.assigned,
     reads: original.reads,
     created: original.created,
+    proof: original.proof,
     tainted: versions.some((v) => v.tainted),
     taint_reasons: [...new Set(versions.flatMap((v) => v.taint_reasons))],
   }
@@ -106,7 +126,7 @@ export async function writeSessionRecord(store: Store, r: SessionRecord, msg: {s
 export async function startSession(
   store: Store,
   opts: {agent: string; assigned: string; reads?: string[]; tainted?: boolean; reasons?: string[]},
-): Promise<SessionRecord> {
+): Promise<SessionRecord & {token: string}> {
   if (!AGENT_RE.test(opts.agent)) throw badInput(`Bad agent name "${printable(opts.agent)}".`, 'use letters, digits and . _ @ -, up to 64 characters')
   const assigned = formatScope(parseScope(opts.assigned))
   if (assigned.startsWith('run:')) throw badInput('A session cannot be assigned a run: scope; it always has its own.', 'assign org, project:<name> or tenant:<id>')
@@ -128,11 +148,13 @@ export async function startSession(
     taint_reasons: reasons,
     created: now,
     updated: now,
+    proof: '',
   }
+  record.proof = recordProof(sessionSecret(true), record)
   await withStoreLock(store, () =>
     writeSessionRecord(store, record, {subject: `Start session ${record.id} for ${record.agent} assigned ${assigned}`}),
   )
-  return record
+  return {...record, token: sessionToken(sessionSecret(false), record.id)}
 }
 
 /** Mark a session tainted with a reason. Idempotent; never clears anything. */
@@ -153,7 +175,9 @@ export async function taintSession(store: Store, id: string, reason: string): Pr
   })
 }
 
-export async function listSessions(store: Store): Promise<SessionRecord[]> {
+export async function listSessions(store: Store, caller?: SessionRecord): Promise<SessionRecord[]> {
+  // a session sees its own record only: other sessions' ids, agents and tenants are not its business
+  if (caller) return [await loadSession(store, caller.id)]
   let names: string[] = []
   try {
     names = readdirSync(store.abs('.engram/sessions')).filter((n) => n.endsWith('.json'))
@@ -167,17 +191,70 @@ export async function listSessions(store: Store): Promise<SessionRecord[]> {
     try {
       out.push(await loadSession(store, id))
     } catch {
-      // a broken record is reported by `engram verify`; the list still shows the rest
+      // a broken or forged record is reported by `engram verify`; the list still shows the rest
     }
   }
   return out.sort((a, b) => b.created.localeCompare(a.created))
 }
 
-/** The session named by --session or ENGRAM_SESSION, or undefined (the owner's view). */
-export async function currentSession(store: Store, flag?: string): Promise<SessionRecord | undefined> {
-  const id = flag ?? process.env.ENGRAM_SESSION
-  if (id === undefined || id === '') return undefined
+/** `session show`/`session taint` of `id` by this caller: a session names only itself; any other id reads as unknown. */
+export async function loadSessionFor(store: Store, id: string, caller: SessionRecord | undefined): Promise<SessionRecord> {
+  validateSessionId(id)
+  if (caller && caller.id !== id) throw unknownSession(id)
   return loadSession(store, id)
+}
+
+/** Whether this process runs inside an agent session: ENGRAM_SESSION set at all, even to an empty string. */
+export function insideSession(): boolean {
+  return process.env.ENGRAM_SESSION !== undefined
+}
+
+/**
+ * The id of the session this process runs as. ENGRAM_SESSION, once set by the harness,
+ * is the session: it cannot be emptied into the owner's view, and no flag switches it
+ * to another id. Outside a session the owner may look through one with --session.
+ */
+export function sessionIdInUse(flag?: string): string | undefined {
+  const env = process.env.ENGRAM_SESSION
+  if (env !== undefined) {
+    if (env.trim() === '') {
+      throw refused('ENGRAM_SESSION is set but empty: this process is inside a session whose id is broken.', 'the harness sets ENGRAM_SESSION to the id `engram session start` printed')
+    }
+    if (flag !== undefined && flag !== env) {
+      throw refused('--session cannot switch to another session: this process runs inside the session ENGRAM_SESSION names.', 'drop --session; a session sees only its own scopes')
+    }
+    return env
+  }
+  if (flag !== undefined && flag.trim() === '') throw badInput('--session needs a session id.', 'session ids look like s-7f3kq2ab')
+  return flag
+}
+
+/** The session named by ENGRAM_SESSION (or, outside one, --session), or undefined (the owner's view). */
+export async function currentSession(store: Store, flag?: string): Promise<SessionRecord | undefined> {
+  const id = sessionIdInUse(flag)
+  if (id === undefined) return undefined
+  const session = await loadSession(store, id)
+  // a token, when the harness gave one, must be this session's: a copied token of another session proves nothing
+  const token = process.env.ENGRAM_SESSION_TOKEN
+  if (token !== undefined && !sameMac(token, sessionToken(sessionSecret(false), id))) {
+    throw refused(`ENGRAM_SESSION_TOKEN is not the token of session ${id}.`, 'use the token `engram session start` printed with this session')
+  }
+  return session
+}
+
+/** The session token to send to `engram serve`, when the harness gave one. */
+export function sessionTokenInUse(): string | undefined {
+  const t = process.env.ENGRAM_SESSION_TOKEN
+  return t === undefined || t === '' ? undefined : t
+}
+
+/** The one guard of every owner action: refused when ENGRAM_SESSION is set at all, even empty (R20, R22). */
+export function refuseInsideSession(action = 'Owner actions'): void {
+  if (!insideSession()) return
+  throw refused(
+    `${action} cannot run inside an agent session (ENGRAM_SESSION is set${process.env.ENGRAM_SESSION === '' ? ', even though empty' : ''}).`,
+    'run this as the owner, in your own terminal, with ENGRAM_SESSION unset',
+  )
 }
 
 export function refuseWithoutSession(): never {

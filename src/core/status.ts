@@ -1,6 +1,7 @@
+import {canRead, visibleScopes} from './access.js'
 import {listScopeFiles, listScopes} from './curated.js'
 import {listEntries} from './proposal.js'
-import {listSessions} from './sessions.js'
+import {listSessions, SessionRecord} from './sessions.js'
 import type {Store} from './store.js'
 
 export interface StoreStatus {
@@ -19,20 +20,29 @@ export interface StoreStatus {
   broken: number
 }
 
-/** The owner's overview: scopes, queue sizes, and escalations that need attention. */
-export async function storeStatus(store: Store): Promise<StoreStatus> {
-  const scopes = listScopes(store).map((scope) => ({scope, files: listScopeFiles(store, scope).length}))
-  const p = listEntries(store, 'pending')
-  const pending = p.length
-  const q = listEntries(store, 'quarantined')
-  const broken = [...p, ...q].filter((e) => !e.proposal).length
+/**
+ * The owner's overview: scopes, queue sizes, and escalations that need attention. Inside
+ * a session, the same counted over the scopes it may read only, and itself as the only
+ * session (an unreadable entry counts for the owner only: its scope is unknown).
+ */
+export async function storeStatus(store: Store, session?: SessionRecord): Promise<StoreStatus> {
+  const present = new Set(listScopes(store))
+  const scopes = visibleScopes(store, session).filter((s) => present.has(s)).map((scope) => ({scope, files: listScopeFiles(store, scope).length}))
+  const mine = (e: ReturnType<typeof listEntries>[number]) => (e.proposal ? canRead(session, e.proposal.scope) : !session)
+  const allPending = listEntries(store, 'pending')
+  const allQuarantined = listEntries(store, 'quarantined')
+  const pending = allPending.filter(mine).length
+  const q = allQuarantined.filter(mine)
+  // broken entries: their scope is unknown, so only the owner sees them counted
+  const broken = session ? 0 : [...allPending, ...allQuarantined].filter((e) => !e.proposal).length
   const byAuthor: Record<string, number> = {}
   for (const e of q) if (e.proposal) byAuthor[e.proposal.author] = (byAuthor[e.proposal.author] ?? 0) + 1
-  const sessions = await listSessions(store)
+  const sessions = await listSessions(store, session)
   const escalations = sessions.flatMap((s) =>
     s.taint_reasons.filter((r) => r.startsWith('escalated:')).map((reason) => ({session: s.id, agent: s.agent, reason})),
   )
-  for (const [author, n] of Object.entries(byAuthor)) {
+  // another author's count is about other sessions: the owner's to see
+  if (!session) for (const [author, n] of Object.entries(byAuthor)) {
     if (n >= store.config.escalate_after) escalations.push({session: '-', agent: author, reason: `escalated: ${n} quarantined writes by author ${author}`})
   }
   return {

@@ -1,4 +1,5 @@
 import {execFileSync, spawn} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -131,16 +132,19 @@ describe('search and context', () => {
 
   it('answers through the warm server with the same results, and refuses scopes the session may not read', async () => {
     const server = spawn(process.execPath, [BIN, 'serve'], {cwd: sb.dir, env: sb.env, stdio: ['ignore', 'pipe', 'pipe']})
+    // the server answers a session proven by its token (serve-proof.test.ts has the attacks)
+    const s = sb.run(['session', 'start', '--agent', 'searcher', '--assigned', 'tenant:acme', '--json']).json
+    const env = {ENGRAM_SESSION: s.id, ENGRAM_SESSION_TOKEN: s.token}
+    const sock = join(sb.configDir, 'private', `serve-${createHash('sha256').update(sb.dir).digest('hex').slice(0, 16)}.sock`)
     try {
-      const sock = join(sb.dir, '.engram/serve.sock')
       for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50))
       expect(statSync(sock).mode & 0o777).toBe(0o600)
-      const cold = sb.run(['search', 'pipeline', '--json'], {env: {ENGRAM_SESSION: acme}})
+      const cold = sb.run(['search', 'pipeline', '--json'], {env})
       expect(cold.code).toBe(0)
       expect(cold.json.hits[0].path).toBe('deploy.md')
-      const refused = sb.run(['search', 'zanzibarquux', '--scope', 'tenant:globex', '--json'], {env: {ENGRAM_SESSION: acme}})
+      const refused = sb.run(['search', 'zanzibarquux', '--scope', 'tenant:globex', '--json'], {env})
       expect(refused.code).toBe(3)
-      const none = sb.run(['search', 'zanzibarquux', '--json'], {env: {ENGRAM_SESSION: acme}})
+      const none = sb.run(['search', 'zanzibarquux', '--json'], {env})
       expect(none.json.hits).toEqual([])
     } finally {
       if (server.exitCode === null && server.signalCode === null) {
@@ -149,6 +153,6 @@ describe('search and context', () => {
         await closed
       }
     }
-    expect(existsSync(join(sb.dir, '.engram/serve.sock'))).toBe(false)
+    expect(existsSync(sock)).toBe(false)
   })
 })

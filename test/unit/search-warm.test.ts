@@ -8,7 +8,8 @@ import {publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '
 import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/manifest.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
 import {findNeighbours, neighboursFor} from '../../src/core/neighbours.js'
-import {askServer, SOCKET, startServer} from '../../src/core/server.js'
+import {ensurePrivateFolder, socketPath} from '../../src/core/private.js'
+import {askServer, startServer} from '../../src/core/server.js'
 import {SessionRecord, startSession} from '../../src/core/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/sign.js'
 import {TestRepo} from './index-helpers.js'
@@ -61,8 +62,14 @@ function putSigned(scope: string, files: Record<string, string>, signer: KeyPair
   r.write(manifestPath(scope), serializeManifest(signManifest(alice, nextManifest(readManifest(r.store, scope), scope, {upsert}))))
 }
 
+// the server answers proven sessions only: one session per scope searched, started once per test
+const searchers = new Map<string, {id: string; token: string}>()
+beforeEach(() => searchers.clear())
+
 async function warmSearch(query: string, scope = 'project:web'): Promise<string[]> {
-  const res = await askServer(r.store, {op: 'search', query, scope, limit: 10}, 20_000)
+  if (!searchers.has(scope)) searchers.set(scope, await startSession(r.store, {agent: 'searcher', assigned: scope}))
+  const s = searchers.get(scope)!
+  const res = await askServer(r.store, {op: 'search', query, scope, limit: 10, session: s.id, token: s.token}, 20_000)
   if (!res?.ok) throw new Error(`no answer: ${JSON.stringify(res)}`)
   return res.hits.map((h) => h.path)
 }
@@ -142,7 +149,7 @@ describe('neighbours', () => {
 
     server = await startServer(r.store)
     // the server wants a session it can load itself: an unknown one is refused, not guessed
-    const refused = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: 's-unknown1'}, 20_000)
+    const refused = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: 's-unknown1', token: '0'.repeat(64)}, 20_000)
     expect(refused?.ok).toBe(false)
   })
 
@@ -155,13 +162,13 @@ describe('neighbours', () => {
     const local = await findNeighbours(r.store, s, text, 8)
     expect(local.map((n) => n.path)).toEqual(['deploy.md'])
     server = await startServer(r.store)
-    const res = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id}, 20_000)
+    const res = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id, token: s.token}, 20_000)
     expect(res).toEqual({ok: true, neighbours: local})
     expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
     // a commit after the first answer (a new memory) is seen by the next one
     putSigned('project:web', {'zorblat.md': 'The zorblat cluster was renamed.\n'})
     r.commit('more')
-    const again = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id}, 20_000)
+    const again = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id, token: s.token}, 20_000)
     expect(again?.ok && again.neighbours.map((n) => n.path).sort()).toEqual(['deploy.md', 'zorblat.md'])
   })
 
@@ -181,7 +188,9 @@ describe('neighbours', () => {
     for (const neighbours of answers) {
       // something else listening on the store's socket
       server = createServer((c) => c.on('data', () => c.end(`${JSON.stringify({ok: true, neighbours})}\n`)))
-      await new Promise<void>((resolve) => server!.listen(r.store.abs(SOCKET), resolve))
+      const sock = socketPath(r.store.root)
+      ensurePrivateFolder(sock.dir, true)
+      await new Promise<void>((resolve) => server!.listen(sock.path, resolve))
       expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
       await new Promise((resolve) => server!.close(resolve))
       server = undefined

@@ -1,7 +1,9 @@
 import {Flags} from '@oclif/core'
 
 import {EngramCommand} from '../../base.js'
-import {parseScope, formatScope} from '../../core/scope.js'
+import {visibleScopes} from '../../core/access.js'
+import {listScopes} from '../../core/curated.js'
+import {currentSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 
 export default class IndexRebuild extends EngramCommand {
@@ -12,7 +14,12 @@ export default class IndexRebuild extends EngramCommand {
     const {flags} = await this.parse(IndexRebuild)
     const store = await Store.open(flags.base)
     const {rebuild} = await import('../../core/index/index.js')
-    const scopes = flags.scope?.map((s) => formatScope(parseScope(s)))
+    const session = await currentSession(store)
+    // a session rebuilds (and hears about) only scopes it may read that hold memory
+    const present = new Set(listScopes(store))
+    const scopes = flags.scope
+      ? flags.scope.flatMap((s) => visibleScopes(store, session, s))
+      : session ? visibleScopes(store, session).filter((s) => present.has(s)) : undefined
     const tty = process.stderr.isTTY && !this.jsonEnabled()
     let last = 0
     const started = Date.now()

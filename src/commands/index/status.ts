@@ -1,14 +1,17 @@
 import {EngramCommand} from '../../base.js'
+import {canRead} from '../../core/access.js'
+import {currentSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 
 export default class IndexStatus extends EngramCommand {
-  static override summary = 'Show the derived search index: one shard per scope, its documents, size and freshness.'
+  static override summary = 'Show the derived search index: one shard per scope, its documents, size and freshness (inside a session: the scopes it may read).'
 
   async run() {
     const {flags} = await this.parse(IndexStatus)
     const store = await Store.open(flags.base)
     const {status} = await import('../../core/index/index.js')
-    const shards = await status(store)
+    const session = await currentSession(store)
+    const shards = (await status(store)).filter((s) => canRead(session, s.scope))
     if (!this.jsonEnabled()) {
       for (const s of shards) this.log(`${s.scope}\t${s.docs} docs\t${(s.bytes / 1024).toFixed(0)} KiB\t${s.fresh ? 'fresh' : 'stale (updated on next search)'}${s.delta ? `\tdelta ${s.delta}` : ''}`)
       if (shards.length === 0) this.note('no shards yet; they are built on the first search')

@@ -5,6 +5,7 @@ import {usageError} from '../../core/errors.js'
 import {generateKey} from '../../core/keyops.js'
 
 export default class KeysGenerate extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Make a key pair: the private half encrypted with a passphrase in your key folder, the public record to give an owner.'
   static override description =
     'The private key goes to $ENGRAM_CONFIG_DIR/keys/<name>.key (default ~/.config/engram/keys), encrypted with a passphrase asked at the terminal ' +

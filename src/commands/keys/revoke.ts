@@ -5,6 +5,7 @@ import {revokeKey} from '../../core/keyops.js'
 import {Store} from '../../core/store.js'
 
 export default class KeysRevoke extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Revoke a key: its signatures and endorsements stop counting. Recorded and committed.'
   static override description = 'Memory signed by a revoked key is no longer served; re-accept or restore it with a trusted owner key.'
   static override examples = ['<%= config.bin %> keys revoke bob --reason "laptop lost"', '<%= config.bin %> keys revoke old --reason rotated --keep new']

@@ -13,6 +13,7 @@ async function readStdin(): Promise<string> {
 }
 
 export default class KeysTrust extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Trust a public key with a role (owner or dreamer), endorsed by your owner key and committed; or pin the store\'s root key on this machine (--root).'
   static override description =
     'With --root <fingerprint>: pin this store\'s root owner key on this machine (a fresh clone serves no curated memory until its root is pinned). ' +

@@ -5,6 +5,7 @@ import {rejectEntry} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
 export default class QuarantinePurge extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Remove a quarantined write (owner); the commit records who and why, history keeps the audit trail.'
   static override examples = ['<%= config.bin %> quarantine purge q-4k2 --reason "phishing"']
   static override args = {id: Args.string({description: 'quarantine id or unambiguous prefix', required: true})}

@@ -5,6 +5,7 @@ import {releaseQuarantined} from '../../core/quarantine.js'
 import {Store} from '../../core/store.js'
 
 export default class QuarantineRelease extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Release a quarantined write into the review queue (owner; it is never promoted directly).'
   static override examples = ['<%= config.bin %> quarantine release q-4k2 --reason "confirmed with the customer" --digest 9c1e4b7a0d2f8e31']
   static override args = {id: Args.string({description: 'quarantine id or unambiguous prefix', required: true})}

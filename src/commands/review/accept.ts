@@ -5,6 +5,7 @@ import {acceptProposal} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
 export default class ReviewAccept extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Accept exactly the change you reviewed: give the digest that `review show` printed.'
   static override description = 'Needs an owner key. Refuses (exit 6) when the proposal or the file it changes moved since the review.'
   static override examples = ['<%= config.bin %> review accept 7f3k --digest 9c1e4b7a0d2f8e31']

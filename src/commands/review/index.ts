@@ -4,6 +4,7 @@ import {createInterface} from 'node:readline/promises'
 import {EngramCommand, passphraseFileFlag} from '../../base.js'
 import {EngramError} from '../../core/errors.js'
 import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from '../../core/review.js'
+import {currentSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 import {renderEntry} from '../../render.js'
 
@@ -15,8 +16,10 @@ export default class Review extends EngramCommand {
   async run() {
     const {flags} = await this.parse(Review)
     const store = await Store.open(flags.base)
-    const q = listQueue(store, 'pending', {scope: flags.scope})
-    if (!process.stdin.isTTY || !process.stdout.isTTY || this.jsonEnabled()) {
+    // inside a session: its readable scopes' entries only, and never the interactive accept
+    const session = await currentSession(store)
+    const q = listQueue(store, 'pending', {scope: flags.scope, session})
+    if (!process.stdin.isTTY || !process.stdout.isTTY || this.jsonEnabled() || session) {
       if (!this.jsonEnabled()) {
         for (const i of q.items) this.log(`${i.id}\t${i.operation}\t${i.scope}/${i.path}\t${i.author}`)
         for (const b of q.broken) this.warnLine(`${b.file}: ${b.error}`)

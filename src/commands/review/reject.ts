@@ -5,6 +5,7 @@ import {rejectEntry} from '../../core/review.js'
 import {Store} from '../../core/store.js'
 
 export default class ReviewReject extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Reject a proposal, recording who and why.'
   static override examples = ['<%= config.bin %> review reject 7f3k --reason "not a fact"']
   static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}

@@ -1,17 +1,17 @@
 import {Args} from '@oclif/core'
 
 import {EngramCommand} from '../../base.js'
-import {loadSession} from '../../core/sessions.js'
+import {currentSession, loadSessionFor} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 
 export default class SessionShow extends EngramCommand {
-  static override summary = 'Show one session record.'
+  static override summary = 'Show one session record (inside a session: only that session; any other id reads as unknown).'
   static override args = {id: Args.string({description: 'session id', required: true})}
 
   async run() {
     const {args, flags} = await this.parse(SessionShow)
     const store = await Store.open(flags.base)
-    const s = await loadSession(store, args.id)
+    const {proof: _proof, ...s} = await loadSessionFor(store, args.id, await currentSession(store))
     if (!this.jsonEnabled()) {
       this.log(`${s.id}  agent ${s.agent}  assigned ${s.assigned}${s.reads.length ? `  reads ${s.reads.join(',')}` : ''}`)
       this.log(`tainted: ${s.tainted ? `yes (${s.taint_reasons.join('; ')})` : 'no'}`)

@@ -1,14 +1,14 @@
 import {Flags} from '@oclif/core'
 
 import {EngramCommand} from '../../base.js'
-import {refused} from '../../core/errors.js'
 import {startSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 
 export default class SessionStart extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Start an agent session (run by the harness, not the agent) and print its record.'
   static override examples = [
-    'S=$(<%= config.bin %> session start --agent claude-code --assigned tenant:acme --json | jq -r .id)',
+    'J=$(<%= config.bin %> session start --agent claude-code --assigned tenant:acme --json); S=$(echo "$J" | jq -r .id); T=$(echo "$J" | jq -r .token)',
     '<%= config.bin %> session start --agent researcher --assigned project:web --tainted --reason "browses the web"',
   ]
   static override flags = {
@@ -21,11 +21,12 @@ export default class SessionStart extends EngramCommand {
 
   async run() {
     const {flags} = await this.parse(SessionStart)
-    // A session is made by the harness; an agent already inside one cannot mint another.
-    if (process.env.ENGRAM_SESSION) throw refused('A session cannot be started from inside another session (ENGRAM_SESSION is set).', 'the harness starts sessions; unset ENGRAM_SESSION there')
+    // A session is made by the harness; an agent already inside one (ENGRAM_SESSION set,
+    // even to an empty string) cannot mint another: ownerOnly refuses it before this runs.
     const store = await Store.open(flags.base)
     const s = await startSession(store, {agent: flags.agent, assigned: flags.assigned, reads: flags.reads, tainted: flags.tainted, reasons: flags.reason})
     if (!this.jsonEnabled()) this.log(s.id)
+    this.note(`token (hand it to the agent as ENGRAM_SESSION_TOKEN; \`engram serve\` answers only with it): ${s.token}`)
     this.note(`session ${s.id}: agent ${s.agent}, assigned ${s.assigned}${s.tainted ? `, tainted (${s.taint_reasons.join('; ')})` : ''}`)
     return s
   }

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand} from '../../base.js'
-import {taintSession} from '../../core/sessions.js'
+import {currentSession, loadSessionFor, taintSession} from '../../core/sessions.js'
 import {Store} from '../../core/store.js'
 
 export default class SessionTaint extends EngramCommand {
@@ -13,7 +13,9 @@ export default class SessionTaint extends EngramCommand {
   async run() {
     const {args, flags} = await this.parse(SessionTaint)
     const store = await Store.open(flags.base)
-    const s = await taintSession(store, args.id, flags.reason)
+    // a hook inside a session may taint that session (taint only goes up), never another
+    await loadSessionFor(store, args.id, await currentSession(store))
+    const {proof: _proof, ...s} = await taintSession(store, args.id, flags.reason)
     this.note(`session ${s.id} tainted: ${s.taint_reasons.join('; ')}`)
     return s
   }
