@@ -74,8 +74,8 @@ interface Lane {
   /** acknowledged curated paths (accepted) and run: paths (committed) */
   curated: Set<string>
   run: Set<string>
-  /** window per operation: from the end of startup to the end of a whole run (ms) */
-  window: Record<Op, [number, number]>
+  /** recent whole-run times per operation (ms): the kill window follows the machine's load */
+  took: Record<Op, number[]>
   n: number
   /** writes by the current session: a new one every 10 keeps under the vote's burst limits */
   writes: number
@@ -157,22 +157,32 @@ function runGit(store: Store, args: string[]): Promise<{code: number; out: strin
 async function newLane(): Promise<Lane> {
   const store = newStore()
   const session = startSession(store, SCOPE)
-  const lane: Lane = {store, session, pending: [], curated: new Set(), run: new Set(), window: {} as Lane['window'], n: 0, writes: 0, sessions: 0}
-  // the window: a command that starts and does nothing (startup), then each whole operation
-  const t0 = (await runKilled(store, ['review', 'list', '--json'], {})).ms
+  const lane: Lane = {store, session, pending: [], curated: new Set(), run: new Set(), took: {propose: [], accept: [], run: [], index: []}, n: 0, writes: 0, sessions: 0}
+  // measure each operation's window first: a whole run, unkilled
   for (const kind of ['propose', 'accept', 'run', 'index'] as Op[]) {
     const r = await op(lane, kind, undefined)
     if (r.code !== 0) throw new Error(`${kind} failed before any kill: ${r.stderr}${r.stdout}`)
-    lane.window[kind] = [Math.max(0, t0 * 0.8), Math.max(r.ms * 1.1, t0 + 50)]
+    lane.took[kind].push(r.ms)
   }
   return lane
+}
+
+/**
+ * Where to kill: between half and 105 % of the operation's recent median run time. The
+ * first half is mostly Node's and oclif's startup; the change itself (vote, signing,
+ * objects, branch, work tree, index) happens in the second.
+ */
+function killPoint(lane: Lane, kind: Op, random: () => number): number {
+  const t = [...lane.took[kind]].sort((a, b) => a - b)
+  const median = t[t.length >> 1]
+  return median * (0.5 + random() * 0.55)
 }
 
 /**
  * `lanes` stores side by side, until `kills` kills have landed in total (a kill that came
  * after the process had exited does not count). `checkEvery`: kills between full checks.
  */
-export async function killCampaign(opts: {lanes: number; kills: number; seed: number; checkEvery: number; maxSeconds: number}): Promise<CampaignReport> {
+export async function killCampaign(opts: {lanes: number; kills: number; seed: number; checkEvery: number; maxSeconds: number; onProgress?: (m: string) => void}): Promise<CampaignReport> {
   const started = Date.now()
   const random = rng(opts.seed)
   const lanes = await Promise.all(Array.from({length: opts.lanes}, () => newLane()))
@@ -184,8 +194,9 @@ export async function killCampaign(opts: {lanes: number; kills: number; seed: nu
     while (kills < perLane && (Date.now() - started) / 1000 < opts.maxSeconds) {
       const x = random()
       const kind: Op = lane.pending.length > 0 && x < 0.35 ? 'accept' : x < 0.65 ? 'propose' : x < 0.85 ? 'run' : 'index'
-      const [lo, hi] = lane.window[kind]
-      const r = await op(lane, kind, lo + random() * (hi - lo))
+      const r = await op(lane, kind, killPoint(lane, kind, random))
+      if (!r.killed && r.code === 0) lane.took[r.kind].splice(0, lane.took[r.kind].length - 4, r.ms)
+      opts.onProgress?.(`lane ${li} ${r.kind} ${r.killed ? 'killed' : `exit ${r.code}`} after ${r.ms} ms`)
       if (r.killed) {
         kills++
         sinceCheck++

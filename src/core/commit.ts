@@ -1,4 +1,4 @@
-import {lstatSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
+import {lstatSync, readdirSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs'
 import {randomBytes} from 'node:crypto'
 
 import {EngramError} from './errors.js'
@@ -157,7 +157,8 @@ async function syncIndex(store: Store, paths: string[], warn?: (m: string) => vo
  * simply dropped (its objects are unreferenced, for git gc).
  */
 export async function recoverInterrupted(store: Store, warn?: (m: string) => void): Promise<void> {
-  for (const name of safeReaddir(store.abs('.engram'))) if (name.startsWith(TEMP_INDEX)) remove(store.abs(`.engram/${name}`))
+  // a killed commit's private index and blob temp files
+  for (const name of safeReaddir(store.abs('.engram'))) if (name.startsWith(TEMP_INDEX) || name.startsWith('blob.tmp-')) remove(store.abs(`.engram/${name}`))
   const j = readJournal(store)
   const paths: string[] = []
   if (j) {
@@ -221,6 +222,21 @@ async function blobsAt(store: Store, commit: string | null | undefined, rels: st
   return out
 }
 
+/** Write blobs to the object store, one `git hash-object -w --stdin-paths` for all (via temp files under .engram/). */
+async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<void> {
+  if (contents.length === 0) return
+  const files = contents.map((_, i) => store.abs(`.engram/blob.tmp-${process.pid}-${randomBytes(4).toString('hex')}-${i}`))
+  try {
+    contents.forEach((c, i) => writeFileSync(files[i], c, {mode: 0o600}))
+    const ids = (await gitWrite(store.top, ['hash-object', '-w', '--stdin-paths'], `${files.join('\n')}\n`)).trim().split('\n')
+    contents.forEach((c, i) => {
+      if (ids[i] !== gitBlobHash(c)) throw new EngramError('refused', 'git stored a blob under another id than its bytes hash to; nothing was committed.')
+    })
+  } finally {
+    for (const f of files) remove(f)
+  }
+}
+
 async function blobBytes(store: Store, blob: string): Promise<Buffer> {
   const {execFileSync} = await import('node:child_process')
   return execFileSync('git', ['cat-file', 'blob', blob], {cwd: store.top, maxBuffer: 256 * 1024 * 1024})
@@ -247,37 +263,30 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: {aft
   const changes = [...byPath.values()]
   if (changes.length === 0) return undefined
   const env = await identityEnv(store)
-  const parent = await headCommit(store.top)
-  const before = await blobsAt(store, parent, changes.map((c) => c.path))
-  const blobs = new Map<string, string | null>()
-  for (const c of changes) {
-    if (c.content === null) blobs.set(c.path, null)
-    else {
-      const id = gitBlobHash(c.content)
-      // only new content needs writing; git checks what it is given hashes as named
-      if (before.get(c.path) !== id) await gitWrite(store.top, ['hash-object', '-w', '--stdin'], c.content)
-      blobs.set(c.path, id)
-    }
-  }
-  const effective = changes.filter((c) => (before.get(c.path) ?? null) !== blobs.get(c.path))
+  const head = (await gitRead(store.top, ['log', '-1', '--format=%H %T'], {allowFail: true})).trim().split(' ')
+  const parent = head[0] || undefined
+  const blobs = new Map<string, string | null>(changes.map((c) => [c.path, c.content === null ? null : gitBlobHash(c.content)]))
+  // the work tree as it is now: what recovery may find at a path besides the new bytes
+  const old = new Map(changes.map((c) => [c.path, workBlob(store, c.path)]))
+  await writeBlobs(store, changes.flatMap((c) => (c.content === null ? [] : [c.content])))
   let commit: string | undefined
-  if (effective.length > 0) {
-    const index = store.abs(`.engram/${TEMP_INDEX}${process.pid}-${randomBytes(4).toString('hex')}`)
-    const ienv = {GIT_INDEX_FILE: index}
-    try {
-      await gitWrite(store.top, parent ? ['read-tree', parent] : ['read-tree', '--empty'], undefined, ienv)
-      const info = effective.map((c) => {
-        const b = blobs.get(c.path)
-        return b === null ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
-      })
-      await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
-      const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
-      // The message comes on stdin, never parsed as an option.
-      commit = (await gitWrite(store.top, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], commitMessage(req), env)).trim()
-    } finally {
-      remove(index)
-    }
-    const journal: Journal = {v: 1, parent: parent ?? null, commit, changes: effective.map((c) => ({path: c.path, old: before.get(c.path) ?? null, new: blobs.get(c.path) ?? null}))}
+  const index = store.abs(`.engram/${TEMP_INDEX}${process.pid}-${randomBytes(4).toString('hex')}`)
+  const ienv = {GIT_INDEX_FILE: index}
+  try {
+    await gitWrite(store.top, parent ? ['read-tree', parent] : ['read-tree', '--empty'], undefined, ienv)
+    const info = changes.map((c) => {
+      const b = blobs.get(c.path)
+      return b === null ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
+    })
+    await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
+    const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
+    // The message comes on stdin, never parsed as an option.
+    if (tree !== head[1]) commit = (await gitWrite(store.top, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], commitMessage(req), env)).trim()
+  } finally {
+    remove(index)
+  }
+  if (commit) {
+    const journal: Journal = {v: 1, parent: parent ?? null, commit, changes: changes.map((c) => ({path: c.path, old: old.get(c.path) ?? null, new: blobs.get(c.path) ?? null}))}
     writeFileAtomic(store.abs(JOURNAL), `${JSON.stringify(journal)}\n`)
     try {
       await gitWrite(store.top, ['update-ref', '-m', `engram: ${trailerValue(req.subject).slice(0, 100)}`, 'HEAD', commit, parent ?? ''])
@@ -297,7 +306,7 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: {aft
     else writeFileAtomic(store.abs(c.path), c.content)
   }
   if (commit) opts.afterCommit?.(commit)
-  await syncIndex(store, changes.map((c) => c.path), opts.onWarning)
+  await syncIndex(store, commit ? changes.map((c) => c.path) : [], opts.onWarning)
   remove(store.abs(JOURNAL))
   return commit
 }

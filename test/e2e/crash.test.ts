@@ -20,7 +20,7 @@ const SEED = Number(process.env.CRASH_SEED ?? 17)
 
 describe.skipIf(process.env.ENGRAM_BIN)('crash safety', () => {
   it('≥ 100 kills in write, accept and index rebuild: nothing acknowledged lost, verify and fsck clean, no repair', async () => {
-    const report = await killCampaign({lanes: 3, kills: 102, seed: SEED, checkEvery: 12, maxSeconds: 900})
+    const report = await killCampaign({lanes: 3, kills: 102, seed: SEED, checkEvery: 12, maxSeconds: 900, onProgress: process.env.CRASH_LOG ? (m) => console.log(m) : undefined})
     console.log(`crash campaign: ${JSON.stringify(report)}`)
     expect(report.failures).toEqual([])
     expect(report.kills).toBeGreaterThanOrEqual(100)
