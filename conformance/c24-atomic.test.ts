@@ -10,7 +10,9 @@
  *    would commit; exactly one may, the others get a conflict (their text kept).
  */
 import {spawnSync} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
 import {hostname} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {killCampaign} from './kill.js'
@@ -30,8 +32,14 @@ describe('C24 — every change is atomic; nothing uncommitted is served', () => 
       const dead = spawnSync(process.execPath, ['-e', '']).pid
       store.write('.engram/lock', JSON.stringify({pid: dead, host: hostname(), time: new Date().toISOString(), token: `dead${trial}`}))
       const path = `race-${trial}.md`
-      const runs = await Promise.all(Array.from({length: 8}, (_, i) =>
-        store.runAsync(['write', path, '--scope', `run:${session}`, '--base-blob', 'none', '--json'], {session, input: `writer ${i} of trial ${trial}\n`})))
+      // the text in files, not on stdin: a pipe read at once can come up empty (EAGAIN)
+      const files = Array.from({length: 8}, (_, i) => {
+        const f = join(store.configDir, `w-${trial}-${i}.md`)
+        writeFileSync(f, `writer ${i} of trial ${trial}\n`)
+        return f
+      })
+      const runs = await Promise.all(files.map((f) =>
+        store.runAsync(['write', path, '--scope', `run:${session}`, '--base-blob', 'none', '--file', f, '--json'], {session})))
       const committed = runs.filter((r) => r.code === 0)
       expect(committed.length, runs.map((r) => `${r.code} ${r.stderr.trim()}`).join('\n')).toBe(1)
       for (const r of runs) if (r.code !== 0) expect(r.code).toBe(5)

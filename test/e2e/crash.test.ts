@@ -14,7 +14,7 @@ import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
 import {killCampaign} from '../../conformance/kill.js'
-import {initWithSession, sandbox, tempDir} from '../helpers/cli.js'
+import {curate, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
 
 const SEED = Number(process.env.CRASH_SEED ?? 17)
 
@@ -47,6 +47,31 @@ describe.skipIf(process.env.ENGRAM_BIN)('crash safety', () => {
     rmSync(join(sb.dir, '.git/index.lock'))
     expect(sb.run(['review', 'list', '--json']).code).toBe(0)
     expect(git('status', '--porcelain', '--untracked-files=all')).toBe('')
+  }, 300_000)
+
+  it('an accept whose commit fails changes nothing and records no serial: the scope stays served', () => {
+    const sb = sandbox()
+    const session = initWithSession(sb, 'tenant:acme')
+    const git = (...args: string[]) => execFileSync('git', args, {cwd: sb.dir, encoding: 'utf8', env: sb.env})
+    curate(sb, session, 'tenant:acme', 'a.md', 'the first fact\n')
+    const w = sb.run(['write', 'b.md', '--scope', 'tenant:acme', '--json'], {input: 'the second fact\n', env: {ENGRAM_SESSION: session}})
+    expect(w.json?.status).toBe('pending')
+    const before = git('rev-parse', 'HEAD').trim()
+    // a live git holds the branch's ref lock: the branch cannot move
+    const refLock = join(sb.dir, '.git', `${git('symbolic-ref', 'HEAD').trim()}.lock`)
+    writeFileSync(refLock, `${before}\n`)
+    const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
+    expect(a.code, a.stdout).toBe(5)
+    rmSync(refLock)
+    expect(git('rev-parse', 'HEAD').trim()).toBe(before)
+    expect(git('status', '--porcelain', '--untracked-files=all')).toBe('')
+    expect(existsSync(join(sb.dir, 'tenant/acme/b.md'))).toBe(false)
+    // the serial of the manifest that was never committed was not recorded: still served, verify clean
+    expect(sb.run(['read', 'a.md', '--scope', 'tenant:acme', '--json']).code).toBe(0)
+    expect(sb.run(['verify', '--json']).code).toBe(0)
+    const again = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'])
+    expect(again.code, again.stderr).toBe(0)
+    expect(sb.run(['read', 'b.md', '--scope', 'tenant:acme', '--json']).code).toBe(0)
   }, 300_000)
 
   it('60 trials of 8 processes recovering the same stale lock at once: never two holders', async () => {
