@@ -13,7 +13,7 @@ import {fileURLToPath} from 'node:url'
 export const BIN = process.env.ENGRAM_BIN ?? fileURLToPath(new URL('../bin/run.js', import.meta.url))
 
 /** A .js entry point runs under this Node; anything else is executed directly. */
-function argv(args: string[]): [string, string[]] {
+export function argv(args: string[]): [string, string[]] {
   return BIN.endsWith('.js') ? [process.execPath, [BIN, ...args]] : [BIN, args]
 }
 

@@ -69,7 +69,7 @@ export async function gitRead(root: string, args: string[], opts: {allowFail?: b
 }
 
 /** A git call that may change the repository: used by commit.ts (under the store lock) and init. */
-export async function gitWrite(root: string, args: string[], input?: string, extraEnv: Record<string, string> = {}): Promise<string> {
+export async function gitWrite(root: string, args: string[], input?: string | Buffer, extraEnv: Record<string, string> = {}): Promise<string> {
   const {execFile} = await childProcess()
   return new Promise((resolve, reject) => {
     const child = execFile(

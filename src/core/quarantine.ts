@@ -1,8 +1,5 @@
-import {unlinkSync} from 'node:fs'
-
-import {commitPaths} from './commit.js'
+import {commitChanges} from './commit.js'
 import {EngramError} from './errors.js'
-import {writeFileAtomic} from './fsutil.js'
 import {newProposalId} from './ids.js'
 import {withStoreLock} from './lock.js'
 import {redactText} from './redact/index.js'
@@ -40,18 +37,17 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
       memory: {...q.memory, proposal: pid},
     }
     const file = entryFile(proposal)
-    writeFileAtomic(store.abs(file), serializeProposal(proposal))
     const qfile = entryFile(q)
-    unlinkSync(store.abs(qfile))
     const newDigest = proposalDigest(proposal)
-    const commit = await commitPaths(store, {
+    // the new proposal and the quarantine entry's removal land together, or neither does
+    const commit = await commitChanges(store, {
       subject: `Release quarantine entry ${q.id} for review as proposal ${pid}`,
       body: `Reason: ${why.slice(0, 1000)}`,
       trailers: {
         'Engram-Operation': 'release', 'Engram-Proposal': pid, 'Engram-Digest': newDigest, 'Engram-Released-From': q.id,
         'Engram-Author': q.author, 'Engram-Session': q.session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
-      paths: [file, qfile],
+      changes: [{path: file, content: serializeProposal(proposal)}, {path: qfile, content: null}],
     })
     return {id: q.id, proposal: pid, digest: newDigest, commit, released_by: key.name}
   })

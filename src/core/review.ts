@@ -1,10 +1,7 @@
-import {unlinkSync} from 'node:fs'
-
 import {assertCanRead, canRead} from './access.js'
-import {commitPaths} from './commit.js'
+import {FileChange, commitChanges} from './commit.js'
 import {readStored} from './curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from './errors.js'
-import {writeFileAtomic} from './fsutil.js'
 import {gitBlobHash} from './hash.js'
 import {gitRead} from './git.js'
 import {recordSerial, seenSerials, serialSeenIn} from './highwater.js'
@@ -163,23 +160,24 @@ function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifes
   return m
 }
 
-/** Write a signed memory file and its re-signed manifest entry; returns the paths touched. */
-function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string, rel: string, memory: MemoryFile | null): string[] {
+/**
+ * A signed memory file (or its deletion) and its re-signed manifest, as changes for one
+ * atomic commit; `committed` records what must follow the commit only (the serial seen,
+ * the manifest's verified-signature record), never before it.
+ */
+function signedChanges(store: Store, key: KeyPair, keyring: Keyring, scope: string, rel: string, memory: MemoryFile | null): {changes: FileChange[]; committed: () => void} {
   const prev = trustedManifest(store, keyring, scope)
   let next
+  const changes: FileChange[] = []
   if (memory) {
     const signed = signMemory(key, rel, memory)
     const check = verifyMemory(keyring, rel, signed)
     if (!check.ok) throw new EngramError('verification', `The new signature does not verify (${check.detail}); nothing written.`)
     const text = serializeMemory(signed)
-    writeFileAtomic(store.abs(rel), text)
+    changes.push({path: rel, content: text})
     next = nextManifest(prev, scope, {upsert: [manifestEntry(rel, text)]})
   } else {
-    try {
-      unlinkSync(store.abs(rel))
-    } catch {
-      // already absent
-    }
+    changes.push({path: rel, content: null})
     next = nextManifest(prev, scope, {remove: [rel]})
   }
   // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
@@ -187,10 +185,12 @@ function writeSigned(store: Store, key: KeyPair, keyring: Keyring, scope: string
   const mrel = manifestPath(scope)
   const signed = signManifest(key, next)
   const text = serializeManifest(signed)
-  writeFileAtomic(store.abs(mrel), text)
-  recordSerial(store, scope, next.serial)
-  rememberSignedManifest(store, text, signed, key)
-  return [rel, mrel]
+  changes.push({path: mrel, content: text})
+  const committed = () => {
+    recordSerial(store, scope, next.serial)
+    rememberSignedManifest(store, text, signed, key)
+  }
+  return {changes, committed}
 }
 
 /**
@@ -263,10 +263,10 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
     }
     const memory: MemoryFile | null =
       p.operation === 'delete' ? null : {frontmatter: {...p.memory, reviewed_by: key.name, digest: now, signature: null}, body: p.body}
-    const touched = writeSigned(store, key, keyring, scope, rel, memory)
+    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
     const file = entryFile(p)
-    unlinkSync(store.abs(file))
-    const commit = await commitPaths(store, {
+    // file, manifest, the proposal's removal and the commit: all or nothing (commitChanges)
+    const commit = await commitChanges(store, {
       subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
       trailers: {
         'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now,
@@ -274,8 +274,8 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
         'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined,
         'Engram-Origin': p.memory.origin, 'Engram-Tainted': p.memory.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
-      paths: [...touched, file],
-    })
+      changes: [...changes, {path: file, content: null}],
+    }, {afterCommit: committed})
     return {id: p.id, scope, path: p.path, operation: p.operation, digest: now, commit, reviewed_by: key.name, version: memory?.frontmatter.version ?? null}
   })
 }
@@ -295,17 +295,16 @@ export async function rejectEntry(store: Store, status: EntryStatus, id: string,
     } catch (error) {
       problem = error instanceof Error ? error.message : String(error)
     }
-    unlinkSync(store.abs(found.file))
     const verb = status === 'pending' ? 'Reject' : 'Purge'
     const what = status === 'pending' ? 'proposal' : 'quarantine entry'
-    const commit = await commitPaths(store, {
+    const commit = await commitChanges(store, {
       subject: p ? `${verb} ${what} ${p.id} for ${p.scope}/${p.path}` : `${verb} unreadable ${what} ${found.id}`,
       body: `Reason: ${why.slice(0, 1000)}${problem ? `\n\nThe entry did not parse: ${problem.slice(0, 300)}` : ''}`,
       trailers: {
         'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': found.id, 'Engram-Digest': p ? proposalDigest(p) : undefined,
         'Engram-Author': p?.memory.author, 'Engram-Session': p?.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
-      paths: [found.file],
+      changes: [{path: found.file, content: null}],
     })
     return {id: found.id, scope: p?.scope ?? null, path: p?.path ?? null, reason: why, commit, reviewed_by: key.name, unreadable: problem ?? null}
   })
@@ -351,15 +350,15 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
       },
       body: oldMemory.body,
     }
-    const touched = writeSigned(store, key, keyring, scope, rel, memory)
-    const commit = await commitPaths(store, {
+    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
+    const commit = await commitChanges(store, {
       subject: `Restore ${scope}/${path} to its version at ${rev} (${commitId.slice(0, 10)})`,
       trailers: {
         'Engram-Operation': 'restore', 'Engram-Restored-From': commitId, 'Engram-Author': oldMemory.frontmatter.author,
         'Engram-Origin': oldMemory.frontmatter.origin, 'Engram-Tainted': oldMemory.frontmatter.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
       },
-      paths: touched,
-    })
+      changes,
+    }, {afterCommit: committed})
     return {scope, path, restored_from: commitId, version: memory.frontmatter.version, commit}
   })
 }
@@ -391,14 +390,15 @@ export async function resignManifest(store: Store, scopeText: string, opts: {key
     const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1})
     const mrel = manifestPath(scope)
     const text = serializeManifest(signed)
-    writeFileAtomic(store.abs(mrel), text)
-    recordSerial(store, scope, signed.serial)
-    rememberSignedManifest(store, text, signed, key)
-    const commit = await commitPaths(store, {
+    // the manifest and its commit, all or nothing; the serial is recorded only after the commit (R24)
+    const commit = await commitChanges(store, {
       subject: `Re-sign the manifest of ${scope} at serial ${signed.serial} (was ${m.serial}; serial ${above} seen${seenIn ? ` in ${seenIn.slice(0, 10)}` : ''})`,
       trailers: {'Engram-Operation': 'resign-manifest', 'Engram-Reviewed-By': `${key.name} (${key.keyid})`},
-      paths: [mrel],
-    })
+      changes: [{path: mrel, content: text}],
+    }, {afterCommit: () => {
+      recordSerial(store, scope, signed.serial)
+      rememberSignedManifest(store, text, signed, key)
+    }})
     return {scope, serial: signed.serial, previous: m.serial, above, commit, reviewed_by: key.name}
   })
 }

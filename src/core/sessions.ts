@@ -1,8 +1,7 @@
 import {readdirSync} from 'node:fs'
 
-import {commitPaths} from './commit.js'
+import {commitChanges} from './commit.js'
 import {badInput, notFound, refused} from './errors.js'
-import {writeFileAtomic} from './fsutil.js'
 import {catBlobs, gitRead} from './git.js'
 import {newSessionId} from './ids.js'
 import {withStoreLock} from './lock.js'
@@ -114,12 +113,11 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
 
 /** Write and commit a session record. The caller holds the store lock. */
 export async function writeSessionRecord(store: Store, r: SessionRecord, msg: {subject: string; body?: string}): Promise<void> {
-  writeFileAtomic(store.abs(sessionFile(r.id)), `${JSON.stringify(r, null, 2)}\n`)
-  await commitPaths(store, {
+  await commitChanges(store, {
     subject: msg.subject,
     body: msg.body,
     trailers: {'Engram-Session': r.id, 'Engram-Author': r.agent, 'Engram-Tainted': r.tainted},
-    paths: [sessionFile(r.id)],
+    changes: [{path: sessionFile(r.id), content: `${JSON.stringify(r, null, 2)}\n`}],
   })
 }
 

@@ -45,6 +45,16 @@ export class Store {
     const store = new Store(root, realpathSync(top))
     // before anything runs, so that every command warns when config.yml is not in force (a
     // read-only command that never uses the config, like search, may pass config: false)
+    // an earlier engram process killed mid-commit: finish or drop its commit before
+    // anything reads the store (README "Crash safety"); two stats when there was none
+    if (existsSync(join(root, ENGRAM_DIR, 'txn.tmp-journal')) || existsSync(join(root, ENGRAM_DIR, 'index-sync.tmp-pending'))) {
+      const {withStoreLock} = await import('./lock.js')
+      try {
+        await withStoreLock(store, async () => {}, {timeoutMs: 5000})
+      } catch {
+        // a read-only or busy store: the next command that writes recovers it under the lock
+      }
+    }
     if (opts.config !== false) await store.loadPolicy()
     return store
   }

@@ -1,9 +1,8 @@
 import {writeRoute} from './access.js'
-import {commitPaths} from './commit.js'
+import {commitChanges} from './commit.js'
 import {checkTitle, decodeContent} from './content.js'
 import {readStored} from './curated.js'
 import {EngramError, badInput, refused} from './errors.js'
-import {writeFileAtomic} from './fsutil.js'
 import {gitRead} from './git.js'
 import {newMemoryId, newProposalId, newQuarantineId} from './ids.js'
 import {withStoreLock} from './lock.js'
@@ -131,12 +130,11 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
         return storeConflict(store, session, {scope, path, origin, body, redactions, tainted, taintReasons, memory: memoryFor(now, null), base: now?.blob ?? null, expectedBase})
       }
       const text = serializeMemory({frontmatter: memoryFor(now, null), body})
-      writeFileAtomic(store.abs(rel), text)
-      const commit = await commitPaths(store, {
+      const commit = await commitChanges(store, {
         subject: `${now ? 'Update' : 'Add'} ${scope}/${path} from session ${session.id}`,
         trailers: provenanceTrailers(session, origin, tainted, {'Engram-Operation': 'write', 'Engram-Redactions': redactionSummary(redactions)}),
-        paths: [rel],
-      })
+        changes: [{path: rel, content: text}],
+      }, {onWarning: (m) => warnings.push(m)})
       return {status: 'committed', scope, path, commit, flags: [], votes: [], redactions, warnings} satisfies WriteResult
     }, {onRecover: (m) => warnings.push(m)})
   }
@@ -177,20 +175,18 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
       memory: withDissent(memoryFor(nowFile, id), votes, outcome.dissent), body,
     }
     const file = entryFile(proposal)
-    writeFileAtomic(store.abs(file), serializeProposal(proposal))
     const digest = proposalDigest(proposal)
-    const paths = [file]
     const subject = status === 'pending'
       ? `Propose ${proposal.operation} of ${scope}/${path} (${id})`
       : `Quarantine a write to ${scope}/${path} (${id}): ${outcome.summary}`
-    const commit = await commitPaths(store, {
+    const commit = await commitChanges(store, {
       subject,
       trailers: provenanceTrailers(session, origin, tainted, {
         'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Vote': vote.summary,
         'Engram-Redactions': redactionSummary(redactions),
       }),
-      paths,
-    })
+      changes: [{path: file, content: serializeProposal(proposal)}],
+    }, {onWarning: (m) => warnings.push(m)})
     if (status === 'quarantined') await escalateIfRepeated(store, session, warnings)
     const result: WriteResult = {status, scope, path, proposal: id, digest, commit, flags, votes, vote, redactions, warnings}
     if (conflict) {
@@ -231,12 +227,11 @@ async function storeConflict(
     note: conflictNote(c.expectedBase, c.base), memory: {...c.memory, proposal: id}, body: c.body,
   }
   const file = entryFile(proposal)
-  writeFileAtomic(store.abs(file), serializeProposal(proposal))
   const digest = proposalDigest(proposal)
-  await commitPaths(store, {
+  await commitChanges(store, {
     subject: `Keep a conflicting write to ${c.scope}/${c.path} as proposal ${id}`,
     trailers: provenanceTrailers(session, c.origin, c.tainted, {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest}),
-    paths: [file],
+    changes: [{path: file, content: serializeProposal(proposal)}],
   })
   throw new EngramError('conflict', `${c.scope}/${c.path} changed since this write began; your content is kept as proposal ${id}.`, {
     nextStep: `read the current version with \`engram read ${c.path} --scope ${c.scope}\`, then review ${id}`,
