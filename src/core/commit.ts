@@ -142,7 +142,17 @@ async function syncIndex(store: Store, paths: string[], warn?: (m: string) => vo
   const all = [...new Set([...readUnsynced(store), ...paths])]
   if (all.length === 0) return
   try {
-    await gitWrite(store.top, ['update-index', '--add', '--remove', '--', ...all.map((p) => store.gitPath(p))])
+    // staged from HEAD's blob ids, never from the work tree: reading the work tree would run
+    // any clean filter the repository's config names (R18)
+    const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', 'HEAD', '--', ...all.map((p) => store.gitPath(p))], {allowFail: true})
+    const inHead = new Map<string, string>()
+    for (const rec of listed.split('\0').filter(Boolean)) {
+      const tab = rec.indexOf('\t')
+      const [mode, type, id] = rec.slice(0, tab).split(' ')
+      if (type === 'blob') inHead.set(rec.slice(tab + 1), `${mode} ${id}`)
+    }
+    const info = all.map((p) => store.gitPath(p)).map((g) => `${inHead.get(g) ?? '0 0000000000000000000000000000000000000000'}\t${g}`)
+    await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`)
     remove(store.abs(UNSYNCED))
   } catch {
     writeFileAtomic(store.abs(UNSYNCED), `${JSON.stringify(all)}\n`)
@@ -223,13 +233,13 @@ async function blobsAt(store: Store, commit: string | null | undefined, rels: st
   return out
 }
 
-/** Write blobs to the object store, one `git hash-object -w --stdin-paths` for all (via temp files under .engram/). */
+/** Write blobs to the object store, one `git hash-object -w --no-filters --stdin-paths` for all (via temp files under .engram/): no clean filter of the repository's config ever runs. */
 async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<void> {
   if (contents.length === 0) return
   const files = contents.map((_, i) => store.abs(`.engram/blob.tmp-${process.pid}-${randomBytes(4).toString('hex')}-${i}`))
   try {
     contents.forEach((c, i) => writeFileSync(files[i], c, {mode: 0o600}))
-    const ids = (await gitWrite(store.top, ['hash-object', '-w', '--stdin-paths'], `${files.join('\n')}\n`)).trim().split('\n')
+    const ids = (await gitWrite(store.top, ['hash-object', '-w', '--no-filters', '--stdin-paths'], `${files.join('\n')}\n`)).trim().split('\n')
     contents.forEach((c, i) => {
       if (ids[i] !== gitBlobHash(c)) throw new EngramError('refused', 'git stored a blob under another id than its bytes hash to; nothing was committed.')
     })

@@ -43,8 +43,23 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {...env, ...extra}
 }
 
-/** Options before every git subcommand: paths unquoted; replace refs off even where a repository's config turns them on. */
-export const GIT_OPTS = ['-c', 'core.quotepath=off', '-c', 'core.useReplaceRefs=false'] as const
+/**
+ * Options before every git subcommand. The repository's own config (`.git/config`) is
+ * as writable by an agent as the store, so it may decide nothing and run nothing (STANDARD
+ * R18): replace refs off, no hooks (`reference-transaction` runs on every ref move), no
+ * fsmonitor command, no commit signing program, no automatic gc or maintenance. Clean
+ * filters and diff drivers are avoided by the calls themselves (`hash-object --no-filters`,
+ * the index staged from blob ids, `--no-ext-diff --no-textconv` on patches). Paths unquoted.
+ */
+export const GIT_OPTS = [
+  '-c', 'core.quotepath=off',
+  '-c', 'core.useReplaceRefs=false',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'core.fsmonitor=false',
+  '-c', 'commit.gpgSign=false',
+  '-c', 'gc.auto=0',
+  '-c', 'maintenance.auto=false',
+] as const
 
 /**
  * A read-only git call: no optional locks (so it never races a writer on index.lock),
