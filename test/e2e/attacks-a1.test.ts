@@ -1,0 +1,198 @@
+/**
+ * Attacks on what landed in wave 1's fixes (branch a1). Each test performs the attack
+ * through the real built CLI and real git, and asserts the safe behaviour. The ones that
+ * fail today are skipped with a `// HOLE:` comment; the coordinator fixes and unskips.
+ */
+import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {curate, git, initWithSession, sandbox, signConfig, tempDir} from '../helpers/cli.js'
+
+/** A proposal file whose frontmatter holds a YAML alias bomb of `levels` levels of 9 (9^levels strings from ~800 bytes). */
+function aliasBombProposal(id: string, levels: number): string {
+  const lines = [
+    '---',
+    `id: "${id}"`,
+    'status: "pending"',
+    'kind: "write"',
+    'operation: "create"',
+    'scope: "tenant:acme"',
+    'path: "b.md"',
+    'base: null',
+    'author: "a"',
+    'session: null',
+    'origin: "direct_chat"',
+    'tainted: false',
+    'created: "2026-12-01T13:53:45.628Z"',
+    `l0: &l0 [${Array(9).fill('"lol"').join(',')}]`,
+  ]
+  for (let i = 1; i < levels; i++) lines.push(`l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(',')}]`)
+  lines.push(
+    `memory: {"id":"m-x","title":"t","scope":"tenant:acme","tags":[],"author":"a","source_session":null,"origin":"direct_chat","tainted":false,"taint_reasons":[],"created":"x","updated":"x","version":1,"proposal":"${id}","reviewed_by":null,"digest":null,"signature":null}`,
+    '---',
+    'body',
+  )
+  return `${lines.join('\n')}\n`
+}
+
+describe('attacks on a1: store files are data', () => {
+  // HOLE: YAML aliases are expanded without bound. js-yaml shares aliased nodes, but
+  // parseFrontmatter's plain() deep-copies every reference, so ~900 bytes with 9 levels of
+  // 9 aliases ("billion laughs") make `review list` (and every command that parses the
+  // file) run out of heap: V8 "FATAL ERROR: Reached heap limit", a native stack trace,
+  // exit 134, after ~2 minutes, and no entry of the queue is shown. At 7 levels (used here,
+  // so the test stays cheap) the entry is accepted as a normal proposal after expanding
+  // 4.8 million strings (170 MB). Safe: an alias bomb (or any expansion beyond a small
+  // bound) makes the file broken, listed as broken, the rest of the queue shown, exit 0.
+  it.skip('a YAML alias bomb in a proposal is listed as broken, never expanded', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const ok = sb.run(['write', 'f.md', '--scope', 'tenant:acme', '--json'], {input: 'an ordinary fact', env: {ENGRAM_SESSION: s}})
+    expect(ok.json.status).toBe('pending')
+    writeFileSync(join(sb.dir, '.engram/proposals/bomb0001.md'), aliasBombProposal('bomb0001', 7))
+    const started = Date.now()
+    const list = sb.run(['review', 'list', '--json'])
+    const elapsed = Date.now() - started
+    expect(list.code, list.stderr).toBe(0)
+    expect(list.json.items.map((i: {id: string}) => i.id)).toEqual([ok.json.proposal])
+    expect(list.json.broken.map((b: {file: string}) => b.file)).toEqual(['.engram/proposals/bomb0001.md'])
+    expect(elapsed).toBeLessThan(10_000)
+  })
+})
+
+describe('attacks on a1: policy', () => {
+  // HOLE: ReDoS in config.ts lineOf(). Every command parses the work tree's config.yml even
+  // when it is unsigned (policy.ts resolvePolicy, "to name its problem too"), and on an
+  // error with a key path it runs /^(\s*)((?:-\s+)*)(["']?)([^\s:"'#][^:"'#]*?)\3\s*:(?:\s|$)/
+  // over every line. A line "a<spaces>b" (no colon) makes the lazy [^:"'#]*? and \s*
+  // backtrack quadratically: 40 k spaces cost 7 s, 120 k spaces 24 s — for every command,
+  // an agent's `list` included. Safe: a config nobody signed costs a command next to
+  // nothing (a bounded or linear line finder, or no parse of an unsigned config at all).
+  it.skip('an unsigned config.yml with a long line of spaces does not slow every command down', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    writeFileSync(join(sb.dir, '.engram/config.yml'), `read_only: [\n  a${' '.repeat(120_000)}b\n]\nversion: "x"\n`)
+    const started = Date.now()
+    const st = sb.run(['list', '--scope', 'tenant:acme'], {env: {ENGRAM_SESSION: s}})
+    const elapsed = Date.now() - started
+    expect(st.code, st.stderr).toBe(0)
+    expect(st.stderr).toMatch(/config\.yml is not in force/)
+    expect(elapsed).toBeLessThan(5_000)
+  }, 120_000)
+
+  // HOLE: a folder in place of .engram/config.sig (or config.yml) makes every command that
+  // loads the policy — status, review list, verify, list, read — fail with exit 1
+  // "unexpected error: EISDIR … this is a bug" (store.readText rethrows anything but
+  // ENOENT). An agent with a shell stops the owner's review queue with one mkdir. Safe:
+  // like a symlinked .engram entry, refused with a clear message and exit 3 (or treated
+  // as "not signed" with the warning), never exit 1.
+  it.skip('a folder in place of config.sig or config.yml is refused cleanly, never an unexpected error', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    for (const name of ['config.sig', 'config.yml']) {
+      const file = join(sb.dir, '.engram', name)
+      rmSync(file)
+      mkdirSync(file)
+      for (const args of [['review', 'list', '--json'], ['status', '--json'], ['verify', '--json']]) {
+        const r = sb.run(args)
+        expect(r.code, `${name}: ${args.join(' ')}: ${r.stdout}${r.stderr}`).not.toBe(1)
+        expect([0, 3, 7]).toContain(r.code)
+        expect(r.stdout + r.stderr).not.toMatch(/unexpected error|this is a bug|EISDIR/)
+      }
+      rmSync(file, {recursive: true})
+      git(sb.dir, 'checkout', '--', `.engram/${name}`)
+    }
+  })
+})
+
+describe('attacks on a1: rollback from committed history', () => {
+  // HOLE: raiseFromHistory (manifest.ts) reads only the first-parent history of the
+  // manifests. An agent hides the newer owner-signed manifest behind a merge: from the
+  // old commit, `git merge -s ours <newer>` keeps the old tree on the first parent and the
+  // newer accept only as a second parent. The branch still contains the newer commit, so
+  // it is a fast-forward (pushed without --force). The owner's machine refuses (its
+  // state file), but a fresh clone pinned by the right fingerprint serves the old version
+  // and `verify` says ok. Safe: a signed serial anywhere in HEAD's ancestry counts
+  // (not only on the first parent), so the clone refuses and verify exits 7.
+  it.skip('a rollback hidden behind a `merge -s ours` is refused on a machine with no state', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    curate(sb, s, 'tenant:acme', 'plan.md', 'Acme renews in March.')
+    const v1 = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    const w = sb.run(['write', 'plan.md', '--scope', 'tenant:acme', '--json'], {input: 'Acme renews in July, after the audit.', env: {ENGRAM_SESSION: s}})
+    expect(w.json.status).toBe('pending')
+    expect(sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest]).code).toBe(0)
+    const v2 = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    const branch = git(sb.dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim()
+
+    // the agent: old tree on the first parent, the newer accept as a second parent
+    git(sb.dir, 'checkout', '-q', '-b', 'tmp', v1)
+    git(sb.dir, 'merge', '-q', '-s', 'ours', '--no-edit', v2)
+    const merged = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    git(sb.dir, 'checkout', '-q', branch)
+    git(sb.dir, 'merge', '-q', '--ff-only', merged) // a fast-forward: no force needed
+    expect(git(sb.dir, 'merge-base', '--is-ancestor', v2, 'HEAD')).toBe('')
+
+    // another machine: a fresh clone, its root pinned by the right fingerprint
+    const clone = join(tempDir(), 'clone')
+    git(sb.dir, 'clone', '-q', sb.dir, clone)
+    const other = {ENGRAM_CONFIG_DIR: tempDir('engram-keys-')}
+    const fp = sb.run(['keys', 'list', '--json'], {cwd: clone, env: other}).json.root_not_pinned.roots[0].fingerprint
+    expect(sb.run(['keys', 'trust', '--root', fp], {cwd: clone, env: other}).code).toBe(0)
+    const read = sb.run(['read', 'plan.md', '--scope', 'tenant:acme'], {cwd: clone, env: other})
+    expect(read.stdout).not.toMatch(/March/)
+    expect(read.code).toBe(4)
+    const v = sb.run(['verify', '--json'], {cwd: clone, env: other})
+    expect(v.code).toBe(7)
+    expect(JSON.stringify(v.json)).toMatch(/rolled-back/)
+  })
+})
+
+describe('attacks on a1: redaction cost', () => {
+  // HOLE: joinSplitTokens (src/core/redact/index.ts) is super-linear on runs of token
+  // prefixes each followed by a separator: for every SPLIT_START match it gathers up to 16
+  // fragments and runs every splittable rule on each prefix join (fullMatch), and the
+  // matches overlap. Measured on redact() directly: 1 MB of "ghp_ " 17 s, of "ghp_\n"
+  // 9.7 s; 256 KB of "npm_ " 8.7 s, of "xoxb- " 6.9 s. Through the CLI, a 250 KB body
+  // (the default max_body_bytes) takes 6 s per write; with a larger signed limit, 1 MB
+  // takes far longer. Safe: redaction is linear; 1 MB of adversarial text in well under
+  // a few seconds.
+  it.skip('a 1 MB body of token prefixes and spaces is redacted in linear time', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    signConfig(sb, 'version: 1\nmax_body_bytes: 2097152\n')
+    const body = 'ghp_ '.repeat(210_000).slice(0, 1 << 20)
+    const started = Date.now()
+    const w = sb.run(['write', 'big.md', '--scope', `run:${s}`, '--json'], {input: body, env: {ENGRAM_SESSION: s}})
+    const elapsed = Date.now() - started
+    expect(w.code, w.stderr).toBe(0)
+    expect(elapsed).toBeLessThan(5_000)
+  }, 180_000)
+})
+
+describe('attacks on a1: session flag', () => {
+  // HOLE: `--session=` (an empty value) drops the session. sessions.ts currentSession
+  // takes `flag ?? process.env.ENGRAM_SESSION` and treats '' as "no session", and oclif
+  // passes the empty flag through, so an agent confined to engram calls with
+  // ENGRAM_SESSION set gets the owner's read view: `read`/`search`/`list` of another
+  // tenant. (The fast search entry hands an empty --session to oclif, which does the
+  // same.) Safe: an empty --session is bad input (exit 2), or ENGRAM_SESSION wins; never
+  // "no session" when the environment names one.
+  it.skip('an empty --session does not drop the agent session', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    curate(sb, globex, 'tenant:globex', 'g.md', 'Globex secret plan zebracorn.')
+    const env = {ENGRAM_SESSION: s}
+    for (const args of [
+      ['read', 'g.md', '--scope', 'tenant:globex', '--session='],
+      ['search', 'zebracorn', '--session='],
+      ['list', '--scope', 'tenant:globex', '--session='],
+    ]) {
+      const r = sb.run(args, {env})
+      expect(r.stdout + r.stderr, args.join(' ')).not.toMatch(/zebracorn|g\.md/)
+      expect(r.code, args.join(' ')).not.toBe(0)
+    }
+  })
+})
