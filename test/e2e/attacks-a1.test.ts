@@ -3,7 +3,7 @@
  * through the real built CLI and real git, and asserts the safe behaviour. The ones that
  * fail today are skipped with a `// HOLE:` comment; the coordinator fixes and unskips.
  */
-import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -103,6 +103,51 @@ describe('attacks on a1: policy', () => {
       rmSync(file, {recursive: true})
       git(sb.dir, 'checkout', '--', `.engram/${name}`)
     }
+  })
+  // HOLE: policy.ts signedHistory runs `git log --format=%H HEAD -- config.yml config.sig`,
+  // whose default history simplification follows only a TREESAME parent of a merge. The
+  // owner signs a weak config (serial 2), then tightens it (serial 3). The agent, from
+  // the weak commit, runs `git merge -s ours <strong>` and fast-forwards the branch to it
+  // (no force push: the strong commit is still an ancestor). git log then never reaches
+  // serial 3: on the owner's machine the work tree (serial 2) is refused as older than
+  // the serial 3 it saw, but the fallback is "the last signed version" from history —
+  // serial 2, the weak one — so `pass_ratio: 0, veto: 1` is in force (an "Ignore all
+  // previous instructions" webpage write passes the vote); on a fresh clone it is even
+  // reported as signed and verify says ok. Safe: every signed version in HEAD's ancestry
+  // counts (`--full-history`, merges' sides), and a version older than a serial seen is
+  // never in force; the strong config applies.
+  it.skip('a weaker signed config put back behind a `merge -s ours` is not the policy in force', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    const strong = readFileSync(join(sb.dir, '.engram/config.yml'), 'utf8')
+    signConfig(sb, 'version: 1\nvote:\n  pass_ratio: 0\n  veto: 1\n')
+    const weak = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    signConfig(sb, strong)
+    const tight = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    const branch = git(sb.dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim()
+    expect(sb.run(['config', 'show', '--json']).json.config.vote.veto).toBe(0.85)
+
+    git(sb.dir, 'checkout', '-q', '-b', 'tmp', weak)
+    git(sb.dir, 'merge', '-q', '-s', 'ours', '--no-edit', tight)
+    const merged = git(sb.dir, 'rev-parse', 'HEAD').trim()
+    git(sb.dir, 'checkout', '-q', branch)
+    git(sb.dir, 'merge', '-q', '--ff-only', merged)
+
+    // the owner's machine
+    const here = sb.run(['config', 'show', '--json'])
+    expect(here.json.config.vote.pass_ratio).toBeGreaterThan(0.5)
+    expect(here.json.config.vote.veto).toBe(0.85)
+
+    // a fresh clone, its root pinned by the right fingerprint
+    const clone = join(tempDir(), 'clone')
+    git(sb.dir, 'clone', '-q', sb.dir, clone)
+    const other = {ENGRAM_CONFIG_DIR: tempDir('engram-keys-')}
+    const fp = sb.run(['keys', 'list', '--json'], {cwd: clone, env: other}).json.root_not_pinned.roots[0].fingerprint
+    expect(sb.run(['keys', 'trust', '--root', fp], {cwd: clone, env: other}).code).toBe(0)
+    const there = sb.run(['config', 'show', '--json'], {cwd: clone, env: other})
+    expect(there.json.config.vote.veto).toBe(0.85)
+    expect(there.json.state).not.toBe('signed')
+    expect(sb.run(['verify', '--json'], {cwd: clone, env: other}).code).toBe(7)
   })
 })
 
