@@ -3,7 +3,7 @@
  * through the real built CLI and real git, and asserts the safe behaviour. The ones that
  * fail today are skipped with a `// HOLE:` comment; the coordinator fixes and unskips.
  */
-import {mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -267,5 +267,32 @@ describe('attacks on a1: terminal-safe review', () => {
     expect(show.stdout).toMatch(/Mondays/)
     expect(show.stdout).not.toMatch(/[\u{E0000}-\u{E007F}]/u)
     for (const ch of odd) expect(show.stdout.includes(ch), `U+${ch.codePointAt(0)!.toString(16)}`).toBe(false)
+  })
+})
+
+describe('attacks on a1: the repository\'s own git config runs code as the owner', () => {
+  // HOLE: engram's git calls (git.ts gitWrite/gitRead, GIT_OPTS) keep the repository's
+  // .git/config: `core.fsmonitor` (a command git runs on every index refresh) and a clean
+  // filter (`filter.<x>.clean`, selected by a .gitattributes) both run when the owner
+  // runs `review accept`, as the owner, with the owner's ENGRAM_CONFIG_DIR (private keys)
+  // in reach. An agent with a shell writes both: the store is usually a subfolder of the
+  // project's repository, and templates/claude-code denies memory/.engram/** and the scope
+  // folders but neither .git/ nor the top .gitattributes. (A .git/hooks/pre-commit did
+  // not run: engram's commit path skips hooks.) Safe: no command of the repository's
+  // config runs — `-c core.fsmonitor=false -c core.hooksPath=/dev/null`, blobs written
+  // with `hash-object --no-filters` (or `-c filter.*` neutralised), and similar for
+  // diff.external / textconv on the read paths.
+  it.skip('core.fsmonitor and a clean filter planted by the agent do not run in the owner\'s accept', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const w = sb.run(['write', 'f.md', '--scope', 'tenant:acme', '--json'], {input: 'an ordinary fact', env: {ENGRAM_SESSION: s}})
+    expect(w.json.status).toBe('pending')
+    const marker = join(tempDir('engram-marker-'), 'ran')
+    git(sb.dir, 'config', 'core.fsmonitor', `echo fsmonitor >> ${marker}; false #`)
+    git(sb.dir, 'config', 'filter.evil.clean', `sh -c "echo filter >> ${marker}; cat"`)
+    writeFileSync(join(sb.dir, '.gitattributes'), '* filter=evil\n')
+    const a = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest])
+    expect(a.code, a.stderr).toBe(0)
+    expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false)
   })
 })
