@@ -296,3 +296,49 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
     expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false)
   })
 })
+
+/** A proposal file whose memory.origin is unknown: its parse error quotes `origin`. */
+function brokenOriginProposal(id: string, origin: string): string {
+  const memory = {id: 'm-x', title: 't', scope: 'tenant:acme', tags: [], author: 'a', source_session: null, origin, tainted: false, taint_reasons: [], created: 'x', updated: 'x', version: 1, proposal: id, reviewed_by: null, digest: null, signature: null}
+  return ['---', `id: "${id}"`, 'status: "pending"', 'kind: "write"', 'operation: "create"', 'scope: "tenant:acme"', 'path: "b.md"', 'base: null', 'author: "a"',
+    'session: null', 'origin: "direct_chat"', 'tainted: false', 'created: "2026-12-01T13:53:45.628Z"', `memory: ${JSON.stringify(memory)}`, '---', 'body', ''].join('\n')
+}
+
+describe('attacks on a1: reject of a broken entry', () => {
+  // HOLE: review.ts rejectEntry writes the commit body as
+  // `Reason: …\n\nThe entry did not parse: ${problem.slice(0, 300)}`: the parse error
+  // (which quotes the entry's own text, e.g. `unknown origin "<value>"`) is clipped at 300
+  // characters *before* commit.ts redacts the body, so a token straddling character 300
+  // is cut to a fragment no rule matches and lands in the commit message (measured: 19
+  // of 40 characters of a ghp_ token). Safe: redact the problem, then clip (R9).
+  it.skip('rejecting a broken entry never puts a clipped secret in the commit message', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    const token = 'ghp_DNxril3RavGD5MfvJ7NScUykT8C8UBkkpdhi'
+    const label = '.engram/proposals/leak0001.md (memory): unknown origin "'
+    writeFileSync(join(sb.dir, '.engram/proposals/leak0001.md'), brokenOriginProposal('leak0001', `${'x'.repeat(300 - label.length - 20)} ${token}`))
+    git(sb.dir, 'add', '.engram/proposals/leak0001.md')
+    git(sb.dir, 'commit', '-qm', 'agent commits a broken entry')
+    const r = sb.run(['review', 'reject', 'leak0001', '--reason', 'junk'])
+    expect(r.code, r.stderr).toBe(0)
+    const message = git(sb.dir, 'log', '-1', '--format=%B')
+    expect(message).toMatch(/did not parse/)
+    for (let i = 0; i + 12 <= token.length; i++) expect(message).not.toContain(token.slice(i, i + 12))
+  })
+
+  // HOLE: rejecting an entry that is in the work tree but was never committed (an agent
+  // dropped the file there) unlinks it, then `git add --all -- <file>` fails ("pathspec
+  // did not match any files"): exit 3 with a raw git error, after the file was already
+  // removed — the store changed and the command says it failed. Safe: the entry is
+  // removed and the rejection committed (or nothing changes), exit 0 either way for a
+  // successful reject, never a git failure.
+  it.skip('rejecting an uncommitted planted entry succeeds cleanly', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    writeFileSync(join(sb.dir, '.engram/proposals/plant0001.md'), brokenOriginProposal('plant0001', 'nowhere'))
+    const r = sb.run(['review', 'reject', 'plant0001', '--reason', 'junk'])
+    expect(r.stderr).not.toMatch(/git add failed|pathspec/)
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync(join(sb.dir, '.engram/proposals/plant0001.md'))).toBe(false)
+  })
+})
