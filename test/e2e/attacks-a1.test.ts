@@ -295,6 +295,25 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
     expect(a.code, a.stderr).toBe(0)
     expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false)
   })
+
+  // HOLE: the same, on a read command: manifest.ts raiseFromHistory runs `git log -p …
+  // --no-ext-diff` but not `--no-textconv`, so a `diff.<x>.textconv` command planted in
+  // .git/config and selected by a .gitattributes runs in the owner's `verify` and `list`
+  // (and every serving command) after any commit that touches .engram/manifests/. Safe:
+  // `--no-textconv` (and `-c core.fsmonitor=false`, no repository commands at all).
+  it.skip('a textconv driver planted by the agent does not run in the owner\'s verify', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    const marker = join(tempDir('engram-marker-'), 'ran')
+    git(sb.dir, 'config', 'diff.evil.textconv', `sh -c "echo textconv >> ${marker}; cat \\$0"`)
+    writeFileSync(join(sb.dir, '.gitattributes'), '* diff=evil\n')
+    writeFileSync(join(sb.dir, '.engram/manifests/zz_x.json'), '{}\n')
+    git(sb.dir, 'add', '.gitattributes', '.engram/manifests/zz_x.json')
+    git(sb.dir, 'commit', '-qm', 'agent: a stray manifest file')
+    sb.run(['verify', '--json'])
+    sb.run(['list'])
+    expect(existsSync(marker)).toBe(false)
+  })
 })
 
 /** A proposal file whose memory.origin is unknown: its parse error quotes `origin`. */
