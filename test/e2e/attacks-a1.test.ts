@@ -271,7 +271,7 @@ describe('attacks on a1: terminal-safe review', () => {
 })
 
 describe('attacks on a1: the repository\'s own git config runs code as the owner', () => {
-  // HOLE: engram's git calls (git.ts gitWrite/gitRead, GIT_OPTS) keep the repository's
+  // was a hole (fixed in git.ts GIT_OPTS, commit.ts): engram's git calls (git.ts gitWrite/gitRead, GIT_OPTS) keep the repository's
   // .git/config: `core.fsmonitor` (a command git runs on every index refresh) and a clean
   // filter (`filter.<x>.clean`, selected by a .gitattributes) both run when the owner
   // runs `review accept`, as the owner, with the owner's ENGRAM_CONFIG_DIR (private keys)
@@ -282,7 +282,7 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
   // config runs — `-c core.fsmonitor=false -c core.hooksPath=/dev/null`, blobs written
   // with `hash-object --no-filters` (or `-c filter.*` neutralised), and similar for
   // diff.external / textconv on the read paths.
-  it.skip('core.fsmonitor and a clean filter planted by the agent do not run in the owner\'s accept', () => {
+  it('core.fsmonitor and a clean filter planted by the agent do not run in the owner\'s accept', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const w = sb.run(['write', 'f.md', '--scope', 'tenant:acme', '--json'], {input: 'an ordinary fact', env: {ENGRAM_SESSION: s}})
@@ -296,12 +296,12 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
     expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false)
   })
 
-  // HOLE: the same, on a read command: manifest.ts raiseFromHistory runs `git log -p …
+  // was a hole (fixed: --no-textconv): the same, on a read command: manifest.ts raiseFromHistory runs `git log -p …
   // --no-ext-diff` but not `--no-textconv`, so a `diff.<x>.textconv` command planted in
   // .git/config and selected by a .gitattributes runs in the owner's `verify` and `list`
   // (and every serving command) after any commit that touches .engram/manifests/. Safe:
   // `--no-textconv` (and `-c core.fsmonitor=false`, no repository commands at all).
-  it.skip('a textconv driver planted by the agent does not run in the owner\'s verify', () => {
+  it('a textconv driver planted by the agent does not run in the owner\'s verify', () => {
     const sb = sandbox()
     initWithSession(sb)
     const marker = join(tempDir('engram-marker-'), 'ran')
