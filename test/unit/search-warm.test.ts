@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
+import {pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
 import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/manifest.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
 import {findNeighbours, neighboursFor} from '../../src/core/neighbours.js'
@@ -29,6 +29,8 @@ beforeEach(() => {
   bob = generateKeyPair('bob')
   r.write(publicKeyPath('alice'), publicKeyRecord(alice, 'owner', alice))
   r.commit('owner key')
+  // as `engram init` does: the owner key is this store's root on this machine (R19)
+  pinRoot(r.store, alice)
   r.write(publicKeyPath('bob'), publicKeyRecord(bob, 'owner', alice))
   r.commit('second owner')
 })
