@@ -92,7 +92,7 @@ describe('C2 — writes above run: are pending until the owner accepts them (R2)
   it('an update of a curated memory leaves the curated text untouched until accepted', () => {
     curate(store, s, 'tenant:acme', 'deploy.md', 'Deploys go out on Tuesdays.\n')
     const w = write(store, s, 'tenant:acme', 'deploy.md', 'Deploys go out on Fridays.\n')
-    expect(w.code).toBe(0)
+    expect(w.code).toBe(w.json?.status === 'quarantined' ? 8 : 0)
     expect(['pending', 'quarantined']).toContain(w.json.status)
     const r = store.ok(['read', 'deploy.md', '--scope', 'tenant:acme'], {session: s})
     expect(r.body).toContain('Tuesdays')

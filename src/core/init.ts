@@ -6,6 +6,7 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
+import {requireGit} from './need-git.js'
 import {checkKeyName, loadPrivateKey, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots, writePrivateKey} from './keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {generateKeyPair, KeyPair} from './sign.js'
@@ -39,6 +40,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
   }
   const ownerName = checkKeyName(opts.owner ?? 'owner')
+  requireGit()
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {

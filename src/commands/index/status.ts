@@ -10,7 +10,7 @@ export default class IndexStatus extends EngramCommand {
     const {status} = await import('../../core/index/index.js')
     const shards = await status(store)
     if (!this.jsonEnabled()) {
-      for (const s of shards) this.log(`${s.scope}\t${s.docs} docs\t${(s.bytes / 1024).toFixed(0)} KiB\t${s.fresh ? 'fresh' : 'stale (updated on next search)'}${s.delta ? `\tdelta ${s.delta}` : ''}`)
+      for (const s of shards) this.log(`${s.scope}\t${s.docs} docs\t${(s.bytes / 1024).toFixed(0)} KiB\t${s.tree === null ? 'not built yet (built on the first search)' : s.fresh ? 'fresh' : 'stale (updated on next search)'}${s.delta ? `\tdelta ${s.delta}` : ''}`)
       if (shards.length === 0) this.note('no shards yet; they are built on the first search')
     }
     return {shards}
