@@ -3,6 +3,7 @@ import {Store} from '../../core/store.js'
 
 export default class IndexStatus extends EngramCommand {
   static override summary = 'Show the derived search index: one shard per scope, its documents, size and freshness.'
+  static override examples = ['<%= config.bin %> index status', '<%= config.bin %> index status --json']
 
   async run() {
     const {flags} = await this.parse(IndexStatus)
