@@ -77,6 +77,8 @@ export abstract class EngramCommand extends Command {
 
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
     // Error messages can echo user input (a path, a flag value): redacted like stored text (cli/report.ts)
+    // it did parse, or tried: oclif's "did not parse its arguments" warning would only be noise
+    this.parsed = true
     if (err instanceof EngramError) return reportError(err, this.jsonEnabled())
     // oclif's own exits (this.exit) and help requests pass through.
     if (err.code === 'EEXIT' || err.message?.startsWith('EEXIT')) throw err

@@ -38,7 +38,11 @@ export function parseErrorMessage(raw: string): string {
     // a "Missing required arg" list: "name   description" → "name (description)"
     .map((l) => l.trim().replace(/^(\S+)\s{2,}(\S.*)$/, '$1 ($2)'))
     .filter((l) => l !== '' && !/^See more help/i.test(l) && !/^The following errors? occurred:?$/i.test(l))
-  const text = lines.join('; ').replace(/:;/g, ':').replace(/\s+/g, ' ')
+  const text = lines
+    .join('; ')
+    .replace(/:;/g, ':')
+    .replace(/^Parsing (--\S+); /, '$1: ')
+    .replace(/\s+/g, ' ')
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
