@@ -11,6 +11,9 @@ import {suggestCommands} from '../cli/suggest.js'
 const hook: Hook<'command_not_found'> = async function (opts) {
   const words = opts.id.split(':')
   const typed = words.join(' ')
+  if (words[0] === '--json' || words[0] === '--base' || words[0].startsWith('--base=')) {
+    throw usageError(`${words[0].replace(/=.*/, '')} needs a command after it.`, 'e.g. `engram --json status` or `engram --base <folder> status`; `engram help` lists the commands')
+  }
   if (typed.startsWith('-')) {
     throw usageError(`${words[0]} is not an engram command or global flag (global flags: --json, --base <folder>, --help, --version).`, 'run `engram --help` for the commands')
   }

@@ -51,6 +51,9 @@ describe('CLI conventions', () => {
       const r = sb.run(['--bogus', 'status'])
       expect(r.code).toBe(2)
       expect(lines(r.stderr)[0]).toMatch(/^engram: --bogus is not an engram command or global flag/)
+      const alone = sb.run(['--json'])
+      expect(alone.code).toBe(2)
+      expect(alone.json.error).toMatchObject({code: 'usage', message: '--json needs a command after it.'})
     })
 
     it('never asks "did you mean …? (y/n)" on a terminal', () => {
