@@ -46,8 +46,28 @@ function fastEntry() {
   return {fastSearch: module.exports.fastSearch, saveCache}
 }
 
+/**
+ * Global flags may come before the command (`engram --base X status`, `engram --json
+ * list`): they are moved after it (before any `--`), where oclif parses them. Anything
+ * else leading with a dash stays, and is reported as not a command.
+ */
+function hoistGlobalFlags(argv) {
+  const lead = []
+  let i = 0
+  for (; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--json' || /^--base=./.test(a)) lead.push(a)
+    else if (a === '--base' && i + 1 < argv.length && argv[i + 1] !== '' && !argv[i + 1].startsWith('-')) lead.push(a, argv[++i])
+    else break
+  }
+  if (lead.length === 0 || i === argv.length || argv[i].startsWith('-')) return argv
+  const rest = argv.slice(i)
+  const end = rest.indexOf('--')
+  return end === -1 ? [...rest, ...lead] : [...rest.slice(0, end), ...lead, ...rest.slice(end)]
+}
+
 async function main() {
-  const argv = process.argv.slice(2)
+  const argv = hoistGlobalFlags(process.argv.slice(2))
   let done = false
   if (argv[0] === 'search' && !process.env.ENGRAM_NO_FAST) {
     let fast
@@ -61,9 +81,10 @@ async function main() {
     if (done) fast?.saveCache()
   }
   if (!done) {
-    const {execute} = await import('@oclif/core')
+    // engram's error format for unknown commands and errors before a command runs (src/cli/main.ts)
+    const {main: run} = await import('../dist/cli/main.js')
     // the package root: oclif reads its package.json (this folder's only sets CommonJS)
-    await execute({dir: join(__dirname, '..')})
+    await run(argv, join(__dirname, '..'))
   }
 }
 

@@ -30,7 +30,7 @@ describe('C21 — policy only from a config signed by a trusted owner key (R21)'
   /** The change is not in force: the injection quarantines; a warning on stderr only; verify 7; status names it. */
   const notInForce = (label: string) => {
     const w = inject()
-    expect(w.code, label).toBe(0)
+    expect(w.code, label).toBe(8)
     expect(w.json.status, label).toBe('quarantined')
     expect(w.stderr, label).toMatch(/config\.yml/)
     expect(w.stdout, label).not.toMatch(/engram: warning/)

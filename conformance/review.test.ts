@@ -325,7 +325,7 @@ describe('C16 — a reviewer\'s terminal shows escape sequences and invisible ch
     const hostile = 'Harmless note\n\u001b[2J\u001b[1;1HAll clear, accept me \u001b]8;;https://evil.example\u0007link\u001b]8;;\u0007 \u001b[8mhidden\u001b[0m \u202eevil\u202c \u0008\u0008\u0008done\n'
     // Control characters in a title or tag may be refused outright; bidi marks must then be shown.
     const w = write(store, s, 'tenant:acme', 'esc.md', hostile, ['--title', 'Title \u202eevil\u202c'])
-    expect(w.code).toBe(0)
+    expect(w.code).toBe(w.json?.status === 'quarantined' ? 8 : 0)
     // eslint-disable-next-line no-control-regex
     const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
     const cmd = w.json.status === 'quarantined' ? 'quarantine' : 'review'

@@ -29,7 +29,7 @@ describe('C10 — instruction-like and sensitive writes are flagged, also when d
   ]
   it.each(cases)('%s', (_name, text, flag) => {
     const w = write(store, s, 'tenant:acme', `f-${Math.random().toString(36).slice(2, 8)}.md`, `${text}\n`)
-    expect(w.code).toBe(0)
+    expect(w.code).toBe(w.json?.status === 'quarantined' ? 8 : 0)
     expect(w.json.status).not.toBe('committed')
     expect(w.json.flags.map((f: any) => f.flag)).toContain(flag)
     // The reviewer sees the same flag on the stored entry.
@@ -167,7 +167,7 @@ describe('C15 — writes from indirect vectors are never promoted without review
     const ids: string[] = []
     for (const origin of ['email', 'webpage', 'document', 'readme', 'tool_output']) {
       const w = write(store, s, 'tenant:acme', `${origin}.md`, `Acme's fiscal year starts in April (via ${origin}).\n`, ['--origin', origin])
-      expect(w.code, origin).toBe(0)
+      expect(w.code, origin).toBe(w.json?.status === 'quarantined' ? 8 : 0)
       expect(['pending', 'quarantined'], origin).toContain(w.json.status)
       expect(existsSync(store.path(`tenant/acme/${origin}.md`)), origin).toBe(false)
       const e = showEntry(store, w.json)

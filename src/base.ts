@@ -2,6 +2,7 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 import {format} from 'node:util'
 
 import {writeWarning} from './cli/output.js'
+import {parseError, reportError, reportUnexpected} from './cli/report.js'
 import {EngramError} from './core/errors.js'
 import {RootNotPinned, rootNotPinned} from './core/keys.js'
 import {setPassphraseFile} from './core/privatekey.js'
@@ -93,47 +94,16 @@ export abstract class EngramCommand extends Command {
   }
 
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
-    // Error messages can echo user input (a path, a flag value): redact them like stored
-    // text, so that no secret reaches the terminal or a log through an error.
-    const {redact} = await import('./core/redact/index.js')
-    const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text).text)
-    if (err instanceof EngramError) {
-      process.exitCode = err.exitCode
-      const message = clean(err.message)!
-      const nextStep = clean(err.nextStep)
-      if (this.jsonEnabled()) {
-        let data: unknown
-        try {
-          data = err.data ? JSON.parse(clean(JSON.stringify(err.data))!) : undefined
-        } catch {
-          data = undefined // redaction broke the JSON: leave the detail out rather than risk a secret
-        }
-        this.logJson({error: {code: err.code, exitCode: err.exitCode, message, nextStep, ...(data ? {data} : {})}})
-      } else {
-        // an error can quote a stored string (a broken file's field): shown terminal-safe
-        process.stderr.write(`engram: ${visible(message)}\n`)
-        if (nextStep) process.stderr.write(`  next: ${visible(nextStep)}\n`)
-      }
-      return
-    }
-    err.message = clean(err.message ?? '')!
+    // Error messages can echo user input (a path, a flag value): redacted like stored text (cli/report.ts)
+    // it did parse, or tried: oclif's "did not parse its arguments" warning would only be noise
+    this.parsed = true
+    if (err instanceof EngramError) return reportError(err, this.jsonEnabled())
     // oclif's own exits (this.exit) and help requests pass through.
     if (err.code === 'EEXIT' || err.message?.startsWith('EEXIT')) throw err
     // Flag and argument parsing errors are usage errors: exit 2, one clear message.
     const parse = err.oclif?.exit === 2 || /Parse|Flag|Arg|Unexpected argument|Missing required/i.test(err.name + err.message)
-    if (parse) {
-      process.exitCode = 2
-      const message = err.message.split('\n').filter((l) => !/^\s*See more help/.test(l)).join('\n').trim()
-      if (this.jsonEnabled()) this.logJson({error: {code: 'usage', exitCode: 2, message}})
-      else process.stderr.write(`engram: ${visible(message)}\n  next: see \`engram ${this.id?.replace(/:/g, ' ') ?? ''} --help\`\n`)
-      return
-    }
-    process.exitCode = 1
-    if (this.jsonEnabled()) this.logJson({error: {code: 'unexpected', exitCode: 1, message: err.message}})
-    else {
-      process.stderr.write(`engram: unexpected error: ${visible(err.message)}\n  this is a bug; please report it with the output of the command run with DEBUG=engram\n`)
-      if (process.env.DEBUG) process.stderr.write(`${visible(err.stack ?? '')}\n`)
-    }
+    if (parse) return reportError(parseError(err.message, this.id), this.jsonEnabled())
+    return reportUnexpected(err, this.jsonEnabled())
   }
 }
 

@@ -32,7 +32,8 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   const {values, positionals, tokens} = parsed
   const names = tokens.filter((t) => t.kind === 'option').map((t) => (t as {name: string}).name)
   if (new Set(names).size !== names.length || tokens.some((t) => t.kind === 'option-terminator')) return false
-  if (positionals.length !== 1 || positionals[0] === '') return false
+  // several words are one query, as in the command (cli/query-words.ts); -word and -- go to oclif
+  if (positionals.length === 0 || positionals.includes('')) return false
   for (const v of [values.scope, values.limit, values.session, values.base, process.env.ENGRAM_BASE, process.env.ENGRAM_SESSION]) if (v === '') return false
   let limit: number = SEARCH_LIMIT.default
   if (values.limit !== undefined) {
@@ -43,7 +44,7 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   let result
   try {
     result = await runSearch(
-      {query: positionals[0], scope: values.scope, limit, session: values.session, base: values.base ?? process.env.ENGRAM_BASE},
+      {query: positionals.join(' '), scope: values.scope, limit, session: values.session, base: values.base ?? process.env.ENGRAM_BASE},
       writeWarning,
     )
   } catch {

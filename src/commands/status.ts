@@ -18,7 +18,8 @@ export default class Status extends EngramCommand {
       this.log(`review queue: ${s.pending} pending; quarantine: ${s.quarantined}`)
       this.log(`sessions: ${s.sessions} (${s.tainted_sessions} tainted)`)
       if (s.broken > 0) this.log(`broken entries: ${s.broken} (named by \`engram review list\` and \`engram quarantine list\`)`)
-      for (const e of s.escalations) this.log(visible(`ESCALATED ${e.session} (${e.agent}): ${e.reason}`))
+      // an author's escalation has no session ('-'): its reason names the author
+      for (const e of s.escalations) this.log(visible(`ESCALATED${e.session === '-' ? ':' : ` session ${e.session} (${e.agent}):`} ${e.reason.replace(/^escalated: /, '')}`))
       if (s.config.state === 'unsigned') this.log(visible(`CONFIG NOT SIGNED: .engram/config.yml is not in force (${s.config.problem}); in force: ${s.config.source}${s.config.serial ? ` (serial ${s.config.serial})` : ''}`))
       else this.log(`config: ${s.config.state === 'signed' ? `signed (serial ${s.config.serial})` : 'built-in defaults (never signed)'}`)
     }

@@ -5,7 +5,7 @@ import {EngramCommand, sessionFlag} from '../base.js'
 import {writeRoute} from '../core/access.js'
 import {parseTags, readLimited} from '../core/content.js'
 import {formatScope, parseScope} from '../core/scope.js'
-import {badInput} from '../core/errors.js'
+import {badInput, EXIT_QUARANTINED} from '../core/errors.js'
 import {currentSession, refuseWithoutSession} from '../core/sessions.js'
 import {Store} from '../core/store.js'
 import {AGENT_ORIGINS} from '../core/memory.js'
@@ -13,7 +13,7 @@ import {writeMemory} from '../core/write.js'
 
 export default class Write extends EngramCommand {
   static override summary = 'Write a memory: to your run: scope at once, to your assigned scope as a proposal for review.'
-  static override description = `Content comes from --file or stdin. The write is redacted, flagged and voted on before anything is stored; the result's status is committed, pending or quarantined.`
+  static override description = `Content comes from --file or stdin. The write is redacted, flagged and voted on before anything is stored; the result's status is committed, pending or quarantined. A quarantined write exits ${EXIT_QUARANTINED} (kept for the owner's audit, not served).`
   static override examples = [
     'echo "The user prefers short answers" | ENGRAM_SESSION=$S <%= config.bin %> write prefs.md --scope run:$S',
     'echo "Acme renews in March" | ENGRAM_SESSION=$S <%= config.bin %> write billing.md --scope tenant:acme --origin email',
@@ -52,6 +52,8 @@ export default class Write extends EngramCommand {
       for (const [k, n] of Object.entries(r.redactions)) this.note(`  redacted ${n} × ${k}`)
       if (r.status === 'quarantined') this.warnLine(`write quarantined (${r.proposal}); the owner sees it in \`engram quarantine list\``)
     }
+    // kept, but refused by the vote: its own exit code, so a script need not parse stdout
+    if (r.status === 'quarantined') process.exitCode = EXIT_QUARANTINED
     return r
   }
 }

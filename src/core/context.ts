@@ -121,7 +121,7 @@ export function renderContext(b: ContextBlock, format: 'markdown' | 'text' = 'ma
     out.push(e.body.replace(/\n$/, ''))
     out.push(`</${b.boundary}>\n`)
   }
-  if (b.omitted > 0) out.push(`${b.omitted} more memories are not shown in full. Use \`engram read <path> --scope <scope>\` or \`engram search <words>\` for more.`)
+  if (b.omitted > 0) out.push(`${b.omitted} more ${b.omitted === 1 ? 'memory is' : 'memories are'} not shown in full. Use \`engram read <path> --scope <scope>\` or \`engram search <words>\` for more.`)
   if (b.skipped > 0) out.push(`(${b.skipped} stored files were not served because they do not verify.)`)
   return `${out.join('\n')}\n`
 }

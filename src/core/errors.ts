@@ -23,6 +23,13 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   verification: 7,
 }
 
+/**
+ * Exit code of a write that was kept but quarantined (the vote refused it): not an error,
+ * the entry is stored for audit and the JSON output is the same, but a script must be able
+ * to tell it from an accepted write without parsing stdout (README "Exit codes", STANDARD §5).
+ */
+export const EXIT_QUARANTINED = 8
+
 export class EngramError extends Error {
   readonly code: ErrorCode
   readonly nextStep?: string

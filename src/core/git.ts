@@ -4,6 +4,7 @@ import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
 import {EngramError} from './errors.js'
+import {gitMissing} from './need-git.js'
 import {redactText} from './redact/index.js'
 
 /** node:child_process, loaded at the first git call: a search with warm caches makes none. */
@@ -100,7 +101,8 @@ export async function gitWrite(root: string, args: string[], input?: string | Bu
 }
 
 function gitFailure(args: string[], error: unknown): EngramError {
-  const e = error as {stderr?: string; message?: string}
+  const e = error as {stderr?: string; message?: string; code?: unknown}
+  if (e.code === 'ENOENT') return gitMissing()
   const detail = redactText((e.stderr || e.message || String(error)).trim()).split('\n').slice(-2).join(' ')
   return new EngramError('refused', `git ${args[0]} failed: ${detail}`, {
     nextStep: 'check the repository with `git status`; run `engram verify` if the store looks inconsistent',

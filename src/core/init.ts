@@ -6,6 +6,7 @@ import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from './highwater.js'
 import {gitTopLevel, gitWrite} from './git.js'
+import {requireGit} from './need-git.js'
 import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from './keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {PrivateKeyFile, findPrivateKey, unlockPrivateKey, writePrivateKey} from './privatekey.js'
@@ -44,6 +45,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   // Making or opening the owner key is the owner's act, never an agent session's: refuse
   // before anything is made.
   if (!opts.noKey) refuseInsideSession('Making or unlocking an owner key')
+  requireGit()
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {

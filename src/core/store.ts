@@ -4,6 +4,7 @@ import {dirname, join, relative, resolve, sep} from 'node:path'
 import type {EngramConfig} from './config.js'
 import {EngramError, notFound, refused} from './errors.js'
 import {gitTopLevel} from './git.js'
+import {requireGit} from './need-git.js'
 import {Policy, resolvePolicy} from './policy.js'
 
 export const ENGRAM_DIR = '.engram'
@@ -40,6 +41,7 @@ export class Store {
       throw notFound(`No engram store at or above ${start}.`, 'run `engram init` there, or pass --base <store folder>')
     }
     assertStoreLayout(root)
+    requireGit()
     const top = await gitTopLevel(root)
     if (!top) throw new EngramError('refused', `${root} holds .engram/ but is not in a git work tree.`, {nextStep: 'run `git init` there, or restore the repository'})
     const store = new Store(root, realpathSync(top))

@@ -76,7 +76,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   const raw = decodeContent(input.content, store.config.max_body_bytes)
   const title0 = checkTitle(input.title)
   if (input.base !== undefined && input.base !== 'none' && !/^[0-9a-f]{40}$/.test(input.base)) {
-    throw badInput(`--base must be a 40-hex git blob id or "none".`)
+    throw badInput(`--base-blob must be a 40-hex git blob id or "none".`, 'give the blob id `engram read <path> --json` shows (`blob`), or "none" for a new file')
   }
 
   // Redaction first: from here on only redacted text exists in this process's outputs.

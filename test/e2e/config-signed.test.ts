@@ -30,7 +30,7 @@ describe('config.yml is owner-signed: an agent cannot change the policy', () => 
   }
   const expectIgnored = (why: RegExp) => {
     const w = inject()
-    expect(w.code).toBe(0)
+    expect(w.code).toBe(8)
     expect(w.json.status).toBe('quarantined')
     // said once on stderr (never on --json stdout), and carried in the JSON warnings
     expect(w.stderr.match(/config\.yml is not in force/g)).toHaveLength(1)

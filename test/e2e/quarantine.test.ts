@@ -120,7 +120,7 @@ describe('escalation', () => {
       const status = sb.run(['status', '--json'])
       expect(status.json.escalations).toEqual(expect.arrayContaining([{session: s, agent: 'claude-code', reason: 'escalated: 3 writes quarantined'}]))
       expect(status.json.quarantined).toBe(3)
-      expect(sb.run(['status']).stdout).toContain(`ESCALATED ${s}`)
+      expect(sb.run(['status']).stdout).toContain(`ESCALATED session ${s} (claude-code): 3 writes quarantined`)
       expect(git(sb.dir, 'log', '-1', '--format=%s', '--', `.engram/sessions/${s}.json`)).toContain(`Escalate session ${s}`)
       // a tainted session's later writes carry the taint into their proposals
       const after = sb.run(['write', 'later.md', '--scope', 'tenant:acme', '--json'], {input: 'The user prefers tea to coffee.', env: {ENGRAM_SESSION: s}})

@@ -8,6 +8,7 @@ import {Store} from '../../core/store.js'
 
 export default class IndexRebuild extends EngramCommand {
   static override summary = 'Rebuild the search index from scratch (same results as the incremental index), with a progress bar.'
+  static override examples = ['<%= config.bin %> index rebuild', '<%= config.bin %> index rebuild --scope tenant:acme']
   static override flags = {scope: Flags.string({description: 'only this scope; repeatable', multiple: true})}
 
   async run() {

@@ -29,7 +29,9 @@ export default class KeysGenerate extends EngramCommand {
     if (!this.jsonEnabled()) {
       if (!r.publicKeyFile) process.stdout.write(r.record)
       this.note(`private key ${r.name} (${r.keyid}) written to ${r.privateKeyFile}${r.publicKeyFile ? `; public record in ${r.publicKeyFile}` : ''}`)
-      this.note(`an owner trusts it with: engram keys trust ${r.publicKeyFile ?? `${r.name}.pub`} --role owner|dreamer`)
+      // the record is on stdout unless --out wrote it: name only a file that exists; one role, not a shell pipe
+      if (r.publicKeyFile) this.note(`an owner trusts it with: engram keys trust ${r.publicKeyFile} --role owner   (or --role dreamer)`)
+      else this.note(`an owner trusts it with: save the record above as ${r.name}.pub, then engram keys trust ${r.name}.pub --role owner   (or --role dreamer)`)
     }
     return r
   }

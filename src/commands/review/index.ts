@@ -10,6 +10,7 @@ import {renderEntry} from '../../render.js'
 
 export default class Review extends EngramCommand {
   static override summary = 'Walk the review queue in a terminal: each diff, flags, votes and digest; accept, reject or skip.'
+  static override examples = ['<%= config.bin %> review', '<%= config.bin %> review --scope tenant:acme']
   static override description = 'Accepting here accepts the digest that was displayed. Without a terminal it only lists the queue: it never prompts and never accepts.'
   static override flags = {'passphrase-file': passphraseFileFlag, scope: Flags.string({description: 'only this scope'}), key: Flags.string({description: 'owner key name'})}
 

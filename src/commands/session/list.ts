@@ -4,6 +4,7 @@ import {Store} from '../../core/store.js'
 
 export default class SessionList extends EngramCommand {
   static override summary = 'List sessions, newest first (inside a session: only that session).'
+  static override examples = ['<%= config.bin %> session list', '<%= config.bin %> session list --json']
 
   async run() {
     const {flags} = await this.parse(SessionList)

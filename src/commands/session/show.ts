@@ -6,6 +6,7 @@ import {Store} from '../../core/store.js'
 
 export default class SessionShow extends EngramCommand {
   static override summary = 'Show one session record (inside a session: only that session; any other id reads as unknown).'
+  static override examples = ['<%= config.bin %> session show $ENGRAM_SESSION', '<%= config.bin %> session show s-7f3kq2ab --json']
   static override args = {id: Args.string({description: 'session id', required: true})}
 
   async run() {

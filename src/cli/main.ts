@@ -1,0 +1,27 @@
+import {Errors, flush, run} from '@oclif/core'
+
+import {EngramError} from '../core/errors.js'
+import {parseError, reportError, reportUnexpected, wantsJson} from './report.js'
+
+/**
+ * oclif's entry with engram's error format for what happens before a command runs (an
+ * unknown command from hooks/not-found.ts, `engram help nosuch`, a broken install): the
+ * same `engram: …` / `  next: …` lines and JSON as a command's own errors (cli/report.ts).
+ * A command reports its own errors (base.ts); what reaches here is the rest.
+ */
+export async function main(argv: string[], dir: string): Promise<void> {
+  try {
+    await run(argv, dir)
+    await flush()
+  } catch (error) {
+    const err = error as Error & {oclif?: {exit?: number}; code?: string}
+    // this.exit(n) and oclif's own exits: the code, no message
+    if (err instanceof Errors.ExitError || err.code === 'EEXIT') {
+      process.exitCode = err.oclif?.exit ?? 0
+      return
+    }
+    if (err instanceof EngramError) return reportError(err, wantsJson(argv))
+    if (err.oclif?.exit === 2 || /not found/.test(err.message ?? '')) return reportError(parseError(err.message, undefined), wantsJson(argv))
+    return reportUnexpected(err, wantsJson(argv))
+  }
+}
