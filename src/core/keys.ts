@@ -390,6 +390,11 @@ export class Keyring {
   owners(): KeyInfo[] {
     return this.list().filter((k) => k.status === 'trusted' && k.role === 'owner')
   }
+
+  /** The set of trusted owners as one stable string: what a cached history scan was counted under. */
+  ownersKey(): string {
+    return this.owners().map((k) => `${k.keyid}:${k.fingerprint ?? ''}`).sort().join(',')
+  }
 }
 
 /** Regular files (not symlinks) directly in a folder, by suffix. */

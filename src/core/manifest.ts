@@ -328,8 +328,9 @@ function writeManifestCache(store: Store, cache: Map<string, VerifiedManifest>):
 // ---------------------------------------------------------------- committed history
 
 /**
- * The highest serial of each scope's manifest in the store's committed history (first-parent
- * line of `.engram/manifests/`), counting only versions whose signature verifies under a
+ * The highest serial of each scope's manifest in the store's committed history (every
+ * ancestor of HEAD, both sides of a merge: a newer accept hidden as the second parent of a
+ * `merge -s ours` still counts), counting only versions whose signature verifies under a
  * trusted owner key now: an unsigned or agent-signed "serial 10^9" committed and reverted
  * counts for nothing. Each counted serial is recorded in this machine's state, so a machine
  * with no state (a new host, CI) refuses a committed rollback (STANDARD R13). Returns the
@@ -339,17 +340,19 @@ function writeManifestCache(store: Store, cache: Map<string, VerifiedManifest>):
  * (not every version's whole file); only versions above what is known are fetched and
  * verified, highest first, until one verifies. The scan is remembered in the same state
  * file, per HEAD and set of trusted owners, and resumed from the last HEAD scanned
- * (`last..HEAD`): state only grows, so what an earlier scan counted stays counted. A history git cannot read (a shallow
+ * (`last..HEAD`, i.e. every ancestor of HEAD not reachable from the last one, side branches
+ * merged since included): state only grows, so what an earlier scan counted stays counted. A history git cannot read (a shallow
  * clone, which engram reads without its shallow file) fails closed.
  */
 export async function raiseFromHistory(store: Store, keyring: Keyring): Promise<Record<string, number>> {
   const head = readHeadFromFiles(store.top) ?? (await headCommit(store.top))
   if (head === undefined) return seenSerials(store)
-  const owners = keyring.owners().map((k) => `${k.keyid}:${k.fingerprint ?? ''}`).sort().join(',')
+  // The scan mode is part of the key: a scan made when only the first parent was read is not trusted.
+  const owners = `ancestry;${keyring.ownersKey()}`
   const cached = historyScanned(store)
   if (cached && cached.head === head && cached.owners === owners) return seenSerials(store)
   const dir = store.gitPath(MANIFESTS_DIR)
-  const args = (range: string) => ['log', '--first-parent', '--diff-merges=first-parent', '-p', '--unified=0', '--no-renames', '--no-color', '--no-ext-diff', '--no-textconv', '--format=%x00%H', range, '--', `${dir}/`]
+  const args = (range: string) => ['log', '--full-history', '--diff-merges=separate', '-p', '--unified=0', '--no-renames', '--no-color', '--no-ext-diff', '--no-textconv', '--format=%x00%H', range, '--', `${dir}/`]
   let out: string | undefined
   if (cached && cached.owners === owners && /^[0-9a-f]{40,64}$/.test(cached.head)) {
     try {

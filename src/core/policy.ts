@@ -12,8 +12,9 @@
  * config.yml is not signed (edited, the signature copied from another version, signed by a
  * key that is not a trusted owner, an older signed version put back), every command uses
  * the newest signed version in the file's committed history — the one with the highest
- * serial whose signature at the same commit verifies now — or the built-in defaults, and
- * says so. Nothing an agent can write (a cache in the store, an environment variable)
+ * serial, in any ancestor of HEAD (both sides of every merge), whose signature at the same
+ * commit verifies now — or the built-in defaults (also when that version is older than a
+ * serial this machine has seen), and says so. Nothing an agent can write (a cache in the store, an environment variable)
  * decides which version that is.
  */
 import {canonicalJson} from './canonical.js'
@@ -133,20 +134,25 @@ interface SignedVersion {
 /**
  * The committed versions of config.yml whose signature at the same commit verifies now: the
  * one with the highest serial (the newest among equals), and that serial. Cached per HEAD
- * beside the private keys (out of the agent's reach); the signer's trust is checked again on
+ * and set of trusted owners beside the private keys (out of the agent's reach); the signer's trust is checked again on
  * every use of the cache.
  */
 async function signedHistory(store: Store, keyring: Keyring): Promise<{best?: SignedVersion; highest: number}> {
   const head = readHeadFromFiles(store.top)
   const cached = head === undefined ? undefined : readStoreCache('policy', store.root)
-  if (cached && cached.head === head && cached.prefix === store.prefix && typeof cached.highest === 'number') {
+  // Keyed by the trusted owners too: a scan made before a root was pinned counted nothing, and
+  // must not stand for one made after (or a clone would keep the serial an older version had).
+  const owners = `ancestry;${keyring.ownersKey()}`
+  if (cached && cached.head === head && cached.prefix === store.prefix && cached.owners === owners && typeof cached.highest === 'number') {
     const best = cached.best as SignedVersion | undefined
     if (!best) return {highest: cached.highest}
     if (typeof best.text === 'string' && typeof best.keyid === 'string' && keyring.isOwner(best.keyid)) return {best, highest: cached.highest}
   }
   const cfg = store.gitPath(CONFIG_FILE)
   const sigPath = store.gitPath(CONFIG_SIG)
-  const log = await gitRead(store.top, ['log', '--format=%H', head ?? 'HEAD', '--', cfg, sigPath], {allowFail: true})
+  // --full-history: the default simplification follows only a TREESAME parent of a merge, so a
+  // newer signed version behind `merge -s ours` would never be read (STANDARD R21: any ancestor).
+  const log = await gitRead(store.top, ['log', '--full-history', '--format=%H', head ?? 'HEAD', '--', cfg, sigPath], {allowFail: true})
   const commits = log.split('\n').map((l) => l.trim()).filter((l) => /^[0-9a-f]{40,64}$/.test(l))
   const blobs: (Buffer | null)[] = []
   for await (const {data} of catBlobs(store, commits.flatMap((c) => [`${c}:${cfg}`, `${c}:${sigPath}`]))) blobs.push(data)
@@ -161,7 +167,7 @@ async function signedHistory(store: Store, keyring: Keyring): Promise<{best?: Si
     highest = Math.max(highest, check.serial)
     if (!best || check.serial > best.serial) best = {commit, serial: check.serial, keyid: check.keyid, signer: check.signer, text: bytes.toString('utf8')}
   })
-  if (head !== undefined) writeStoreCache('policy', store.root, {head, prefix: store.prefix, highest, ...(best ? {best} : {})})
+  if (head !== undefined) writeStoreCache('policy', store.root, {head, prefix: store.prefix, owners, highest, ...(best ? {best} : {})})
   return {best, highest}
 }
 
@@ -204,7 +210,9 @@ export async function resolvePolicy(store: Store, keyring?: Keyring): Promise<Po
     }
   }
   let fallback: Omit<Policy, 'state' | 'problem' | 'warning' | 'highest'> = {config: structuredClone(DEFAULT_CONFIG), source: 'built-in defaults'}
-  if (history.best) {
+  // Never a version older than a serial seen (in any ancestor or on this machine): when the highest
+  // signed version is gone from history, the defaults apply, not an older signed one.
+  if (history.best && history.best.serial >= highest) {
     try {
       const b = history.best
       fallback = {config: parseConfig(b.text, {root: store.root}), source: `commit ${b.commit.slice(0, 12)}`, serial: b.serial, signed_by: b.signer, text: b.text}
@@ -220,7 +228,7 @@ export async function resolvePolicy(store: Store, keyring?: Keyring): Promise<Po
     ? `the last signed version (${fallback.source}, serial ${fallback.serial}, signed by ${fallback.signed_by})`
     : 'the built-in defaults'
   const warning = `.engram/config.yml is not in force: ${problem}${/[.?!]$/.test(problem) ? '' : '.'} Every command uses ${using}. ` +
-    `If the owner made the change, review and sign it with \`engram config sign\`; if not, put the signed version back${history.best ? ` with \`git checkout ${history.best.commit.slice(0, 12)} -- ${store.gitPath(CONFIG_FILE)} ${store.gitPath(CONFIG_SIG)}\`` : ''}.`
+    `If the owner made the change, review and sign it with \`engram config sign\`; if not, put the signed version back${history.best && history.best.serial >= highest ? ` with \`git checkout ${history.best.commit.slice(0, 12)} -- ${store.gitPath(CONFIG_FILE)} ${store.gitPath(CONFIG_SIG)}\`` : ''}.`
   return {...fallback, state: 'unsigned', problem, warning, highest}
 }
 

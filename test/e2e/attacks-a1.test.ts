@@ -104,7 +104,7 @@ describe('attacks on a1: policy', () => {
       git(sb.dir, 'checkout', '--', `.engram/${name}`)
     }
   })
-  // HOLE: policy.ts signedHistory runs `git log --format=%H HEAD -- config.yml config.sig`,
+  // was a hole: policy.ts signedHistory ran `git log --format=%H HEAD -- config.yml config.sig`,
   // whose default history simplification follows only a TREESAME parent of a merge. The
   // owner signs a weak config (serial 2), then tightens it (serial 3). The agent, from
   // the weak commit, runs `git merge -s ours <strong>` and fast-forwards the branch to it
@@ -116,7 +116,7 @@ describe('attacks on a1: policy', () => {
   // reported as signed and verify says ok. Safe: every signed version in HEAD's ancestry
   // counts (`--full-history`, merges' sides), and a version older than a serial seen is
   // never in force; the strong config applies.
-  it.skip('a weaker signed config put back behind a `merge -s ours` is not the policy in force', () => {
+  it('a weaker signed config put back behind a `merge -s ours` is not the policy in force', () => {
     const sb = sandbox()
     initWithSession(sb)
     const strong = readFileSync(join(sb.dir, '.engram/config.yml'), 'utf8')
@@ -152,7 +152,7 @@ describe('attacks on a1: policy', () => {
 })
 
 describe('attacks on a1: rollback from committed history', () => {
-  // HOLE: raiseFromHistory (manifest.ts) reads only the first-parent history of the
+  // was a hole: raiseFromHistory (manifest.ts) read only the first-parent history of the
   // manifests. An agent hides the newer owner-signed manifest behind a merge: from the
   // old commit, `git merge -s ours <newer>` keeps the old tree on the first parent and the
   // newer accept only as a second parent. The branch still contains the newer commit, so
@@ -160,7 +160,7 @@ describe('attacks on a1: rollback from committed history', () => {
   // state file), but a fresh clone pinned by the right fingerprint serves the old version
   // and `verify` says ok. Safe: a signed serial anywhere in HEAD's ancestry counts
   // (not only on the first parent), so the clone refuses and verify exits 7.
-  it.skip('a rollback hidden behind a `merge -s ours` is refused on a machine with no state', () => {
+  it('a rollback hidden behind a `merge -s ours` is refused on a machine with no state', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     curate(sb, s, 'tenant:acme', 'plan.md', 'Acme renews in March.')
