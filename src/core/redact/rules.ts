@@ -131,6 +131,9 @@ function assignment(kind: string, name: string, validate = assignmentValueOk): R
  */
 export const AFTER_ESCAPE = String.raw`(?<=\\[nrtfbv]|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2})`
 
+/** How every token() pattern opens: the boundary before a token (redact/index.ts finds the token rules by it). */
+export const TOKEN_OPEN = String.raw`(?:(?<![A-Za-z0-9])|${AFTER_ESCAPE})`
+
 /**
  * A token with a fixed, recognisable shape, with boundaries on both sides. An underscore
  * is no boundary: `MY_GITHUB_ghp_…` is a token glued to a name. A letter is one (`risk_live_…`
@@ -138,7 +141,7 @@ export const AFTER_ESCAPE = String.raw`(?<=\\[nrtfbv]|\\u[0-9A-Fa-f]{4}|\\x[0-9A
  */
 const token = (kind: string, body: string, flags = 'gd', validate?: RedactionRule['validate']): RedactionRule => ({
   kind,
-  pattern: new RegExp(String.raw`(?:(?<![A-Za-z0-9])|${AFTER_ESCAPE})(?:${body})(?![A-Za-z0-9])`, flags),
+  pattern: new RegExp(String.raw`${TOKEN_OPEN}(?:${body})(?![A-Za-z0-9])`, flags),
   validate,
 })
 
