@@ -75,9 +75,24 @@ describe('fuzz: the CLI write and review commands', () => {
     )
     const dynamic = fc.constantFrom('<proposal>', '<proposal-prefix>', '<digest>', '<digest-prefix>', '<sibling-file>', '<sibling-dir>', '<config-dir>', '<store-file>', '<session>')
     const command = fc.constantFrom(['write'], ['review', 'list'], ['review', 'show'], ['review', 'accept'], ['review', 'reject'], ['review'])
+    // well-formed commands with fuzzed values reach past flag parsing; raw ones test the parser
+    const value = fc.oneof(arg, dynamic)
+    const opt = (flag: string, v: fc.Arbitrary<string> = value) => fc.option(v.map((x) => [flag, x]), {nil: undefined, freq: 2})
+    const path = fc.oneof(value, fc.constantFrom('notes/a.md', 'notes/b.md', 'x.md'))
+    const scope = fc.oneof(value, fc.constantFrom('tenant:acme', 'run:<session>', 'org', 'tenant:globex'))
+    const shaped = fc.oneof(
+      fc.tuple(path, scope, opt('--origin'), opt('--tags'), opt('--title'), opt('--base-blob'), opt('--file'), fc.boolean()).map(([p, sc, ...rest]) => {
+        const json = rest.pop() as boolean
+        return ['write', p, '--scope', sc, ...(rest as (string[] | undefined)[]).flatMap((o) => o ?? []), ...(json ? ['--json'] : [])]
+      }),
+      fc.tuple(fc.oneof(value, fc.constant('<proposal>'), fc.constant('<proposal-prefix>')), fc.oneof(value, fc.constant('<digest>'), fc.constant('<digest-prefix>')), opt('--key')).map(([id, d, k]) => ['review', 'accept', id, '--digest', d, ...(k ?? [])]),
+      fc.tuple(fc.oneof(value, fc.constant('<proposal>')), value, opt('--key')).map(([id, r, k]) => ['review', 'reject', id, '--reason', r, ...(k ?? [])]),
+      fc.tuple(fc.oneof(value, fc.constant('<proposal>')), fc.boolean()).map(([id, j]) => ['review', 'show', id, ...(j ? ['--json'] : [])]),
+      fc.tuple(opt('--scope', scope), fc.boolean()).map(([sc, j]) => ['review', 'list', ...(sc ?? []), ...(j ? ['--json'] : [])]),
+    )
+    const raw = fc.tuple(command, fc.array(fc.oneof({weight: 3, arbitrary: arg}, {weight: 1, arbitrary: dynamic}), {maxLength: 8})).map(([c, a]) => [...c, ...a])
     const run = fc.record({
-      command,
-      args: fc.array(fc.oneof({weight: 3, arbitrary: arg}, {weight: 1, arbitrary: dynamic}), {maxLength: 8}),
+      argv: fc.oneof({weight: 3, arbitrary: shaped}, {weight: 1, arbitrary: raw}),
       stdin: fc.oneof(fc.constant(''), randomBytes, fc.uint8Array({maxLength: 4096}).map((b) => Buffer.from(b).toString('latin1')), fc.constantFrom('---js\nprocess.exit(9)\n---\nx', '---\na: &a [*a]\n---\nx', 'token ghp_' + 'A1b'.repeat(12))),
       session: fc.constantFrom('valid', 'none', 'garbage', 'other'),
     })
@@ -97,7 +112,7 @@ describe('fuzz: the CLI write and review commands', () => {
     const take = () => ({head: git(sb.dir, 'rev-parse', 'HEAD').trim(), status: git(sb.dir, 'status', '--porcelain', '--untracked-files=all'), files: snapshot(sb.dir, (r) => r === '.git')})
     let before = take()
     for (const [i, c] of cases.entries()) {
-      const argv = [...c.command, ...c.args.map(resolve)]
+      const argv = c.argv.map((a) => resolve(a).replace('<session>', session))
       const env: NodeJS.ProcessEnv = {ENGRAM_SESSION: {valid: session, none: '', garbage: 'zz-not-a-session', other: 'run-0000'}[c.session]}
       const r = sb.run(argv, {input: Buffer.from(c.stdin, 'latin1'), env})
       const where = `run ${i} (seed ${SEED}): engram ${JSON.stringify(argv)} session=${c.session} stdin=${JSON.stringify(c.stdin.slice(0, 60))} -> exit ${r.code}\n${(r.stderr + r.stdout).slice(0, 400)}`
@@ -106,6 +121,13 @@ describe('fuzz: the CLI write and review commands', () => {
       if (!EXPECTED_CODES.has(r.code)) findings.push(`undocumented exit code: ${where}`)
       if (/^\s+at /m.test(out)) findings.push(`stack trace: ${where}`)
       if (/unexpected error/i.test(out)) findings.push(`unexpected error: ${where}`)
+      if (r.code === 0 && argv[0] === 'review' && (argv[1] === 'accept' || argv[1] === 'reject') && !sb.run(['review', 'show', proposal.id]).code) {
+        // still there: nothing consumed it
+      } else if (r.code === 0 && argv[0] === 'review' && (argv[1] === 'accept' || argv[1] === 'reject')) {
+        // the proposal was consumed: queue another, so later runs can still reach it
+        const w = sb.run(['write', 'notes/a.md', '--scope', 'tenant:acme', '--json'], {input: `Acme renews in month ${i}\n`, env: {ENGRAM_SESSION: session}})
+        if (w.json?.status === 'pending') proposal = {id: w.json.proposal, digest: w.json.digest}
+      }
       if (r.code === 0) before = take()
       else {
         const after = take()
