@@ -6,7 +6,7 @@
  * redacting redacted text changes nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../errors.js'
-import {AFTER_ESCAPE, BUILTIN_RULES, TOKEN_OPEN, type RedactionRule, type MatchContext} from './rules.js'
+import {BUILTIN_RULES, TOKEN_OPEN, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
 export {entropy} from './rules.js'
@@ -147,7 +147,7 @@ export function redactText(text: string, extra: {kind: string; pattern: string}[
 // Prefixes of token shapes that are long and random after their prefix. A fragment that
 // starts with one is followed across line breaks and short runs of spaces.
 const SPLIT_START = new RegExp(
-  String.raw`(?:(?<![A-Za-z0-9])|${AFTER_ESCAPE})(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)`,
+  String.raw`${TOKEN_OPEN}(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)`,
   'g',
 )
 // bounded, so that many prefixes in one long run each look at most 512 characters ahead
