@@ -13,7 +13,9 @@ function sortDeep(value: unknown): unknown {
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(value as Record<string, unknown>).sort()) {
     const v = (value as Record<string, unknown>)[key]
-    if (v !== undefined) out[key] = sortDeep(v)
+    // defineProperty: a "__proto__" key (JSON.parse makes one) stays a key; assigning it
+    // would set the prototype and drop the key, so two different values would serialise alike
+    if (v !== undefined) Object.defineProperty(out, key, {value: sortDeep(v), enumerable: true, writable: true, configurable: true})
   }
   return out
 }

@@ -163,7 +163,23 @@ export function parseFrontmatter(text: string, label: string): {data: Record<str
   let data = parsed.data
   if (data === undefined || data === null) data = {}
   if (typeof data !== 'object' || Array.isArray(data)) throw badInput(`${label}: frontmatter is not a mapping.`)
-  return {data: plain(data) as Record<string, unknown>, body: parsed.content}
+  return {data: plainData(data, label) as Record<string, unknown>, body: parsed.content}
+}
+
+// YAML aliases share one node among many places: a copy made naively can be exponential
+// (`b: [*a, *a]`, `c: [*b, *b]`, …) or endless (`a: &a [*a]`). A memory's frontmatter
+// is a few dozen values, so a generous bound on the copied nodes refuses only attacks.
+const MAX_FRONTMATTER_NODES = 100_000
+
+/** plain(), with aliases that loop or expand past MAX_FRONTMATTER_NODES refused as bad input. */
+function plainData(data: unknown, label: string): unknown {
+  const budget = {left: MAX_FRONTMATTER_NODES}
+  try {
+    return plain(data, budget, new Set())
+  } catch (error) {
+    if (error !== TOO_BIG) throw error
+    throw badInput(`${label}: frontmatter aliases loop or expand to more than ${MAX_FRONTMATTER_NODES} values.`, 'write the values out instead of using YAML anchors and aliases')
+  }
 }
 
 /**
@@ -201,24 +217,33 @@ function printableLine(line: string): string {
   return line.length > 40 ? `${line.slice(0, 40)}…` : line
 }
 
-/** Deep copy into plain JSON values (Dates become ISO strings). */
-function plain(value: unknown): unknown {
+const TOO_BIG = new Error('frontmatter too big')
+
+/** Deep copy into plain JSON values (Dates become ISO strings); `open` holds the nodes being copied, to catch a loop. */
+function plain(value: unknown, budget: {left: number}, open: Set<object>): unknown {
+  if (--budget.left < 0) throw TOO_BIG
   if (value instanceof Date) return value.toISOString()
-  if (Array.isArray(value)) return value.map(plain)
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
+  if (!value || typeof value !== 'object') return value
+  if (open.has(value)) throw TOO_BIG
+  open.add(value)
+  let out: unknown
+  if (Array.isArray(value)) out = value.map((v) => plain(v, budget, open))
+  else {
+    const obj: Record<string, unknown> = {}
     // defineProperty: a stored "__proto__" key stays a key, never a prototype
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, {value: plain(v), enumerable: true, writable: true, configurable: true})
-    return out
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(obj, k, {value: plain(v, budget, open), enumerable: true, writable: true, configurable: true})
+    out = obj
   }
-  return value
+  open.delete(value)
+  return out
 }
 
 export function parseMemory(text: string, label: string): MemoryFile {
   return parseCanonicalMemory(text) ?? parseMemoryYaml(text, label)
 }
 
-const LINE_RE = /^([A-Za-z_][A-Za-z0-9_]*): (.+)$/
+// [^\r\n], not `.`: `.` stops at U+2028/U+2029, which JSON.stringify leaves raw in a value
+const LINE_RE = /^([A-Za-z_][A-Za-z0-9_]*): ([^\r\n]+)$/
 const SAFE_VALUE_RE = /^(?:"|\[|null$|true$|false$|-?[0-9]+$)/
 
 /**
@@ -258,7 +283,7 @@ export function parseCanonicalMemory(text: string): MemoryFile | undefined {
 }
 
 /** The general path: any YAML frontmatter (parseFrontmatter), validated field by field. */
-function parseMemoryYaml(text: string, label: string): MemoryFile {
+export function parseMemoryYaml(text: string, label: string): MemoryFile {
   const {data, body} = parseFrontmatter(text, label)
   return memoryFromData(data, body, label)
 }

@@ -6,7 +6,7 @@
  * redacting redacted text changes nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../errors.js'
-import {BUILTIN_RULES, type RedactionRule, type MatchContext} from './rules.js'
+import {BUILTIN_RULES, TOKEN_OPEN, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
 export {entropy} from './rules.js'
@@ -146,15 +146,18 @@ export function redactText(text: string, extra: {kind: string; pattern: string}[
 // ---- split tokens --------------------------------------------------------------------
 // Prefixes of token shapes that are long and random after their prefix. A fragment that
 // starts with one is followed across line breaks and short runs of spaces.
-const SPLIT_START =
-  /(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)/g
+const SPLIT_START = new RegExp(
+  String.raw`${TOKEN_OPEN}(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)`,
+  'g',
+)
 // bounded, so that many prefixes in one long run each look at most 512 characters ahead
 const FRAGMENT = /[A-Za-z0-9_\-]{1,512}/y
 // a line break (with a `\` continuation, indentation, a `> ` quote or `//`, `#` comment
-// leader) or one or two spaces
-const SEPARATOR = /(?:[ \t]*\\?[ \t]*\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|[ \t]{1,2})/y
+// leader), an escaped one inside a JSON or code string (`\n`, `\r\n`), or one or two spaces
+const SEPARATOR = /(?:[ \t]*\\?[ \t]*\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|(?:\\r)?\\n|[ \t]{1,2})/y
 const MAX_FRAGMENTS = 16
-const SPLITTABLE = BUILTIN_RULES.filter((r) => /^(?:\(\?<!\[A-Za-z0-9\]\))?\(\?:/.test(r.pattern.source) || r.kind === 'aws-access-key-id' || r.kind === 'age-secret-key')
+// the token() rules (and the age key, which has no boundary): shapes that are long and random after a prefix
+const SPLITTABLE = BUILTIN_RULES.filter((r) => r.pattern.source.startsWith(`${TOKEN_OPEN}(?:`) || r.kind === 'age-secret-key')
 // a fragment that is a plain word ends a token rather than continuing it
 const PLAIN_WORD = /^[A-Za-z][a-z]{0,15}$/
 
@@ -175,7 +178,7 @@ function fullMatch(joined: string, extra: RedactionRule[]): RedactionRule | unde
 }
 
 function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<string, number>): string {
-  if (!/[\n ]/.test(text)) return text
+  if (!/[\n ]|\\n/.test(text)) return text
   let out = ''
   let last = 0
   SPLIT_START.lastIndex = 0

@@ -126,13 +126,22 @@ function assignment(kind: string, name: string, validate = assignmentValueOk): R
 }
 
 /**
+ * The boundary before a token: no letter or digit, unless that letter or digit ends a
+ * backslash escape (`\n`, `\t`, `\u0022`, `\x41`) of a JSON or code string, as in
+ * `"line\nghp_…"`. One negative lookbehind (an alternation here made every rule several
+ * times slower); redact/index.ts also finds the token rules by it.
+ */
+export const TOKEN_OPEN = String.raw`(?<![A-Za-z0-9](?<!\\[nrtfbv])(?<!\\u[0-9A-Fa-f]{4})(?<!\\x[0-9A-Fa-f]{2}))`
+const boundary = (chars: string) => TOKEN_OPEN.replace('[A-Za-z0-9]', `[${chars}]`)
+
+/**
  * A token with a fixed, recognisable shape, with boundaries on both sides. An underscore
  * is no boundary: `MY_GITHUB_ghp_…` is a token glued to a name. A letter is one (`risk_live_…`
  * is a word); a token glued to letters is left to the bare-string rule at the end.
  */
 const token = (kind: string, body: string, flags = 'gd', validate?: RedactionRule['validate']): RedactionRule => ({
   kind,
-  pattern: new RegExp(String.raw`(?<![A-Za-z0-9])(?:${body})(?![A-Za-z0-9])`, flags),
+  pattern: new RegExp(String.raw`${TOKEN_OPEN}(?:${body})(?![A-Za-z0-9])`, flags),
   validate,
 })
 
@@ -331,8 +340,10 @@ export const BUILTIN_RULES: RedactionRule[] = [
   {
     kind: 'jwt',
     // lookahead + backreference make each segment atomic, so a long run without dots fails fast
-    pattern:
-      /(?<![A-Za-z0-9_\-])eyJ(?=(?<h>[A-Za-z0-9_\-]{5,8000}))\k<h>\.(?=(?<p>[A-Za-z0-9_\-]{2,16000}))\k<p>\.[A-Za-z0-9_\-]{10,2000}/dg,
+    pattern: new RegExp(
+      String.raw`${boundary(String.raw`A-Za-z0-9_\-`)}eyJ(?=(?<h>[A-Za-z0-9_\-]{5,8000}))\k<h>\.(?=(?<p>[A-Za-z0-9_\-]{2,16000}))\k<p>\.[A-Za-z0-9_\-]{10,2000}`,
+      'dg',
+    ),
     validate: jwtHeaderOk,
   },
   {kind: 'bearer-token', pattern: /\bBearer[ \t]{1,4}(?<secret>[A-Za-z0-9\-._~+/]{16,2048}=*)/dg, validate: hasDigit},
@@ -374,7 +385,7 @@ export const BUILTIN_RULES: RedactionRule[] = [
   // --- last: a bare random-looking string that no rule above named
   {
     kind: 'high-entropy-string',
-    pattern: /(?<![A-Za-z0-9+/=_\-.])(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])/dg,
+    pattern: new RegExp(String.raw`${boundary(String.raw`A-Za-z0-9+/=_\-.`)}(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])`, 'dg'),
     validate: bareSecretOk,
   },
 ]
