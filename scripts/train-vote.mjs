@@ -36,7 +36,7 @@ const EPOCHS = 12
 const LR = 0.5
 const L2 = 1e-5
 // thresholds on the probability, chosen from the cross-source table (README "How well the vote works")
-const THRESHOLDS = {indirect: 0.8, dissent: 0.6, direct: 0.9, accept: 0.3}
+const THRESHOLDS = {indirect: 0.9, dissent: 0.8, direct: 0.97, accept: 0.3}
 
 const noShared = argv.includes('--no-shared')
 const sharedDir = noShared ? undefined : (opt('shared') ?? process.env.ENGRAM_TRAIN_CORPUS)

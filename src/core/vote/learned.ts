@@ -23,6 +23,8 @@ export const DEFAULT_WEIGHTS = fileURLToPath(new URL('../../../models/vote-lr.js
 /** Only the head and the tail of a long text are read: the vote must stay within a millisecond. */
 const HEAD_CHARS = 3000
 const TAIL_CHARS = 1000
+/** The shortest text the model may veto on its own. */
+const VETO_MIN_CHARS = 80
 
 export interface LearnedModel {
   bits: number
@@ -147,7 +149,9 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   for (const t of texts) if (t) p = Math.max(p, score(model, t))
   const exposed = isIndirect(c.origin) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
-  if (exposed && p >= model.thresholds.indirect) {
+  // a short text has too few features for the model to be sure of it: it may object, never veto alone
+  const long = texts[0].length >= VETO_MIN_CHARS
+  if (exposed && long && p >= model.thresholds.indirect) {
     return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)

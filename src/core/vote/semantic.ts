@@ -296,7 +296,9 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title)}")`}
       }
       if (sharedWords >= 3) {
-        for (const type of ['host', 'email', 'number'] as const) {
+        // a host or an address names one thing; a number may count anything, so it needs a closer match
+        const close = sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.75
+        for (const type of close ? (['host', 'email', 'number'] as const) : (['host', 'email'] as const)) {
           const a = [...cs.values].filter((v) => valueType(v) === type)
           const b = [...ns.values].filter((v) => valueType(v) === type)
           if (a.length > 0 && b.length > 0 && !a.some((v) => b.includes(v))) {
