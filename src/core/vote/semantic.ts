@@ -334,7 +334,18 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   const cand = docInfo(c.title, c.body, true)
   const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
   const out: SemanticFinding[] = []
+  // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
+  // however it is phrased; an update that keeps every value and most words only adds to it.
+  if (c.baseBody !== undefined && isIndirect(c.origin)) {
+    const base = docInfo(c.title, c.baseBody, false)
+    const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
+    if (kept < 0.8) {
+      const n = all.find((x) => x.scope === c.scope && x.path === c.path)!
+      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title)}"), keeping ${Math.round(100 * kept)}% of what it said`})
+    }
+  }
   for (const n of all) {
+    if (out.some((f) => f.neighbour === n)) continue
     const f = compareOne(cand, marker, n, docInfo(n.title, n.body, false))
     if (f) out.push(f)
   }
