@@ -396,9 +396,11 @@ async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir:
       .replace(/per_author: \d+/, `per_author: ${EVAL_BURST}`)
       .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`),
   )
-  const store = await Store.open(dir)
-  // the eval's own limits apply only once signed, like any config change
+  // the eval's own limits apply only once signed, like any config change; then the policy is
+  // worked out again, or the store would keep the defaults it found unsigned at open
+  const store = await Store.open(dir, {config: false})
   await signConfig(store, {digest: sha256Hex(store.readText('.engram/config.yml')!), keyName: 'owner'})
+  await store.loadPolicy()
   if (curated.length > 0) {
     const seeder = await startSession(store, {agent: 'eval-seed', assigned: EVAL_SCOPE})
     for (const seed of curated) {
