@@ -293,7 +293,9 @@ const RULES: Rule[] = [
     kind: 'bypass-controls',
     strength: 'medium',
     label: 'asks to switch a safeguard off',
-    re: /\b(?:turn\s+off|disable|switch\s+off|skip|suspend|pause|bypass|circumvent|quietly\s+approve|approve\s+(?:it|this|them)\s+right\s+away)\b[^.\n]{0,40}?\b(?:review|safety|quarantine|vote|approval|confirmation|two-factor|2fa|filters?|checks?|sign-?off)(?:\s+(?:step|queue|checks?|layer))?\b/i,
+    // an order, not a report of one ("attackers tried to bypass…", "we never skip…")
+    before: IMPERATIVE_BEFORE,
+    re: /\b(?:turn\s+off|disable|switch\s+off|skip|suspend|pause|bypass|circumvent|quietly\s+approve|approve\s+(?:it|this|them)\s+right\s+away)\b[^.\n]{0,40}?\b(?:review|safety|quarantine|vote|approval|confirmation|two-factor|2fa|filters?|checks?|sign-?off)(?:\s+(?:step|queue|checks?|layer))?\b/gi,
   },
   {
     kind: 'shots',
