@@ -10,6 +10,7 @@
  * definition: a feature means the same bucket at training and at voting time.
  */
 import {readFileSync} from 'node:fs'
+import {endianness} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
 import {INDIRECT_ORIGINS, type Origin} from '../memory.js'
@@ -29,7 +30,9 @@ const VETO_MIN_CHARS = 80
 export interface LearnedModel {
   bits: number
   bias: number
-  weights: Float32Array
+  /** quantised weights; weight = value / scale */
+  weights: Int16Array
+  scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
   thresholds: {indirect: number; dissent: number; direct: number; accept: number}
   sha256?: string
@@ -92,7 +95,7 @@ export function score(model: LearnedModel, text: string): number {
   let z = 0
   for (const i of f) z += model.weights[i]
   // presence features scaled by 1/sqrt(n), as in training
-  z = z / Math.sqrt(f.length) + model.bias
+  z = z / model.scale / Math.sqrt(f.length) + model.bias
   return 1 / (1 + Math.exp(-z))
 }
 
@@ -118,11 +121,15 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (!Number.isInteger(raw.bits) || raw.bits < 8 || raw.bits > 22) throw new Error(`${file}: bad "bits"`)
   const bytes = Buffer.from(raw.weights, 'base64')
   if (bytes.length !== 2 << raw.bits) throw new Error(`${file}: ${bytes.length} weight bytes, expected ${2 << raw.bits}`)
-  const weights = new Float32Array(1 << raw.bits)
-  for (let i = 0; i < weights.length; i++) weights[i] = bytes.readInt16LE(2 * i) / raw.scale
+  if (!(typeof raw.scale === 'number' && raw.scale > 0) || typeof raw.bias !== 'number') throw new Error(`${file}: bad "scale" or "bias"`)
+  // a view, not a loop over 65,536 values: this runs in every write process
+  const aligned = new Uint8Array(bytes.length)
+  aligned.set(bytes)
+  const weights = new Int16Array(aligned.buffer)
+  if (endianness() !== 'LE') for (let i = 0; i < weights.length; i++) weights[i] = bytes.readInt16LE(2 * i)
   const t = raw.thresholds
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
-  const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, thresholds: {...t}}
+  const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
 }
