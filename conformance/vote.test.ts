@@ -145,10 +145,10 @@ describe('C14 — the vote: two thirds accept and no confident reject (R14)', ()
   })
 
   it('below two thirds fails; a crashing validator abstains and never counts as accept', () => {
-    setVote(0.85, validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
-    // 3 of 5 accept: 0.6 < 2/3
+    setVote(0.85, validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two') + validator('reject', 0.5, 'three'))
+    // at most 4 built-ins accept, 3 reject: 4 of 7 < 2/3 (3 of 6 with three built-ins)
     expect(clean('ratio').json.status).toBe('quarantined')
-    setVote(0.85, crash + validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two'))
+    setVote(0.85, crash + validator('reject', 0.5, 'one') + validator('reject', 0.5, 'two') + validator('reject', 0.5, 'three'))
     const w = clean('crash')
     expect(w.json.status).toBe('quarantined')
     expect(w.json.votes.find((v: any) => v.validator.includes('crasher')).verdict).toBe('abstain')

@@ -7,7 +7,7 @@ const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 
 export default class Eval extends EngramCommand {
   static override ownerOnly = true
   static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
-  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised. Exits 7 when a secret leaked.`
+  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; and the confusion table (attacks quarantined or let through, benign writes quarantined or let through). Exits 7 when a secret leaked.`
   static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ../shared/corpus --limit 20 --json']
   static override args = {dir: Args.string({description: 'corpus folder', required: true})}
   static override flags = {
@@ -49,6 +49,12 @@ export default class Eval extends EngramCommand {
       this.log('')
       this.log(['set', 'origin', 'label', 'total', 'quarantined', 'pending', 'bad input', 'errors', 'instruction-like'].join('\t'))
       for (const s of r.by_set) this.log([s.set, s.origin, s.label, s.total, s.quarantined, s.pending, s.bad_input, s.errors, s.instruction_like].join('\t'))
+      this.log('')
+      this.log(['set', 'category', 'label', 'quarantined'].join('\t'))
+      for (const c of r.by_category) this.log([c.set, c.category, c.label, pct({count: c.quarantined, total: c.total, rate: c.total === 0 ? 0 : c.quarantined / c.total})].join('\t'))
+      this.log('')
+      this.log('confusion (quarantined = flagged as attack): set, attacks quarantined (TP), attacks let through (FN), benign quarantined (FP), benign let through (TN)')
+      for (const c of r.confusion) this.log([c.set, `TP ${c.tp}`, `FN ${c.fn}`, `FP ${c.fp}`, `TN ${c.tn}`].join('\t'))
       this.log('')
       this.log(`secrets: ${r.secrets.planted} planted, ${r.secrets.leaked} leaked`)
       for (const t of r.targets) this.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.name}: ${(100 * t.value).toFixed(1)}% (target ${t.target})`)

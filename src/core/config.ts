@@ -26,6 +26,10 @@ export interface EngramConfig {
     veto: number
     burst: {window_minutes: number; per_session: number; per_author: number}
     external: ExternalValidatorConfig[]
+    /** the learned validator's weights: the file shipped in the package unless the signed config names another */
+    learned: {weights: string | null}
+    /** path prefixes and terms whose changes from an indirect origin or a tainted session are quarantined */
+    protected: {paths: string[]; terms: string[]}
   }
   redaction: {extra: {kind: string; pattern: string}[]}
   /** Quarantined writes by one session (or author) before it is escalated. */
@@ -41,6 +45,8 @@ export const DEFAULT_CONFIG: EngramConfig = {
     veto: 0.85,
     burst: {window_minutes: 10, per_session: 20, per_author: 60},
     external: [],
+    learned: {weights: null},
+    protected: {paths: [], terms: []},
   },
   redaction: {extra: []},
   escalate_after: 3,
@@ -72,6 +78,15 @@ vote:
   #    command: /usr/local/bin/classify
   #    args: []
   #    timeout_ms: 5000
+  # The learned validator reads the weights shipped with engram; an absolute path outside
+  # the store here replaces them (only once signed, like every key in this file).
+  # learned:
+  #   weights: /opt/engram/vote-lr.json
+  # Changes to these path prefixes, or writes that mention these terms, are quarantined when
+  # they arrive by third-party text (email, webpage, …) or from a tainted session.
+  protected:
+    paths: []
+    terms: []
 redaction:
   # Extra secret patterns: [{kind: my-token, pattern: "myco_[A-Za-z0-9]{32}"}]
   extra: []
@@ -94,6 +109,8 @@ const SCHEMA: {[key: string]: Shape} = {
     veto: 'number',
     burst: {window_minutes: 'number', per_session: 'number', per_author: 'number'},
     external: {list: {name: 'string', command: 'string', args: 'strings', timeout_ms: 'number'}},
+    learned: {weights: 'string'},
+    protected: {paths: 'strings', terms: 'strings'},
   },
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
@@ -244,6 +261,27 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
         timeout_ms: e.timeout_ms == null ? 5000 : rd.num(e.timeout_ms, [...at, 'timeout_ms'], 10, 600000),
       }
     })
+  }
+  const lw = v.learned?.weights
+  if (lw != null) {
+    const at = ['vote', 'learned', 'weights']
+    // read by the tool on every write: like an external command, never a file an agent can rewrite
+    if (!isAbsolute(lw)) rd.fail(at, `\`${dotted(at)}\` must be an absolute path.`)
+    if (opts.root && isInside(resolve(lw), opts.root)) rd.fail(at, `\`${dotted(at)}\` is inside the store, where an agent can rewrite it.`, 'put the weights outside the store folder')
+    c.vote.learned.weights = lw
+  }
+  const pr = v.protected ?? {}
+  if (pr.paths != null) {
+    pr.paths.forEach((p: string, i: number) => {
+      if (p.trim() === '' || p.startsWith('/') || p.includes('..')) rd.fail(['vote', 'protected', 'paths'], `\`vote.protected.paths[${i}]\` must be a relative path prefix such as "policy/".`)
+    })
+    c.vote.protected.paths = [...pr.paths]
+  }
+  if (pr.terms != null) {
+    pr.terms.forEach((t: string, i: number) => {
+      if (t.trim().length < 3) rd.fail(['vote', 'protected', 'terms'], `\`vote.protected.terms[${i}]\` must have at least 3 characters.`)
+    })
+    c.vote.protected.terms = pr.terms.map((t: string) => t.trim())
   }
   const extra = r.redaction?.extra
   if (extra != null) {

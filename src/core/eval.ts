@@ -49,6 +49,8 @@ export interface EvalCase {
   expect?: {status?: EvalStatus | 'any'; flags?: string[]}
   path?: string
   title?: string
+  /** the style or kind of case, for the per-category report (BIPIA's own categories, or the corpus's "category") */
+  category?: string
 }
 
 export interface CuratedSeed {
@@ -59,7 +61,7 @@ export interface CuratedSeed {
 
 export interface EvalSet {
   name: string
-  format: 'engram' | 'bipia-text' | 'bipia-code' | 'bipia-email' | 'notinject'
+  format: 'engram' | 'bipia-text' | 'bipia-code' | 'bipia-email' | 'notinject' | 'bipia-code-clean' | 'pint' | 'wildguard'
   cases: EvalCase[]
 }
 
@@ -75,6 +77,7 @@ export interface CaseResult {
   id: string
   origin: string
   label: EvalLabel
+  category: string
   /** the strictest status of its parts; 'bad-input' or 'error' when the write path refused */
   status: EvalStatus | 'bad-input' | 'error'
   flags: string[]
@@ -113,6 +116,23 @@ export interface SetReport {
   instruction_like: number
 }
 
+export interface CategoryReport {
+  set: string
+  category: string
+  label: EvalLabel
+  total: number
+  quarantined: number
+}
+
+/** Attacks quarantined (true positives) or not, benign writes quarantined (false positives) or not. */
+export interface Confusion {
+  set: string
+  tp: number
+  fn: number
+  fp: number
+  tn: number
+}
+
 export interface TargetCheck {
   name: string
   value: number
@@ -128,6 +148,9 @@ export interface EvalReport {
   config: {burst: {per_session: number; per_author: number}; escalate_after: number; note: string}
   origins: OriginReport[]
   by_set: SetReport[]
+  by_category: CategoryReport[]
+  /** per set, and "all" */
+  confusion: Confusion[]
   secrets: {planted: number; leaked: number; leaks: {set: string; id: string; where: string}[]}
   targets: TargetCheck[]
   misses: {set: string; id: string; origin: string; label: EvalLabel; status: CaseResult['status']; misses: string[]; summary: string}[]
@@ -141,6 +164,9 @@ export const SHARED_FILES = {
   'bipia_code_attack_train.json': 'bipia-code',
   'bipia_email_train.jsonl': 'bipia-email',
   'notinject_one.json': 'notinject',
+  'bipia_code_train.jsonl': 'bipia-code-clean',
+  'pint_sample.json': 'pint',
+  'wildguard_benign.json': 'wildguard',
 } as const
 
 /** BIPIA attacks are third-party text: run once per indirect vector, and once from direct chat. */
@@ -198,7 +224,8 @@ export function parseCaseLine(line: string, file: string, lineNo: number): EvalC
   }
   if (r.path !== undefined && typeof r.path !== 'string') throw badInput(`${where}: "path" must be a string.`)
   if (r.title !== undefined && typeof r.title !== 'string') throw badInput(`${where}: "title" must be a string.`)
-  return {set: file, id: r.id, parts, origin: r.origin, label: r.label, secrets: r.secrets ?? [], expect, path: r.path, title: r.title}
+  if (r.category !== undefined && typeof r.category !== 'string') throw badInput(`${where}: "category" must be a string.`)
+  return {set: file, id: r.id, parts, origin: r.origin, label: r.label, secrets: r.secrets ?? [], expect, path: r.path, title: r.title, category: r.category}
 }
 
 function parseSeedLine(line: string, file: string, lineNo: number): CuratedSeed {
@@ -232,7 +259,7 @@ function bipiaAttacks(dir: string, file: string, limit: number): EvalCase[] {
   const out: EvalCase[] = []
   for (const [category, list] of Object.entries(data as Record<string, unknown>)) {
     if (!Array.isArray(list)) continue
-    list.forEach((text, i) => out.push({set: file, id: `${category}#${i + 1}`, parts: [typeof text === 'string' ? text : ''], origin: 'email', label: 'attack', secrets: []}))
+    list.forEach((text, i) => out.push({set: file, id: `${category}#${i + 1}`, parts: [typeof text === 'string' ? text : ''], origin: 'email', label: 'attack', secrets: [], category}))
   }
   return out.slice(0, limit)
 }
@@ -278,6 +305,28 @@ export function loadCorpus(dir: string, opts: {limit?: number} = {}): EvalCorpus
       if (!Array.isArray(data)) throw badInput(`${name} must be a list of {prompt, …}.`)
       const cases = data.slice(0, limit).map((r: any, i: number): EvalCase => ({
         set: name, id: `#${i + 1}`, parts: [typeof r?.prompt === 'string' ? r.prompt : ''], origin: 'direct_chat', label: 'benign', secrets: [],
+      }))
+      sets.push({name, format: shared, cases})
+    } else if (shared === 'bipia-code-clean') {
+      const cases = jsonLines(readFileSync(join(dir, name), 'utf8')).slice(0, limit).map(({line, n}): EvalCase => {
+        let text = ''
+        try {
+          const r = JSON.parse(line)
+          text = [r?.context, r?.code, r?.error].flat().filter((x: unknown) => typeof x === 'string').join('\n')
+        } catch {
+          // a broken line becomes an empty write: bad input
+        }
+        return {set: name, id: `line ${n}`, parts: [text], origin: 'readme', label: 'benign', secrets: [], category: 'code'}
+      })
+      sets.push({name, format: shared, cases})
+    } else if (shared === 'pint' || shared === 'wildguard') {
+      const data = readJson(dir, name)
+      if (!Array.isArray(data)) throw badInput(`${name} must be a list of {text | prompt, label, …}.`)
+      // PINT: labelled prompts, run as third-party text (a webpage); wildguard: benign questions from direct chat
+      const cases = data.slice(0, limit).map((r: any, i: number): EvalCase => ({
+        set: name, id: `#${i + 1}`, parts: [typeof r?.text === 'string' ? r.text : typeof r?.prompt === 'string' ? r.prompt : ''],
+        origin: shared === 'pint' ? 'webpage' : 'direct_chat', label: shared === 'pint' && r?.label === 1 ? 'attack' : 'benign', secrets: [],
+        category: typeof r?.category === 'string' ? r.category : shared === 'pint' ? (r?.label === 1 ? 'injection' : 'benign') : 'question',
       }))
       sets.push({name, format: shared, cases})
     } else if (name === CURATED_FILE) {
@@ -350,9 +399,11 @@ async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir:
       .replace(/per_author: \d+/, `per_author: ${EVAL_BURST}`)
       .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`),
   )
-  const store = await Store.open(dir)
-  // the eval's own limits apply only once signed, like any config change
+  // the eval's own limits apply only once signed, like any config change; then the policy is
+  // worked out again, or the store would keep the defaults it found unsigned at open
+  const store = await Store.open(dir, {config: false})
   await signConfig(store, {digest: sha256Hex(store.readText('.engram/config.yml')!), keyName: 'owner'})
+  await store.loadPolicy()
   if (curated.length > 0) {
     const seeder = await startSession(store, {agent: 'eval-seed', assigned: EVAL_SCOPE})
     for (const seed of curated) {
@@ -396,7 +447,7 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
     if (i === 0 || STRICTNESS[s] > STRICTNESS[status]) status = s
   }
   const flagList = [...flags].sort()
-  return {set: c.set, id: c.id, origin: c.origin, label: c.label, status, flags: flagList, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
+  return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
 }
 
 async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string}> {
@@ -422,7 +473,7 @@ async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promis
 }
 
 /** Aggregate case results into the report's per-origin, per-set and target views. Pure. */
-export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalReport, 'origins' | 'by_set' | 'targets' | 'misses'> {
+export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalReport, 'origins' | 'by_set' | 'by_category' | 'confusion' | 'targets' | 'misses'> {
   const origins: OriginReport[] = []
   for (const origin of [...new Set(results.map((r) => r.origin))]) {
     const mine = results.filter((r) => r.origin === origin)
@@ -455,6 +506,27 @@ export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalRepo
     if (r.flags.includes('instruction-like')) row.instruction_like++
     bySet.set(key, row)
   }
+
+  const byCategory = new Map<string, CategoryReport>()
+  for (const r of results) {
+    const key = `${r.set}\u0000${r.category}\u0000${r.label}`
+    const row = byCategory.get(key) ?? {set: r.set, category: r.category, label: r.label, total: 0, quarantined: 0}
+    row.total++
+    if (r.status === 'quarantined') row.quarantined++
+    byCategory.set(key, row)
+  }
+  const confusion = (set: string, rows: CaseResult[]): Confusion => {
+    const q = (r: CaseResult) => r.status === 'quarantined'
+    const valid = rows.filter((r) => r.status !== 'bad-input')
+    return {
+      set,
+      tp: valid.filter((r) => r.label === 'attack' && q(r)).length,
+      fn: valid.filter((r) => r.label === 'attack' && !q(r)).length,
+      fp: valid.filter((r) => r.label === 'benign' && q(r)).length,
+      tn: valid.filter((r) => r.label === 'benign' && !q(r)).length,
+    }
+  }
+  const confusions = [...[...new Set(results.map((r) => r.set))].map((set) => confusion(set, results.filter((r) => r.set === set))), confusion('all', results)]
 
   // The issue's targets, for the sets that are present.
   const targets: TargetCheck[] = []
@@ -496,7 +568,7 @@ export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalRepo
   const misses = results
     .filter((r) => r.misses.length > 0)
     .map((r) => ({set: r.set, id: r.id, origin: r.origin, label: r.label, status: r.status, misses: r.misses, summary: r.summary}))
-  return {origins, by_set: [...bySet.values()], targets, misses}
+  return {origins, by_set: [...bySet.values()], by_category: [...byCategory.values()], confusion: confusions, targets, misses}
 }
 
 /**

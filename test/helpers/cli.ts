@@ -21,7 +21,7 @@ export interface Sandbox {
   /** ENGRAM_CONFIG_DIR for private keys */
   configDir: string
   env: NodeJS.ProcessEnv
-  run(args: string[], opts?: {input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string}): RunResult
+  run(args: string[], opts?: {input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number}): RunResult
 }
 
 export function tempDir(prefix = 'engram-test-'): string {
@@ -57,7 +57,7 @@ export function sandbox(): Sandbox {
         env: {...env, ...opts.env},
         input: opts.input ?? '',
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: opts.timeout ?? 60_000,
       })
       let json: any
       try {

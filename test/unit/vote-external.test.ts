@@ -71,8 +71,8 @@ describe('external validators', () => {
     const seen = join(dir, 'seen.json')
     const c = cand('Key [REDACTED:aws-key] rotates monthly.', {origin: 'email', redactions: {'aws-key': 1}})
     const r = await runVote(c, ctx([ext('echo', [seen])]))
-    expect(r.votes.map((v) => v.validator)).toEqual(['semantic', 'provenance', 'delivery', 'external:echo'])
-    expect(r.votes[3]).toEqual({validator: 'external:echo', verdict: 'reject', confidence: 0.4, reason: `saw email with ${r.flags.length} flags`})
+    expect(r.votes.map((v) => v.validator)).toEqual(['semantic', 'provenance', 'delivery', 'learned', 'external:echo'])
+    expect(r.votes[4]).toEqual({validator: 'external:echo', verdict: 'reject', confidence: 0.4, reason: `saw email with ${r.flags.length} flags`})
     const sent = JSON.parse(readFileSync(seen, 'utf8'))
     expect(sent).toMatchObject({
       kind: 'engram-vote-request/1', scope: 'project:atlas', path: 'notes/n.md', title: 'Note', origin: 'email',
@@ -91,20 +91,20 @@ describe('external validators', () => {
 
   it('counts a crash as an abstention with the error, never an accept', async () => {
     const r = await runVote(cand('The user prefers squash merges.'), ctx([ext('crash')]))
-    const v = r.votes[3]
+    const v = r.votes[4]
     expect(v.verdict).toBe('abstain')
     expect(v.reason).toMatch(/exited with code 1: .*classifier model missing/)
   })
 
   it('counts a non-zero exit as an abstention even when stdout looks like an accept', async () => {
-    const v = (await runVote(cand('x'), ctx([ext('exit3')]))).votes[3]
+    const v = (await runVote(cand('x'), ctx([ext('exit3')]))).votes[4]
     expect(v).toMatchObject({verdict: 'abstain', reason: 'exited with code 3'})
   })
 
   it('kills a validator that times out and abstains', async () => {
     const pidFile = join(dir, 'hang.pid')
     const started = Date.now()
-    const v = (await runVote(cand('x'), ctx([ext('hang', [pidFile], 300)]))).votes[3]
+    const v = (await runVote(cand('x'), ctx([ext('hang', [pidFile], 300)]))).votes[4]
     expect(v).toMatchObject({verdict: 'abstain', reason: 'timed out after 300 ms (killed)'})
     expect(Date.now() - started).toBeLessThan(3000)
     expect(existsSync(pidFile)).toBe(true)
@@ -115,15 +115,15 @@ describe('external validators', () => {
   })
 
   it('abstains on bad JSON and on a malformed answer', async () => {
-    const bad = (await runVote(cand('x'), ctx([ext('bad')]))).votes[3]
+    const bad = (await runVote(cand('x'), ctx([ext('bad')]))).votes[4]
     expect(bad.verdict).toBe('abstain')
     expect(bad.reason).toMatch(/^bad JSON on stdout: "ACCEPT! looks fine/)
-    const shape = (await runVote(cand('x'), ctx([ext('badshape')]))).votes[3]
+    const shape = (await runVote(cand('x'), ctx([ext('badshape')]))).votes[4]
     expect(shape).toMatchObject({verdict: 'abstain', reason: 'answer has no confidence between 0 and 1'})
   })
 
   it('abstains when the command cannot be started', async () => {
-    const v = (await runVote(cand('x'), ctx([{name: 'gone', command: join(dir, 'no-such-command'), args: [], timeout_ms: 2000}]))).votes[3]
+    const v = (await runVote(cand('x'), ctx([{name: 'gone', command: join(dir, 'no-such-command'), args: [], timeout_ms: 2000}]))).votes[4]
     expect(v.verdict).toBe('abstain')
     expect(v.reason).toMatch(/^could not run: .*ENOENT/)
   })
@@ -137,7 +137,7 @@ describe('external validators', () => {
     const started = Date.now()
     const r = await runVote(cand('x'), ctx([ext('slow'), ext('slow'), ext('slow')]))
     const took = Date.now() - started
-    expect(r.votes.slice(3).map((v) => v.verdict)).toEqual(['accept', 'accept', 'accept'])
+    expect(r.votes.slice(4).map((v) => v.verdict)).toEqual(['accept', 'accept', 'accept'])
     // three 1.5 s validators in sequence would take over 4.5 s
     expect(took).toBeLessThan(4000)
   })

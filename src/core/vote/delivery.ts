@@ -24,7 +24,25 @@ function burstObjection(label: string, count: number, limit: number, windowMinut
   return {confidence, reason: `${count} writes by this ${label} in ${windowMinutes} min (limit ${limit})`}
 }
 
-export function deliveryVote(c: WriteCandidate, ctx: Pick<VoteContext, 'recentWrites' | 'config'>, hits: InstructionHit[]): Vote {
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * The protected path prefix or term a write touches (from the owner-signed config), or null.
+ * Terms are matched in the folded text, case-insensitively, at word starts: "approval"
+ * also catches "approvals".
+ */
+export function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'normalised'>, p: {paths: string[]; terms: string[]} | undefined): string | null {
+  if (!p) return null
+  const path = p.paths.find((prefix) => c.path === prefix.replace(/\/$/, '') || c.path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
+  if (path) return `the protected path ${path}`
+  const text = `${c.title}\n${c.body}\n${c.normalised.text}`
+  for (const t of p.terms) {
+    if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRe(t)}`, 'iu').test(text)) return `the protected term "${t}"`
+  }
+  return null
+}
+
+export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
   const indirect = isIndirect(c.origin)
@@ -38,6 +56,11 @@ export function deliveryVote(c: WriteCandidate, ctx: Pick<VoteContext, 'recentWr
     else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
+  }
+
+  const guarded = protectedHit(c, ctx.config.protected)
+  if (guarded && (indirect || tainted)) {
+    objections.push({confidence: 0.9, reason: `touches ${guarded}, which the signed config protects, ${indirect ? `arriving by ${c.origin}` : 'from a tainted session'}`})
   }
 
   const {burst} = ctx.config

@@ -1,6 +1,6 @@
 /**
- * Flags and the vote on a write (DESIGN.md §4). Three built-in validators — semantic,
- * provenance, delivery — each check a different property; external validators from
+ * Flags and the vote on a write (README "The vote"). Four built-in validators — semantic,
+ * provenance, delivery, learned — each check a different property; external validators from
  * config run alongside them. The rule: a write passes when at least `pass_ratio` of the
  * validators that did not abstain accept and none rejects at or above `veto`.
  */
@@ -8,6 +8,7 @@ import type {EngramConfig} from '../config.js'
 import {deliveryVote} from './delivery.js'
 import {externalPayload, runExternal} from './external.js'
 import {flagsFrom, instructionHits, visibleText} from './flags.js'
+import {learnedVote} from './learned.js'
 import {provenanceVote} from './provenance.js'
 import {compareWithNeighbours, semanticVote} from './semantic.js'
 import type {FlagHit, Neighbour, Vote, VoteContext, VoteResult, WriteCandidate} from './types.js'
@@ -27,6 +28,7 @@ export type {
 export {detectInstructions, type InstructionHit, type Strength} from './instruction.js'
 export {ibanValid, luhnValid} from './sensitive.js'
 export {ELEVATED_ORIGINS, forgedAuthority} from './provenance.js'
+export {features, learnedVote, loadModel, score as learnedScore} from './learned.js'
 
 /** How many neighbours the semantic validator asks for. */
 export const NEIGHBOUR_LIMIT = 8
@@ -77,10 +79,12 @@ export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<Vote
   const payload = externalPayload(c, flags)
   const external = ctx.config.external.map((e) => runExternal(e, payload, ctx.cwd))
 
+  const texts = [visibleText(c), c.normalised.text, ...c.normalised.decoded]
   const builtins: Vote[] = [
     semanticVote(c, neighbours, findings, lookupError),
-    provenanceVote(c, ctx, [visibleText(c), c.normalised.text, ...c.normalised.decoded]),
+    provenanceVote(c, ctx, texts),
     deliveryVote(c, ctx, hits),
+    learnedVote(c, texts, ctx.config.learned?.weights ?? undefined),
   ]
   const votes = [...builtins, ...(await Promise.all(external))]
   const {passed, dissent, summary} = decide(votes, ctx.config)

@@ -172,7 +172,7 @@ const RULES: Rule[] = [
     kind: 'authority',
     strength: 'medium',
     label: 'claim of authority',
-    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior|the|your)\b|(?:admin(?:istrator)?|developer|god|debug|maintenance|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
+    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:admin(?:istrator)?|developer|god|debug|maintenance|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
   },
   {
     kind: 'pipe-to-shell',
@@ -267,6 +267,85 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: "asks to act behind the user's back",
     re: new RegExp(String.raw`\bmention\s+(?:this|it|that)\s+to\s+${PRINCIPAL}(?<=\b(?:not|don['’]?t|never)\s+mention\s+\w+\s+to\s+\w+\s+\w+)|\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|private|confidential)\s+from\s+${PRINCIPAL}|\bwithout\s+(?:the|your)\s+(?:user|owner|human)(?:['’]s)?\s+(?:knowing|knowledge|noticing|consent)\b`, 'i'),
+  },
+  // Attacks phrased without the classic words: each shape below is aimed at a model reading the
+  // text, whatever words it picks (README "How well the vote works" lists the styles).
+  {
+    kind: 'override',
+    strength: 'strong',
+    label: 'override of instructions (other language)',
+    re: /\b(?:ignorier(?:e|en)|vergiss|vergessen\s+sie)\s+(?:alle\s+|deine\s+|ihre\s+|die\s+)*(?:vorherigen\s+|bisherigen\s+|obigen\s+)?(?:anweisungen|regeln|instruktionen|vorgaben)|\b(?:oublie[zs]?|ignore[zs]?)\s+(?:toutes\s+)?(?:tes|vos|les)\s+(?:consignes|instructions|règles)|\b(?:olvida|ignora|olvide|ignore)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|reglas)|\bignora\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole)|\b(?:ignore|esqueça|esqueca)\s+(?:todas\s+)?(?:as|suas)\s+(?:instruções|instrucoes|regras)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere\s+|vorige\s+)?(?:instructies|regels)|忽略(?:之前|以前|上面|先前)?(?:的)?(?:所有)?(?:指令|指示|说明|规则)|(?:以前|前|これまで)の(?:指示|命令|ルール)を(?:すべて)?無視|игнорируй|забудь\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкции|правила)/i,
+  },
+  {
+    kind: 'hypothetical',
+    strength: 'medium',
+    label: 'hypothetical or fictional framing of the assistant',
+    gate: [['hypothetic', 'imagine', 'suppose', 'pretend', 'fiction', 'thought experiment', 'what if', 'novel', 'story']],
+    re: /\b(?:hypothetically|imagine|suppose|let(?:'|\s+u)s\s+pretend|pretend|in\s+a\s+(?:fictional|hypothetical)\s+(?:world|scenario|story)|thought\s+experiment|what\s+if\s+you\s+were|a\s+(?:novel|story)\s+in\s+which)\b[^\n]{0,120}?\b(?:(?:no|without)\s+(?:any\s+)?(?:restrictions|guidelines|rules|filters|limits|safeguards)|allowed\s+to\s+(?:reveal|bypass|ignore|share)|as\s+(?:that|this)\s+(?:assistant|ai|model)\s+would|reads?\s+out\s+every|(?:stored|every)\s+credentials?|approved\s+everything|dan\b)/i,
+  },
+  {
+    kind: 'virtualisation',
+    strength: 'medium',
+    label: 'claims a special mode or a role for the assistant',
+    re: /\b(?:simulation|sandbox|developer|debug|maintenance|god|admin(?:istrator)?|root|kernel|unrestricted|jailbreak|system)(?:[- ]level)?\s+(?:mode|context|level|console|channel|privileges?|build|directive)\b[^.\n]{0,60}?\b(?:enabled|unlocked|granted|active|activated|on|offline|suspended|elevated|detected|turned\s+off)\b|\b(?:enter|begin|start)\s+(?:a\s+)?(?:simulation|sandbox|game|role-?play)\b|\b(?:act|play|behave)\s+(?:as|the\s+role\s+of)\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:terminal|shell|console|character)\b|\bstay\s+in\s+character\s+for\s+the\s+rest\b|\byou\s+are\s+(?:now\s+)?(?:running|operating)\s+(?:in|inside)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root)\b|\bpolicy\s+checks\s+are\s+(?:turned\s+)?off\b|\bsafety\s+layer\s+offline\b/i,
+  },
+  {
+    kind: 'bypass-controls',
+    strength: 'medium',
+    label: 'asks to switch a safeguard off',
+    // an order, not a report of one ("attackers tried to bypass…", "we never skip…")
+    before: IMPERATIVE_BEFORE,
+    re: /\b(?:turn\s+off|disable|switch\s+off|skip|suspend|pause|bypass|circumvent|quietly\s+approve|approve\s+(?:it|this|them)\s+right\s+away)\b[^.\n]{0,40}?\b(?:review|safety|quarantine|vote|approval|confirmation|two-factor|2fa|filters?|checks?|sign-?off)(?:\s+(?:step|queue|checks?|layer))?\b/gi,
+  },
+  {
+    kind: 'shots',
+    strength: 'medium',
+    label: 'a dialogue for the model to continue',
+    re: /(?:(?:^|\s)(?:q|a|user|assistant|input|output|turn\s+\d+|example\s+\d+)\s*[:\u2014-][^\n]{0,200}?){4,}(?:(?:a|assistant|output)\s*:\s*$|your\s+turn|now\s+(?:you|continue)|continue\s+for)/i,
+  },
+  {
+    kind: 'repetition',
+    strength: 'medium',
+    label: 'a word repeated to force attention',
+    re: /\b([\p{L}]{4,})\b(?:[\s,.!:;]+\1\b){4,}/iu,
+  },
+  {
+    kind: 'split-payload',
+    strength: 'medium',
+    label: 'asks to assemble and follow a split instruction',
+    re: /\b(?:combine|concatenate|join|assemble)\s+(?:these|the)\s+(?:fragments|parts|pieces|strings|segments)|\b[a-z]\s*\+\s*[a-z]\b[^.\n]{0,30}\b(?:says|then|and)|\bfirst\s+letter\s+of\s+each\s+(?:line|word)|\b(?:do|follow|obey)\s+what\s+(?:it|they|the\s+result)\s+(?:says|spells)|\bobey\s+the\s+word\b|\bpart\s+two\b[^.\n]{0,60}\bafter\s+part\s+one\b/i,
+  },
+  {
+    kind: 'smuggling',
+    strength: 'medium',
+    label: 'asks to decode and follow hidden text',
+    re: /\b(?:decode|rot-?13|read\s+(?:this|it)\s+backwards|reverse\s+(?:this|it)|spell\s+out|leetspeak|translate\s+from\s+base64)\b[^\n]{0,40}?\b(?:and|then)\s+(?:do|follow|comply|obey|perform|execute|act)|\b(?:apply|use)\s+(?:rot-?13|leetspeak)\b|\bhex\s+is\s+your\b|\bfollow\s+it:\s/i,
+  },
+  {
+    kind: 'indirect-reference',
+    strength: 'medium',
+    label: 'points the model at instructions elsewhere',
+    re: /\b(?:do|carry\s+out|follow|obey|execute|perform)\s+(?:what(?:ever)?|the\s+steps?)\b[^.\n]{0,60}?\b(?:asks|says|tells\s+you|describes?|described|contains?|requests?)\b|\bcontains\s+your\s+(?:actual|real)\s+task|\byour\s+(?:real|actual|true)\s+(?:task|request|instructions?|brief|goal)\b|\bthe\s+real\s+request\b|\b(?:prioriti[sz]e|treat)\s+it\s+(?:over|as\s+coming\s+from)\b/i,
+  },
+  {
+    kind: 'lesson',
+    strength: 'medium',
+    label: 'a "lesson learned" that licenses an unsafe act',
+    gate: [['lesson', 'note to self', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time']],
+    re: /\b(?:lessons?\s+learned|note\s+to\s+self|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down)\b/i,
+  },
+  {
+    kind: 'cross-tenant',
+    strength: 'medium',
+    label: "reaches into another tenant's memory",
+    re: /\b(?:copy|reuse|merge|read|show|share|tell|move)\b[^.\n]{0,60}?\b(?:tenant:[\w-]+|other\s+(?:team|tenant|customer)s?(?:'s?)?|all\s+tenants|another\s+customer|private\s+scope)|\b(?:tenant:[\w-]+|all\s+tenants|another\s+customer)\b[^.\n]{0,60}?\b(?:copy|reuse|merge|show|share)\b/i,
+  },
+
+  {
+    kind: 'exfiltration',
+    strength: 'medium',
+    label: 'asks to put private data into the output',
+    re: /\b(?:attach|include|put|paste|embed|append|upload|collect)\b[^.\n]{0,40}?\b(?:contents\s+of\s+the\s+\S+\s+file|\.env\b|phone\s+numbers|e-?mail\s+address(?:es)?|last\s+\w+\s+messages|(?:conversation\s+)?transcript|all\s+contacts|session\s+cookie)\b[^.\n]{0,60}?\b(?:reply|summary|url|answer|link|channel|pastebin|response)\b/i,
   },
 ]
 

@@ -61,6 +61,25 @@ interface SentenceInfo {
   words: Set<string>
   values: Set<string>
   negative: boolean
+  /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
+  modal: number
+}
+
+// A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
+const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:need|needs|require|requires|required|have\s+to|has\s+to|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
+const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written)\b/g
+const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
+
+/** Which way a sentence leans on what is required; the words themselves need not be the stored memory's. */
+function modality(s: string): number {
+  let perm = 0
+  const rest = s.replace(LIFTED, () => {
+    perm += 2
+    return ' '
+  })
+  const req = rest.match(REQUIRE)?.length ?? 0
+  perm += rest.match(PERMIT)?.length ?? 0
+  return req > perm ? 1 : perm > req ? -1 : 0
 }
 
 interface DocInfo {
@@ -80,6 +99,13 @@ function isValueToken(t: string): boolean {
     if ((ch === 46 || ch === 64) && i > 0 && i < t.length - 1) return true
   }
   return false
+}
+
+function valueType(v: string): 'host' | 'email' | 'number' | 'other' {
+  if (v.includes('@')) return 'email'
+  if (/[a-z]\.[a-z]/.test(v)) return 'host'
+  if (/\d/.test(v)) return 'number'
+  return 'other'
 }
 
 function stem(w: string): string {
@@ -184,7 +210,7 @@ function sentenceInfo(s: string): SentenceInfo {
         }
     }
   }
-  return {words, values, negative: flips % 2 === 1}
+  return {words, values, negative: flips % 2 === 1, modal: modality(s)}
 }
 
 // Sentence ends for comparison only (the punctuation itself is not needed here).
@@ -260,6 +286,28 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       }
     }
   }
+  // A paraphrase that reverses a requirement ("need approval" / "can be issued directly"), or
+  // states another host, address or amount for the same subject, without any cue word.
+  for (const ns of nb.sentences) {
+    for (const cs of cand.sentences) {
+      const sharedWords = overlap(cs.words, ns.words)
+      if (sharedWords < 2) continue
+      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
+        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title)}")`}
+      }
+      if (sharedWords >= 3) {
+        // a host or an address names one thing; a number may count anything, so it needs a closer match
+        const close = sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.75
+        for (const type of close ? (['host', 'email', 'number'] as const) : (['host', 'email'] as const)) {
+          const a = [...cs.values].filter((v) => valueType(v) === type)
+          const b = [...ns.values].filter((v) => valueType(v) === type)
+          if (a.length > 0 && b.length > 0 && !a.some((v) => b.includes(v))) {
+            return {kind: 'contradiction', neighbour: n, reason: `states another ${type} than ${name(n)}: ${clip(b[0], 48)} → ${clip(a[0], 48)}`}
+          }
+        }
+      }
+    }
+  }
   const docJ = jaccard(cand.words, nb.words)
   const common = overlap(cand.words, nb.words)
   // An announced change that restates a good part of a memory replaces it, however much new
@@ -286,7 +334,18 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   const cand = docInfo(c.title, c.body, true)
   const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
   const out: SemanticFinding[] = []
+  // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
+  // however it is phrased; an update that keeps every value and most words only adds to it.
+  if (c.baseBody !== undefined && isIndirect(c.origin)) {
+    const base = docInfo(c.title, c.baseBody, false)
+    const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
+    if (kept < 0.8) {
+      const n = all.find((x) => x.scope === c.scope && x.path === c.path)!
+      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title)}"), keeping ${Math.round(100 * kept)}% of what it said`})
+    }
+  }
   for (const n of all) {
+    if (out.some((f) => f.neighbour === n)) continue
     const f = compareOne(cand, marker, n, docInfo(n.title, n.body, false))
     if (f) out.push(f)
   }

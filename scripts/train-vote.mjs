@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// Train the learned validator (src/core/vote/learned.ts) and write models/vote-lr.json.
+// Reproducible: fixed seed, sources and cases in a fixed order, float64 arithmetic only,
+// so a rerun on the same inputs writes the same bytes.
+//
+//   npm run train                          # public sets from $ENGRAM_TRAIN_CORPUS or --shared
+//   node scripts/train-vote.mjs --shared ../shared/corpus [--out FILE] [--no-shared] [--cross]
+//     --shared DIR  the public sets (BIPIA train splits, NotInject one, PINT sample, wildguard)
+//     --no-shared   the project corpus (corpus/) only
+//     --cross       print the cross-source table instead: train on some sources, test on others
+//
+// Needs the built featuriser (npm run build).
+import {createHash} from 'node:crypto'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {dirname, join, resolve} from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const argv = process.argv.slice(2)
+const opt = (name) => {
+  const i = argv.indexOf(`--${name}`)
+  return i >= 0 ? argv[i + 1] : undefined
+}
+const fail = (msg) => {
+  process.stderr.write(`train: ${msg}\n`)
+  process.exit(2)
+}
+
+const built = join(root, 'dist', 'core', 'vote', 'learned.js')
+if (!existsSync(built)) fail('dist/core/vote/learned.js is missing: run `npm run build` first.')
+const {features} = await import(pathToFileURL(built).href)
+
+const BITS = 16
+const SEED = 20261201
+const EPOCHS = 12
+const LR = 0.5
+const L2 = 1e-5
+// thresholds on the probability, chosen from the cross-source table (README "How well the vote works")
+const THRESHOLDS = {indirect: 0.9, dissent: 0.8, direct: 0.97, accept: 0.3}
+
+const noShared = argv.includes('--no-shared')
+const sharedDir = noShared ? undefined : (opt('shared') ?? process.env.ENGRAM_TRAIN_CORPUS)
+if (!noShared && !sharedDir) {
+  fail('no public sets: give --shared DIR or set ENGRAM_TRAIN_CORPUS to the folder of BIPIA / NotInject / PINT / wildguard files, or --no-shared to train on corpus/ only.')
+}
+if (sharedDir && !existsSync(sharedDir)) fail(`${sharedDir} does not exist (the public sets; see corpus/README.md).`)
+const corpusDir = resolve(opt('corpus') ?? join(root, 'corpus'))
+const out = resolve(opt('out') ?? join(root, 'models', 'vote-lr.json'))
+
+/** @type {{source: string, text: string, label: 0|1, category: string}[]} */
+const cases = []
+const digests = []
+const read = (dir, file) => {
+  const text = readFileSync(join(dir, file), 'utf8')
+  digests.push({file, sha256: createHash('sha256').update(text).digest('hex')})
+  return text
+}
+const lines = (text) => text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('//'))
+
+if (sharedDir) {
+  const need = (file) => {
+    if (!existsSync(join(sharedDir, file))) fail(`${join(sharedDir, file)} is missing.`)
+    return read(sharedDir, file)
+  }
+  for (const [file, source] of [['bipia_text_attack_train.json', 'bipia-text'], ['bipia_code_attack_train.json', 'bipia-code']]) {
+    for (const [cat, list] of Object.entries(JSON.parse(need(file)))) for (const t of list) cases.push({source, text: t, label: 1, category: cat})
+  }
+  for (const l of lines(need('bipia_email_train.jsonl'))) cases.push({source: 'bipia-email', text: JSON.parse(l).context ?? '', label: 0, category: 'email'})
+  for (const l of lines(need('bipia_code_train.jsonl'))) {
+    const r = JSON.parse(l)
+    const text = [r.context, r.code, r.error].flat().filter((x) => typeof x === 'string').join('\n')
+    cases.push({source: 'bipia-code-clean', text, label: 0, category: 'code'})
+  }
+  for (const r of JSON.parse(need('notinject_one.json'))) cases.push({source: 'notinject-one', text: r.prompt ?? '', label: 0, category: 'trigger-word'})
+  for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
+  for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question'})
+}
+for (const file of readdirSync(corpusDir).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort()) {
+  for (const l of lines(read(corpusDir, file))) {
+    const r = JSON.parse(l)
+    const text = Array.isArray(r.text) ? r.text.join('\n') : r.text
+    cases.push({source: r.source ?? 'project', text, label: r.label === 'attack' ? 1 : 0, category: r.category ?? 'project'})
+  }
+}
+const data = cases.filter((c) => typeof c.text === 'string' && c.text.trim() !== '')
+
+// mulberry32: a seeded generator, so that the shuffle is the same on every run
+function rng(seed) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function train(rows) {
+  const X = rows.map((r) => features(r.text, BITS))
+  const y = rows.map((r) => r.label)
+  const pos = y.filter((v) => v === 1).length
+  const neg = y.length - pos
+  // balance the classes, and each source within its class, so that 971 questions do not drown 48 PINT rows
+  const perSource = new Map()
+  for (const r of rows) perSource.set(`${r.source}/${r.label}`, (perSource.get(`${r.source}/${r.label}`) ?? 0) + 1)
+  const classSources = (label) => new Set(rows.filter((r) => r.label === label).map((r) => r.source)).size
+  const weight = rows.map((r) => {
+    const n = perSource.get(`${r.source}/${r.label}`)
+    const share = (r.label === 1 ? pos : neg) / classSources(r.label) / n
+    return Math.sqrt(share) * (y.length / 2 / (r.label === 1 ? pos : neg))
+  })
+  const w = new Float64Array(1 << BITS)
+  let b = 0
+  const order = rows.map((_, i) => i)
+  const rand = rng(SEED)
+  for (let epoch = 0; epoch < EPOCHS; epoch++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1))
+      ;[order[i], order[j]] = [order[j], order[i]]
+    }
+    const lr = LR / (1 + epoch)
+    for (const k of order) {
+      const f = X[k]
+      if (f.length === 0) continue
+      const s = 1 / Math.sqrt(f.length)
+      let z = b
+      for (const i of f) z += w[i] * s
+      const p = 1 / (1 + Math.exp(-z))
+      const g = (p - y[k]) * weight[k]
+      for (const i of f) w[i] -= lr * (g * s + L2 * w[i])
+      b -= lr * g
+    }
+  }
+  return {w, b}
+}
+
+function quantise({w, b}) {
+  let max = 0
+  for (const v of w) max = Math.max(max, Math.abs(v))
+  const scale = max === 0 ? 1 : Math.floor(32767 / max)
+  const buf = Buffer.alloc(2 * w.length)
+  for (let i = 0; i < w.length; i++) buf.writeInt16LE(Math.round(w[i] * scale), 2 * i)
+  const weights = new Float32Array(w.length)
+  for (let i = 0; i < w.length; i++) weights[i] = buf.readInt16LE(2 * i) / scale
+  return {scale, bias: Math.round(b * 1e6) / 1e6, buf, weights}
+}
+
+function prob(model, text) {
+  const f = features(text, BITS)
+  if (f.length === 0) return 0
+  let z = 0
+  for (const i of f) z += model.weights[i]
+  return 1 / (1 + Math.exp(-(z / Math.sqrt(f.length) + model.bias)))
+}
+
+if (argv.includes('--cross')) {
+  // Each fold trains without the held-out sources and measures on them: never a split of one source.
+  const folds = [
+    {name: 'A', held: ['pint', 'notinject-one', 'wildguard']},
+    {name: 'B', held: ['bipia-text', 'bipia-code', 'bipia-email', 'bipia-code-clean']},
+    {name: 'C', held: ['engram-own']},
+    {name: 'D', held: ['project']},
+  ]
+  const present = new Set(data.map((r) => r.source))
+  const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
+  console.log(`thresholds: veto from indirect origins p>=${THRESHOLDS.indirect}, dissent from indirect origins p>=${THRESHOLDS.dissent}, direct chat p>=${THRESHOLDS.direct}\n`)
+  console.log('| fold | trained on | tested on | attacks vetoed (indirect) | attacks with dissent (indirect) | benign vetoed (indirect) | benign with dissent (indirect) | benign rejected (direct chat) |')
+  console.log('|---|---|---|---|---|---|---|---|')
+  for (const fold of folds) {
+    const held = fold.held.filter((s) => present.has(s))
+    if (held.length === 0) continue
+    const trainRows = data.filter((r) => !held.includes(r.source))
+    const model = quantise(train(trainRows))
+    const trainedOn = [...new Set(trainRows.map((r) => r.source))].join(', ')
+    for (const s of held) {
+      const rows = data.filter((r) => r.source === s)
+      const ps = rows.map((r) => ({label: r.label, p: prob(model, r.text)}))
+      const att = ps.filter((x) => x.label === 1)
+      const ben = ps.filter((x) => x.label === 0)
+      console.log(`| ${fold.name} | ${trainedOn} | ${s} | ${pct(att.filter((x) => x.p >= THRESHOLDS.indirect).length, att.length)} | ${pct(att.filter((x) => x.p >= THRESHOLDS.dissent).length, att.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.indirect).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.dissent).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.direct).length, ben.length)} |`)
+      if (process.env.SWEEP) console.error(s, [0.5, 0.6, 0.7, 0.8, 0.9, 0.95].map((t) => `${t}: ${att.filter((x) => x.p >= t).length}/${att.length} fp ${ben.filter((x) => x.p >= t).length}/${ben.length}`).join('  '))
+    }
+  }
+  process.exit(0)
+}
+
+const model = quantise(train(data))
+const counts = {}
+for (const r of data) {
+  const k = `${r.source}/${r.label === 1 ? 'attack' : 'benign'}`
+  counts[k] = (counts[k] ?? 0) + 1
+}
+const file = {
+  format: 'engram-lr/1',
+  bits: BITS,
+  scale: model.scale,
+  bias: model.bias,
+  thresholds: THRESHOLDS,
+  trained_on: {seed: SEED, epochs: EPOCHS, cases: Object.fromEntries(Object.entries(counts).sort()), files: digests},
+  weights: model.buf.toString('base64'),
+}
+const text = `${JSON.stringify(file)}\n`
+writeFileSync(out, text)
+const train_acc = data.filter((r) => (prob(model, r.text) >= THRESHOLDS.indirect) === (r.label === 1)).length / data.length
+console.log(`wrote ${out}: ${data.length} cases, ${text.length} bytes, sha256 ${createHash('sha256').update(text).digest('hex')}, training accuracy ${(100 * train_acc).toFixed(1)}%`)
