@@ -112,7 +112,13 @@ function lineOf(text: string, path: (string | number)[]): number | undefined {
   return undefined
 }
 
-const isSpace = (c: string | undefined) => c !== undefined && /\s/.test(c)
+/** `\s` of a regular expression, for the character at i of s; ASCII first, as every config line is */
+function spaceAt(s: string, i: number): boolean {
+  if (i >= s.length) return false
+  const code = s.charCodeAt(i)
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13)
+  return /\s/.test(s[i])
+}
 
 /**
  * The key a block-YAML line opens and its indent (sequence dashes count), or undefined: a
@@ -121,27 +127,31 @@ const isSpace = (c: string | undefined) => c !== undefined && /\s/.test(c)
  */
 export function keyOfLine(line: string): {indent: number; key: string} | undefined {
   let i = 0
-  while (isSpace(line[i])) i++
+  while (spaceAt(line, i)) i++
   // "- " items, each dash followed by whitespace
-  while (line[i] === '-' && isSpace(line[i + 1])) {
+  while (line[i] === '-' && spaceAt(line, i + 1)) {
     i++
-    while (isSpace(line[i])) i++
+    while (spaceAt(line, i)) i++
   }
   const indent = i
   const quote = line[i] === '"' || line[i] === "'" ? line[i] : ''
   if (quote) i++
   const start = i
-  if (i >= line.length || isSpace(line[i]) || ':"\'#'.includes(line[i])) return undefined
-  while (i < line.length && !':"\'#'.includes(line[i])) i++
-  let key = line.slice(start, i)
+  if (i >= line.length || spaceAt(line, i) || ':"\'#'.includes(line[i])) return undefined
+  for (let c = line.charCodeAt(i); i < line.length && c !== 58 && c !== 34 && c !== 39 && c !== 35; c = line.charCodeAt(++i)) {
+    // up to the first of : " ' #
+  }
+  let end = i
   if (quote) {
     if (line[i] !== quote) return undefined
     i++
-    while (isSpace(line[i])) i++
+    while (spaceAt(line, i)) i++
   } else {
-    key = key.replace(/\s+$/, '')
+    // trailing whitespace is not part of the key (by hand: /\s+$/ backtracks quadratically too)
+    while (end > start && spaceAt(line, end - 1)) end--
   }
-  if (line[i] !== ':' || !(i + 1 >= line.length || isSpace(line[i + 1]))) return undefined
+  const key = line.slice(start, end)
+  if (line[i] !== ':' || !(i + 1 >= line.length || spaceAt(line, i + 1))) return undefined
   return {indent, key}
 }
 
