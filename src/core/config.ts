@@ -1,10 +1,8 @@
-import {createRequire} from 'node:module'
 import {isAbsolute, relative, resolve} from 'node:path'
-
-import type JsYaml from 'js-yaml'
 
 import {badInput} from './errors.js'
 import {boundedEditDistance} from './index/engine.js'
+import {loadYaml} from './memory.js'
 import {parseScope, printable} from './scope.js'
 
 export interface ExternalValidatorConfig {
@@ -122,14 +120,56 @@ function lineOf(text: string, path: (string | number)[]): number | undefined {
   const stack: {indent: number; key: string}[] = []
   const lines = text.split('\n')
   for (let i = 0; i < lines.length; i++) {
-    const m = /^(\s*)((?:-\s+)*)(["']?)([^\s:"'#][^:"'#]*?)\3\s*:(?:\s|$)/.exec(lines[i])
+    const m = keyOfLine(lines[i])
     if (!m) continue
-    const indent = m[1].length + m[2].length
-    while (stack.length > 0 && stack[stack.length - 1].indent >= indent) stack.pop()
-    stack.push({indent, key: m[4]})
+    while (stack.length > 0 && stack[stack.length - 1].indent >= m.indent) stack.pop()
+    stack.push(m)
     if (stack.length === want.length && stack.every((s, j) => s.key === want[j])) return i + 1
   }
   return undefined
+}
+
+/** `\s` of a regular expression, for the character at i of s; ASCII first, as every config line is */
+function spaceAt(s: string, i: number): boolean {
+  if (i >= s.length) return false
+  const code = s.charCodeAt(i)
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13)
+  return /\s/.test(s[i])
+}
+
+/**
+ * The key a block-YAML line opens and its indent (sequence dashes count), or undefined: a
+ * single left-to-right pass, so a line of any length costs linear time (a regular
+ * expression here backtracked quadratically on "a<spaces>b").
+ */
+export function keyOfLine(line: string): {indent: number; key: string} | undefined {
+  let i = 0
+  while (spaceAt(line, i)) i++
+  // "- " items, each dash followed by whitespace
+  while (line[i] === '-' && spaceAt(line, i + 1)) {
+    i++
+    while (spaceAt(line, i)) i++
+  }
+  const indent = i
+  const quote = line[i] === '"' || line[i] === "'" ? line[i] : ''
+  if (quote) i++
+  const start = i
+  if (i >= line.length || spaceAt(line, i) || ':"\'#'.includes(line[i])) return undefined
+  for (let c = line.charCodeAt(i); i < line.length && c !== 58 && c !== 34 && c !== 39 && c !== 35; c = line.charCodeAt(++i)) {
+    // up to the first of : " ' #
+  }
+  let end = i
+  if (quote) {
+    if (line[i] !== quote) return undefined
+    i++
+    while (spaceAt(line, i)) i++
+  } else {
+    // trailing whitespace is not part of the key (by hand: /\s+$/ backtracks quadratically too)
+    while (end > start && spaceAt(line, end - 1)) end--
+  }
+  const key = line.slice(start, end)
+  if (line[i] !== ':' || !(i + 1 >= line.length || spaceAt(line, i + 1))) return undefined
+  return {indent, key}
 }
 
 // key names come from the file, which an agent may have written: never raw control characters in a message
@@ -206,8 +246,8 @@ function describe(v: unknown): string {
   return String(v)
 }
 
-/** js-yaml, loaded at the first config parse (a search never parses the config). */
-let yaml: typeof JsYaml | undefined
+/** config.yml is a few hundred bytes; a larger one is malformed, so an unsigned config costs a command next to nothing. */
+export const MAX_CONFIG_BYTES = 64 * 1024
 
 /**
  * Parse config.yml strictly: malformed YAML, an unknown key, a wrong type or an out-of-range
@@ -216,10 +256,13 @@ let yaml: typeof JsYaml | undefined
  */
 export function parseConfig(text: string, opts: {label?: string; root?: string} = {}): EngramConfig {
   const label = opts.label ?? '.engram/config.yml'
+  if (Buffer.byteLength(text, 'utf8') > MAX_CONFIG_BYTES) {
+    throw badInput(`${label} is malformed: it is larger than ${MAX_CONFIG_BYTES / 1024} KiB.`, 'fix the YAML, or compare with the example in README "Configuration"')
+  }
   let raw: unknown
   try {
-    yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
-    raw = yaml.load(text)
+    // js-yaml is loaded at the first config parse (a search never parses the config); aliases are refused
+    raw = loadYaml(text)
   } catch (error) {
     const reason = printable(error instanceof Error ? error.message.split('\n')[0] : String(error), 200)
     throw badInput(`${label} is malformed: ${reason}`, 'fix the YAML, or compare with the example in README "Configuration"')

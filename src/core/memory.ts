@@ -3,19 +3,31 @@ import {createRequire} from 'node:module'
 
 import {canonicalJson} from './canonical.js'
 import {badInput} from './errors.js'
+import {printable} from './scope.js'
 
 // A YAML parser costs tens of milliseconds to import; our own files never need it (see
 // parseCanonicalMemory), so it is loaded on first use only.
 let jsYaml: typeof JsYaml | undefined
 
+export const YAML_ALIAS_REFUSED = 'YAML aliases are not allowed in store files'
+
 /**
- * Parse YAML from a store file: js-yaml 4's `load` with its default schema, which has no
- * `!!js/*` types, so no stored byte is ever evaluated (STANDARD.md R18). The one YAML
- * reader for store files.
+ * Parse YAML from a store file or config.yml: js-yaml 4's `load` with its default schema,
+ * which has no `!!js/*` types, so no stored byte is ever evaluated (STANDARD.md R18). The
+ * one YAML reader for store files and the config. Anchors (and so aliases) are refused:
+ * engram's own writer never emits them, and an alias bomb ("billion laughs") of a few
+ * hundred bytes expands to billions of nodes in every walk of the result.
  */
-export function loadYaml(text: string, label: string): unknown {
+export function loadYaml(text: string, label?: string): unknown {
   jsYaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml
-  return jsYaml.load(text, {schema: jsYaml.DEFAULT_SCHEMA, filename: label})
+  return jsYaml.load(text, {
+    schema: jsYaml.DEFAULT_SCHEMA,
+    ...(label === undefined ? {} : {filename: label}),
+    // every node closes through here; an alias can only name a node that had an anchor
+    listener(event: string, state: {anchor?: string | null}) {
+      if (event === 'close' && state.anchor !== null && state.anchor !== undefined) throw new Error(YAML_ALIAS_REFUSED)
+    },
+  } as JsYaml.LoadOptions)
 }
 
 /**
@@ -163,23 +175,7 @@ export function parseFrontmatter(text: string, label: string): {data: Record<str
   let data = parsed.data
   if (data === undefined || data === null) data = {}
   if (typeof data !== 'object' || Array.isArray(data)) throw badInput(`${label}: frontmatter is not a mapping.`)
-  return {data: plainData(data, label) as Record<string, unknown>, body: parsed.content}
-}
-
-// YAML aliases share one node among many places: a copy made naively can be exponential
-// (`b: [*a, *a]`, `c: [*b, *b]`, …) or endless (`a: &a [*a]`). A memory's frontmatter
-// is a few dozen values, so a generous bound on the copied nodes refuses only attacks.
-const MAX_FRONTMATTER_NODES = 100_000
-
-/** plain(), with aliases that loop or expand past MAX_FRONTMATTER_NODES refused as bad input. */
-function plainData(data: unknown, label: string): unknown {
-  const budget = {left: MAX_FRONTMATTER_NODES}
-  try {
-    return plain(data, budget, new Set())
-  } catch (error) {
-    if (error !== TOO_BIG) throw error
-    throw badInput(`${label}: frontmatter aliases loop or expand to more than ${MAX_FRONTMATTER_NODES} values.`, 'write the values out instead of using YAML anchors and aliases')
-  }
+  return {data: plain(data, label) as Record<string, unknown>, body: parsed.content}
 }
 
 /**
@@ -212,30 +208,32 @@ function frontmatterParser(): GrayMatterFn {
   return (grayMatter ??= createRequire(import.meta.url)('gray-matter') as GrayMatterFn)
 }
 
-/** The first line of a file, shortened, for an error message. */
+/** The first line of a file, redacted then shortened (printable), for an error message. */
 function printableLine(line: string): string {
-  return line.length > 40 ? `${line.slice(0, 40)}…` : line
+  return printable(line, 40)
 }
 
-const TOO_BIG = new Error('frontmatter too big')
+/** At most this many nodes are copied out of one frontmatter block (a bound even if an alias got through). */
+const MAX_YAML_NODES = 100_000
 
-/** Deep copy into plain JSON values (Dates become ISO strings); `open` holds the nodes being copied, to catch a loop. */
-function plain(value: unknown, budget: {left: number}, open: Set<object>): unknown {
-  if (--budget.left < 0) throw TOO_BIG
+/**
+ * Deep copy into plain JSON values (Dates become ISO strings). A node met twice (a shared,
+ * aliased node) or more than MAX_YAML_NODES nodes make the file bad input: the copy never
+ * expands what the parser shared.
+ */
+function plain(value: unknown, label: string, seen = new Set<object>(), budget = {left: MAX_YAML_NODES}): unknown {
+  if (--budget.left < 0) throw badInput(`${label}: frontmatter has more than ${MAX_YAML_NODES} YAML nodes.`, 'restore the file from git, or remove it')
   if (value instanceof Date) return value.toISOString()
-  if (!value || typeof value !== 'object') return value
-  if (open.has(value)) throw TOO_BIG
-  open.add(value)
-  let out: unknown
-  if (Array.isArray(value)) out = value.map((v) => plain(v, budget, open))
-  else {
-    const obj: Record<string, unknown> = {}
+  if (value && typeof value === 'object') {
+    if (seen.has(value)) throw badInput(`${label}: malformed frontmatter (${YAML_ALIAS_REFUSED}).`, 'restore the file from git, or remove it')
+    seen.add(value)
+    if (Array.isArray(value)) return value.map((v) => plain(v, label, seen, budget))
+    const out: Record<string, unknown> = {}
     // defineProperty: a stored "__proto__" key stays a key, never a prototype
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(obj, k, {value: plain(v, budget, open), enumerable: true, writable: true, configurable: true})
-    out = obj
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, {value: plain(v, label, seen, budget), enumerable: true, writable: true, configurable: true})
+    return out
   }
-  open.delete(value)
-  return out
+  return value
 }
 
 export function parseMemory(text: string, label: string): MemoryFile {

@@ -37,15 +37,8 @@ function aliasBombProposal(id: string, levels: number): string {
 }
 
 describe('attacks on a1: store files are data', () => {
-  // HOLE: YAML aliases are expanded without bound. js-yaml shares aliased nodes, but
-  // parseFrontmatter's plain() deep-copies every reference, so ~900 bytes with 9 levels of
-  // 9 aliases ("billion laughs") make `review list` (and every command that parses the
-  // file) run out of heap: V8 "FATAL ERROR: Reached heap limit", a native stack trace,
-  // exit 134, after ~2 minutes, and no entry of the queue is shown. At 7 levels (used here,
-  // so the test stays cheap) the entry is accepted as a normal proposal after expanding
-  // 4.8 million strings (170 MB). Safe: an alias bomb (or any expansion beyond a small
-  // bound) makes the file broken, listed as broken, the rest of the queue shown, exit 0.
-  it.skip('a YAML alias bomb in a proposal is listed as broken, never expanded', () => {
+  // was a hole: YAML aliases were expanded without bound; now anchors/aliases are refused in store YAML (memory.ts loadYaml) and plain() refuses shared nodes and caps the node count.
+  it('a YAML alias bomb in a proposal is listed as broken, never expanded', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const ok = sb.run(['write', 'f.md', '--scope', 'tenant:acme', '--json'], {input: 'an ordinary fact', env: {ENGRAM_SESSION: s}})
@@ -62,14 +55,8 @@ describe('attacks on a1: store files are data', () => {
 })
 
 describe('attacks on a1: policy', () => {
-  // HOLE: ReDoS in config.ts lineOf(). Every command parses the work tree's config.yml even
-  // when it is unsigned (policy.ts resolvePolicy, "to name its problem too"), and on an
-  // error with a key path it runs /^(\s*)((?:-\s+)*)(["']?)([^\s:"'#][^:"'#]*?)\3\s*:(?:\s|$)/
-  // over every line. A line "a<spaces>b" (no colon) makes the lazy [^:"'#]*? and \s*
-  // backtrack quadratically: 40 k spaces cost 7 s, 120 k spaces 24 s — for every command,
-  // an agent's `list` included. Safe: a config nobody signed costs a command next to
-  // nothing (a bounded or linear line finder, or no parse of an unsigned config at all).
-  it.skip('an unsigned config.yml with a long line of spaces does not slow every command down', () => {
+  // was a hole: ReDoS in config.ts lineOf(); now a linear line scanner (keyOfLine) and config.yml over 64 KiB is malformed.
+  it('an unsigned config.yml with a long line of spaces does not slow every command down', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     writeFileSync(join(sb.dir, '.engram/config.yml'), `read_only: [\n  a${' '.repeat(120_000)}b\n]\nversion: "x"\n`)
@@ -345,13 +332,8 @@ describe('attacks on a1: reject of a broken entry', () => {
     for (let i = 0; i + 12 <= token.length; i++) expect(message).not.toContain(token.slice(i, i + 12))
   })
 
-  // HOLE: memory.ts parseFrontmatter quotes the refused opening line through
-  // printableLine(), which clips it at 40 characters before any redaction; base.ts then
-  // redacts the clipped message, in which "---js ghp_" + 30 characters no longer matches
-  // the token rule. `review list` (broken entries) and `review show` print 34 of the
-  // token's 40 characters — the exact case README "Redaction" says never happens. Safe:
-  // redact the line first (printable()), then clip.
-  it.skip('a refused frontmatter opening line is redacted before it is clipped', () => {
+  // was a hole: the refused opening line was clipped before redaction; now printable() redacts, then clips.
+  it('a refused frontmatter opening line is redacted before it is clipped', () => {
     const sb = sandbox()
     initWithSession(sb)
     const token = 'ghp_DNxril3RavGD5MfvJ7NScUykT8C8UBkkpdhi'

@@ -5,11 +5,11 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {canonicalJson} from '../../src/core/canonical.js'
-import {parseConfig} from '../../src/core/config.js'
+import {keyOfLine, parseConfig} from '../../src/core/config.js'
 import {decodeContent, parseTags} from '../../src/core/content.js'
 import {gitBlobHash} from '../../src/core/hash.js'
 import {withStoreLock} from '../../src/core/lock.js'
-import {MemoryFile, normaliseBody, parseMemory, serializeMemory} from '../../src/core/memory.js'
+import {MemoryFile, loadYaml, normaliseBody, parseFrontmatter, parseMemory, serializeMemory} from '../../src/core/memory.js'
 import {validateMemoryPath} from '../../src/core/paths.js'
 import {Proposal, parseProposal, proposalDigest, serializeProposal} from '../../src/core/proposal.js'
 import {formatScope, parseScope, scopeDir, scopeOfPath} from '../../src/core/scope.js'
@@ -161,6 +161,54 @@ describe('config', () => {
   it('refuses an external validator inside the store folder', () => {
     expect(() => parseConfig('vote:\n  external:\n    - command: /s/bin/x\n', {root: '/s'})).toThrow(/inside the store/)
     expect(parseConfig('vote:\n  external:\n    - command: /usr/bin/x\n', {root: '/s'}).vote.external[0].command).toBe('/usr/bin/x')
+  })
+})
+
+describe('YAML in store files and config.yml', () => {
+  const bomb = (levels: number) => {
+    const lines = [`l0: &l0 [${Array(9).fill('"lol"').join(',')}]`]
+    for (let i = 1; i < levels; i++) lines.push(`l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(',')}]`)
+    return lines.join('\n')
+  }
+  it('refuses anchors and aliases: an alias bomb is bad input, fast', () => {
+    const started = Date.now()
+    expect(() => loadYaml(bomb(9), 'x.md')).toThrow(/YAML aliases are not allowed in store files/)
+    expect(() => parseFrontmatter(`---\n${bomb(9)}\n---\nbody\n`, 'p.md')).toThrow(/p\.md: malformed frontmatter \(YAML aliases are not allowed in store files\)/)
+    expect(() => loadYaml('a: &x 1\nb: *x\n')).toThrow(/aliases are not allowed/)
+    expect(() => loadYaml('a: &x {k: 1}\nb: {<<: *x}\n')).toThrow(/aliases are not allowed/)
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(loadYaml('a: [1, 2]\nb: "&x *y"\n')).toEqual({a: [1, 2], b: '&x *y'})
+  })
+  it('refuses aliases in config.yml, and a config.yml over 64 KiB', () => {
+    const big = `vote:\n  external: [&e {name: x, command: /bin/true, args: &big [${Array(50).fill('"s"').join(',')}]}, ${Array(50).fill('*e').join(', ')}]\n`
+    expect(() => parseConfig(big)).toThrow(/config\.yml is malformed: YAML aliases are not allowed/)
+    expect(() => parseConfig(`# ${'x'.repeat(70 * 1024)}\nversion: 1\n`)).toThrow(/larger than 64 KiB/)
+  })
+  it('finds config keys by line in linear time (a 1 MB line costs well under 100 ms)', () => {
+    const line = `  a${' '.repeat(1024 * 1024)}b`
+    for (const l of [line, `a${':'.repeat(1024 * 1024)}`, `"${'a'.repeat(1024 * 1024)}`, `a${' '.repeat(1024 * 1024)}`]) {
+      const started = performance.now()
+      expect(keyOfLine(l)).toBeUndefined()
+      expect(performance.now() - started).toBeLessThan(100)
+    }
+    expect(keyOfLine('  - - name: x')).toEqual({indent: 6, key: 'name'})
+    expect(keyOfLine('"ve to"  : 1')).toEqual({indent: 0, key: 've to'})
+    expect(keyOfLine("  'k':")).toEqual({indent: 2, key: 'k'})
+    expect(keyOfLine('key   :\r')).toEqual({indent: 0, key: 'key'})
+    expect(keyOfLine('a:b: c')).toBeUndefined()
+    expect(keyOfLine('"a\': 1')).toBeUndefined()
+    expect(keyOfLine('# c: 1')).toBeUndefined()
+  })
+  it('redacts a refused frontmatter opening line before clipping it', () => {
+    const token = 'ghp_DNxril3RavGD5MfvJ7NScUykT8C8UBkkpdhi'
+    let message = ''
+    try {
+      parseFrontmatter(`---js ${token}\nid: 1\n---\nx\n`, 'p.md')
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).toMatch(/language tag/)
+    for (let i = 0; i + 8 <= token.length; i++) expect(message).not.toContain(token.slice(i, i + 8))
   })
 })
 
