@@ -1,7 +1,8 @@
 import type {SearchHit} from '../core/index/index.js'
 import {searchMemories, verifyServedHits} from '../core/search.js'
 import {RootNotPinned, rootNotPinned} from '../core/keys.js'
-import {redactText} from '../core/redact/index.js'
+import {mayHaveExtraRules, resolvePolicy} from '../core/policy.js'
+import {redactText, setRulesInForce} from '../core/redact/index.js'
 import {askServer, serverFailure} from '../core/serve-client.js'
 import {currentSession, sessionTokenInUse} from '../core/sessions.js'
 import {Store} from '../core/store.js'
@@ -35,7 +36,14 @@ export async function runSearch(input: SearchInput, warn: (message: string) => v
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
   else if (warm && !warm.ok) throw serverFailure(warm)
   else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
-  // the query is echoed (--json): a secret typed into a search is redacted like any output
+  // the query is echoed (--json): a secret typed into a search is redacted like any output,
+  // with the store's own signed rules too (worked out here only, and quietly: a broken
+  // config never stops a read, and its warning belongs to the commands that use it)
+  try {
+    if (mayHaveExtraRules(store)) setRulesInForce((await resolvePolicy(store)).config.redaction.extra)
+  } catch {
+    // no policy to be had: the built-in rules still apply
+  }
   const query = redactText(input.query)
   return notice ? {query, hits, root_not_pinned: notice} : {query, hits}
 }

@@ -20,7 +20,7 @@ import {
 } from './privatekey.js'
 import {withStoreLock} from './lock.js'
 import {ownerKey} from './review.js'
-import {redactText} from './redact/index.js'
+import {clipRedacted, redactText} from './redact/index.js'
 import {printable} from './scope.js'
 import {refuseInsideSession} from './sessions.js'
 import {KeyPair, generateKeyPair, keyIdOf} from './sign.js'
@@ -269,7 +269,7 @@ export async function revokeKey(
     }
     const commit = await commitPaths(store, {
       subject: `Revoke key ${info.name} (${info.keyid})`,
-      body: `Reason: ${reason.slice(0, 1000)}`,
+      body: `Reason: ${clipRedacted(reason, 1000, store.config.redaction.extra)}`,
       trailers: {'Engram-Operation': 'revoke-key', 'Engram-Key': info.keyid, 'Engram-Reviewed-By': `${owner.name} (${owner.keyid})`},
       paths: [rel],
     })

@@ -232,6 +232,22 @@ export async function resolvePolicy(store: Store, keyring?: Keyring): Promise<Po
   return {...fallback, state: 'unsigned', problem, warning, highest}
 }
 
+/**
+ * Whether the policy in force may hold `redaction.extra` rules: false only when config.yml
+ * as it is does not mention them and neither does the last signed version (from the cache
+ * for this HEAD, outside the store). Lets a read-only command skip working out the policy
+ * (a keyring load) when there is nothing for it to find.
+ */
+export function mayHaveExtraRules(store: Store): boolean {
+  const bytes = readBytes(store, CONFIG_FILE)
+  if (bytes?.includes('extra')) return true
+  const head = readHeadFromFiles(store.top)
+  const cached = head === undefined ? undefined : readStoreCache('policy', store.root)
+  if (!cached || cached.head !== head || cached.prefix !== store.prefix) return true
+  const best = cached.best as SignedVersion | undefined
+  return typeof best?.text === 'string' && best.text.includes('extra')
+}
+
 /** Remember a config serial that was just signed here (the rollback witness outside the store). */
 export function rememberConfigSerial(store: Store, serial: number): void {
   recordSerial(store, SERIAL_KEY, serial)

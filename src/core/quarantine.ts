@@ -2,7 +2,7 @@ import {commitChanges} from './commit.js'
 import {EngramError} from './errors.js'
 import {newProposalId} from './ids.js'
 import {withStoreLock} from './lock.js'
-import {redactText} from './redact/index.js'
+import {clipRedacted, redactText} from './redact/index.js'
 import {Proposal, entryFile, findEntry, proposalDigest, serializeProposal} from './proposal.js'
 import {checkDigestArg, ownerKey} from './review.js'
 import type {Store} from './store.js'
@@ -33,7 +33,7 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
       status: 'pending',
       kind: 'release',
       created: new Date().toISOString(),
-      note: `released from quarantine ${q.id} by ${key.name}: ${why.slice(0, 500)}`,
+      note: `released from quarantine ${q.id} by ${key.name}: ${clipRedacted(why, 500, store.config.redaction.extra)}`,
       memory: {...q.memory, proposal: pid},
     }
     const file = entryFile(proposal)
@@ -42,7 +42,7 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
     // the new proposal and the quarantine entry's removal land together, or neither does
     const commit = await commitChanges(store, {
       subject: `Release quarantine entry ${q.id} for review as proposal ${pid}`,
-      body: `Reason: ${why.slice(0, 1000)}`,
+      body: `Reason: ${clipRedacted(why, 1000, store.config.redaction.extra)}`,
       trailers: {
         'Engram-Operation': 'release', 'Engram-Proposal': pid, 'Engram-Digest': newDigest, 'Engram-Released-From': q.id,
         'Engram-Author': q.author, 'Engram-Session': q.session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,

@@ -12,7 +12,7 @@ import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, r
 import {MemoryFile, parseMemory, serializeMemory} from './memory.js'
 import {memoryRelPath} from './paths.js'
 import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
-import {redactText} from './redact/index.js'
+import {clipRedacted, redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import {refuseInsideSession, type SessionRecord} from './sessions.js'
 import {KeyPair, signMemory, verifyMemory} from './sign.js'
@@ -299,7 +299,7 @@ export async function rejectEntry(store: Store, status: EntryStatus, id: string,
     const what = status === 'pending' ? 'proposal' : 'quarantine entry'
     const commit = await commitChanges(store, {
       subject: p ? `${verb} ${what} ${p.id} for ${p.scope}/${p.path}` : `${verb} unreadable ${what} ${found.id}`,
-      body: `Reason: ${why.slice(0, 1000)}${problem ? `\n\nThe entry did not parse: ${problem.slice(0, 300)}` : ''}`,
+      body: `Reason: ${clipRedacted(why, 1000, store.config.redaction.extra)}${problem ? `\n\nThe entry did not parse: ${clipRedacted(problem, 300, store.config.redaction.extra)}` : ''}`,
       trailers: {
         'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': found.id, 'Engram-Digest': p ? proposalDigest(p) : undefined,
         'Engram-Author': p?.memory.author, 'Engram-Session': p?.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,

@@ -6,7 +6,7 @@ import {catBlobs, gitRead} from './git.js'
 import {newSessionId} from './ids.js'
 import {withStoreLock} from './lock.js'
 import {mac, sameMac, sessionSecret, sessionToken} from './private.js'
-import {redactText} from './redact/index.js'
+import {clipRedacted, redactText} from './redact/index.js'
 import {formatScope, parseScope, printable} from './scope.js'
 import type {Store} from './store.js'
 
@@ -134,7 +134,7 @@ export async function startSession(
       throw badInput(`A session may be given extra read access to org or project: scopes only, not ${r}.`, 'assign the tenant with --assigned instead')
     }
   }
-  const reasons = (opts.reasons ?? []).map((r) => redactText(r.trim(), store.config.redaction.extra).slice(0, 300)).filter(Boolean)
+  const reasons = (opts.reasons ?? []).map((r) => clipRedacted(r.trim(), 300, store.config.redaction.extra)).filter(Boolean)
   if (opts.tainted && reasons.length === 0) reasons.push('tainted at start')
   const now = new Date().toISOString()
   const record: SessionRecord = {
@@ -165,10 +165,10 @@ export async function taintSession(store: Store, id: string, reason: string): Pr
     const next: SessionRecord = {
       ...current,
       tainted: true,
-      taint_reasons: current.taint_reasons.includes(why) ? current.taint_reasons : [...current.taint_reasons, why.slice(0, 300)],
+      taint_reasons: current.taint_reasons.includes(why) ? current.taint_reasons : [...current.taint_reasons, clipRedacted(why, 300, store.config.redaction.extra)],
       updated: new Date().toISOString(),
     }
-    await writeSessionRecord(store, next, {subject: `Taint session ${id}`, body: `Reason: ${why.slice(0, 300)}`})
+    await writeSessionRecord(store, next, {subject: `Taint session ${id}`, body: `Reason: ${clipRedacted(why, 300, store.config.redaction.extra)}`})
     return next
   })
 }

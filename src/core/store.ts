@@ -6,6 +6,7 @@ import {EngramError, notFound, refused} from './errors.js'
 import {gitTopLevel} from './git.js'
 import {requireGit} from './need-git.js'
 import {Policy, resolvePolicy} from './policy.js'
+import {setRulesInForce} from './redact/index.js'
 
 export const ENGRAM_DIR = '.engram'
 
@@ -64,6 +65,8 @@ export class Store {
   /** Work out the policy in force (again, e.g. after `config sign`), warning once when config.yml is not it. */
   async loadPolicy(): Promise<Policy> {
     this._policy = await resolvePolicy(this)
+    // every message of this process is redacted with the store's own rules from now on
+    setRulesInForce(this._policy.config.redaction.extra)
     if (this._policy.warning && !Store.warned.has(this.root)) {
       Store.warned.add(this.root)
       Store.onWarning(this._policy.warning)

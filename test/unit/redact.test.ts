@@ -557,6 +557,29 @@ describe('redact: performance', () => {
   })
 })
 
+describe('redact: split-token joining stays linear', () => {
+  // runs of token prefixes each followed by a separator: every prefix used to gather and
+  // test up to sixteen fragments (17 s for 1 MiB of "ghp_ "); a generous bound, the
+  // machine running the suite may be loaded
+  const mib = (unit: string) => unit.repeat(Math.ceil((1 << 20) / unit.length)).slice(0, 1 << 20)
+  it.each([['ghp_ '], ['ghp_\n'], ['npm_ '], ['xoxb- '], ['ghp_ 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 '], ['a-ghp_-ghp_-ghp_ 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ']])(
+    'redacts 1 MiB of %j in well under a few seconds',
+    (unit) => {
+      const t = performance.now()
+      redact(mib(unit))
+      expect(performance.now() - t).toBeLessThan(3000)
+    },
+    30_000,
+  )
+
+  it('still joins a split token that follows a run of bare prefixes', () => {
+    const token = 'ghp_DNxril3RavGD5MfvJ7NScUykT8C8UBkkpdhi'
+    const out = redact('ghp_ '.repeat(50) + token.slice(0, 20) + '\n' + token.slice(20) + ' done').text
+    expect(out).toContain('[REDACTED:github-token]')
+    expect(out).not.toContain(token.slice(20))
+  })
+})
+
 describe('entropy', () => {
   it('is 0 for one repeated character and log2(n) for n distinct ones', () => {
     expect(entropy('aaaa')).toBe(0)

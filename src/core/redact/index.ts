@@ -113,11 +113,22 @@ function compileExtra(e: {kind: string; pattern: string}): RedactionRule {
   return rule
 }
 
+// The store's own rules (the signed `redaction.extra`) once its policy is loaded: every
+// message of this process is redacted with them too, not only what a command passes its
+// rules for (a secret of the store's format in an echoed query or an error, R9).
+let rulesInForce: {kind: string; pattern: string}[] = []
+
+/** Set the extra rules in force for this process (the signed policy's `redaction.extra`). */
+export function setRulesInForce(extra: {kind: string; pattern: string}[]): void {
+  rulesInForce = [...extra]
+}
+
 /**
- * Replace every secret in `text` with `[REDACTED:<kind>]`. Rules from config (`extra`) run
- * first, so a store's own token format is reported under its own kind.
+ * Replace every secret in `text` with `[REDACTED:<kind>]`. Rules from config (`extra`,
+ * by default the rules in force) run first, so a store's own token format is reported
+ * under its own kind.
  */
-export function redact(text: string, extra: {kind: string; pattern: string}[] = []): RedactResult {
+export function redact(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): RedactResult {
   return redactDepth(text, extra.map(compileExtra), 0)
 }
 
@@ -139,8 +150,22 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number): Redac
  * messages, echoed input). Redaction always runs on the whole text, before any clipping,
  * so a clipped secret can never slip past a rule that needs its full length.
  */
-export function redactText(text: string, extra: {kind: string; pattern: string}[] = []): string {
+export function redactText(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): string {
   return redact(String(text), extra).text
+}
+
+/**
+ * At most `max` characters of `text`, redacted first (with the rules in force, `extra`) and
+ * only then clipped: a secret cut before redaction leaves a fragment no rule recognises
+ * (STANDARD.md R9). A marker is never cut in half. For stored or committed free text.
+ */
+export function clipRedacted(text: string, max: number, extra: {kind: string; pattern: string}[] = rulesInForce): string {
+  const t = redactText(text, extra)
+  if (t.length <= max) return t
+  let cut = max
+  const open = t.lastIndexOf(MARKER_OPEN, cut)
+  if (open >= 0 && t.indexOf(']', open) >= cut) cut = open
+  return t.slice(0, cut)
 }
 
 // ---- split tokens --------------------------------------------------------------------
@@ -150,6 +175,7 @@ const SPLIT_START = new RegExp(
   String.raw`${TOKEN_OPEN}(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)`,
   'g',
 )
+const SPLIT_START_AT = new RegExp(SPLIT_START.source, 'y')
 // bounded, so that many prefixes in one long run each look at most 512 characters ahead
 const FRAGMENT = /[A-Za-z0-9_\-]{1,512}/y
 // a line break (with a `\` continuation, indentation, a `> ` quote or `//`, `#` comment
@@ -169,8 +195,81 @@ function sticky(rule: RedactionRule): RegExp {
   return re
 }
 
-function fullMatch(joined: string, extra: RedactionRule[]): RedactionRule | undefined {
-  for (const rule of [...extra, ...SPLITTABLE]) {
+// A rule's pattern with every assertion dropped (lookarounds, `\b`, `$`) accepts at least
+// what the rule does, and no longer looks past the end of its match: if the rule matches a
+// join whole, this one matches, at 0, every longer string that starts with that join. So
+// one run of it over the longest join tells which rules can match any of the shorter joins;
+// the others are never tried on them (a fragment that can extend no rule costs one test per
+// rule, not one per join).
+function withoutAssertions(src: string): string | null {
+  if (/\\k<|\\[1-9]/.test(src)) return null // a backreference could change meaning
+  let out = ''
+  for (let i = 0; i < src.length; ) {
+    const c = src[i]
+    if (c === '\\') {
+      if (src[i + 1] === 'b' || src[i + 1] === 'B') out += ''
+      else out += src.slice(i, i + 2)
+      i += 2
+    } else if (c === '[') {
+      let j = i + 1
+      if (src[j] === '^') j++
+      if (src[j] === ']') j++
+      while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1
+      out += src.slice(i, j + 1)
+      i = j + 1
+    } else if (c === '$') {
+      i++
+    } else if (src.startsWith('(?=', i) || src.startsWith('(?!', i) || src.startsWith('(?<=', i) || src.startsWith('(?<!', i)) {
+      let depth = 0
+      let j = i
+      for (; j < src.length; j++) {
+        const d = src[j]
+        if (d === '\\') j++
+        else if (d === '[') {
+          j++
+          while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1
+        } else if (d === '(') depth++
+        else if (d === ')' && --depth === 0) break
+      }
+      i = j + 1
+      // a quantifier left on a dropped assertion would have nothing to repeat
+      if (/[?*+{]/.test(src[i] ?? '')) return null
+    } else {
+      out += c
+      i++
+    }
+  }
+  return out
+}
+
+const openCache = new WeakMap<RedactionRule, RegExp | null>()
+function openEnded(rule: RedactionRule): RegExp | null {
+  let re = openCache.get(rule)
+  if (re === undefined) {
+    re = null
+    const src = withoutAssertions(rule.pattern.source)
+    if (src !== null) {
+      try {
+        re = new RegExp(src, rule.pattern.flags.replace(/[gy]/g, '') + 'y')
+      } catch {
+        re = null // tried on every join, as before
+      }
+    }
+    openCache.set(rule, re)
+  }
+  if (re) re.lastIndex = 0
+  return re
+}
+
+function candidates(longest: string, extra: RedactionRule[]): RedactionRule[] {
+  return [...extra, ...SPLITTABLE].filter((rule) => {
+    const re = openEnded(rule)
+    return !re || re.test(longest)
+  })
+}
+
+function fullMatch(joined: string, rules: RedactionRule[]): RedactionRule | undefined {
+  for (const rule of rules) {
     const m = sticky(rule).exec(joined)
     if (m && m[0].length === joined.length && (!rule.validate || rule.validate(m[0], {text: joined, start: 0, end: joined.length, match: m}))) return rule
   }
@@ -181,12 +280,17 @@ function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<st
   if (!/[\n ]|\\n/.test(text)) return text
   let out = ''
   let last = 0
+  // the end of the first fragment of the last start examined: a prefix inside it (after a
+  // `_` or `-`) starts no other token worth a second look, and looking again at every one
+  // of them would make a long run of prefixes quadratic
+  let examined = 0
   SPLIT_START.lastIndex = 0
   for (let m = SPLIT_START.exec(text); m !== null; m = SPLIT_START.exec(text)) {
-    if (m.index < last) continue
+    if (m.index < last || m.index < examined) continue
     FRAGMENT.lastIndex = m.index
     const first = FRAGMENT.exec(text)
     if (!first) continue
+    examined = FRAGMENT.lastIndex
     // fragments and where each ends in `text`
     const parts: string[] = [first[0]]
     const ends: number[] = [m.index + first[0].length]
@@ -194,6 +298,11 @@ function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<st
       SEPARATOR.lastIndex = ends[ends.length - 1]
       const sep = SEPARATOR.exec(text)
       if (!sep) break
+      // a fragment that starts with a token prefix starts a token of its own (examined
+      // when the scan reaches it), so it never continues this one; without this stop every
+      // prefix in a run of `ghp_ ghp_ …` would join and test the sixteen that follow it
+      SPLIT_START_AT.lastIndex = SEPARATOR.lastIndex
+      if (SPLIT_START_AT.test(text)) break
       FRAGMENT.lastIndex = SEPARATOR.lastIndex
       const next = FRAGMENT.exec(text)
       if (!next) break
@@ -201,20 +310,22 @@ function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<st
       ends.push(FRAGMENT.lastIndex)
     }
     if (parts.length < 2) continue
+    const rules = candidates(parts.join(''), extra)
+    if (rules.length === 0) continue
     // the fewest fragments that make a whole token, then more while they still do and
     // are not plain words (the prose after a token)
     let k = 0
     let kind: string | undefined
     for (let i = 2; i <= parts.length && !kind; i++) {
-      const rule = fullMatch(parts.slice(0, i).join(''), extra)
+      const rule = fullMatch(parts.slice(0, i).join(''), rules)
       if (rule) [k, kind] = [i, rule.kind]
     }
     if (!kind) continue
-    if (fullMatch(parts[0], extra)) {
+    if (fullMatch(parts[0], rules)) {
       // already whole on its first line: only a random-looking continuation joins it
       if (PLAIN_WORD.test(parts[1]) || !/\d/.test(parts[1])) continue
     }
-    while (k < parts.length && !PLAIN_WORD.test(parts[k]) && fullMatch(parts.slice(0, k + 1).join(''), extra)) k++
+    while (k < parts.length && !PLAIN_WORD.test(parts[k]) && fullMatch(parts.slice(0, k + 1).join(''), rules)) k++
     const joined = parts.slice(0, k).join('')
     // random bodies hold a digit; a prefix followed by words of prose does not
     if (!/\d/.test(joined.slice(4))) continue
