@@ -81,13 +81,9 @@ describe('attacks on a1: policy', () => {
     expect(elapsed).toBeLessThan(5_000)
   }, 120_000)
 
-  // HOLE: a folder in place of .engram/config.sig (or config.yml) makes every command that
-  // loads the policy — status, review list, verify, list, read — fail with exit 1
-  // "unexpected error: EISDIR … this is a bug" (store.readText rethrows anything but
-  // ENOENT). An agent with a shell stops the owner's review queue with one mkdir. Safe:
-  // like a symlinked .engram entry, refused with a clear message and exit 3 (or treated
-  // as "not signed" with the warning), never exit 1.
-  it.skip('a folder in place of config.sig or config.yml is refused cleanly, never an unexpected error', () => {
+  // was a hole: a folder in place of .engram/config.sig (or config.yml) failed every
+  // policy-loading command as exit 1 "unexpected error: EISDIR". Now refused (exit 3).
+  it('a folder in place of config.sig or config.yml is refused cleanly, never an unexpected error', () => {
     const sb = sandbox()
     initWithSession(sb)
     for (const name of ['config.sig', 'config.yml']) {
@@ -217,14 +213,9 @@ describe('attacks on a1: redaction cost', () => {
 })
 
 describe('attacks on a1: session flag', () => {
-  // HOLE: `--session=` (an empty value) drops the session. sessions.ts currentSession
-  // takes `flag ?? process.env.ENGRAM_SESSION` and treats '' as "no session", and oclif
-  // passes the empty flag through, so an agent confined to engram calls with
-  // ENGRAM_SESSION set gets the owner's read view: `read`/`search`/`list` of another
-  // tenant. (The fast search entry hands an empty --session to oclif, which does the
-  // same.) Safe: an empty --session is bad input (exit 2), or ENGRAM_SESSION wins; never
-  // "no session" when the environment names one.
-  it.skip('an empty --session does not drop the agent session', () => {
+  // was a hole: `--session=` (an empty value) dropped the session into the owner's view.
+  // Now an empty --session is bad input (exit 2), inside a session or not.
+  it('an empty --session does not drop the agent session', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
@@ -237,7 +228,7 @@ describe('attacks on a1: session flag', () => {
     ]) {
       const r = sb.run(args, {env})
       expect(r.stdout + r.stderr, args.join(' ')).not.toMatch(/zebracorn|g\.md/)
-      expect(r.code, args.join(' ')).not.toBe(0)
+      expect(r.code, args.join(' ')).toBe(2)
     }
   })
 })
