@@ -234,16 +234,10 @@ describe('attacks on a1: session flag', () => {
 })
 
 describe('attacks on a1: terminal-safe review', () => {
-  // HOLE: visible.ts UNSAFE covers C0/C1, U+200B–200F, U+202A–202E, U+2060–2069 and
-  // U+FEFF, but not other invisible format characters: Unicode tag characters
-  // U+E0000–E007F ("ASCII smuggling": a whole instruction the reviewer's terminal shows as
-  // nothing, that a model reads), U+061C ARABIC LETTER MARK (a bidi control like the
-  // covered LRM/RLM), U+00AD, U+034F, U+115F, U+180E, U+3164 (Hangul filler), U+FE0F. An
-  // agent with a shell edits its pending proposal's body (show recomputes the digest, so
-  // accept works); `review show` prints them raw and `read` serves them raw after accept.
-  // The recomputed "obfuscated" flag is shown, which is why this is not worse. Safe: every
-  // Cf/invisible character is shown as <U+XXXX> in text output (as U+200B already is).
-  it.skip('review show makes tag characters and other invisible format characters visible', () => {
+  // was a hole: tag characters ("ASCII smuggling"), U+061C, U+00AD and invisible
+  // fillers/selectors reached the reviewer's terminal raw. visible.ts now marks every
+  // format character (Cf), the tag block and those fillers as <U+XXXX>.
+  it('review show makes tag characters and other invisible format characters visible', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const w = sb.run(['write', 'mon.md', '--scope', 'tenant:acme', '--json'], {input: 'The office is open on Mondays', env: {ENGRAM_SESSION: s}})
