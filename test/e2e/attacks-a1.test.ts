@@ -346,20 +346,28 @@ describe('attacks on a1: reject of a broken entry', () => {
     for (const r of outs) for (let i = 0; i + 12 <= token.length; i++) expect(r.stdout + r.stderr).not.toContain(token.slice(i, i + 12))
   })
 
-  // HOLE: rejecting an entry that is in the work tree but was never committed (an agent
-  // dropped the file there) unlinks it, then `git add --all -- <file>` fails ("pathspec
-  // did not match any files"): exit 3 with a raw git error, after the file was already
-  // removed — the store changed and the command says it failed. Safe: the entry is
-  // removed and the rejection committed (or nothing changes), exit 0 either way for a
-  // successful reject, never a git failure.
-  it.skip('rejecting an uncommitted planted entry succeeds cleanly', () => {
+  // was a hole: rejecting an entry in the work tree that was never committed removed the
+  // file, then failed in git (exit 3) after the store changed. Now the file is removed and
+  // the reject says the entry was never committed (exit 0, no commit to make).
+  it('rejecting an uncommitted planted entry succeeds cleanly', () => {
     const sb = sandbox()
     initWithSession(sb)
     writeFileSync(join(sb.dir, '.engram/proposals/plant0001.md'), brokenOriginProposal('plant0001', 'nowhere'))
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
     const r = sb.run(['review', 'reject', 'plant0001', '--reason', 'junk'])
     expect(r.stderr).not.toMatch(/git add failed|pathspec/)
     expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/never committed/)
     expect(existsSync(join(sb.dir, '.engram/proposals/plant0001.md'))).toBe(false)
+    // staged with `git add` but never committed: removed from the index too, nothing half-done
+    writeFileSync(join(sb.dir, '.engram/proposals/plant0002.md'), brokenOriginProposal('plant0002', 'nowhere'))
+    git(sb.dir, 'add', '.engram/proposals/plant0002.md')
+    const r2 = sb.run(['review', 'reject', 'plant0002', '--reason', 'junk', '--json'])
+    expect(r2.code, r2.stderr).toBe(0)
+    expect(r2.json.never_committed).toBe(true)
+    expect(existsSync(join(sb.dir, '.engram/proposals/plant0002.md'))).toBe(false)
+    expect(git(sb.dir, 'status', '--porcelain', '--', '.engram/proposals')).toBe('')
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
   })
 })
 
