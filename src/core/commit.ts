@@ -317,7 +317,9 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: {aft
     else writeFileAtomic(store.abs(c.path), c.content)
   }
   if (commit) opts.afterCommit?.(commit)
-  await syncIndex(store, commit ? changes.map((c) => c.path) : [], opts.onWarning)
+  // with no commit the paths now match HEAD in the work tree; the index follows, so an entry
+  // that was only staged (never committed) leaves nothing behind when it is removed
+  await syncIndex(store, changes.map((c) => c.path), opts.onWarning)
   remove(store.abs(JOURNAL))
   return commit
 }

@@ -306,7 +306,9 @@ export async function rejectEntry(store: Store, status: EntryStatus, id: string,
       },
       changes: [{path: found.file, content: null}],
     })
-    return {id: found.id, scope: p?.scope ?? null, path: p?.path ?? null, reason: why, commit, reviewed_by: key.name, unreadable: problem ?? null}
+    // An entry only in the work tree (planted, never committed): removing it changes no
+    // commit, so there is none to record the rejection in; the file is gone, nothing else changed.
+    return {id: found.id, scope: p?.scope ?? null, path: p?.path ?? null, reason: why, commit: commit ?? null, never_committed: commit === undefined, reviewed_by: key.name, unreadable: problem ?? null}
   })
 }
 

@@ -213,6 +213,8 @@ export function insideSession(): boolean {
  * to another id. Outside a session the owner may look through one with --session.
  */
 export function sessionIdInUse(flag?: string): string | undefined {
+  // an empty value is bad input whoever runs: never read as "no session"
+  if (flag !== undefined && flag.trim() === '') throw badInput('--session needs a session id.', 'session ids look like s-7f3kq2ab')
   const env = process.env.ENGRAM_SESSION
   if (env !== undefined) {
     if (env.trim() === '') {
@@ -223,7 +225,6 @@ export function sessionIdInUse(flag?: string): string | undefined {
     }
     return env
   }
-  if (flag !== undefined && flag.trim() === '') throw badInput('--session needs a session id.', 'session ids look like s-7f3kq2ab')
   return flag
 }
 

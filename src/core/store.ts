@@ -98,7 +98,10 @@ export class Store {
     try {
       return readFileSync(this.abs(rel), 'utf8')
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return undefined
+      // a folder (or other non-file) where a store file belongs is a broken store, not a bug
+      if (code === 'EISDIR') throw notAFile(rel)
       throw error
     }
   }
@@ -123,6 +126,12 @@ const SCOPE_KINDS = ['tenant', 'project', 'run'] as const
 const symlinked = (rel: string) =>
   refused(`The store's "${rel}" is a symbolic link; engram never follows links out of the store, so it refuses the store.`, 'replace the link with a real folder (or restore it from git) and retry')
 
+const notAFile = (rel: string) =>
+  refused(`The store's "${rel}" is not a regular file (a folder or other entry stands in its place), so engram refuses the store.`, `remove it and restore the file from git (\`git checkout -- ${rel}\`), then retry`)
+
+/** `.engram/` entries that are always regular files when present. */
+const ENGRAM_FILES = new Set(['config.yml', 'config.sig', '.gitignore'])
+
 function children(dir: string): Dirent[] {
   try {
     return readdirSync(dir, {withFileTypes: true})
@@ -135,11 +144,15 @@ function children(dir: string): Dirent[] {
  * Refuse a store whose `.engram/` entries (proposals, manifests, quarantine, sessions,
  * keys, index, config, lock) or scope folders (org, tenant/<id>, project/<name>,
  * run/<session>) are symbolic links: a link could make engram read or write outside the
- * store (STANDARD.md R17). Checked before any command reads or writes; a few directory
+ * store (STANDARD.md R17). Known files (config.yml, config.sig) must be regular files: a
+ * folder in their place would otherwise fail every command as an unexpected error. Checked before any command reads or writes; a few directory
  * listings, so cheap enough for every open.
  */
 export function assertStoreLayout(root: string): void {
-  for (const e of children(join(root, ENGRAM_DIR))) if (e.isSymbolicLink()) throw symlinked(`${ENGRAM_DIR}/${e.name}`)
+  for (const e of children(join(root, ENGRAM_DIR))) {
+    if (e.isSymbolicLink()) throw symlinked(`${ENGRAM_DIR}/${e.name}`)
+    if (ENGRAM_FILES.has(e.name) && !e.isFile()) throw notAFile(`${ENGRAM_DIR}/${e.name}`)
+  }
   for (const top of ['org', ...SCOPE_KINDS]) {
     const st = lstatSync(join(root, top), {throwIfNoEntry: false})
     if (st?.isSymbolicLink()) throw symlinked(top)

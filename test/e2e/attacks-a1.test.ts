@@ -68,13 +68,9 @@ describe('attacks on a1: policy', () => {
     expect(elapsed).toBeLessThan(5_000)
   }, 120_000)
 
-  // HOLE: a folder in place of .engram/config.sig (or config.yml) makes every command that
-  // loads the policy — status, review list, verify, list, read — fail with exit 1
-  // "unexpected error: EISDIR … this is a bug" (store.readText rethrows anything but
-  // ENOENT). An agent with a shell stops the owner's review queue with one mkdir. Safe:
-  // like a symlinked .engram entry, refused with a clear message and exit 3 (or treated
-  // as "not signed" with the warning), never exit 1.
-  it.skip('a folder in place of config.sig or config.yml is refused cleanly, never an unexpected error', () => {
+  // was a hole: a folder in place of .engram/config.sig (or config.yml) failed every
+  // policy-loading command as exit 1 "unexpected error: EISDIR". Now refused (exit 3).
+  it('a folder in place of config.sig or config.yml is refused cleanly, never an unexpected error', () => {
     const sb = sandbox()
     initWithSession(sb)
     for (const name of ['config.sig', 'config.yml']) {
@@ -204,14 +200,9 @@ describe('attacks on a1: redaction cost', () => {
 })
 
 describe('attacks on a1: session flag', () => {
-  // HOLE: `--session=` (an empty value) drops the session. sessions.ts currentSession
-  // takes `flag ?? process.env.ENGRAM_SESSION` and treats '' as "no session", and oclif
-  // passes the empty flag through, so an agent confined to engram calls with
-  // ENGRAM_SESSION set gets the owner's read view: `read`/`search`/`list` of another
-  // tenant. (The fast search entry hands an empty --session to oclif, which does the
-  // same.) Safe: an empty --session is bad input (exit 2), or ENGRAM_SESSION wins; never
-  // "no session" when the environment names one.
-  it.skip('an empty --session does not drop the agent session', () => {
+  // was a hole: `--session=` (an empty value) dropped the session into the owner's view.
+  // Now an empty --session is bad input (exit 2), inside a session or not.
+  it('an empty --session does not drop the agent session', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
@@ -224,22 +215,16 @@ describe('attacks on a1: session flag', () => {
     ]) {
       const r = sb.run(args, {env})
       expect(r.stdout + r.stderr, args.join(' ')).not.toMatch(/zebracorn|g\.md/)
-      expect(r.code, args.join(' ')).not.toBe(0)
+      expect(r.code, args.join(' ')).toBe(2)
     }
   })
 })
 
 describe('attacks on a1: terminal-safe review', () => {
-  // HOLE: visible.ts UNSAFE covers C0/C1, U+200B–200F, U+202A–202E, U+2060–2069 and
-  // U+FEFF, but not other invisible format characters: Unicode tag characters
-  // U+E0000–E007F ("ASCII smuggling": a whole instruction the reviewer's terminal shows as
-  // nothing, that a model reads), U+061C ARABIC LETTER MARK (a bidi control like the
-  // covered LRM/RLM), U+00AD, U+034F, U+115F, U+180E, U+3164 (Hangul filler), U+FE0F. An
-  // agent with a shell edits its pending proposal's body (show recomputes the digest, so
-  // accept works); `review show` prints them raw and `read` serves them raw after accept.
-  // The recomputed "obfuscated" flag is shown, which is why this is not worse. Safe: every
-  // Cf/invisible character is shown as <U+XXXX> in text output (as U+200B already is).
-  it.skip('review show makes tag characters and other invisible format characters visible', () => {
+  // was a hole: tag characters ("ASCII smuggling"), U+061C, U+00AD and invisible
+  // fillers/selectors reached the reviewer's terminal raw. visible.ts now marks every
+  // format character (Cf), the tag block and those fillers as <U+XXXX>.
+  it('review show makes tag characters and other invisible format characters visible', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     const w = sb.run(['write', 'mon.md', '--scope', 'tenant:acme', '--json'], {input: 'The office is open on Mondays', env: {ENGRAM_SESSION: s}})
@@ -343,20 +328,28 @@ describe('attacks on a1: reject of a broken entry', () => {
     for (const r of outs) for (let i = 0; i + 12 <= token.length; i++) expect(r.stdout + r.stderr).not.toContain(token.slice(i, i + 12))
   })
 
-  // HOLE: rejecting an entry that is in the work tree but was never committed (an agent
-  // dropped the file there) unlinks it, then `git add --all -- <file>` fails ("pathspec
-  // did not match any files"): exit 3 with a raw git error, after the file was already
-  // removed — the store changed and the command says it failed. Safe: the entry is
-  // removed and the rejection committed (or nothing changes), exit 0 either way for a
-  // successful reject, never a git failure.
-  it.skip('rejecting an uncommitted planted entry succeeds cleanly', () => {
+  // was a hole: rejecting an entry in the work tree that was never committed removed the
+  // file, then failed in git (exit 3) after the store changed. Now the file is removed and
+  // the reject says the entry was never committed (exit 0, no commit to make).
+  it('rejecting an uncommitted planted entry succeeds cleanly', () => {
     const sb = sandbox()
     initWithSession(sb)
     writeFileSync(join(sb.dir, '.engram/proposals/plant0001.md'), brokenOriginProposal('plant0001', 'nowhere'))
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
     const r = sb.run(['review', 'reject', 'plant0001', '--reason', 'junk'])
     expect(r.stderr).not.toMatch(/git add failed|pathspec/)
     expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/never committed/)
     expect(existsSync(join(sb.dir, '.engram/proposals/plant0001.md'))).toBe(false)
+    // staged with `git add` but never committed: removed from the index too, nothing half-done
+    writeFileSync(join(sb.dir, '.engram/proposals/plant0002.md'), brokenOriginProposal('plant0002', 'nowhere'))
+    git(sb.dir, 'add', '.engram/proposals/plant0002.md')
+    const r2 = sb.run(['review', 'reject', 'plant0002', '--reason', 'junk', '--json'])
+    expect(r2.code, r2.stderr).toBe(0)
+    expect(r2.json.never_committed).toBe(true)
+    expect(existsSync(join(sb.dir, '.engram/proposals/plant0002.md'))).toBe(false)
+    expect(git(sb.dir, 'status', '--porcelain', '--', '.engram/proposals')).toBe('')
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
   })
 })
 

@@ -18,7 +18,10 @@ export default class ReviewReject extends EngramCommand {
     const {args, flags} = await this.parse(ReviewReject)
     const store = await Store.open(flags.base)
     const r = await rejectEntry(store, 'pending', args.id, flags.reason, {keyName: flags.key})
-    if (!this.jsonEnabled()) this.log(`rejected ${r.id}: ${r.scope}/${r.path}`)
+    if (!this.jsonEnabled()) {
+      const what = r.scope === null ? 'an unreadable entry' : `${r.scope}/${r.path}`
+      this.log(`rejected ${r.id}: ${what}${r.never_committed ? ' (the entry was never committed: its file is removed, no commit made)' : ''}`)
+    }
     return r
   }
 }
