@@ -199,13 +199,17 @@ describe('CLI conventions', () => {
     it('`serve` while one runs says "already running" and exits 0', async () => {
       const first = spawn(process.execPath, [BIN, 'serve'], {cwd: sb.dir, env: sb.env, stdio: ['ignore', 'pipe', 'pipe']})
       try {
-        const sock = join(sb.dir, '.engram/serve.sock')
-        for (let i = 0; i < 200 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 100))
-        expect(existsSync(sock)).toBe(true)
+        // the socket lives in a private folder outside the store (R22): the server names it when it listens
+        let said = ''
+        first.stderr!.on('data', (d) => (said += d))
+        for (let i = 0; i < 300 && !/serving .* on (\S+)/.test(said); i++) await new Promise((r) => setTimeout(r, 100))
+        const sock = /serving .* on (\S+)/.exec(said)?.[1]
+        expect(sock, said).toBeTruthy()
+        expect(sock!.startsWith(sb.dir)).toBe(false)
         const again = sb.run(['serve'])
         expect(again.code).toBe(0)
-        expect(again.stderr).toContain('engram serve is already running for this store (.engram/serve.sock); nothing to do')
-        expect(sb.run(['serve', '--json']).json).toEqual({already_running: true, socket: '.engram/serve.sock'})
+        expect(again.stderr).toContain(`engram serve is already running for this store (${sock}); nothing to do`)
+        expect(sb.run(['serve', '--json']).json).toEqual({already_running: true, socket: sock})
         expect(first.exitCode).toBeNull() // the first one still runs
       } finally {
         first.kill('SIGTERM')

@@ -6,7 +6,7 @@
  */
 import {execFileSync} from 'node:child_process'
 import {createHash, generateKeyPairSync} from 'node:crypto'
-import {copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -105,6 +105,8 @@ describe('an agent with a shell, as the same OS user', () => {
     const agentHome = join(sb.dir, '..', `agent-${session}`)
     mkdirSync(agentHome, {recursive: true})
     copyFileSync(keyFile, join(agentHome, 'stolen.key'))
+    // and the owner's trust pins (R19), so that only the encryption is left in its way
+    cpSync(join(sb.configDir, 'trust'), join(agentHome, 'trust'), {recursive: true})
     // it even drops its session: only the passphrase stands between it and the owner's signature
     const env = bare(sb, {ENGRAM_CONFIG_DIR: agentHome, ENGRAM_KEY: join(agentHome, 'stolen.key')})
     const noTty = runWithoutTerminal(cli(['review', 'accept', p.proposal, '--digest', p.digest, '--json']), {env, cwd: sb.dir})

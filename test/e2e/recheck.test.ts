@@ -21,7 +21,8 @@ const PLAIN = 'The Acme contract renews every March.'
 
 function write(sb: Sandbox, session: string, scope: string, path: string, text: string, extra: string[] = []): any {
   const w = sb.run(['write', path, '--scope', scope, '--json', ...extra], {input: `${text}\n`, env: {ENGRAM_SESSION: session}})
-  if (w.code !== 0) throw new Error(`write ${scope}/${path} failed (${w.code}): ${w.stderr}${w.stdout}`)
+  // 0: committed or pending; 8: kept but quarantined (README "Exit codes")
+  if (w.code !== 0 && w.code !== 8) throw new Error(`write ${scope}/${path} failed (${w.code}): ${w.stderr}${w.stdout}`)
   return w.json
 }
 

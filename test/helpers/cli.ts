@@ -24,6 +24,17 @@ export interface Sandbox {
   run(args: string[], opts?: {input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number}): RunResult
 }
 
+/** A finished CLI run as tests read it: exit code, output, and stdout parsed when it is JSON. */
+export function runResult(r: SpawnSyncReturns<string>): RunResult {
+  let json: any
+  try {
+    json = JSON.parse(r.stdout)
+  } catch {
+    json = undefined
+  }
+  return {code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json}
+}
+
 export function tempDir(prefix = 'engram-test-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
 }
@@ -59,13 +70,7 @@ export function sandbox(): Sandbox {
         encoding: 'utf8',
         timeout: opts.timeout ?? 60_000,
       })
-      let json: any
-      try {
-        json = JSON.parse(r.stdout)
-      } catch {
-        json = undefined
-      }
-      return {code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json}
+      return runResult(r)
     },
   }
   return sb

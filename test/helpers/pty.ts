@@ -6,6 +6,8 @@
  */
 import {spawnSync} from 'node:child_process'
 
+import {runResult} from './cli.js'
+
 export interface Answer {
   /** a regular expression the output must show (after the previous answer) before typing */
   expect: string
@@ -68,14 +70,7 @@ export function runInTerminal(argv: string[], opts: {env: NodeJS.ProcessEnv; cwd
 
 /** Run with no controlling terminal (a new session): /dev/tty cannot be opened. */
 export function runWithoutTerminal(argv: string[], opts: {env: NodeJS.ProcessEnv; cwd: string; input?: string}): {code: number; stdout: string; stderr: string; json: any} {
-  const r = spawnSync('setsid', ['-w', ...argv], {env: opts.env, cwd: opts.cwd, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000})
-  let json: any
-  try {
-    json = JSON.parse(r.stdout)
-  } catch {
-    json = undefined
-  }
-  return {code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json}
+  return runResult(spawnSync('setsid', ['-w', ...argv], {env: opts.env, cwd: opts.cwd, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000}))
 }
 
 /**
