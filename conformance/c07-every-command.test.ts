@@ -93,6 +93,9 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       owner: ['owner-x', 'owner-x'],
       out: [join(tempDir('engram-conf-out-'), 'k.pub'), join(tempDir('engram-conf-out-'), 'k.pub')],
       role: ['owner', 'owner'],
+      // an owner-only command is refused inside a session before it reads either
+      'passphrase-file': [harmless, harmless],
+      root: ['0'.repeat(64), '0'.repeat(64)],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)
