@@ -3,6 +3,8 @@ import {Store} from '../../core/store.js'
 import {visible} from '../../render.js'
 
 export default class ConfigShow extends EngramCommand {
+  // the owner's policy (its redaction patterns and protected terms too) is not a session's to read
+  static override ownerOnly = true
   static override summary = 'Show the config in force, whether config.yml is signed, and which signed version applies.'
   static override examples = ['<%= config.bin %> config show', '<%= config.bin %> config show --json']
 

@@ -6,6 +6,7 @@ import {Store} from '../../core/store.js'
 import {renderTextDiff} from '../../render.js'
 
 export default class ConfigSign extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Sign .engram/config.yml as the owner: show its change against the signed config, then sign exactly what you reviewed.'
   static override description =
     'The vote, scope and redaction policy and the external validators apply only from a config.yml signed by a trusted owner key. ' +
