@@ -45,6 +45,8 @@ describe('C20 — owner keys are the owner\'s (R20)', () => {
     const before = store.state()
     const stolen = tempDir('engram-conf-agent-')
     cpSync(join(store.configDir, 'keys'), join(stolen, 'keys'), {recursive: true})
+    // and the trust pins (R19), so that only the encryption stands in the way
+    cpSync(join(store.configDir, 'trust'), join(stolen, 'trust'), {recursive: true})
     const env = withoutPassphrase(store, {ENGRAM_CONFIG_DIR: stolen})
     const r = runWithoutTerminal(argv(['review', 'accept', proposal, '--digest', digest, '--json']), {env, cwd: store.dir})
     expect(r.code, r.stdout + r.stderr).toBe(3)
