@@ -31,7 +31,7 @@ describe('quarantine list, show, release and purge', () => {
     expect(list.json.items[0].vote.passed).toBe(false)
     const show = sb.run(['quarantine', 'show', q.proposal, '--json'])
     expect(show.json).toMatchObject({id: q.proposal, status: 'quarantined', digest: q.digest, session: s, origin: 'email'})
-    expect(show.json.votes.map((v: any) => v.validator)).toEqual(['semantic', 'provenance', 'delivery'])
+    expect(show.json.votes.map((v: any) => v.validator)).toEqual(['semantic', 'provenance', 'delivery', 'learned'])
     expect(show.json.flags.map((f: any) => f.flag)).toContain('instruction-like')
     const text = sb.run(['quarantine', 'show', q.proposal])
     expect(text.stdout).toContain(q.digest)
@@ -67,7 +67,7 @@ describe('quarantine list, show, release and purge', () => {
     // a pending proposal, not curated memory
     const pending = sb.run(['review', 'show', r.json.proposal, '--json'])
     expect(pending.json).toMatchObject({status: 'pending', kind: 'release', digest: r.json.digest})
-    expect(pending.json.votes.map((v: any) => v.validator)).toEqual(['semantic', 'provenance', 'delivery'])
+    expect(pending.json.votes.map((v: any) => v.validator)).toEqual(['semantic', 'provenance', 'delivery', 'learned'])
     expect(existsSync(join(sb.dir, 'tenant/acme/release-me.md'))).toBe(false)
     expect(sb.run(['read', 'release-me.md', '--scope', 'tenant:acme']).code).not.toBe(0)
     const msg = git(sb.dir, 'log', '-1', '--format=%B')
