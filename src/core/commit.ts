@@ -189,6 +189,12 @@ export async function recoverInterrupted(store: Store, warn?: (m: string) => voi
         else writeFileAtomic(store.abs(c.path), await blobBytes(store, want))
       }
       paths.push(...j.changes.map((c) => c.path))
+      // a temp file of the killed process's work-tree update (writeFileAtomic: `<file>.tmp-<pid>-…`)
+      for (const c of j.changes) {
+        const abs = store.abs(c.path)
+        const base = `${abs.slice(abs.lastIndexOf('/') + 1)}.tmp-`
+        for (const name of safeReaddir(abs.slice(0, abs.lastIndexOf('/')))) if (name.startsWith(base)) remove(`${abs.slice(0, abs.lastIndexOf('/'))}/${name}`)
+      }
       warn?.(`finished an engram commit (${j.commit.slice(0, 10)}) that a killed process had made but not checked out`)
     }
   }
