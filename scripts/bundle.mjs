@@ -1,7 +1,7 @@
 // Bundles the fast `engram search` entry (src/cli/fast.ts, after tsc) into one CommonJS
 // file, dist/fast/search.cjs, which bin/run.js compiles with a V8 code cache: a fresh
 // process then compiles one script instead of resolving and loading about thirty modules
-// (PERF-NOTES: module loading is a large part of a CLI's start). Run by `npm run build`.
+// (module loading is a large part of a CLI's start: README "Performance"). Run by `npm run build`.
 import {rmSync} from 'node:fs'
 import {build} from 'rolldown'
 

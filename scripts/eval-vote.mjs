@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Measure the flags and the vote against the tuning corpus (DESIGN.md §4). A dev script:
+// Measure the flags and the vote against the tuning corpus (README "The write path"). A dev script:
 // it reads /work/shared/corpus (or $ENGRAM_CORPUS), compiles src/core/vote (and the
 // normaliser and redactor, when present) into .bench/eval-vote, and calls runVote directly
 // with no neighbours and an untainted session, the way the write path would.

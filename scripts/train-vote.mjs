@@ -4,7 +4,7 @@
 // so a rerun on the same inputs writes the same bytes.
 //
 //   npm run train                          # public sets from $ENGRAM_TRAIN_CORPUS or --shared
-//   node scripts/train-vote.mjs --shared ../shared/corpus [--out FILE] [--no-shared] [--cross]
+//   node scripts/train-vote.mjs --shared DIR [--out FILE] [--no-shared] [--cross]
 //     --shared DIR  the public sets (BIPIA train splits, NotInject one, PINT sample, wildguard)
 //     --no-shared   the project corpus (corpus/) only
 //     --cross       print the cross-source table instead: train on some sources, test on others
