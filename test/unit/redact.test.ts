@@ -111,7 +111,7 @@ const CASES: Case[] = [
   },
   {kind: 'digitalocean-token', positives: [`dop_v1_${hex(64)}`], negatives: [`dop_v1_${hex(10)}`]},
   {kind: 'databricks-token', positives: [`dapi${hex(32)}`], negatives: [`dapi${hex(20)}`]},
-  {kind: 'github-token', positives: [`GH=ghp_${alnum(36)}`], negatives: [`ghp_${alnum(20)}`, `xghp_${alnum(36)}`]},
+  {kind: 'github-token', positives: [`GH=ghp_${alnum(36)}`, `xghp_7${alnum(35)}`], negatives: [`ghp_${alnum(20)}`]},
   {
     kind: 'github-fine-grained-token',
     positives: [`github_pat_${alnum(22)}_${alnum(59)}`],
@@ -440,6 +440,17 @@ describe('redact: split and glued tokens', () => {
   it('finds a token glued to a name by an underscore, not one that ends a word', () => {
     expect(redact(`MY_GITHUB_${tok}`).text).toBe('MY_GITHUB_[REDACTED:github-token]')
     expect(redact(`export AWS_AKIA${b32(16)}=1`).redactions).toEqual({'aws-access-key-id': 1})
+  })
+
+  it('finds a token with an unmistakable prefix glued to letters, even one whose random part looks wordy', () => {
+    // "Mteep", "Qrqnhyc": a third of this one is word-like runs, which the bare-string rule passes over
+    const wordy = 'ghp_aZ7HyE5HQMteepQrqnhyc3y3Xl2uyO2dcs9I'
+    for (const t of [wordy, `gho_${alnum(36)}1`, `npm_aZ7${alnum(33)}`]) {
+      expect(redact(`x${t}!`).text).toMatch(/^x\[REDACTED:[a-z-]+\]!$/)
+      expect(redact(`token${t}`).text).not.toContain(t.slice(0, 12))
+    }
+    // a word that merely ends in the prefix letters, followed by text, is left alone
+    expect(redact('the laghp_ prefix and more text').text).toBe('the laghp_ prefix and more text')
   })
 })
 

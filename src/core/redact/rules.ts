@@ -247,6 +247,19 @@ function bareSecretOk(value: string, ctx: MatchContext): boolean {
   return true
 }
 
+// Prefixes that end no word of any language we know, so that even glued to letters they
+// start a token (see the rule before the bare-string one).
+const GLUED_TOKENS: [string, string][] = [
+  ['github-token', 'ghp_[A-Za-z0-9]{36,255}'],
+  ['github-oauth-token', 'gho_[A-Za-z0-9]{36,255}'],
+  ['github-app-token', 'gh[su]_[A-Za-z0-9]{36,255}'],
+  ['github-refresh-token', 'ghr_[A-Za-z0-9]{36,255}'],
+  ['github-fine-grained-token', 'github_pat_[A-Za-z0-9]{20,30}_[A-Za-z0-9]{50,70}'],
+  ['gitlab-token', '(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|gloas)-[0-9A-Za-z_\\-]{20,64}'],
+  ['npm-token', 'npm_[A-Za-z0-9]{36}'],
+  ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}'],
+]
+
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
   {
@@ -381,6 +394,15 @@ export const BUILTIN_RULES: RedactionRule[] = [
   {kind: 'password-in-prose', pattern: prose(PASSWORD_NAMES, WORD_VALUE), validate: proseValueOk},
   {kind: 'password-in-prose', pattern: prose(ASSIGNED_NAMES, WORD_VALUE, SAYS), validate: proseValueOk},
   {kind: 'pin-code', pattern: prose(PIN_NAMES, String.raw`(?<secret>\d{4,12})(?![\d.,]\d)(?!\d)`)},
+
+  // --- a token with an unmistakable prefix glued to letters (`xghp_…`, `tokenglpat-…`):
+  // token() treats a letter before it as a word, so these prefixes, which end no word, get
+  // their own rule; the random part must hold a digit and a letter, as every real one does
+  ...GLUED_TOKENS.map(([kind, body]) => ({
+    kind,
+    pattern: new RegExp(String.raw`(?<=[A-Za-z])(?:${body})(?![A-Za-z0-9])`, 'gd'),
+    validate: (value: string) => /\d/.test(value) && /[A-Za-z]/.test(value.slice(4)),
+  })),
 
   // --- last: a bare random-looking string that no rule above named
   {
