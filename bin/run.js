@@ -19,7 +19,7 @@ function fastEntry() {
   const file = join(__dirname, '..', 'dist', 'fast', 'search.cjs')
   const source = readFileSync(file, 'utf8')
   const st = statSync(file)
-  // configDir() of src/core/cachefile.ts, restated: this CommonJS file cannot load the ESM dist before choosing
+  // configDir() of src/core/store/cachefile.ts, restated: this CommonJS file cannot load the ESM dist before choosing
   const dir = join(process.env.ENGRAM_CONFIG_DIR || join(homedir(), '.config', 'engram'), 'cache', 'v8')
   const name = `search-${process.version}-${process.arch}-${st.size}-${Math.floor(st.mtimeMs)}.bin`
   let cachedData

@@ -268,16 +268,16 @@ export function ask(sock, req, timeoutMs = 10_000) {
 // ---------------------------------------------------------------- the vote
 
 /**
- * The write path's checks in-process (src/core/write.ts): normalise, redact body and
+ * The write path's checks in-process (src/core/write/write.ts): normalise, redact body and
  * title, normalise again, then runVote (flags + semantic, provenance, delivery). The
  * neighbour lookup is passed in, so that the caller chooses how the index is reached.
  */
 export async function votePipeline() {
   const [{redact}, {normalise, stripInvisible}, {runVote}, {DEFAULT_CONFIG}] = await Promise.all([
-    dist('core/redact/index.js'),
-    dist('core/normalise.js'),
-    dist('core/vote/index.js'),
-    dist('core/config.js'),
+    dist('core/write/redact/index.js'),
+    dist('core/write/normalise.js'),
+    dist('core/write/vote/index.js'),
+    dist('core/store/config.js'),
   ])
   const config = {...DEFAULT_CONFIG.vote, external: []}
   return async function vote(write, neighbours) {
@@ -298,7 +298,7 @@ export async function votePipeline() {
 }
 
 /**
- * Neighbours exactly as src/core/neighbours.ts finds them (findNeighbours: the write's
+ * Neighbours exactly as src/core/write/neighbours.ts finds them (findNeighbours: the write's
  * rarest words over the scope's index, each hit read, parsed and passed through the
  * serving gate), with the engine and gate a warm server keeps: the shard opened once, no
  * git call per lookup while HEAD (read from .git's files) is unchanged — the vote target
@@ -306,7 +306,7 @@ export async function votePipeline() {
  */
 export async function warmNeighbourLookup(storeDir, scope) {
   const [{Store}, {WarmServing}, {WarmEngine, readHead}, {findNeighbours}] = await Promise.all([
-    dist('core/store.js'), dist('core/serving.js'), dist('core/index/index.js'), dist('core/neighbours.js'),
+    dist('core/store/store.js'), dist('core/trust/serving.js'), dist('core/index/index.js'), dist('core/write/neighbours.js'),
   ])
   const store = new Store(storeDir, storeDir)
   const engine = new WarmEngine(store)

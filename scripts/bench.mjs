@@ -369,7 +369,7 @@ async function benchWarm({size, spec, dir, files, queries, r}) {
   } finally {
     await server.stop()
   }
-  const [{Store}, {WarmEngine}] = await Promise.all([dist('core/store.js'), dist('core/index/index.js')])
+  const [{Store}, {WarmEngine}] = await Promise.all([dist('core/store/store.js'), dist('core/index/index.js')])
   const engine = new WarmEngine(new Store(dir, dir))
   const scopes = spec.scope ? [spec.scope] : [...new Set(files.map((f) => (f.startsWith('org/') ? 'org' : f.split('/').slice(0, 2).join(':'))))]
   try {
@@ -398,7 +398,7 @@ async function benchIncremental(dir, spec, r) {
     engram(['index', 'rebuild', '--base', clone, '--json'])
     const session = JSON.parse(engram(['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
     const agent = childEnv({ENGRAM_SESSION: session})
-    const [{Store}, {refresh}] = await Promise.all([dist('core/store.js'), dist('core/index/index.js')])
+    const [{Store}, {refresh}] = await Promise.all([dist('core/store/store.js'), dist('core/index/index.js')])
     const store = new Store(clone, clone)
     const acceptOne = (k) => {
       const word = `zorbiquant${'abcdefghijklmnop'[k]}x`
@@ -450,7 +450,7 @@ async function benchIncremental(dir, spec, r) {
 async function benchVote(dir, spec, files, r) {
   log('10k: vote overhead')
   const vote = await votePipeline()
-  const {parseMemory} = await dist('core/memory.js')
+  const {parseMemory} = await dist('core/memory/memory.js')
   const writes = []
   for (let i = 0; writes.length < 60; i++) {
     const rel = files[(i * 7919) % files.length]
@@ -495,9 +495,9 @@ async function benchVote(dir, spec, files, r) {
   } finally {
     nb.close()
   }
-  // the neighbour lookup as src/core/write.ts wires it today: a one-shot index per call,
+  // the neighbour lookup as src/core/write/write.ts wires it today: a one-shot index per call,
   // with `git ls-tree` and the keyring read from git history each time
-  const [{Store}, {neighboursFor}] = await Promise.all([dist('core/store.js'), dist('core/neighbours.js')])
+  const [{Store}, {neighboursFor}] = await Promise.all([dist('core/store/store.js'), dist('core/write/neighbours.js')])
   const store = new Store(dir, dir)
   const session = {id: 's-bench0001', agent: 'bench-agent', assigned: spec.scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
   const wired = []

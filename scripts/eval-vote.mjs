@@ -19,7 +19,7 @@ const verbose = process.argv.includes('--verbose')
 const raw = process.argv.includes('--raw')
 const out = join(root, '.bench', 'eval-vote')
 
-const sources = ['src/core/vote/index.ts', 'src/core/normalise.ts', 'src/core/redact/index.ts'].filter((f) => existsSync(join(root, f)))
+const sources = ['src/core/write/vote/index.ts', 'src/core/write/normalise.ts', 'src/core/write/redact/index.ts'].filter((f) => existsSync(join(root, f)))
 try {
   execFileSync(
     join(root, 'node_modules', '.bin', 'tsc'),
@@ -34,10 +34,10 @@ try {
   }
 }
 const load = async (rel) => (existsSync(join(out, rel)) ? import(pathToFileURL(join(out, rel)).href) : null)
-const {runVote} = await load('core/vote/index.js')
-const {DEFAULT_CONFIG} = await load('core/config.js')
-const normMod = raw ? null : await load('core/normalise.js')
-const redactMod = raw ? null : await load('core/redact/index.js')
+const {runVote} = await load('core/write/vote/index.js')
+const {DEFAULT_CONFIG} = await load('core/store/config.js')
+const normMod = raw ? null : await load('core/write/normalise.js')
+const redactMod = raw ? null : await load('core/write/redact/index.js')
 const pipeline = {normalise: normMod?.normalise ?? null, redact: redactMod?.redact ?? null}
 
 function candidate(text, origin, extra = {}) {

@@ -6,7 +6,7 @@
 //
 // mixed: org, 8 projects, many tenants (N/150, at least 10) and a few run scopes;
 // single: every memory in one scope (--scope, default project:big).
-// Frontmatter is emitted exactly as src/core/memory.ts serializeMemory does (key: <JSON>
+// Frontmatter is emitted exactly as src/core/memory/memory.ts serializeMemory does (key: <JSON>
 // lines in FIELD_ORDER), bodies are 50–400 words of Zipf-distributed technical English.
 // Afterwards `git gc` and `git commit-graph write` run, as after a real bulk import.
 //
@@ -110,7 +110,7 @@ function body() {
   return `${paras.join('\n\n')}\n`
 }
 
-// Same emission as src/core/memory.ts emitFrontmatter/serializeMemory.
+// Same emission as src/core/memory/memory.ts emitFrontmatter/serializeMemory.
 const FIELD_ORDER = ['id', 'title', 'scope', 'tags', 'author', 'source_session', 'origin', 'tainted', 'taint_reasons',
   'created', 'updated', 'version', 'proposal', 'reviewed_by', 'digest', 'signature']
 function serialize(fm, text) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Train the learned validator (src/core/vote/learned.ts) and write models/vote-lr.json.
+// Train the learned validator (src/core/write/vote/learned.ts) and write models/vote-lr.json.
 // Reproducible: fixed seed, sources and cases in a fixed order, float64 arithmetic only,
 // so a rerun on the same inputs writes the same bytes.
 //
@@ -27,7 +27,7 @@ const fail = (msg) => {
 }
 
 const built = join(root, 'dist', 'core', 'vote', 'learned.js')
-if (!existsSync(built)) fail('dist/core/vote/learned.js is missing: run `npm run build` first.')
+if (!existsSync(built)) fail('dist/core/write/vote/learned.js is missing: run `npm run build` first.')
 const {features} = await import(pathToFileURL(built).href)
 
 const BITS = 16

@@ -2,7 +2,7 @@ import {parseArgs} from 'node:util'
 
 import {writeWarning} from './output.js'
 import {runSearch, searchLines} from './search.js'
-import {safeJson} from '../visible.js'
+import {safeJson} from '../core/text/visible.js'
 
 /** `--limit` of `engram search`, shared with the oclif command's flag definition. */
 export const SEARCH_LIMIT = {default: 10, min: 1, max: 1000} as const

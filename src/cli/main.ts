@@ -1,6 +1,6 @@
 import {Errors, flush, run} from '@oclif/core'
 
-import {EngramError} from '../core/errors.js'
+import {EngramError} from '../core/store/errors.js'
 import {parseError, reportError, reportUnexpected, wantsJson} from './report.js'
 
 /**

@@ -1,5 +1,5 @@
-import {redactText} from '../core/redact/index.js'
-import {visible} from '../visible.js'
+import {redactText} from '../core/write/redact/index.js'
+import {visible} from '../core/text/visible.js'
 
 /** A warning line on stderr, the same from the oclif commands and the fast search entry (stdout stays pure with --json). */
 export function writeWarning(message: string): void {

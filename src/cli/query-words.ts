@@ -1,4 +1,4 @@
-import {usageError} from '../core/errors.js'
+import {usageError} from '../core/store/errors.js'
 
 /**
  * `engram search` reads every word that is not one of its flags as a search word, so

@@ -1,5 +1,5 @@
-import {EngramError} from '../core/errors.js'
-import {safeJson, visible} from '../visible.js'
+import {EngramError} from '../core/store/errors.js'
+import {safeJson, visible} from '../core/text/visible.js'
 
 /**
  * The one way an error reaches the user, from a command (base.ts) or from before any
@@ -8,7 +8,7 @@ import {safeJson, visible} from '../visible.js'
  * with --json. Message and next step are redacted like stored text (they can echo input).
  */
 export async function reportError(err: EngramError, json: boolean): Promise<void> {
-  const {redact} = await import('../core/redact/index.js')
+  const {redact} = await import('../core/write/redact/index.js')
   const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text).text)
   process.exitCode = err.exitCode
   const message = clean(err.message)!
@@ -60,7 +60,7 @@ export function wantsJson(argv: string[]): boolean {
 
 /** Anything that is not an EngramError is a bug: exit 1, said plainly, the stack only with DEBUG. */
 export async function reportUnexpected(err: Error, json: boolean): Promise<void> {
-  const {redact} = await import('../core/redact/index.js')
+  const {redact} = await import('../core/write/redact/index.js')
   const message = redact(err.message ?? '').text
   process.exitCode = 1
   if (json) process.stdout.write(`${safeJson({error: {code: 'unexpected', exitCode: 1, message}})}\n`)

@@ -1,12 +1,12 @@
 import type {SearchHit} from '../core/index/index.js'
-import {searchMemories, verifyServedHits} from '../core/search.js'
-import {RootNotPinned, rootNotPinned} from '../core/keys.js'
-import {mayHaveExtraRules, resolvePolicy} from '../core/policy.js'
-import {redactText, setRulesInForce} from '../core/redact/index.js'
-import {askServer, serverFailure} from '../core/serve-client.js'
-import {currentSession, sessionTokenInUse} from '../core/sessions.js'
-import {Store} from '../core/store.js'
-import {visible} from '../visible.js'
+import {searchMemories, verifyServedHits} from '../core/serve/search.js'
+import {RootNotPinned, rootNotPinned} from '../core/trust/keys.js'
+import {mayHaveExtraRules, resolvePolicy} from '../core/store/policy.js'
+import {redactText, setRulesInForce} from '../core/write/redact/index.js'
+import {askServer, serverFailure} from '../core/serve/serve-client.js'
+import {currentSession, sessionTokenInUse} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
+import {visible} from '../core/text/visible.js'
 
 export interface SearchInput {
   query: string

@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
-import {buildContext, renderContext} from '../core/context.js'
-import {currentSession} from '../core/sessions.js'
-import {Store} from '../core/store.js'
-import {safeJson, visible} from '../visible.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {buildContext, renderContext} from '../core/serve/context.js'
+import {currentSession} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
+import {safeJson, visible} from '../core/text/visible.js'
 
 export default class Context extends EngramCommand {
   static override summary = 'Print the session-start memory block for an agent: data, not instructions, in unforgeable wrappers.'

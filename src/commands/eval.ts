@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../base.js'
+import {EngramCommand} from '../cli/base.js'
 
 const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 ? '-' : `${r.count}/${r.total} ${(100 * r.rate).toFixed(1)}%`)
 
@@ -20,7 +20,7 @@ export default class Eval extends EngramCommand {
   async run() {
     const {args, flags} = await this.parse(Eval)
     // Loaded here: the eval pulls in the whole write path, which no other command start needs.
-    const {runEval} = await import('../core/eval.js')
+    const {runEval} = await import('../eval/eval.js')
     const r = await runEval(args.dir, {
       limit: flags.limit,
       concurrency: flags.concurrency,

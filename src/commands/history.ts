@@ -1,10 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
-import {memoryHistory} from '../core/history.js'
-import {currentSession} from '../core/sessions.js'
-import {Store} from '../core/store.js'
-import {visible} from '../visible.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {memoryHistory} from '../core/serve/history.js'
+import {currentSession} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
+import {visible} from '../core/text/visible.js'
 
 export default class History extends EngramCommand {
   static override summary = 'Show the commits that changed a memory: who signed each version (verified now), and what the commit claims.'

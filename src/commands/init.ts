@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../base.js'
-import {initStore} from '../core/init.js'
+import {EngramCommand, passphraseFileFlag} from '../cli/base.js'
+import {initStore} from '../core/store/init.js'
 
 export default class Init extends EngramCommand {
   static override ownerOnly = true

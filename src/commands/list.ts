@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
-import {listMemories} from '../core/read.js'
-import {currentSession} from '../core/sessions.js'
-import {Store} from '../core/store.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {listMemories} from '../core/serve/read.js'
+import {currentSession} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
 
 export default class List extends EngramCommand {
   static override summary = 'List the memories you may read (verified curated memory and your run: scratchpad).'

@@ -1,10 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
-import {readMemory} from '../core/read.js'
-import {currentSession} from '../core/sessions.js'
-import {Store} from '../core/store.js'
-import {visible} from '../visible.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {readMemory} from '../core/serve/read.js'
+import {currentSession} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
+import {visible} from '../core/text/visible.js'
 
 export default class Read extends EngramCommand {
   static override summary = 'Print one memory (only verified curated memory, or your own run: scratchpad).'

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
 import {runSearch, searchLines} from '../cli/search.js'
 import {SEARCH_LIMIT} from '../cli/fast.js'
 import {queryFromArgv, searchArgv} from '../cli/query-words.js'

@@ -1,8 +1,8 @@
-import {EngramCommand} from '../base.js'
-import {EngramError} from '../core/errors.js'
-import {socketPath} from '../core/private.js'
-import {startServer} from '../core/server.js'
-import {Store} from '../core/store.js'
+import {EngramCommand} from '../cli/base.js'
+import {EngramError} from '../core/store/errors.js'
+import {socketPath} from '../core/store/private.js'
+import {startServer} from '../core/serve/server.js'
+import {Store} from '../core/store/store.js'
 
 export default class Serve extends EngramCommand {
   static override ownerOnly = true

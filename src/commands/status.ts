@@ -1,8 +1,8 @@
-import {EngramCommand} from '../base.js'
-import {currentSession} from '../core/sessions.js'
-import {storeStatus} from '../core/status.js'
-import {Store} from '../core/store.js'
-import {visible} from '../render.js'
+import {EngramCommand} from '../cli/base.js'
+import {currentSession} from '../core/session/sessions.js'
+import {storeStatus} from '../core/store/status.js'
+import {Store} from '../core/store/store.js'
+import {visible} from '../cli/render.js'
 
 export default class Status extends EngramCommand {
   static override summary = 'Show the store: scopes, review queue, quarantine, sessions, and escalations that need the owner (inside a session: only what it may read).'

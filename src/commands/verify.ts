@@ -1,13 +1,13 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../base.js'
-import {visibleScopes} from '../core/access.js'
-import {verificationFailed} from '../core/errors.js'
-import {loadKeyring} from '../core/keys.js'
-import {verifyStore} from '../core/manifest.js'
-import {currentSession} from '../core/sessions.js'
-import {Store} from '../core/store.js'
-import {visible} from '../render.js'
+import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {visibleScopes} from '../core/session/access.js'
+import {verificationFailed} from '../core/store/errors.js'
+import {loadKeyring} from '../core/trust/keys.js'
+import {verifyStore} from '../core/trust/manifest.js'
+import {currentSession} from '../core/session/sessions.js'
+import {Store} from '../core/store/store.js'
+import {visible} from '../cli/render.js'
 
 export default class Verify extends EngramCommand {
   static override summary = 'Check every curated file, manifest and key; name each problem. Exit 7 when any.'

@@ -1,4 +1,4 @@
-import {EngramCommand} from '../base.js'
+import {EngramCommand} from '../cli/base.js'
 
 export default class Version extends EngramCommand {
   static override summary = 'Show the version of engram, Node and the platform (also `engram --version`, `-v`).'

@@ -1,6 +1,6 @@
 import type {Hook} from '@oclif/core'
 
-import {usageError} from '../core/errors.js'
+import {usageError} from '../core/store/errors.js'
 import {suggestCommands} from '../cli/suggest.js'
 
 /**

@@ -178,7 +178,7 @@ describe('attacks on a1: rollback from committed history', () => {
 })
 
 describe('attacks on a1: redaction cost', () => {
-  // was a hole: joinSplitTokens (src/core/redact/index.ts) was super-linear on runs of token
+  // was a hole: joinSplitTokens (src/core/write/redact/index.ts) was super-linear on runs of token
   // prefixes each followed by a separator: for every SPLIT_START match it gathers up to 16
   // fragments and runs every splittable rule on each prefix join (fullMatch), and the
   // matches overlap. Measured on redact() directly: 1 MB of "ghp_ " 17 s, of "ghp_\n"

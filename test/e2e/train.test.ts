@@ -9,7 +9,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {tempDir} from '../helpers/cli.js'
-import {DEFAULT_WEIGHTS, learnedVote, loadModel, score} from '../../src/core/vote/learned.js'
+import {DEFAULT_WEIGHTS, learnedVote, loadModel, score} from '../../src/core/write/vote/learned.js'
 import {makeCandidate} from '../unit/vote-helpers.js'
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/train-vote.mjs', import.meta.url))

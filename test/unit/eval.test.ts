@@ -4,8 +4,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {CaseResult, EvalSet, caseMisses, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/core/eval.js'
-import {isEngramError} from '../../src/core/errors.js'
+import {CaseResult, EvalSet, caseMisses, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/eval/eval.js'
+import {isEngramError} from '../../src/core/store/errors.js'
 
 const dirs: string[] = []
 function corpusDir(files: Record<string, string>): string {

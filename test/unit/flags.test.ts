@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
-import {computeFlags, detectInstructions, ibanValid, luhnValid, type Flag, type Neighbour, type WriteCandidate} from '../../src/core/vote/index.js'
+import {computeFlags, detectInstructions, ibanValid, luhnValid, type Flag, type Neighbour, type WriteCandidate} from '../../src/core/write/vote/index.js'
 
 const cand = (body: string, over: Partial<WriteCandidate> = {}) => makeCandidate(body, {maxBodyBytes: 10_000, ...over})
 

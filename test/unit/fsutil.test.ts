@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {changedLongAgo} from '../../src/core/fsutil.js'
+import {changedLongAgo} from '../../src/core/store/fsutil.js'
 
 describe('how long ago a file must have changed before its timestamps stand for its bytes', () => {
   it('waits 100 ms for nanosecond timestamps and 2.5 s for whole-second ones', () => {

@@ -3,7 +3,7 @@ import {copyFileSync, mkdirSync, realpathSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {firstParentFromFiles, gitTopLevel, workTreeTopFromFiles} from '../../src/core/git.js'
+import {firstParentFromFiles, gitTopLevel, workTreeTopFromFiles} from '../../src/core/git/git.js'
 import {tempDir} from '../helpers/cli.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8', env: {...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@e'}}).trim()

@@ -5,8 +5,8 @@ import {dirname, join} from 'node:path'
 import {afterEach} from 'vitest'
 
 import type {DocRecord} from '../../src/core/index/shard.js'
-import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
-import {Store} from '../../src/core/store.js'
+import {MemoryFile, serializeMemory} from '../../src/core/memory/memory.js'
+import {Store} from '../../src/core/store/store.js'
 
 /** A real temp git repository holding a store (optionally in a subfolder). */
 export class TestRepo {

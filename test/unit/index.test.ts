@@ -1,8 +1,8 @@
 import {existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {isEngramError} from '../../src/core/errors.js'
-import {gitBlobHash} from '../../src/core/hash.js'
+import {isEngramError} from '../../src/core/store/errors.js'
+import {gitBlobHash} from '../../src/core/memory/hash.js'
 import {deltaBound, INDEX_DIR, rebuild, refresh, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
 import {FORMAT_VERSION, LoadedShard, peekHeader} from '../../src/core/index/shard.js'
 import {prng, TestRepo, useTestRepos} from './index-helpers.js'

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {EngramError} from '../../src/core/errors.js'
+import {EngramError} from '../../src/core/store/errors.js'
 import {
   configDir,
   loadKeyring,
@@ -14,11 +14,11 @@ import {
   publicKeyRecord,
   revocationPath,
   revocationRecord,
-} from '../../src/core/keys.js'
-import {loadPrivateKey, parsePrivateKeyFile, sealPrivateKey, writePrivateKey} from '../../src/core/privatekey.js'
-import {MemoryFile} from '../../src/core/memory.js'
-import {generateKeyPair, KeyPair, signMemory, verifyMemory} from '../../src/core/sign.js'
-import {Store} from '../../src/core/store.js'
+} from '../../src/core/trust/keys.js'
+import {loadPrivateKey, parsePrivateKeyFile, sealPrivateKey, writePrivateKey} from '../../src/core/trust/privatekey.js'
+import {MemoryFile} from '../../src/core/memory/memory.js'
+import {generateKeyPair, KeyPair, signMemory, verifyMemory} from '../../src/core/trust/sign.js'
+import {Store} from '../../src/core/store/store.js'
 
 let tmp: string
 const saved = {config: process.env.ENGRAM_CONFIG_DIR, key: process.env.ENGRAM_KEY, pass: process.env.ENGRAM_PASSPHRASE_FILE, session: process.env.ENGRAM_SESSION}

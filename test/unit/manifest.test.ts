@@ -4,8 +4,8 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {gitBlobHash} from '../../src/core/hash.js'
-import {loadKeyring, pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/keys.js'
+import {gitBlobHash} from '../../src/core/memory/hash.js'
+import {loadKeyring, pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/trust/keys.js'
 import {
   manifestEntry,
   manifestForServing,
@@ -17,10 +17,10 @@ import {
   signManifest,
   verifyManifest,
   verifyStore,
-} from '../../src/core/manifest.js'
-import {MemoryFile, serializeMemory} from '../../src/core/memory.js'
-import {generateKeyPair, KeyPair, signMemory} from '../../src/core/sign.js'
-import {Store} from '../../src/core/store.js'
+} from '../../src/core/trust/manifest.js'
+import {MemoryFile, serializeMemory} from '../../src/core/memory/memory.js'
+import {generateKeyPair, KeyPair, signMemory} from '../../src/core/trust/sign.js'
+import {Store} from '../../src/core/store/store.js'
 
 let tmp: string
 let root: string

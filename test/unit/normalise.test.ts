@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {normalise} from '../../src/core/normalise.js'
+import {normalise} from '../../src/core/write/normalise.js'
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
 const hexOf = (s: string) => Buffer.from(s, 'utf8').toString('hex')

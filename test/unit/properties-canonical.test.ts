@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
-import {canonicalJson} from '../../src/core/canonical.js'
-import {ORIGINS, type MemoryFrontmatter, normaliseBody} from '../../src/core/memory.js'
-import {type Proposal, parseProposal, proposalDigest, serializeProposal} from '../../src/core/proposal.js'
+import {canonicalJson} from '../../src/core/memory/canonical.js'
+import {ORIGINS, type MemoryFrontmatter, normaliseBody} from '../../src/core/memory/memory.js'
+import {type Proposal, parseProposal, proposalDigest, serializeProposal} from '../../src/core/review/proposal.js'
 import {fc, runs} from './properties-seed.js'
 
 /** The same value with every object's keys in another order (chosen by `seed`). */

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {isEngramError} from '../../src/core/errors.js'
+import {isEngramError} from '../../src/core/store/errors.js'
 import {
   FIELD_ORDER,
   ORIGINS,
@@ -11,7 +11,7 @@ import {
   parseMemory,
   parseMemoryYaml,
   serializeMemory,
-} from '../../src/core/memory.js'
+} from '../../src/core/memory/memory.js'
 import {fc, runs} from './properties-seed.js'
 
 /** Run `f`; it must return or throw engram's typed error, never anything else. */

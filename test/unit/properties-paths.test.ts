@@ -3,10 +3,10 @@ import {tmpdir} from 'node:os'
 import {join, posix} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
-import {isEngramError} from '../../src/core/errors.js'
-import {memoryRelPath, validateMemoryPath} from '../../src/core/paths.js'
-import {formatScope, parseScope, scopeDir, scopeOfPath} from '../../src/core/scope.js'
-import type {Store} from '../../src/core/store.js'
+import {isEngramError} from '../../src/core/store/errors.js'
+import {memoryRelPath, validateMemoryPath} from '../../src/core/store/paths.js'
+import {formatScope, parseScope, scopeDir, scopeOfPath} from '../../src/core/store/scope.js'
+import type {Store} from '../../src/core/store/store.js'
 import {fc, runs} from './properties-seed.js'
 
 /** The typed error `f` throws, or undefined when it returns. */

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {redact} from '../../src/core/redact/index.js'
+import {redact} from '../../src/core/write/redact/index.js'
 import {fc, runs} from './properties-seed.js'
 
 // Secrets are generated from their alphabets, never pasted (scanners must not see a leak).

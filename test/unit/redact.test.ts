@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
-import {isEngramError} from '../../src/core/errors.js'
-import {REDACTION_KINDS, entropy, redact} from '../../src/core/redact/index.js'
-import {printable} from '../../src/core/scope.js'
+import {isEngramError} from '../../src/core/store/errors.js'
+import {REDACTION_KINDS, entropy, redact} from '../../src/core/write/redact/index.js'
+import {printable} from '../../src/core/store/scope.js'
 
 // Secrets are generated, not pasted: the test file itself must not look like a leak to
 // scanners, and each case gets the right alphabet and length.
@@ -308,7 +308,7 @@ const CASES: Case[] = [
       'AbstractSingletonProxyFactoryBean2024Version2',
       'internationalizationLocalizationAccessibility2024v2',
       'Users/JohnDoe/Documents2024/ProjectAlpha9/file',
-      'src/core/redact/Index2024File99.ts',
+      'src/core/write/redact/Index2024File99.ts',
       'my-component-Name-2024-v2-final-Release-Candidate',
       `signature: ${b64(86)}==`,
       `ed25519:0123abcd4567ef89:${b64(43)}=`,

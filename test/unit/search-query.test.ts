@@ -1,10 +1,10 @@
 import {describe, expect, it} from 'vitest'
 
-import {isEngramError} from '../../src/core/errors.js'
+import {isEngramError} from '../../src/core/store/errors.js'
 import {makeSnippet} from '../../src/core/index/engine.js'
 import {parseQuery, stem, termOf, tokenize} from '../../src/core/index/tokenize.js'
-import {parseCanonicalMemory as parseMemoryFast} from '../../src/core/memory.js'
-import {parseMemory, serializeMemory} from '../../src/core/memory.js'
+import {parseCanonicalMemory as parseMemoryFast} from '../../src/core/memory/memory.js'
+import {parseMemory, serializeMemory} from '../../src/core/memory/memory.js'
 
 function badInputOf(fn: () => unknown): string {
   try {

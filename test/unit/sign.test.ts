@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {Keyring, publicKeyRecord} from '../../src/core/keys.js'
-import {MemoryFile, parseMemory, serializeMemory} from '../../src/core/memory.js'
+import {Keyring, publicKeyRecord} from '../../src/core/trust/keys.js'
+import {MemoryFile, parseMemory, serializeMemory} from '../../src/core/memory/memory.js'
 import {
   formatSignature,
   generateKeyPair,
@@ -11,7 +11,7 @@ import {
   signMemory,
   verifyBytes,
   verifyMemory,
-} from '../../src/core/sign.js'
+} from '../../src/core/trust/sign.js'
 
 const memory = (over: Partial<MemoryFile['frontmatter']> = {}, body = 'Deploys go out on Tuesdays.\n'): MemoryFile => ({
   frontmatter: {

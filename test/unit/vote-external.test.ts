@@ -4,8 +4,8 @@ import {join} from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_CONFIG, type ExternalValidatorConfig} from '../../src/core/config.js'
-import {runVote, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
+import {DEFAULT_CONFIG, type ExternalValidatorConfig} from '../../src/core/store/config.js'
+import {runVote, type VoteContext, type WriteCandidate} from '../../src/core/write/vote/index.js'
 
 let dir: string
 

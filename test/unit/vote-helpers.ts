@@ -1,5 +1,5 @@
-import {DEFAULT_CONFIG} from '../../src/core/config.js'
-import type {Neighbour, VoteContext, WriteCandidate} from '../../src/core/vote/index.js'
+import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import type {Neighbour, VoteContext, WriteCandidate} from '../../src/core/write/vote/index.js'
 
 /** A write candidate as the write path builds it: direct chat, untainted session, no redactions. */
 export function makeCandidate(body: string, over: Partial<WriteCandidate> = {}): WriteCandidate {

@@ -6,10 +6,10 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {DEFAULT_CONFIG} from '../../src/core/config.js'
+import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
-import {computeFlags, detectInstructions, runVote, type Neighbour, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
+import {computeFlags, detectInstructions, runVote, type Neighbour, type VoteContext, type WriteCandidate} from '../../src/core/write/vote/index.js'
 
 const cand = (body: string, over: Partial<WriteCandidate> = {}) => makeCandidate(body, {origin: 'email', ...over})
 

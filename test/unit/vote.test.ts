@@ -2,8 +2,8 @@ import {describe, expect, it} from 'vitest'
 
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
-import {DEFAULT_CONFIG} from '../../src/core/config.js'
-import {decide, runVote, type Neighbour, type Vote, type VoteContext, type WriteCandidate} from '../../src/core/vote/index.js'
+import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import {decide, runVote, type Neighbour, type Vote, type VoteContext, type WriteCandidate} from '../../src/core/write/vote/index.js'
 
 const cand = makeCandidate
 

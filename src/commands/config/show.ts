@@ -1,6 +1,6 @@
-import {EngramCommand} from '../../base.js'
-import {Store} from '../../core/store.js'
-import {visible} from '../../render.js'
+import {EngramCommand} from '../../cli/base.js'
+import {Store} from '../../core/store/store.js'
+import {visible} from '../../cli/render.js'
 
 export default class ConfigShow extends EngramCommand {
   // the owner's policy (its redaction patterns and protected terms too) is not a session's to read

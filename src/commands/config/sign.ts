@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {signConfig} from '../../core/configsign.js'
-import {Store} from '../../core/store.js'
-import {renderTextDiff} from '../../render.js'
+import {EngramCommand} from '../../cli/base.js'
+import {signConfig} from '../../core/trust/configsign.js'
+import {Store} from '../../core/store/store.js'
+import {renderTextDiff} from '../../cli/render.js'
 
 export default class ConfigSign extends EngramCommand {
   static override ownerOnly = true

@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {visibleScopes} from '../../core/access.js'
-import {listScopes} from '../../core/curated.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {visibleScopes} from '../../core/session/access.js'
+import {listScopes} from '../../core/memory/curated.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class IndexRebuild extends EngramCommand {
   static override summary = 'Rebuild the search index from scratch (same results as the incremental index), with a progress bar.'

@@ -1,7 +1,7 @@
-import {EngramCommand} from '../../base.js'
-import {canRead} from '../../core/access.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {canRead} from '../../core/session/access.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class IndexStatus extends EngramCommand {
   static override summary = 'Show the derived search index: one shard per scope, its documents, size and freshness (inside a session: the scopes it may read).'

@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {usageError} from '../../core/errors.js'
-import {generateKey} from '../../core/keyops.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {usageError} from '../../core/store/errors.js'
+import {generateKey} from '../../core/trust/keyops.js'
 
 export default class KeysGenerate extends EngramCommand {
   static override ownerOnly = true

@@ -1,7 +1,7 @@
-import {EngramCommand} from '../../base.js'
-import {listKeys} from '../../core/keyops.js'
-import {Store} from '../../core/store.js'
-import {visible} from '../../render.js'
+import {EngramCommand} from '../../cli/base.js'
+import {listKeys} from '../../core/trust/keyops.js'
+import {Store} from '../../core/store/store.js'
+import {visible} from '../../cli/render.js'
 
 export default class KeysList extends EngramCommand {
   static override summary = 'List the keys this store knows of: role, status (trusted, untrusted, revoked) and why.'

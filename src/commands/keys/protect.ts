@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {protectPrivateKey} from '../../core/privatekey.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {protectPrivateKey} from '../../core/trust/privatekey.js'
 
 export default class KeysProtect extends EngramCommand {
   static override summary = 'Encrypt an unencrypted private key with a passphrase (same key, same trust; only its file changes).'

@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {revokeKey} from '../../core/keyops.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {revokeKey} from '../../core/trust/keyops.js'
+import {Store} from '../../core/store/store.js'
 
 export default class KeysRevoke extends EngramCommand {
   static override ownerOnly = true

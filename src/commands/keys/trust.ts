@@ -1,10 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {usageError} from '../../core/errors.js'
-import {pinStoreRoot, readKeyInput, trustKey} from '../../core/keyops.js'
-import {KEY_ROLES} from '../../core/keys.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {usageError} from '../../core/store/errors.js'
+import {pinStoreRoot, readKeyInput, trustKey} from '../../core/trust/keyops.js'
+import {KEY_ROLES} from '../../core/trust/keys.js'
+import {Store} from '../../core/store/store.js'
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []

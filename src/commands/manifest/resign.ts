@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {resignManifest} from '../../core/review.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {resignManifest} from '../../core/review/review.js'
+import {Store} from '../../core/store/store.js'
 
 export default class ManifestResign extends EngramCommand {
   static override summary = 'Re-sign a scope\'s manifest, as it stands, above the highest serial seen (owner).'

@@ -1,11 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../../base.js'
-import {notFound} from '../../core/errors.js'
-import {listQueue, showEntryChecked} from '../../core/review.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
-import {renderEntry} from '../../render.js'
+import {EngramCommand, sessionFlag} from '../../cli/base.js'
+import {notFound} from '../../core/store/errors.js'
+import {listQueue, showEntryChecked} from '../../core/review/review.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
+import {renderEntry} from '../../cli/render.js'
 
 export default class PendingShow extends EngramCommand {
   static override summary = 'Show the pending write to a path (optionally by one session), with its diff and digest.'

@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../../base.js'
-import {listQueue} from '../../core/review.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
-import {visible} from '../../render.js'
+import {EngramCommand, sessionFlag} from '../../cli/base.js'
+import {listQueue} from '../../core/review/review.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
+import {visible} from '../../cli/render.js'
 
 export default class QuarantineList extends EngramCommand {
   static override summary = 'List writes the vote refused, newest first.'

@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {releaseQuarantined} from '../../core/quarantine.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {releaseQuarantined} from '../../core/review/quarantine.js'
+import {Store} from '../../core/store/store.js'
 
 export default class QuarantineRelease extends EngramCommand {
   static override ownerOnly = true

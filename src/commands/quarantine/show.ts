@@ -1,10 +1,10 @@
 import {Args} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../../base.js'
-import {showEntryChecked} from '../../core/review.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
-import {renderEntry} from '../../render.js'
+import {EngramCommand, sessionFlag} from '../../cli/base.js'
+import {showEntryChecked} from '../../core/review/review.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
+import {renderEntry} from '../../cli/render.js'
 
 export default class QuarantineShow extends EngramCommand {
   static override summary = 'Show a quarantined write: its (redacted) content, flags, votes and digest.'

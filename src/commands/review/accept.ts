@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {acceptProposal} from '../../core/review.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {acceptProposal} from '../../core/review/review.js'
+import {Store} from '../../core/store/store.js'
 
 export default class ReviewAccept extends EngramCommand {
   static override ownerOnly = true

@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
 import {createInterface} from 'node:readline/promises'
 
-import {EngramCommand, passphraseFileFlag} from '../../base.js'
-import {EngramError} from '../../core/errors.js'
-import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from '../../core/review.js'
-import {currentSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
-import {renderEntry} from '../../render.js'
+import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {EngramError} from '../../core/store/errors.js'
+import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from '../../core/review/review.js'
+import {currentSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
+import {renderEntry} from '../../cli/render.js'
 
 export default class Review extends EngramCommand {
   static override summary = 'Walk the review queue in a terminal: each diff, flags, votes and digest; accept, reject or skip.'

@@ -1,6 +1,6 @@
-import {EngramCommand} from '../../base.js'
-import {currentSession, listSessions} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {currentSession, listSessions} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class SessionList extends EngramCommand {
   static override summary = 'List sessions, newest first (inside a session: only that session).'

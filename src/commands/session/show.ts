@@ -1,8 +1,8 @@
 import {Args} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {currentSession, loadSessionFor} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {currentSession, loadSessionFor} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class SessionShow extends EngramCommand {
   static override summary = 'Show one session record (inside a session: only that session; any other id reads as unknown).'

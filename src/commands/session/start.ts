@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {startSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {startSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class SessionStart extends EngramCommand {
   static override ownerOnly = true

@@ -1,8 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand} from '../../base.js'
-import {currentSession, loadSessionFor, taintSession} from '../../core/sessions.js'
-import {Store} from '../../core/store.js'
+import {EngramCommand} from '../../cli/base.js'
+import {currentSession, loadSessionFor, taintSession} from '../../core/session/sessions.js'
+import {Store} from '../../core/store/store.js'
 
 export default class SessionTaint extends EngramCommand {
   static override summary = 'Mark a session tainted (it read untrusted content). Taint never goes down.'

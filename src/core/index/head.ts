@@ -1,7 +1,7 @@
 import {readFileSync, statSync} from 'node:fs'
 import {isAbsolute, join, resolve} from 'node:path'
 
-import {headCommit} from '../git.js'
+import {headCommit} from '../git/git.js'
 
 /**
  * The commit HEAD points at, read from the repository's files instead of spawning git

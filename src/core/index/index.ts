@@ -1,7 +1,7 @@
 import {existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync} from 'node:fs'
 
-import {formatScope, parseScope} from '../scope.js'
-import type {Store} from '../store.js'
+import {formatScope, parseScope} from '../store/scope.js'
+import type {Store} from '../store/store.js'
 import {bestFirst, makeSnippet, scoreDocs, ShardView} from './engine.js'
 import type {Delta, DeltaDoc} from './shard.js'
 import {
@@ -16,8 +16,8 @@ import {
   ShardBuilder,
   writeAtomic,
 } from './shard.js'
-import {catBlobs} from '../git.js'
-import type {Provenance} from '../memory.js'
+import {catBlobs} from '../git/git.js'
+import type {Provenance} from '../memory/memory.js'
 import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
 import {readHead, readHeadFromFiles} from './head.js'
 import {parseQuery, tokenize} from './tokenize.js'

@@ -1,8 +1,8 @@
 
-import {gitRead} from '../git.js'
-import {MemoryFile, parseMemory} from '../memory.js'
-import {formatScope, parseScope, scopeDir} from '../scope.js'
-import type {Store} from '../store.js'
+import {gitRead} from '../git/git.js'
+import {MemoryFile, parseMemory} from '../memory/memory.js'
+import {formatScope, parseScope, scopeDir} from '../store/scope.js'
+import type {Store} from '../store/store.js'
 import type {DocRecord, DocTerms} from './shard.js'
 import {packTf} from './shard.js'
 import {tokenize} from './tokenize.js'

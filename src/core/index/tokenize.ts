@@ -1,4 +1,4 @@
-import {badInput} from '../errors.js'
+import {badInput} from '../store/errors.js'
 
 /**
  * The term pipeline shared by indexing and querying: lowercase, fold diacritics, split on

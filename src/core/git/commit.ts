@@ -1,0 +1,362 @@
+import {lstatSync, readdirSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs'
+import {randomBytes} from 'node:crypto'
+
+import {EngramError} from '../store/errors.js'
+import {writeFileAtomic} from '../store/fsutil.js'
+import {gitRead, gitWrite, headCommit} from './git.js'
+import {gitBlobHash} from '../memory/hash.js'
+import {redactText} from '../write/redact/index.js'
+import type {Store} from '../store/store.js'
+
+export interface Trailers {
+  [key: string]: string | number | boolean | null | undefined
+}
+
+interface Message {
+  /** one sentence, the subject line */
+  subject: string
+  /** optional paragraph(s) after the subject */
+  body?: string
+  /** provenance trailers, e.g. {'Engram-Author': 'claude-code'} */
+  trailers?: Trailers
+}
+
+export interface CommitRequest extends Message {
+  /** store-relative paths this change touched (added, modified or deleted) */
+  paths: string[]
+}
+
+/** One file of a change: its new bytes, or null to delete it. `path` is store-relative. */
+export interface FileChange {
+  path: string
+  content: string | Buffer | null
+}
+
+export interface ChangeRequest extends Message {
+  changes: FileChange[]
+}
+
+let identity: Promise<Record<string, string>> | undefined
+
+/** A machine with no git identity (a fresh CI box) still commits, as "engram". */
+function identityEnv(store: Store): Promise<Record<string, string>> {
+  identity ??= (async () => {
+    const env: Record<string, string> = {}
+    const name = (await gitRead(store.top, ['config', 'user.name'], {allowFail: true})).trim()
+    const email = (await gitRead(store.top, ['config', 'user.email'], {allowFail: true})).trim()
+    if (!name && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
+    if (!email && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
+    return env
+  })()
+  return identity
+}
+
+/** A trailer value on one line, whatever the input, redacted before it is cut to length. */
+export function trailerValue(v: unknown): string {
+  // eslint-disable-next-line no-control-regex
+  return redactText(String(v)).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 500)
+}
+
+export function commitMessage(req: Message): string {
+  const lines = [trailerValue(req.subject)]
+  if (req.body) lines.push('', redactText(req.body.trim()))
+  const trailers = Object.entries(req.trailers ?? {}).filter(([, v]) => v !== undefined && v !== null && v !== '')
+  if (trailers.length > 0) lines.push('', ...trailers.map(([k, v]) => `${k}: ${trailerValue(v)}`))
+  return `${lines.join('\n')}\n`
+}
+
+// ---------------------------------------------------------------- the journal
+
+/**
+ * An interrupted commit's record, written before the branch moves and removed once the
+ * work tree and git's index match the new commit. Its name matches `*.tmp-*`, which every
+ * store's `.engram/.gitignore` ignores. It is agent-writable data like the rest of the
+ * store, so recovery only ever makes listed work-tree files equal to what HEAD holds.
+ */
+const JOURNAL = '.engram/txn.tmp-journal'
+/** paths whose index entry is still to be refreshed (a foreign `.git/index.lock` was in the way) */
+const UNSYNCED = '.engram/index-sync.tmp-pending'
+const TEMP_INDEX = 'git-index.tmp-'
+
+interface Journal {
+  v: 1
+  parent: string | null
+  commit: string
+  changes: {path: string; old: string | null; new: string | null}[]
+}
+
+/** Whether an earlier engram process was killed in a commit (or left the index unsynced): one stat, no git. */
+export function interruptedCommit(store: Store): boolean {
+  for (const f of [JOURNAL, UNSYNCED]) {
+    try {
+      lstatSync(store.abs(f))
+      return true
+    } catch {
+      // absent
+    }
+  }
+  return false
+}
+
+const SAFE_REL = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[^\0]+$/
+
+function readJournal(store: Store): Journal | undefined {
+  const text = store.readText(JOURNAL)
+  if (text === undefined) return undefined
+  try {
+    const j = JSON.parse(text) as Journal
+    const oid = (s: unknown) => typeof s === 'string' && /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(s)
+    if (j.v === 1 && oid(j.commit) && (j.parent === null || oid(j.parent)) && Array.isArray(j.changes) &&
+      j.changes.every((c) => typeof c.path === 'string' && SAFE_REL.test(c.path) && (c.old === null || oid(c.old)) && (c.new === null || oid(c.new)))) return j
+  } catch {
+    // unreadable: treated as no journal (the commit it described either landed or not; HEAD says which)
+  }
+  return undefined
+}
+
+function readUnsynced(store: Store): string[] {
+  try {
+    const list = JSON.parse(store.readText(UNSYNCED) ?? '[]')
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string' && SAFE_REL.test(p)) : []
+  } catch {
+    return []
+  }
+}
+
+function remove(file: string): void {
+  try {
+    unlinkSync(file)
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Stage exactly `paths` (store-relative) in the repository's own index from the work
+ * tree, so that `git status` is clean after an engram commit and the user's next `git
+ * commit` cannot undo it; the user's other staged work is left alone. When another
+ * process holds `.git/index.lock` the paths are remembered and staged at the next
+ * command: the commit itself never needed the index.
+ */
+async function syncIndex(store: Store, paths: string[], warn?: (m: string) => void): Promise<void> {
+  const all = [...new Set([...readUnsynced(store), ...paths])]
+  if (all.length === 0) return
+  try {
+    // staged from HEAD's blob ids, never from the work tree: reading the work tree would run
+    // any clean filter the repository's config names (R18)
+    const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', 'HEAD', '--', ...all.map((p) => store.gitPath(p))], {allowFail: true})
+    const inHead = new Map<string, string>()
+    for (const rec of listed.split('\0').filter(Boolean)) {
+      const tab = rec.indexOf('\t')
+      const [mode, type, id] = rec.slice(0, tab).split(' ')
+      if (type === 'blob') inHead.set(rec.slice(tab + 1), `${mode} ${id}`)
+    }
+    const info = all.map((p) => store.gitPath(p)).map((g) => `${inHead.get(g) ?? '0 0000000000000000000000000000000000000000'}\t${g}`)
+    await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`)
+    remove(store.abs(UNSYNCED))
+  } catch {
+    writeFileAtomic(store.abs(UNSYNCED), `${JSON.stringify(all)}\n`)
+    warn?.('git\'s index is locked by another process (.git/index.lock): the commit is made, and the index will be updated at the next engram command; if no git is running, remove .git/index.lock')
+  }
+}
+
+/**
+ * Finish or forget a commit an earlier engram process was killed in (callers hold the
+ * store lock; withStoreLock calls this first). Landed (its commit is HEAD or below it):
+ * each listed file still as before, or already as after, is made what HEAD holds, and the
+ * index is refreshed. Not landed: nothing in the work tree was touched, so the journal is
+ * simply dropped (its objects are unreferenced, for git gc).
+ */
+export async function recoverInterrupted(store: Store, warn?: (m: string) => void): Promise<void> {
+  // a killed commit's private index and blob temp files
+  for (const name of safeReaddir(store.abs('.engram'))) if (name.startsWith(TEMP_INDEX) || name.startsWith('blob.tmp-')) remove(store.abs(`.engram/${name}`))
+  const j = readJournal(store)
+  const paths: string[] = []
+  if (j) {
+    const head = await headCommit(store.top)
+    const landed = head !== undefined && (head === j.commit || (await isAncestor(store, j.commit, head)))
+    if (landed) {
+      const atHead = await blobsAt(store, head, j.changes.map((c) => c.path))
+      for (const c of j.changes) {
+        const now = workBlob(store, c.path)
+        const want = atHead.get(c.path) ?? null
+        if (now === want) continue
+        if (now !== c.old && now !== c.new) {
+          warn?.(`${c.path} was changed by hand while an interrupted engram commit was recovered; left as it is (run \`engram verify\`)`)
+          continue
+        }
+        if (want === null) remove(store.abs(c.path))
+        else writeFileAtomic(store.abs(c.path), await blobBytes(store, want))
+      }
+      paths.push(...j.changes.map((c) => c.path))
+      // a temp file of the killed process's work-tree update (writeFileAtomic: `<file>.tmp-<pid>-…`)
+      for (const c of j.changes) {
+        const abs = store.abs(c.path)
+        const base = `${abs.slice(abs.lastIndexOf('/') + 1)}.tmp-`
+        for (const name of safeReaddir(abs.slice(0, abs.lastIndexOf('/')))) if (name.startsWith(base)) remove(`${abs.slice(0, abs.lastIndexOf('/'))}/${name}`)
+      }
+      warn?.(`finished an engram commit (${j.commit.slice(0, 10)}) that a killed process had made but not checked out`)
+    }
+  }
+  await syncIndex(store, paths, warn)
+  remove(store.abs(JOURNAL))
+}
+
+async function isAncestor(store: Store, a: string, b: string): Promise<boolean> {
+  try {
+    await gitWrite(store.top, ['merge-base', '--is-ancestor', a, b])
+    return true
+  } catch {
+    return false
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+function workBlob(store: Store, rel: string): string | null {
+  try {
+    return gitBlobHash(readFileSync(store.abs(rel)))
+  } catch {
+    return null
+  }
+}
+
+/** The blob id of each store-relative path at a commit (absent paths are missing from the map). */
+async function blobsAt(store: Store, commit: string | null | undefined, rels: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>()
+  if (!commit || rels.length === 0) return out
+  const text = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', commit, '--', ...rels.map((r) => store.gitPath(r))])
+  for (const rec of text.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m && m[2].startsWith(store.prefix)) out.set(m[2].slice(store.prefix.length), m[1])
+  }
+  return out
+}
+
+/** Write blobs to the object store, one `git hash-object -w --no-filters --stdin-paths` for all (via temp files under .engram/): no clean filter of the repository's config ever runs. */
+async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<void> {
+  if (contents.length === 0) return
+  const files = contents.map((_, i) => store.abs(`.engram/blob.tmp-${process.pid}-${randomBytes(4).toString('hex')}-${i}`))
+  try {
+    contents.forEach((c, i) => writeFileSync(files[i], c, {mode: 0o600}))
+    const ids = (await gitWrite(store.top, ['hash-object', '-w', '--no-filters', '--stdin-paths'], `${files.join('\n')}\n`)).trim().split('\n')
+    contents.forEach((c, i) => {
+      if (ids[i] !== gitBlobHash(c)) throw new EngramError('refused', 'git stored a blob under another id than its bytes hash to; nothing was committed.')
+    })
+  } finally {
+    for (const f of files) remove(f)
+  }
+}
+
+async function blobBytes(store: Store, blob: string): Promise<Buffer> {
+  const {execFileSync} = await import('node:child_process')
+  return execFileSync('git', ['cat-file', 'blob', blob], {cwd: store.top, maxBuffer: 256 * 1024 * 1024})
+}
+
+// ---------------------------------------------------------------- committing
+
+/**
+ * The one function that commits to the store's repository, atomically (README "Crash
+ * safety", STANDARD R24). The commit is built from objects alone — blobs written with
+ * `git hash-object -w`, a tree from HEAD's in a private index (GIT_INDEX_FILE), `git
+ * commit-tree` — and the branch is moved with a compare-and-swap (`git update-ref HEAD
+ * <new> <old>`). Only then are the work tree and the repository's index changed. A
+ * process killed before the branch moves leaves nothing behind; one killed after leaves a
+ * journal that the next engram command finishes (recoverInterrupted). The user's other
+ * staged work is never committed, and a foreign `.git/index.lock` cannot stop or split
+ * the commit. Makes no commit when nothing changed. Callers hold the store lock.
+ * `afterCommit` runs once the branch has moved (e.g. to record a manifest serial).
+ * Returns the new commit id, or undefined.
+ */
+export async function commitChanges(store: Store, req: ChangeRequest, opts: {afterCommit?: (commit: string) => void; onWarning?: (m: string) => void} = {}): Promise<string | undefined> {
+  const byPath = new Map<string, FileChange>()
+  for (const c of req.changes) byPath.set(c.path, c)
+  const changes = [...byPath.values()]
+  if (changes.length === 0) return undefined
+  const env = await identityEnv(store)
+  const head = (await gitRead(store.top, ['log', '-1', '--format=%H %T'], {allowFail: true})).trim().split(' ')
+  const parent = head[0] || undefined
+  const blobs = new Map<string, string | null>(changes.map((c) => [c.path, c.content === null ? null : gitBlobHash(c.content)]))
+  // the work tree as it is now: what recovery may find at a path besides the new bytes
+  const old = new Map(changes.map((c) => [c.path, workBlob(store, c.path)]))
+  await writeBlobs(store, changes.flatMap((c) => (c.content === null ? [] : [c.content])))
+  let commit: string | undefined
+  const index = store.abs(`.engram/${TEMP_INDEX}${process.pid}-${randomBytes(4).toString('hex')}`)
+  const ienv = {GIT_INDEX_FILE: index}
+  try {
+    await gitWrite(store.top, parent ? ['read-tree', parent] : ['read-tree', '--empty'], undefined, ienv)
+    const info = changes.map((c) => {
+      const b = blobs.get(c.path)
+      return b === null ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
+    })
+    await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
+    const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
+    // The message comes on stdin, never parsed as an option.
+    if (tree !== head[1]) commit = (await gitWrite(store.top, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], commitMessage(req), env)).trim()
+  } finally {
+    remove(index)
+  }
+  if (commit) {
+    const journal: Journal = {v: 1, parent: parent ?? null, commit, changes: changes.map((c) => ({path: c.path, old: old.get(c.path) ?? null, new: blobs.get(c.path) ?? null}))}
+    writeFileAtomic(store.abs(JOURNAL), `${JSON.stringify(journal)}\n`)
+    try {
+      await gitWrite(store.top, ['update-ref', '-m', `engram: ${trailerValue(req.subject).slice(0, 100)}`, 'HEAD', commit, parent ?? ''])
+    } catch (error) {
+      remove(store.abs(JOURNAL))
+      throw new EngramError('conflict', 'The repository\'s branch moved while engram was committing; nothing was changed.', {
+        nextStep: 'run the command again',
+        data: {detail: (error as Error).message},
+      })
+    }
+  }
+  // The branch has moved (or nothing needed committing): now the work tree, then the index.
+  for (const c of changes) {
+    const want = blobs.get(c.path) ?? null
+    if (workBlob(store, c.path) === want) continue
+    if (c.content === null) remove(store.abs(c.path))
+    else writeFileAtomic(store.abs(c.path), c.content)
+  }
+  if (commit) opts.afterCommit?.(commit)
+  // with no commit the paths now match HEAD in the work tree; the index follows, so an entry
+  // that was only staged (never committed) leaves nothing behind when it is removed
+  await syncIndex(store, changes.map((c) => c.path), opts.onWarning)
+  remove(store.abs(JOURNAL))
+  return commit
+}
+
+/**
+ * Commit files already written to the work tree (init, key records): each path's bytes
+ * as they are now, or its deletion when it is gone; a folder stands for the files git
+ * would add from it. Same atomic commit as commitChanges.
+ */
+export async function commitPaths(store: Store, req: CommitRequest): Promise<string | undefined> {
+  const rels: string[] = []
+  for (const p of new Set(req.paths)) {
+    let dir = false
+    try {
+      dir = lstatSync(store.abs(p)).isDirectory()
+    } catch {
+      // gone: a deletion
+    }
+    if (!dir) {
+      rels.push(p)
+      continue
+    }
+    const listed = await gitRead(store.top, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', store.gitPath(p)])
+    for (const f of listed.split('\0').filter(Boolean)) if (f.startsWith(store.prefix)) rels.push(f.slice(store.prefix.length))
+  }
+  const changes: FileChange[] = rels.map((path) => {
+    try {
+      return {path, content: readFileSync(store.abs(path))}
+    } catch {
+      return {path, content: null}
+    }
+  })
+  return commitChanges(store, {subject: req.subject, body: req.body, trailers: req.trailers, changes})
+}

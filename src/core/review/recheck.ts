@@ -1,0 +1,272 @@
+import {writeRoute} from '../session/access.js'
+import {canonicalJson} from '../memory/canonical.js'
+import {catBlobs, gitRead} from '../git/git.js'
+import {INDIRECT_ORIGINS, MemoryFrontmatter, ORIGINS, normaliseBody} from '../memory/memory.js'
+import {normalise} from '../write/normalise.js'
+import {validateMemoryPath} from '../store/paths.js'
+import {Proposal, QUARANTINE_DIR, StoredFlag, entryFile, parseProposal, proposalDigest} from './proposal.js'
+import {printable} from '../store/scope.js'
+import {SessionRecord, loadSession, parseRecord, sessionFile, validateSessionId} from '../session/sessions.js'
+import type {Store} from '../store/store.js'
+import {flagsFrom, instructionHits} from '../write/vote/flags.js'
+import type {WriteCandidate} from '../write/vote/types.js'
+
+const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
+
+/**
+ * The flags an entry's text raises when looked at again now. The stored flags were
+ * written by the process that made the write — the agent's — into a file under
+ * `.engram/` that the agent can edit, and the digest does not cover them. These are
+ * computed from what the digest does cover (the title, tags and body the accept would
+ * write, and the origin and taint in its frontmatter), so removing a flag from the file
+ * hides nothing from the reviewer. Not recomputed: contradiction and duplicate (they need
+ * the memory around the write as it was) and hidden characters (stripped before storage).
+ */
+export function recheckFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
+  if (p.operation === 'delete') return []
+  const m = p.memory
+  // the write counts what it redacted in the title and body (tags are redacted, not counted)
+  const redactions: Record<string, number> = {}
+  for (const [, kind] of `${m.title}\n${p.body}`.matchAll(MARKER)) redactions[kind] = (redactions[kind] ?? 0) + 1
+  const sessionReasons = m.taint_reasons.filter((r) => r.startsWith('session: ')).map((r) => r.slice('session: '.length))
+  const c: WriteCandidate = {
+    scope: p.scope,
+    path: p.path,
+    operation: p.base === null ? 'create' : 'update',
+    title: m.title,
+    tags: m.tags,
+    body: p.body,
+    normalised: normalise(p.body),
+    origin: m.origin,
+    author: m.author,
+    session: {id: m.source_session ?? '', agent: m.author, tainted: sessionReasons.length > 0, taint_reasons: sessionReasons},
+    redactions,
+    bodyBytes: Buffer.byteLength(p.body),
+    maxBodyBytes,
+  }
+  return flagsFrom(c, {hits: instructionHits(c), findings: []}).map((f) => ({flag: f.flag, reason: f.reason}))
+}
+
+/** Recomputed flags the entry's stored list lacks: a sign the entry was edited after the vote. */
+export function unrecordedFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
+  const stored = new Set(p.flags.map((f) => f.flag))
+  return recheckFlags(p, maxBodyBytes).filter((f) => !stored.has(f.flag))
+}
+
+/**
+ * One fact shown at review that disagrees with what engram recomputed from sources the
+ * entry's file cannot change: the session record's committed history, the session's
+ * role, the commit that added the entry, the quarantine's own commits.
+ */
+export interface RecheckFinding {
+  /** the fact, e.g. `tainted`, `memory.origin`, `scope`, `commit`, `status` */
+  field: string
+  /** what the entry says now */
+  stored: unknown
+  /** what engram recomputed */
+  recomputed: unknown
+  /** where the recomputed value comes from */
+  source: string
+}
+
+export interface Recheck {
+  findings: RecheckFinding[]
+  /** the entry was quarantined and moved into the queue by hand: only `quarantine release` may do that */
+  quarantinedAs: string | null
+  /** the commit that added the entry, when it is engram's */
+  commit: string | null
+}
+
+const ADD_TRAILERS = ['Engram-Operation', 'Engram-Proposal', 'Engram-Digest', 'Engram-Author', 'Engram-Session', 'Engram-Origin', 'Engram-Tainted', 'Engram-Released-From'] as const
+/** Proposal fields compared with the entry as committed (author, session, origin, tainted and scope are compared in memory.*, which parseProposal ties them to) */
+const TOP_FIELDS = ['kind', 'status', 'operation', 'path', 'base', 'taint_reasons', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note'] as const
+
+/** A value short enough for a finding: long text (a body) is shown by its size, never in full. */
+function shown(v: unknown): unknown {
+  if (typeof v === 'string' && v.length > 120) return `${v.slice(0, 60)}… (${v.length} characters)`
+  if (v !== null && typeof v === 'object') {
+    const json = JSON.stringify(v)
+    return json.length > 200 ? `${json.slice(0, 120)}… (${json.length} characters)` : v
+  }
+  return v
+}
+
+/**
+ * Recompute every fact of an entry that can be recomputed (STANDARD R12), for `review
+ * show` (marked in red, listed in --json) and for accept (which refuses, exit 3, when
+ * anything disagrees). The entry's file and its stored fields are the agent's to edit;
+ * these sources are not edited by writing that file:
+ * - the commit that added `.engram/<proposals|quarantine>/<id>.md` must be engram's write
+ *   (or release) commit with trailers that match the entry as committed, and the entry as
+ *   shown must equal the entry as committed (each difference is a finding);
+ * - an entry committed under `.engram/quarantine/` stays quarantined wherever its file is
+ *   moved;
+ * - the author, taint and scope follow from the session record's committed history
+ *   (taint only goes up) and the session's role (assigned scope, read-only scopes, never
+ *   org).
+ * In cooperative mode an agent with a shell can forge a commit too; README (known limits)
+ * says what this cannot catch.
+ */
+export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> {
+  const findings: RecheckFinding[] = []
+  const add = (field: string, stored: unknown, recomputed: unknown, source: string) => findings.push({field, stored: shown(stored), recomputed: shown(recomputed), source})
+  const rel = entryFile(p)
+  const file = store.gitPath(rel)
+  let quarantinedAs: string | null = null
+
+  // 1. The commit that added the entry (the newest addition, if it was removed and re-added).
+  const addCommit = (await gitRead(store.top, ['log', '--no-renames', '--diff-filter=A', '--format=%H', '--', file], {allowFail: true})).split('\n').find(Boolean) ?? null
+  let committed: Proposal | undefined
+  let operation: string | undefined
+  if (!addCommit) {
+    add('commit', 'added by engram', 'not committed', `git history of ${rel}`)
+  } else {
+    const short = addCommit.slice(0, 10)
+    const fmt = ADD_TRAILERS.map((t) => `%(trailers:key=${t},valueonly,separator=%x2C)`).join('%x1f')
+    const out = await gitRead(store.top, ['show', '--no-renames', '--name-status', `--format=${fmt}%x1e`, addCommit], {allowFail: true})
+    const [head, files = ''] = out.split('\x1e')
+    const t = Object.fromEntries(ADD_TRAILERS.map((k, i) => [k, (head.split('\x1f')[i] ?? '').trim()])) as Record<(typeof ADD_TRAILERS)[number], string>
+    operation = t['Engram-Operation']
+    const changed = files.split('\n').map((l) => l.split('\t')).filter((x) => x.length >= 2).map(([s, f]) => ({status: s.trim(), file: f.trim()}))
+    const qdir = store.gitPath(`${QUARANTINE_DIR}/`)
+    const removedQuarantine = changed.filter((c) => c.status === 'D' && c.file.startsWith(qdir)).map((c) => c.file.slice(qdir.length).replace(/\.md$/, ''))
+    const expected = operation === 'release' && p.status === 'pending' ? [file, store.gitPath(`${QUARANTINE_DIR}/${t['Engram-Released-From']}.md`)] : [file]
+    const others = changed.map((c) => c.file).filter((f) => !expected.includes(f))
+    const blob = await gitRead(store.top, ['cat-file', 'blob', `${addCommit}:${file}`], {allowFail: true})
+    try {
+      committed = parseProposal(blob, `${rel}@${short}`)
+    } catch (error) {
+      add('commit', 'an entry engram wrote', `unreadable as committed: ${(error as Error).message}`, `commit ${short}`)
+    }
+    const source = `commit ${short} that added ${rel}`
+    if (!['write', 'release'].includes(operation) || t['Engram-Proposal'] !== p.id) {
+      add('commit', 'added by engram\'s write path', `a commit with operation "${operation || 'none'}" for proposal "${t['Engram-Proposal'] || 'none'}"`, source)
+    } else if (operation === 'release' && p.status !== 'pending') {
+      add('commit', 'added by engram\'s write path', 'a release commit, which only adds to the review queue', source)
+    }
+    // counted, not named: a session may be shown this, and the other files may be another tenant's
+    if (others.length > 0) add('commit', `a commit of ${rel} only`, `it also changed ${others.length} other file(s)`, source)
+    if (removedQuarantine.length > 0 && operation !== 'release') quarantinedAs = removedQuarantine[0]
+    if (committed) {
+      // the digest itself is never printed here: it would be a digest of a change not shown
+      if (t['Engram-Digest'] !== proposalDigest(committed)) add('commit', 'Engram-Digest trailer of the entry as committed', 'a different digest (the commit does not describe this entry)', source)
+      const claims: [string, string, string][] = [
+        ['Engram-Author', committed.memory.author, 'memory.author'],
+        ['Engram-Session', committed.memory.source_session ?? '', 'memory.source_session'],
+        ...(operation === 'write' ? [['Engram-Origin', committed.memory.origin, 'memory.origin'] as [string, string, string], ['Engram-Tainted', String(committed.memory.tainted), 'memory.tainted'] as [string, string, string]] : []),
+      ]
+      for (const [trailer, value, field] of claims) {
+        // an origin the memory format has no word for (an agent claiming "system") is stored as direct_chat
+        if (trailer === 'Engram-Origin' && !(ORIGINS as readonly string[]).includes(t[trailer])) continue
+        if (t[trailer as (typeof ADD_TRAILERS)[number]] !== value) add(field, value, `${t[trailer as (typeof ADD_TRAILERS)[number]] || 'none'} (its ${trailer} trailer)`, source)
+      }
+      // 2. The entry as shown must be the entry as committed.
+      for (const k of TOP_FIELDS) {
+        if (canonicalJson(p[k] ?? null) !== canonicalJson(committed[k] ?? null)) add(k, p[k], committed[k], source)
+      }
+      const keys = new Set([...Object.keys(p.memory), ...Object.keys(committed.memory)]) as Set<keyof MemoryFrontmatter>
+      for (const k of keys) {
+        if (canonicalJson(p.memory[k] ?? null) !== canonicalJson(committed.memory[k] ?? null)) add(`memory.${k}`, p.memory[k], committed.memory[k], source)
+      }
+      if (normaliseBody(p.body) !== normaliseBody(committed.body)) add('body', p.body, committed.body, source)
+    }
+  }
+
+  // 3. Quarantine status from the quarantine's own commits.
+  if (p.status === 'pending') {
+    if (p.id.startsWith('q-')) quarantinedAs ??= p.id
+    const qfile = store.gitPath(`${QUARANTINE_DIR}/${p.id}.md`)
+    if ((await gitRead(store.top, ['log', '-1', '--format=%H', '--', qfile], {allowFail: true})).trim()) quarantinedAs ??= p.id
+    if (!addCommit) quarantinedAs ??= await movedFromQuarantine(store, p)
+    if (quarantinedAs) add('status', 'pending', `quarantined (entry ${quarantinedAs})`, 'the quarantine\'s commits')
+  }
+
+  // 4. Author, taint and scope from the session's committed history and role.
+  const sid = p.memory.source_session
+  const src = committed ?? p
+  let session: SessionRecord | undefined
+  if (!sid) {
+    add('memory.source_session', null, 'an agent session (every agent write has one)', 'the write path')
+  } else {
+    try {
+      session = await sessionAsOf(store, sid, addCommit)
+    } catch {
+      add('memory.source_session', sid, 'no such session in this store\'s history', `.engram/sessions/${sid}.json`)
+    }
+  }
+  if (session) {
+    const source = `session ${session.id}'s committed record`
+    if (p.memory.author !== session.agent) add('memory.author', p.memory.author, session.agent, source)
+    const origin = src.memory.origin
+    const taintReasons = [...session.taint_reasons.map((r) => `session: ${r}`), ...((INDIRECT_ORIGINS as readonly string[]).includes(origin) ? [`origin: ${origin}`] : [])]
+    const tainted = session.tainted || (INDIRECT_ORIGINS as readonly string[]).includes(origin) || src.memory.tainted
+    if (tainted && !p.memory.tainted) add('memory.tainted', false, true, `${source} and the origin ${origin}`)
+    const missing = taintReasons.filter((r) => !p.memory.taint_reasons.includes(r))
+    if (missing.length > 0) add('memory.taint_reasons', p.memory.taint_reasons, [...p.memory.taint_reasons, ...missing], source)
+    const role = `the role of session ${session.id} (assigned ${session.assigned})`
+    if (p.scope === 'org') {
+      add('scope', p.scope, 'refused: agents never write to org', role)
+    } else {
+      try {
+        if (writeRoute(session, p.scope, store.config) !== 'proposal') add('scope', p.scope, 'a run: scratchpad, which takes no proposals', role)
+      } catch (error) {
+        add('scope', p.scope, `refused: ${(error as Error).message}`, role)
+      }
+    }
+  }
+  try {
+    validateMemoryPath(p.path)
+  } catch (error) {
+    add('path', p.path, `refused: ${(error as Error).message}`, 'the path rules')
+  }
+  return {findings, quarantinedAs, commit: addCommit}
+}
+
+/**
+ * The session as it was when the entry was committed: its identity from its first
+ * committed version, its taint the union of every committed version up to that commit.
+ * Without a commit (an entry nobody committed), every version, as loadSession reads it.
+ */
+async function sessionAsOf(store: Store, id: string, commit: string | null): Promise<SessionRecord> {
+  if (!commit) return loadSession(store, id)
+  validateSessionId(id)
+  const path = store.gitPath(sessionFile(id))
+  const commits = (await gitRead(store.top, ['log', '--format=%H', commit, '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  const versions: SessionRecord[] = []
+  for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
+    if (data) versions.push(parseRecord(data.toString('utf8'), sessionFile(id)))
+  }
+  if (versions.length === 0) throw new Error(`no committed record of session ${id}`)
+  const original = versions[versions.length - 1]
+  return {
+    ...original,
+    tainted: versions.some((v) => v.tainted),
+    taint_reasons: [...new Set(versions.flatMap((v) => v.taint_reasons))],
+  }
+}
+
+/**
+ * An uncommitted entry whose change is a quarantine entry that HEAD has and the working
+ * tree lost (a hand move, renamed or not): the quarantine entry's id, or null.
+ */
+async function movedFromQuarantine(store: Store, p: Proposal): Promise<string | null> {
+  const dir = store.gitPath(QUARANTINE_DIR)
+  const names = (await gitRead(store.top, ['ls-tree', '--name-only', 'HEAD', '--', `${dir}/`], {allowFail: true})).split('\n').filter((n) => n.endsWith('.md'))
+  for (const n of names) {
+    const id = n.slice(n.lastIndexOf('/') + 1, -3)
+    if (store.readText(`${QUARANTINE_DIR}/${id}.md`) !== undefined) continue
+    try {
+      const q = parseProposal(await gitRead(store.top, ['cat-file', 'blob', `HEAD:${n}`]), n)
+      if (q.scope === p.scope && q.path === p.path && normaliseBody(q.body) === normaliseBody(p.body)) return q.id
+    } catch {
+      // an unreadable entry is not this one
+    }
+  }
+  return null
+}
+
+/** The findings in one sentence for an error message (values bounded and made printable). */
+export function describeFindings(findings: RecheckFinding[]): string {
+  const one = (f: RecheckFinding) => `${f.field} (shown ${printable(JSON.stringify(f.stored) ?? 'null', 60)}, recomputed ${printable(JSON.stringify(f.recomputed) ?? 'null', 100)} from ${printable(f.source, 80)})`
+  return findings.slice(0, 8).map(one).join('; ') + (findings.length > 8 ? `; and ${findings.length - 8} more` : '')
+}

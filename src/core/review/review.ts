@@ -1,0 +1,406 @@
+import {assertCanRead, canRead} from '../session/access.js'
+import {FileChange, commitChanges} from '../git/commit.js'
+import {readStored} from '../memory/curated.js'
+import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from '../store/errors.js'
+import {gitBlobHash} from '../memory/hash.js'
+import {gitRead} from '../git/git.js'
+import {recordSerial, seenSerials, serialSeenIn} from '../trust/highwater.js'
+import {RecheckFinding, describeFindings, recheckEntry, unrecordedFlags} from './recheck.js'
+import {Keyring, loadKeyring} from '../trust/keys.js'
+import {findPrivateKey, unlockPrivateKey} from '../trust/privatekey.js'
+import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from '../trust/manifest.js'
+import {MemoryFile, parseMemory, serializeMemory} from '../memory/memory.js'
+import {memoryRelPath} from '../store/paths.js'
+import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
+import {clipRedacted, redactText} from '../write/redact/index.js'
+import {formatScope, parseScope, printable} from '../store/scope.js'
+import {refuseInsideSession, type SessionRecord} from '../session/sessions.js'
+import {KeyPair, signMemory, verifyMemory} from '../trust/sign.js'
+import {withStoreLock} from '../store/lock.js'
+import type {Store} from '../store/store.js'
+
+export interface QueueItem {
+  id: string
+  status: EntryStatus
+  kind: string
+  operation: string
+  scope: string
+  path: string
+  author: string
+  session: string | null
+  origin: string
+  tainted: boolean
+  created: string
+  flags: string[]
+  vote: Proposal['vote']
+  digest: string
+}
+
+export interface QueueListing {
+  items: QueueItem[]
+  /** entries whose files could not be read: named, never hiding the rest */
+  broken: {file: string; error: string}[]
+}
+
+const summary = (p: Proposal): QueueItem => ({
+  id: p.id, status: p.status, kind: p.kind, operation: p.operation, scope: p.scope, path: p.path, author: p.author,
+  session: p.session, origin: p.origin, tainted: p.tainted, created: p.created, flags: p.flags.map((f) => f.flag), vote: p.vote,
+  digest: proposalDigest(p),
+})
+
+/**
+ * The review queue or quarantine, newest first, optionally for one scope. A session sees
+ * only entries of scopes it may read; broken files are listed by name (to the owner only).
+ */
+export function listQueue(store: Store, status: EntryStatus, opts: {scope?: string; session?: SessionRecord}): QueueListing {
+  const scope = opts.scope ? assertCanRead(opts.session, opts.scope) : undefined
+  const out: QueueListing = {items: [], broken: []}
+  for (const e of listEntries(store, status)) {
+    if (!e.proposal) {
+      if (!opts.session) out.broken.push({file: e.file, error: e.error ?? 'unreadable'})
+      continue
+    }
+    if (scope && e.proposal.scope !== scope) continue
+    if (!canRead(opts.session, e.proposal.scope)) continue
+    out.items.push(summary(e.proposal))
+  }
+  out.items.sort((a, b) => b.created.localeCompare(a.created) || a.id.localeCompare(b.id))
+  return out
+}
+
+export interface ShownEntry {
+  proposal: Proposal
+  digest: string
+  /** the file as it is now at the target path (the base the change applies to), or null */
+  baseText: string | null
+  /** the blob id of that file now, or null */
+  currentBase: string | null
+  stale: boolean
+  /** the full file the accept would write, before reviewer fields and signature */
+  proposedText: string
+  /** flags the entry's text raises now that its stored list lacks (recheck.ts) */
+  unrecordedFlags: StoredFlag[]
+  /** facts that disagree with what engram recomputed (recheck.ts; set by showEntryChecked) */
+  recheck?: RecheckFinding[]
+  quarantinedAs?: string | null
+}
+
+/** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
+export function showEntry(store: Store, status: EntryStatus, id: string, session?: SessionRecord): ShownEntry {
+  // A session resolves ids among the entries it may read only: not even an ambiguous
+  // prefix may hint that another tenant's entry exists.
+  const p = session ? findReadableEntry(store, status, id, session) : findEntry(store, status, id)
+  if (!canRead(session, p.scope)) {
+    // same answer as a missing id (findEntry's): a session learns nothing of other scopes' queues
+    throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(id.trim().toLowerCase())}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
+  }
+  const current = readStored(store, p.scope, p.path)
+  const proposedText = p.operation === 'delete' ? '' : serializeMemory({frontmatter: p.memory, body: p.body})
+  return {
+    proposal: p,
+    digest: proposalDigest(p),
+    baseText: current?.text ?? null,
+    currentBase: current?.blob ?? null,
+    stale: (current?.blob ?? null) !== p.base,
+    proposedText,
+    unrecordedFlags: unrecordedFlags(p, store.config.max_body_bytes),
+  }
+}
+
+function findReadableEntry(store: Store, status: EntryStatus, id: string, session: SessionRecord): Proposal {
+  const key = id.trim().toLowerCase()
+  const readable = listEntries(store, status).flatMap((e) => (e.proposal && canRead(session, e.proposal.scope) ? [e.proposal] : []))
+  const exact = readable.filter((p) => p.id === key)
+  const hits = exact.length > 0 ? exact : readable.filter((p) => p.id.startsWith(key))
+  if (hits.length === 1) return hits[0]
+  if (hits.length > 1) throw usageError(`"${printable(key)}" matches ${hits.length} entries: ${hits.slice(0, 5).map((h) => h.id).join(', ')}.`, 'give more characters of the id')
+  throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
+}
+
+/**
+ * The owner key to act with, checked against the store's keyring: trusted, not revoked,
+ * role owner. Never inside an agent session; the key's trust is checked before its
+ * passphrase is asked, so nobody types a passphrase only to hear the key does not count.
+ */
+export async function ownerKey(store: Store, keyName?: string): Promise<{key: KeyPair; keyring: Keyring}> {
+  // set at all, even empty, is a session (R22); the commands refuse first, this is the core's own guard
+  refuseInsideSession()
+  const found = findPrivateKey(keyName)
+  const keyring = await loadKeyring(store)
+  const info = keyring.status(found.keyid)
+  if (!info || info.status !== 'trusted') {
+    throw refused(`Key ${found.name} (${found.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
+  }
+  if (info.role !== 'owner') throw refused(`Key ${found.name} (${found.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  // what committed history says of manifest serials, before anything is built on a manifest (R13)
+  await raiseFromHistory(store, keyring)
+  const key = await unlockPrivateKey(found)
+  return {key, keyring}
+}
+
+export function checkDigestArg(digest: string): string {
+  const d = digest.trim().toLowerCase()
+  if (!/^[0-9a-f]+$/.test(d)) throw usageError('--digest must be hexadecimal.', 'copy the digest that `engram review show <id>` printed')
+  if (d.length < 16) throw usageError(`--digest needs at least 16 hex characters (got ${d.length}).`, 'copy the digest that `engram review show <id>` printed')
+  if (d.length > 64) throw usageError('--digest is longer than a SHA-256 digest.')
+  return d
+}
+
+/** The scope manifest, refusing to build on one that does not verify (that would launder a forgery). */
+function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifest | undefined {
+  const m = readManifest(store, scope)
+  if (m && !verifyManifest(keyring, m).ok) {
+    throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
+  }
+  // re-signing an old manifest above the serial it lost to would make the rollback stick
+  const seen = seenSerials(store)[scope] ?? 0
+  if (m && m.serial < seen) {
+    throw verificationFailed(`The manifest of ${scope} has serial ${m.serial}, older than serial ${seen} seen before (rolled back); refusing to build on it.`, 'run `engram verify`, which says how to fix it')
+  }
+  return m
+}
+
+/**
+ * A signed memory file (or its deletion) and its re-signed manifest, as changes for one
+ * atomic commit; `committed` records what must follow the commit only (the serial seen,
+ * the manifest's verified-signature record), never before it.
+ */
+function signedChanges(store: Store, key: KeyPair, keyring: Keyring, scope: string, rel: string, memory: MemoryFile | null): {changes: FileChange[]; committed: () => void} {
+  const prev = trustedManifest(store, keyring, scope)
+  let next
+  const changes: FileChange[] = []
+  if (memory) {
+    const signed = signMemory(key, rel, memory)
+    const check = verifyMemory(keyring, rel, signed)
+    if (!check.ok) throw new EngramError('verification', `The new signature does not verify (${check.detail}); nothing written.`)
+    const text = serializeMemory(signed)
+    changes.push({path: rel, content: text})
+    next = nextManifest(prev, scope, {upsert: [manifestEntry(rel, text)]})
+  } else {
+    changes.push({path: rel, content: null})
+    next = nextManifest(prev, scope, {remove: [rel]})
+  }
+  // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
+  next.serial = Math.max(next.serial, (seenSerials(store)[scope] ?? 0) + 1)
+  const mrel = manifestPath(scope)
+  const signed = signManifest(key, next)
+  const text = serializeManifest(signed)
+  changes.push({path: mrel, content: text})
+  const committed = () => {
+    recordSerial(store, scope, next.serial)
+    rememberSignedManifest(store, text, signed, key)
+  }
+  return {changes, committed}
+}
+
+/**
+ * The checks that run before an accept writes anything (recheck.ts): every fact that can
+ * be recomputed is, and any disagreement refuses (exit 3), naming each fact.
+ */
+async function refuseDisagreement(store: Store, p: Proposal): Promise<void> {
+  const check = await recheckEntry(store, p)
+  if (check.findings.length === 0) return
+  const data = {recheck: check.findings}
+  if (check.quarantinedAs) {
+    throw new EngramError('refused', `Proposal ${p.id} is a quarantined write (entry ${check.quarantinedAs}) moved into the review queue by hand; nothing written.`, {
+      nextStep: `put it back (\`git checkout -- ${QUARANTINE_DIR}/${check.quarantinedAs}.md\` and remove ${entryFile(p)}), look at it with \`engram quarantine show ${check.quarantinedAs}\`, and release it with \`engram quarantine release\` if it should be reviewed`,
+      data,
+    })
+  }
+  throw new EngramError('refused', `Proposal ${p.id} disagrees with what engram recomputed, so what review shows of it is not true: ${describeFindings(check.findings)}. Nothing written.`, {
+    nextStep: `reject it with \`engram review reject ${p.id} --reason "edited after it was written"\`; \`engram review show ${p.id}\` marks each fact`,
+    data,
+  })
+}
+
+/** showEntry plus the recomputed facts (recheck.ts): what `review show` and `quarantine show` print. */
+export async function showEntryChecked(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Promise<ShownEntry & {recheck: RecheckFinding[]; quarantinedAs: string | null}> {
+  const e = showEntry(store, status, id, session)
+  const check = await recheckEntry(store, e.proposal)
+  return {...e, recheck: check.findings, quarantinedAs: check.quarantinedAs}
+}
+
+export interface AcceptResult {
+  id: string
+  scope: string
+  path: string
+  operation: string
+  digest: string
+  commit?: string
+  reviewed_by: string
+  version: number | null
+}
+
+/**
+ * Accept exactly what was reviewed (STANDARD R12): recompute the digest from the proposal
+ * as it is now and refuse when it differs from the reviewed one ("does not match"), when
+ * a recomputed fact disagrees with the shown one (recheck.ts), or when the file moved
+ * since the proposal was made ("stale"); then write, sign, re-sign the
+ * manifest, remove the proposal, and make one commit with the provenance.
+ */
+export async function acceptProposal(store: Store, id: string, digestArg: string, opts: {keyName?: string} = {}): Promise<AcceptResult> {
+  const digest = checkDigestArg(digestArg)
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const p = findEntry(store, 'pending', id)
+    const now = proposalDigest(p)
+    if (!now.startsWith(digest)) {
+      // No part of either digest is printed: the current one is of a change the user has
+      // not been shown, and retrying with it would accept that change unreviewed.
+      throw new EngramError('digest-mismatch', `Proposal ${p.id} does not match the reviewed change: it changed since it was shown, or the digest was mistyped.`, {
+        nextStep: `review it again with \`engram review show ${p.id}\` and accept with the digest shown there`,
+      })
+    }
+    await refuseDisagreement(store, p)
+    const scope = formatScope(parseScope(p.scope))
+    if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)
+    const rel = memoryRelPath(store, scope, p.path)
+    const current = readStored(store, scope, p.path)
+    if ((current?.blob ?? null) !== p.base) {
+      throw new EngramError('stale-digest', `Proposal ${p.id} is stale: the file changed since this was proposed; re-review.`, {
+        nextStep: `compare with \`engram review show ${p.id}\`; reject it, or ask for a new write against the current version`,
+      })
+    }
+    const memory: MemoryFile | null =
+      p.operation === 'delete' ? null : {frontmatter: {...p.memory, reviewed_by: key.name, digest: now, signature: null}, body: p.body}
+    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
+    const file = entryFile(p)
+    // file, manifest, the proposal's removal and the commit: all or nothing (commitChanges)
+    const commit = await commitChanges(store, {
+      subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
+      trailers: {
+        'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now,
+        // provenance from the digest-covered memory, never from the proposal's other fields
+        'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined,
+        'Engram-Origin': p.memory.origin, 'Engram-Tainted': p.memory.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      changes: [...changes, {path: file, content: null}],
+    }, {afterCommit: committed})
+    return {id: p.id, scope, path: p.path, operation: p.operation, digest: now, commit, reviewed_by: key.name, version: memory?.frontmatter.version ?? null}
+  })
+}
+
+/** Reject: record who and why in the commit, remove the entry. Works for pending and quarantined entries (purge). */
+export async function rejectEntry(store: Store, status: EntryStatus, id: string, reason: string, opts: {keyName?: string} = {}) {
+  const why = redactText(reason.trim(), store.config.redaction.extra)
+  if (!why) throw usageError('A reason is required.', 'e.g. --reason "not a fact"')
+  const {key} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const found = findEntryFile(store, status, id)
+    // A broken or tampered entry can still be rejected: it is removed, and the commit says so.
+    let p: Proposal | undefined
+    let problem: string | undefined
+    try {
+      p = findEntry(store, status, found.id)
+    } catch (error) {
+      problem = error instanceof Error ? error.message : String(error)
+    }
+    const verb = status === 'pending' ? 'Reject' : 'Purge'
+    const what = status === 'pending' ? 'proposal' : 'quarantine entry'
+    const commit = await commitChanges(store, {
+      subject: p ? `${verb} ${what} ${p.id} for ${p.scope}/${p.path}` : `${verb} unreadable ${what} ${found.id}`,
+      body: `Reason: ${clipRedacted(why, 1000, store.config.redaction.extra)}${problem ? `\n\nThe entry did not parse: ${clipRedacted(problem, 300, store.config.redaction.extra)}` : ''}`,
+      trailers: {
+        'Engram-Operation': status === 'pending' ? 'reject' : 'purge', 'Engram-Proposal': found.id, 'Engram-Digest': p ? proposalDigest(p) : undefined,
+        'Engram-Author': p?.memory.author, 'Engram-Session': p?.memory.source_session ?? undefined, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      changes: [{path: found.file, content: null}],
+    })
+    // An entry only in the work tree (planted, never committed): removing it changes no
+    // commit, so there is none to record the rejection in; the file is gone, nothing else changed.
+    return {id: found.id, scope: p?.scope ?? null, path: p?.path ?? null, reason: why, commit: commit ?? null, never_committed: commit === undefined, reviewed_by: key.name, unreadable: problem ?? null}
+  })
+}
+
+const REV_RE = /^[A-Za-z0-9_][A-Za-z0-9_.~^/@{}-]{0,200}$/
+
+/**
+ * Restore one memory to its content at an earlier revision, as a new version: signed,
+ * added to the manifest, committed with the revision it came from. Only a version that
+ * verifies by a trusted owner key now can be restored.
+ */
+export async function restoreMemory(store: Store, scopeText: string, path: string, rev: string, opts: {keyName?: string} = {}) {
+  if (!REV_RE.test(rev)) throw badInput(`"${printable(rev)}" is not a revision.`, 'e.g. --to HEAD~3 or a commit id from `engram history`')
+  const scope = formatScope(parseScope(scopeText))
+  if (scope.startsWith('run:')) throw badInput('run: scopes are scratchpads; restore curated memory (org, project:, tenant:).')
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  const rel = memoryRelPath(store, scope, path)
+  const commitId = (await gitRead(store.top, ['rev-parse', '--verify', '-q', `${rev}^{commit}`], {allowFail: true})).trim()
+  if (!commitId) throw notFound(`No revision ${printable(rev)} in this repository.`, 'see `engram history <path> --scope <scope>`')
+  const old = await gitRead(store.top, ['cat-file', 'blob', `${commitId}:${store.gitPath(rel)}`], {allowFail: true})
+  if (!old) throw notFound(`${scope}/${path} did not exist at ${rev}.`, 'see `engram history <path> --scope <scope>`')
+  const oldMemory = parseMemory(old, `${rel}@${rev}`)
+  // Restore re-signs what it restores: only a version a trusted owner key signed (checked
+  // against the keyring as it is now) may be re-signed. Commit trailers prove nothing: a
+  // plain `git commit` can carry any of them (STANDARD R23).
+  const check = verifyMemory(keyring, rel, oldMemory)
+  if (!check.ok) {
+    throw verificationFailed(`${scope}/${path} at ${printable(rev)} does not carry a valid owner signature (${check.problem}: ${check.detail}); restoring it would sign content nobody reviewed. Nothing written.`, 'pick a version that `engram history` shows as "reviewed by" (signature verified)')
+  }
+  return withStoreLock(store, async () => {
+    const current = readStored(store, scope, path)
+    const memory: MemoryFile = {
+      frontmatter: {
+        ...oldMemory.frontmatter,
+        scope,
+        version: Math.max(current?.memory.frontmatter.version ?? 0, oldMemory.frontmatter.version) + 1,
+        updated: new Date().toISOString(),
+        reviewed_by: key.name,
+        proposal: null,
+        digest: null,
+        signature: null,
+      },
+      body: oldMemory.body,
+    }
+    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
+    const commit = await commitChanges(store, {
+      subject: `Restore ${scope}/${path} to its version at ${rev} (${commitId.slice(0, 10)})`,
+      trailers: {
+        'Engram-Operation': 'restore', 'Engram-Restored-From': commitId, 'Engram-Author': oldMemory.frontmatter.author,
+        'Engram-Origin': oldMemory.frontmatter.origin, 'Engram-Tainted': oldMemory.frontmatter.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
+      },
+      changes,
+    }, {afterCommit: committed})
+    return {scope, path, restored_from: commitId, version: memory.frontmatter.version, commit}
+  })
+}
+
+/**
+ * Re-sign a scope's current manifest above the highest serial seen (R13): the way out when
+ * an owner-signed manifest with a higher serial than the scope's real one was committed by
+ * mistake (e.g. copied from another store signed by the same key) and `verify` reports a
+ * rollback for good. The owner says the manifest as it stands is the scope's truth, so it
+ * is refused unless every file it lists is present with exactly the listed bytes.
+ */
+export async function resignManifest(store: Store, scopeText: string, opts: {keyName?: string} = {}) {
+  const scope = formatScope(parseScope(scopeText))
+  if (scope.startsWith('run:')) throw badInput('run: scopes have no manifest.')
+  const {key, keyring} = await ownerKey(store, opts.keyName)
+  return withStoreLock(store, async () => {
+    const m = readManifest(store, scope)
+    if (!m) throw notFound(`Scope ${scope} has no manifest.`, 'see `engram verify`')
+    const v = verifyManifest(keyring, m)
+    if (!v.ok) throw verificationFailed(`The manifest of ${scope} does not verify (${v.problem}); refusing to re-sign it.`, 'restore it from git first')
+    for (const e of m.entries) {
+      const bytes = store.readText(e.path)
+      if (bytes === undefined || gitBlobHash(bytes) !== e.blob) {
+        throw verificationFailed(`${e.path} is not the content the manifest of ${scope} lists; refusing to re-sign it.`, 'restore the scope\'s files from git first (`engram verify` names each problem)')
+      }
+    }
+    const above = seenSerials(store)[scope] ?? 0
+    const seenIn = serialSeenIn(store, scope)
+    const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1})
+    const mrel = manifestPath(scope)
+    const text = serializeManifest(signed)
+    // the manifest and its commit, all or nothing; the serial is recorded only after the commit (R24)
+    const commit = await commitChanges(store, {
+      subject: `Re-sign the manifest of ${scope} at serial ${signed.serial} (was ${m.serial}; serial ${above} seen${seenIn ? ` in ${seenIn.slice(0, 10)}` : ''})`,
+      trailers: {'Engram-Operation': 'resign-manifest', 'Engram-Reviewed-By': `${key.name} (${key.keyid})`},
+      changes: [{path: mrel, content: text}],
+    }, {afterCommit: () => {
+      recordSerial(store, scope, signed.serial)
+      rememberSignedManifest(store, text, signed, key)
+    }})
+    return {scope, serial: signed.serial, previous: m.serial, above, commit, reviewed_by: key.name}
+  })
+}

@@ -1,0 +1,172 @@
+import {chmodSync, existsSync, unlinkSync} from 'node:fs'
+import {createConnection, createServer, Server, Socket} from 'node:net'
+
+import {EngramError, isEngramError, refused} from '../store/errors.js'
+import type {WarmEngine} from '../index/index.js'
+import {readHead} from '../index/head.js'
+import {searchMemories} from './search.js'
+import {WarmServing} from '../trust/serving.js'
+import {ensurePrivateFolder, sameMac, sessionSecret, sessionToken, socketPath} from '../store/private.js'
+import {loadSession, sessionFile, SessionRecord, validateSessionId} from '../session/sessions.js'
+import type {Store} from '../store/store.js'
+import {replyProof, Request, Response} from './serve-client.js'
+
+export {askServer} from './serve-client.js'
+export type {NeighboursRequest, Request, SearchRequest} from './serve-client.js'
+
+/**
+ * What a warm server keeps between requests, every piece keyed on the commit HEAD points
+ * at (read from the repository's files, no git spawn): the engine's scope trees, the
+ * serving gate (keyring, manifests, decisions; also keyed on the key files) and loaded
+ * session records (also keyed on the record in the work tree). A new commit changes HEAD
+ * and so invalidates them all.
+ */
+class WarmState {
+  readonly serving: WarmServing
+  private readonly sessions = new Map<string, {head: string; work: string | undefined; record: SessionRecord}>()
+
+  constructor(
+    readonly store: Store,
+    readonly engine: WarmEngine,
+    private readonly secret: Buffer,
+  ) {
+    this.serving = new WarmServing(store)
+  }
+
+  /** The session a request proves with its token; no token, or another session's, is refused. */
+  async proven(req: {session?: unknown; token?: unknown}, head: string | undefined): Promise<SessionRecord> {
+    if (typeof req.session !== 'string' || req.session === '') {
+      throw refused('engram serve answers agent sessions only; the owner searches without it.', 'search outside the server, or pass the session and its token')
+    }
+    const id = validateSessionId(req.session)
+    if (!sameMac(req.token, sessionToken(this.secret, id))) {
+      throw refused(`The request does not carry the token of session ${id}.`, 'set ENGRAM_SESSION_TOKEN to the token `engram session start` printed')
+    }
+    return this.session(id, head)
+  }
+
+  /** loadSession, reused while HEAD and the work-tree record are unchanged (its committed versions depend on HEAD only). */
+  async session(id: string, head: string | undefined): Promise<SessionRecord> {
+    validateSessionId(id)
+    if (head === undefined) return loadSession(this.store, id)
+    // read before loading: a change in between only makes the entry look stale
+    const work = this.store.readText(sessionFile(id))
+    const hit = this.sessions.get(id)
+    if (hit && hit.head === head && hit.work === work) return hit.record
+    const record = await loadSession(this.store, id)
+    if (this.sessions.size >= 1000) this.sessions.clear()
+    this.sessions.set(id, {head, work, record})
+    return record
+  }
+}
+
+/**
+ * The warm path (README "Serving"): a long-lived process that keeps the shards loaded and
+ * answers searches on a unix socket in engram's private folder outside the store (folder
+ * 0700, socket 0600; private.ts), never in the store the agent can write. It answers
+ * sessions only, never the owner's view, and a request proves its session with the token
+ * `engram session start` minted; each session is then loaded and checked exactly as a
+ * command would. Every reply is MACed over the request's nonce, so a client can tell this
+ * server from any other process.
+ */
+export async function startServer(store: Store, opts: {onLog?: (m: string) => void} = {}): Promise<Server> {
+  const secret = sessionSecret(true)
+  const {dir, path} = socketPath(store.root)
+  ensurePrivateFolder(dir, true)
+  const {WarmEngine} = await import('../index/index.js')
+  const engine = new WarmEngine(store)
+  const warm = new WarmState(store, engine, secret)
+  if (existsSync(path)) {
+    if (await pingSocket(path)) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
+    unlinkSync(path) // left behind by a killed server
+  }
+  let queue = Promise.resolve()
+  const server = createServer((socket: Socket) => {
+    let buf = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      buf += chunk
+      if (buf.length > 1_000_000) return socket.destroy()
+      let nl
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl)
+        buf = buf.slice(nl + 1)
+        // one request at a time: the engine's shards are shared state
+        queue = queue.then(() => answer(warm, line)).then(({nonce, response}) => {
+          const body = JSON.stringify(response)
+          socket.write(`${JSON.stringify({body, proof: replyProof(secret, nonce, body)})}\n`)
+        })
+      }
+    })
+    socket.on('error', () => {})
+  })
+  const old = process.umask(0o177)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(path, () => resolve())
+    })
+  } finally {
+    process.umask(old)
+  }
+  chmodSync(path, 0o600)
+  const cleanup = () => {
+    try {
+      unlinkSync(path)
+    } catch {
+      // gone
+    }
+  }
+  server.on('close', () => {
+    cleanup()
+    engine.close()
+  })
+  opts.onLog?.(`serving ${store.root} on ${path}`)
+  return server
+}
+
+async function answer(warm: WarmState, line: string): Promise<{nonce: string; response: Response}> {
+  let nonce = ''
+  try {
+    let req: Request & {nonce?: unknown}
+    try {
+      req = JSON.parse(line)
+    } catch {
+      throw new EngramError('bad-input', 'The request is not JSON.')
+    }
+    if (typeof req?.nonce === 'string') nonce = req.nonce.slice(0, 200)
+    const store = warm.store
+    // HEAD before anything is read: whatever is read after it is at least as new as the key
+    const head = await readHead(store.top)
+    if (req?.op === 'search' && typeof req.query === 'string') {
+      const session = await warm.proven(req, head)
+      const gate = await warm.serving.open(head)
+      const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate})
+      return {nonce, response: {ok: true, hits: r.hits, scopes: r.scopes}}
+    }
+    if (req?.op === 'neighbours' && typeof req.text === 'string') {
+      const limit = req.limit
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new EngramError('bad-input', 'The neighbour limit must be a whole number from 1 to 100.')
+      const session = await warm.proven(req, head)
+      const gate = await warm.serving.open(head)
+      const {findNeighbours} = await import('../write/neighbours.js')
+      return {nonce, response: {ok: true, neighbours: await findNeighbours(store, session, req.text.slice(0, 10_000), limit, {engine: warm.engine, gate})}}
+    }
+    throw new EngramError('bad-input', 'Unknown request.')
+  } catch (error) {
+    if (isEngramError(error)) return {nonce, response: {ok: false, error: {code: error.code, message: error.message, nextStep: error.nextStep}}}
+    return {nonce, response: {ok: false, error: {code: 'unexpected', message: (error as Error).message}}}
+  }
+}
+
+function pingSocket(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createConnection(path)
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once('error', () => resolve(false))
+  })
+}
+

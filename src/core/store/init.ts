@@ -1,0 +1,105 @@
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+
+import {commitPaths} from '../git/commit.js'
+import {DEFAULT_CONFIG_YAML} from './config.js'
+import {isEngramError, refused} from './errors.js'
+import {forgetSerials} from '../trust/highwater.js'
+import {gitTopLevel, gitWrite} from '../git/git.js'
+import {requireGit} from '../git/need-git.js'
+import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from '../trust/keys.js'
+import {CONFIG_SIG, configSignatureText} from './policy.js'
+import {PrivateKeyFile, findPrivateKey, unlockPrivateKey, writePrivateKey} from '../trust/privatekey.js'
+import {refuseInsideSession} from '../session/sessions.js'
+import {generateKeyPair, KeyPair} from '../trust/sign.js'
+import {ENGRAM_DIR, Store} from './store.js'
+
+export interface InitResult {
+  root: string
+  gitInitialised: boolean
+  owner: {name: string; keyid: string; privateKey: string | null; reused: boolean} | null
+  commit?: string
+}
+
+/** Derived and transient files that never belong in history. */
+const ENGRAM_GITIGNORE = `# derived (rebuilt at will) and transient files
+index/
+lock
+lock.stale-*
+*.tmp-*
+serve.sock
+`
+
+const KEEP = ['keys', 'manifests', 'proposals', 'quarantine', 'sessions']
+
+/**
+ * Make a store: the layout, `git init` when the folder is not in a work tree, the config,
+ * and a first owner key (private half 0600 outside the store). Refuses to run twice.
+ */
+export async function initStore(dir: string, opts: {owner?: string; noKey?: boolean} = {}): Promise<InitResult> {
+  const root = resolve(dir)
+  if (existsSync(join(root, ENGRAM_DIR))) {
+    throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
+  }
+  const ownerName = checkKeyName(opts.owner ?? 'owner')
+  // Making or opening the owner key is the owner's act, never an agent session's: refuse
+  // before anything is made.
+  if (!opts.noKey) refuseInsideSession('Making or unlocking an owner key')
+  requireGit()
+  mkdirSync(root, {recursive: true})
+  let gitInitialised = false
+  if (!(await gitTopLevel(root))) {
+    await gitWrite(root, ['init', '--quiet'])
+    gitInitialised = true
+  }
+  const e = join(root, ENGRAM_DIR)
+  for (const d of KEEP) {
+    mkdirSync(join(e, d), {recursive: true})
+    writeFileSync(join(e, d, '.gitkeep'), '')
+  }
+  mkdirSync(join(root, 'org'), {recursive: true})
+  writeFileSync(join(root, 'org', '.gitkeep'), '')
+  writeFileSync(join(e, 'config.yml'), DEFAULT_CONFIG_YAML)
+  writeFileSync(join(e, '.gitignore'), ENGRAM_GITIGNORE)
+
+  const store = new Store(root, (await gitTopLevel(root))!)
+  // a new store at a path forgets what this machine knew of an old store there
+  forgetSerials(store)
+  unpinRoots(store)
+  const paths = ['.engram', 'org/.gitkeep']
+  let owner: InitResult['owner'] = null
+  if (!opts.noKey) {
+    // One owner key can serve many stores: reuse the named key when it already exists.
+    let key: KeyPair
+    let reused = false
+    let privateKey: string | null = null
+    let found: PrivateKeyFile | undefined
+    try {
+      found = findPrivateKey(ownerName)
+    } catch (error) {
+      // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
+      if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
+    }
+    if (found) {
+      key = await unlockPrivateKey(found)
+      reused = true
+    } else {
+      key = generateKeyPair(ownerName)
+      privateKey = await writePrivateKey(key)
+    }
+    if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
+    writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
+    // The owner key is this store's root on this machine (STANDARD R19): only a pin makes a
+    // root, so nothing written into the store or its history can add another.
+    pinRoot(store, key)
+    // the initial policy is the owner's from the start (README "Configuration")
+    writeFileSync(store.abs(CONFIG_SIG), configSignatureText(store, DEFAULT_CONFIG_YAML, key, 1))
+    owner = {name: key.name, keyid: key.keyid, privateKey, reused}
+  }
+  const commit = await commitPaths(store, {
+    subject: `Initialise engram store${owner ? ` with owner key ${owner.name} (${owner.keyid})` : ''}`,
+    trailers: {'Engram-Operation': 'init', 'Engram-Key': owner?.keyid},
+    paths,
+  })
+  return {root, gitInitialised, owner, commit}
+}

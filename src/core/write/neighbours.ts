@@ -1,0 +1,75 @@
+import {readableScopes} from '../session/access.js'
+import {gitBlobHash} from '../memory/hash.js'
+import {parseMemory} from '../memory/memory.js'
+import type {Searcher} from '../serve/search.js'
+import {scopeDir} from '../store/scope.js'
+import {ServingGate} from '../trust/serving.js'
+import type {SessionRecord} from '../session/sessions.js'
+import type {Store} from '../store/store.js'
+import type {Neighbour} from './vote/index.js'
+
+/**
+ * How many of the write's words the lookup matches: its rarest ones (lowest document
+ * frequency), exactly. Rare shared words are what makes two texts about the same thing;
+ * the common ones and prefix/fuzzy variants only cost time on a long text.
+ */
+export const NEIGHBOUR_TERMS = 12
+/** Only the start of a long write is looked at (as before: the index caps a query's work). */
+const NEIGHBOUR_TEXT_CHARS = 4000
+
+/**
+ * Curated memories topically close to a write, for the semantic validator: searched
+ * through the index, only in curated scopes the session may read (never run: scopes,
+ * never another tenant). The file at the write's own path is included: an update that
+ * contradicts it is exactly what the validator is for.
+ *
+ * Always in-process, never through `engram serve`'s socket: any process of the user
+ * could be listening there, and an answer of "no neighbours" cannot be checked, so a
+ * fake server could hide the memory a write contradicts. In-process the lookup costs a
+ * few milliseconds (the index record of trees, the root-key and manifest caches).
+ */
+export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
+  return findNeighbours(store, session, text, limit)
+}
+
+/**
+ * The lookup itself. A warm caller passes its engine and gate; a one-shot caller opens the
+ * index and the keyring for this call.
+ */
+export async function findNeighbours(
+  store: Store,
+  session: SessionRecord,
+  text: string,
+  limit: number,
+  warm: {engine?: Searcher; gate?: ServingGate} = {},
+): Promise<Neighbour[]> {
+  const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
+  if (scopes.length === 0) return []
+  const search: Searcher['search'] = warm.engine
+    ? (q, o) => warm.engine!.search(q, o)
+    : async (q, o) => (await import('../index/index.js')).search(store, q, o)
+  // plain text: query syntax in the write's text (quotes, +/-) is never parsed
+  const hits = await search(text.slice(0, NEIGHBOUR_TEXT_CHARS), {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true})
+  const out: Neighbour[] = []
+  // Only memory that verifies counts as evidence: a planted file must not steer the vote.
+  const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
+  for (const h of hits) {
+    const rel = `${scopeDir(h.scope)}/${h.path}`
+    const file = store.readText(rel)
+    if (file === undefined) continue
+    const blob = gitBlobHash(file)
+    if (blob === h.blob && h.body !== undefined) {
+      // the file is the indexed blob: its title and body are the ones the index parsed from it
+      if (gate!.check(h.scope, rel, file, undefined, blob).ok) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
+      continue
+    }
+    try {
+      const m = parseMemory(file, rel)
+      if (!gate!.check(h.scope, rel, file, m, blob).ok) continue
+      out.push({scope: h.scope, path: h.path, title: m.frontmatter.title, body: m.body, score: h.score})
+    } catch {
+      // a broken file is reported by `engram verify`, not used as evidence
+    }
+  }
+  return out
+}

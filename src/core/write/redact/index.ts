@@ -1,0 +1,401 @@
+/**
+ * Secret redaction for the write path and every message (README "Redaction"): every secret is replaced with
+ * `[REDACTED:<kind>]` before anything is stored, and the kinds are counted for the proposal.
+ *
+ * Redaction is idempotent: a span that overlaps an existing marker is never replaced, so
+ * redacting redacted text changes nothing, whatever the rules (built-in or from config).
+ */
+import {badInput} from '../../store/errors.js'
+import {BUILTIN_RULES, TOKEN_OPEN, type RedactionRule, type MatchContext} from './rules.js'
+
+export type {RedactionRule, MatchContext} from './rules.js'
+export {entropy} from './rules.js'
+
+export interface RedactResult {
+  text: string
+  /** kind -> number of replacements; only kinds that occurred */
+  redactions: Record<string, number>
+}
+
+/** The built-in kinds, in the order their rules run. */
+export const REDACTION_KINDS: string[] = [...new Set([...BUILTIN_RULES.map((r) => r.kind), 'encoded-secret'])]
+
+const MARKER_OPEN = '[REDACTED:'
+const SECRET_GROUPS = ['secret', 'secret2', 'secret3'] as const
+
+/** Kind names are lowercase-hyphenated so a marker always reads `[REDACTED:[a-z0-9-]+]`. */
+export function normaliseKind(kind: string): string {
+  return (
+    kind
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 64) || 'custom'
+  )
+}
+
+const MARKER = /\[REDACTED:[a-z0-9-]{0,64}\]/g
+
+/**
+ * Spans of the markers already in `text`, in order. Found once per rule application so
+ * that checking many matches stays linear (a backward search per match would not be).
+ */
+function markerSpans(text: string): number[] {
+  if (!text.includes(MARKER_OPEN)) return []
+  const spans: number[] = []
+  MARKER.lastIndex = 0
+  for (const m of text.matchAll(MARKER)) spans.push(m.index, m.index + m[0].length)
+  return spans
+}
+
+function applyRule(text: string, rule: RedactionRule, counts: Record<string, number>): string {
+  const re = rule.pattern
+  re.lastIndex = 0
+  let out = ''
+  let last = 0
+  let n = 0
+  let m: RegExpExecArray | null
+  const markers = markerSpans(text)
+  let mi = 0 // index into markers; matches arrive in increasing order
+  while ((m = re.exec(text)) !== null) {
+    if (m[0].length === 0) {
+      re.lastIndex++ // a pattern that can match empty (from config) must still advance
+      continue
+    }
+    let start = m.index
+    let end = start + m[0].length
+    const groups = m.indices?.groups
+    if (groups) {
+      for (const g of SECRET_GROUPS) {
+        const span = groups[g]
+        if (span) {
+          ;[start, end] = span
+          break
+        }
+      }
+    }
+    if (start === end || start < last) continue
+    while (mi < markers.length && markers[mi + 1] <= start) mi += 2
+    if (mi < markers.length && markers[mi] < end) continue // never touch an existing marker
+    const secret = text.slice(start, end)
+    const ctx: MatchContext = {text, start, end, match: m}
+    if (rule.validate && !rule.validate(secret, ctx)) continue
+    out += text.slice(last, start) + `[REDACTED:${rule.kind}]`
+    last = end
+    n++
+  }
+  re.lastIndex = 0
+  if (n === 0) return text
+  counts[rule.kind] = (counts[rule.kind] ?? 0) + n
+  return out + text.slice(last)
+}
+
+// Config rules are compiled once per distinct (kind, pattern), not once per write.
+const extraCache = new Map<string, RedactionRule>()
+
+function compileExtra(e: {kind: string; pattern: string}): RedactionRule {
+  const key = `${e.kind}\u0000${e.pattern}`
+  let rule = extraCache.get(key)
+  if (!rule) {
+    let pattern: RegExp
+    try {
+      pattern = new RegExp(e.pattern, 'gd')
+    } catch {
+      throw badInput(
+        `redaction rule "${e.kind}": the pattern is not a valid regular expression.`,
+        'fix redaction.extra in .engram/config.yml',
+      )
+    }
+    rule = {kind: normaliseKind(e.kind), pattern}
+    if (extraCache.size > 256) extraCache.clear()
+    extraCache.set(key, rule)
+  }
+  return rule
+}
+
+// The store's own rules (the signed `redaction.extra`) once its policy is loaded: every
+// message of this process is redacted with them too, not only what a command passes its
+// rules for (a secret of the store's format in an echoed query or an error, R9).
+let rulesInForce: {kind: string; pattern: string}[] = []
+
+/** Set the extra rules in force for this process (the signed policy's `redaction.extra`). */
+export function setRulesInForce(extra: {kind: string; pattern: string}[]): void {
+  rulesInForce = [...extra]
+}
+
+/**
+ * Replace every secret in `text` with `[REDACTED:<kind>]`. Rules from config (`extra`,
+ * by default the rules in force) run first, so a store's own token format is reported
+ * under its own kind.
+ */
+export function redact(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): RedactResult {
+  return redactDepth(text, extra.map(compileExtra), 0)
+}
+
+function redactDepth(text: string, extra: RedactionRule[], depth: number): RedactResult {
+  const counts: Record<string, number> = {}
+  let out = text
+  for (const rule of extra) out = applyRule(out, rule, counts)
+  // a token broken across lines (or by spaces, or a `\` continuation) is joined first, so
+  // that the rules below do not redact its first line and leave the rest
+  out = joinSplitTokens(out, extra, counts)
+  // wrapped secrets (base64, hex, %-encoding) before the bare-string rule claims the wrapping
+  if (depth < MAX_DECODE_DEPTH) out = redactEncoded(out, extra, depth, counts)
+  for (const rule of BUILTIN_RULES) out = applyRule(out, rule, counts)
+  return {text: out, redactions: counts}
+}
+
+/**
+ * The text with every secret replaced: for messages and stored free text (reasons, commit
+ * messages, echoed input). Redaction always runs on the whole text, before any clipping,
+ * so a clipped secret can never slip past a rule that needs its full length.
+ */
+export function redactText(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): string {
+  return redact(String(text), extra).text
+}
+
+/**
+ * At most `max` characters of `text`, redacted first (with the rules in force, `extra`) and
+ * only then clipped: a secret cut before redaction leaves a fragment no rule recognises
+ * (STANDARD.md R9). A marker is never cut in half. For stored or committed free text.
+ */
+export function clipRedacted(text: string, max: number, extra: {kind: string; pattern: string}[] = rulesInForce): string {
+  const t = redactText(text, extra)
+  if (t.length <= max) return t
+  let cut = max
+  const open = t.lastIndexOf(MARKER_OPEN, cut)
+  if (open >= 0 && t.indexOf(']', open) >= cut) cut = open
+  return t.slice(0, cut)
+}
+
+// ---- split tokens --------------------------------------------------------------------
+// Prefixes of token shapes that are long and random after their prefix. A fragment that
+// starts with one is followed across line breaks and short runs of spaces.
+const SPLIT_START = new RegExp(
+  String.raw`${TOKEN_OPEN}(?:gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-|xox[abprse]-|[sr]k_(?:live|test)_|whsec_|sk-ant-|sk-proj-|sk-svcacct-|sk-|npm_|pypi-|AKIA|ASIA|AIza|GOCSPX-|hf_|lin_api_|do[opr]_v1_|shp(?:at|ss|ca|pa)_|AGE-SECRET-KEY-1)`,
+  'g',
+)
+const SPLIT_START_AT = new RegExp(SPLIT_START.source, 'y')
+// bounded, so that many prefixes in one long run each look at most 512 characters ahead
+const FRAGMENT = /[A-Za-z0-9_\-]{1,512}/y
+// a line break (with a `\` continuation, indentation, a `> ` quote or `//`, `#` comment
+// leader), an escaped one inside a JSON or code string (`\n`, `\r\n`), or one or two spaces
+const SEPARATOR = /(?:[ \t]*\\?[ \t]*\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|(?:\\r)?\\n|[ \t]{1,2})/y
+const MAX_FRAGMENTS = 16
+// the token() rules (and the age key, which has no boundary): shapes that are long and random after a prefix
+const SPLITTABLE = BUILTIN_RULES.filter((r) => r.pattern.source.startsWith(`${TOKEN_OPEN}(?:`) || r.kind === 'age-secret-key')
+// a fragment that is a plain word ends a token rather than continuing it
+const PLAIN_WORD = /^[A-Za-z][a-z]{0,15}$/
+
+const stickyCache = new WeakMap<RedactionRule, RegExp>()
+function sticky(rule: RedactionRule): RegExp {
+  let re = stickyCache.get(rule)
+  if (!re) stickyCache.set(rule, (re = new RegExp(rule.pattern.source, rule.pattern.flags.replace('g', '') + 'y')))
+  re.lastIndex = 0
+  return re
+}
+
+// A rule's pattern with every assertion dropped (lookarounds, `\b`, `$`) accepts at least
+// what the rule does, and no longer looks past the end of its match: if the rule matches a
+// join whole, this one matches, at 0, every longer string that starts with that join. So
+// one run of it over the longest join tells which rules can match any of the shorter joins;
+// the others are never tried on them (a fragment that can extend no rule costs one test per
+// rule, not one per join).
+function withoutAssertions(src: string): string | null {
+  if (/\\k<|\\[1-9]/.test(src)) return null // a backreference could change meaning
+  let out = ''
+  for (let i = 0; i < src.length; ) {
+    const c = src[i]
+    if (c === '\\') {
+      if (src[i + 1] === 'b' || src[i + 1] === 'B') out += ''
+      else out += src.slice(i, i + 2)
+      i += 2
+    } else if (c === '[') {
+      let j = i + 1
+      if (src[j] === '^') j++
+      if (src[j] === ']') j++
+      while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1
+      out += src.slice(i, j + 1)
+      i = j + 1
+    } else if (c === '$') {
+      i++
+    } else if (src.startsWith('(?=', i) || src.startsWith('(?!', i) || src.startsWith('(?<=', i) || src.startsWith('(?<!', i)) {
+      let depth = 0
+      let j = i
+      for (; j < src.length; j++) {
+        const d = src[j]
+        if (d === '\\') j++
+        else if (d === '[') {
+          j++
+          while (j < src.length && src[j] !== ']') j += src[j] === '\\' ? 2 : 1
+        } else if (d === '(') depth++
+        else if (d === ')' && --depth === 0) break
+      }
+      i = j + 1
+      // a quantifier left on a dropped assertion would have nothing to repeat
+      if (/[?*+{]/.test(src[i] ?? '')) return null
+    } else {
+      out += c
+      i++
+    }
+  }
+  return out
+}
+
+const openCache = new WeakMap<RedactionRule, RegExp | null>()
+function openEnded(rule: RedactionRule): RegExp | null {
+  let re = openCache.get(rule)
+  if (re === undefined) {
+    re = null
+    const src = withoutAssertions(rule.pattern.source)
+    if (src !== null) {
+      try {
+        re = new RegExp(src, rule.pattern.flags.replace(/[gy]/g, '') + 'y')
+      } catch {
+        re = null // tried on every join, as before
+      }
+    }
+    openCache.set(rule, re)
+  }
+  if (re) re.lastIndex = 0
+  return re
+}
+
+function candidates(longest: string, extra: RedactionRule[]): RedactionRule[] {
+  return [...extra, ...SPLITTABLE].filter((rule) => {
+    const re = openEnded(rule)
+    return !re || re.test(longest)
+  })
+}
+
+function fullMatch(joined: string, rules: RedactionRule[]): RedactionRule | undefined {
+  for (const rule of rules) {
+    const m = sticky(rule).exec(joined)
+    if (m && m[0].length === joined.length && (!rule.validate || rule.validate(m[0], {text: joined, start: 0, end: joined.length, match: m}))) return rule
+  }
+  return undefined
+}
+
+function joinSplitTokens(text: string, extra: RedactionRule[], counts: Record<string, number>): string {
+  if (!/[\n ]|\\n/.test(text)) return text
+  let out = ''
+  let last = 0
+  // the end of the first fragment of the last start examined: a prefix inside it (after a
+  // `_` or `-`) starts no other token worth a second look, and looking again at every one
+  // of them would make a long run of prefixes quadratic
+  let examined = 0
+  SPLIT_START.lastIndex = 0
+  for (let m = SPLIT_START.exec(text); m !== null; m = SPLIT_START.exec(text)) {
+    if (m.index < last || m.index < examined) continue
+    FRAGMENT.lastIndex = m.index
+    const first = FRAGMENT.exec(text)
+    if (!first) continue
+    examined = FRAGMENT.lastIndex
+    // fragments and where each ends in `text`
+    const parts: string[] = [first[0]]
+    const ends: number[] = [m.index + first[0].length]
+    while (parts.length < MAX_FRAGMENTS) {
+      SEPARATOR.lastIndex = ends[ends.length - 1]
+      const sep = SEPARATOR.exec(text)
+      if (!sep) break
+      // a fragment that starts with a token prefix starts a token of its own (examined
+      // when the scan reaches it), so it never continues this one; without this stop every
+      // prefix in a run of `ghp_ ghp_ …` would join and test the sixteen that follow it
+      SPLIT_START_AT.lastIndex = SEPARATOR.lastIndex
+      if (SPLIT_START_AT.test(text)) break
+      FRAGMENT.lastIndex = SEPARATOR.lastIndex
+      const next = FRAGMENT.exec(text)
+      if (!next) break
+      parts.push(next[0])
+      ends.push(FRAGMENT.lastIndex)
+    }
+    if (parts.length < 2) continue
+    const rules = candidates(parts.join(''), extra)
+    if (rules.length === 0) continue
+    // the fewest fragments that make a whole token, then more while they still do and
+    // are not plain words (the prose after a token)
+    let k = 0
+    let kind: string | undefined
+    for (let i = 2; i <= parts.length && !kind; i++) {
+      const rule = fullMatch(parts.slice(0, i).join(''), rules)
+      if (rule) [k, kind] = [i, rule.kind]
+    }
+    if (!kind) continue
+    if (fullMatch(parts[0], rules)) {
+      // already whole on its first line: only a random-looking continuation joins it
+      if (PLAIN_WORD.test(parts[1]) || !/\d/.test(parts[1])) continue
+    }
+    while (k < parts.length && !PLAIN_WORD.test(parts[k]) && fullMatch(parts.slice(0, k + 1).join(''), rules)) k++
+    const joined = parts.slice(0, k).join('')
+    // random bodies hold a digit; a prefix followed by words of prose does not
+    if (!/\d/.test(joined.slice(4))) continue
+    out += text.slice(last, m.index) + `[REDACTED:${kind}]`
+    last = ends[k - 1]
+    counts[kind] = (counts[kind] ?? 0) + 1
+    SPLIT_START.lastIndex = last
+  }
+  SPLIT_START.lastIndex = 0
+  return last === 0 ? text : out + text.slice(last)
+}
+
+// ---- encoded secrets -----------------------------------------------------------------
+const MAX_DECODE_DEPTH = 2
+const MAX_DECODED_RUN = 64 * 1024
+// a run of base64, base64url or hex characters, and a run holding %-escapes
+const B64_RUN = /(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{16,}={0,2}(?![A-Za-z0-9+/=_\-])/g
+const PCT_RUN = /(?<![A-Za-z0-9_.~+%\-])(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9_.~+\-])*%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9_.~+\-])*/g
+
+/** Decoded text that reads as text (so binary data, hashes and signatures are not "decoded"). */
+function readable(bytes: Buffer): string | undefined {
+  if (bytes.length < 8) return undefined
+  const s = bytes.toString('utf8')
+  let bad = 0
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!
+    if (c === 0xfffd || (c < 0x20 && c !== 9 && c !== 10 && c !== 13) || (c >= 0x7f && c < 0xa0)) bad++
+  }
+  return bad <= s.length * 0.05 ? s : undefined
+}
+
+function decodeRun(run: string): string | undefined {
+  if (run.length > MAX_DECODED_RUN) return undefined
+  if (/^(?:[0-9a-f]{2})+$/.test(run) || /^(?:[0-9A-F]{2})+$/.test(run)) return readable(Buffer.from(run, 'hex'))
+  const body = run.replace(/=+$/, '')
+  if (body.length % 4 === 1 || (/[+/]/.test(body) && /[-_]/.test(body))) return undefined
+  return readable(Buffer.from(body.replace(/-/g, '+').replace(/_/g, '/'), 'base64'))
+}
+
+function decodePercent(run: string): string | undefined {
+  try {
+    return decodeURIComponent(run.replace(/\+/g, ' '))
+  } catch {
+    return undefined
+  }
+}
+
+/** A base64, hex or %-encoded run whose decoded text holds a secret is replaced whole. */
+function redactEncoded(text: string, extra: RedactionRule[], depth: number, counts: Record<string, number>): string {
+  let out = text
+  for (const [re, decode] of [[PCT_RUN, decodePercent], [B64_RUN, decodeRun]] as const) {
+    if (re === PCT_RUN && !out.includes('%')) continue
+    const src = out
+    const markers = markerSpans(src)
+    let acc = ''
+    let last = 0
+    re.lastIndex = 0
+    for (const m of src.matchAll(re)) {
+      const start = m.index
+      const end = start + m[0].length
+      if (markers.some((p, i) => i % 2 === 0 && p < end && markers[i + 1] > start)) continue
+      const decoded = decode(m[0])
+      if (decoded === undefined || decoded === m[0]) continue
+      const inner = redactDepth(decoded, extra, depth + 1)
+      if (Object.keys(inner.redactions).length === 0) continue
+      acc += src.slice(last, start) + '[REDACTED:encoded-secret]'
+      last = end
+      counts['encoded-secret'] = (counts['encoded-secret'] ?? 0) + 1
+    }
+    if (last > 0) out = acc + src.slice(last)
+  }
+  return out
+}

@@ -1,0 +1,79 @@
+/**
+ * The delivery validator: how did this text reach the agent, and does it read like an
+ * order to the agent? Third-party vectors alone only lower confidence (an email can hold
+ * a fact worth keeping); an instruction that arrived by one is refused. In direct chat the
+ * human may be stating a standing preference, so only the unmistakable shapes veto there.
+ */
+import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {type InstructionHit, strongest} from './instruction.js'
+import type {Vote, VoteContext, WriteCandidate} from './types.js'
+
+export const DELIVERY = 'delivery'
+
+const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
+
+interface Objection {
+  confidence: number
+  reason: string
+}
+
+function burstObjection(label: string, count: number, limit: number, windowMinutes: number): Objection | null {
+  if (count < limit) return null
+  // Twice the limit is a flood, not an enthusiastic session: veto.
+  const confidence = count >= 2 * limit ? 0.9 : 0.7
+  return {confidence, reason: `${count} writes by this ${label} in ${windowMinutes} min (limit ${limit})`}
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * The protected path prefix or term a write touches (from the owner-signed config), or null.
+ * Terms are matched in the folded text, case-insensitively, at word starts: "approval"
+ * also catches "approvals".
+ */
+export function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'normalised'>, p: {paths: string[]; terms: string[]} | undefined): string | null {
+  if (!p) return null
+  const path = p.paths.find((prefix) => c.path === prefix.replace(/\/$/, '') || c.path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
+  if (path) return `the protected path ${path}`
+  const text = `${c.title}\n${c.body}\n${c.normalised.text}`
+  for (const t of p.terms) {
+    if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRe(t)}`, 'iu').test(text)) return `the protected term "${t}"`
+  }
+  return null
+}
+
+export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
+  const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
+  const objections: Objection[] = []
+  const indirect = isIndirect(c.origin)
+  const tainted = c.session?.tainted === true
+  const level = strongest(hits)
+
+  if (level !== null) {
+    const top = hits.find((h) => h.strength === level)!
+    const what = `${top.reason}${hits.length > 1 ? ` (+${hits.length - 1} more)` : ''}`
+    if (level === 'strong') objections.push({confidence: 0.95, reason: `instruction shape: ${what}`})
+    else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
+    else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
+    else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
+  }
+
+  const guarded = protectedHit(c, ctx.config.protected)
+  if (guarded && (indirect || tainted)) {
+    objections.push({confidence: 0.9, reason: `touches ${guarded}, which the signed config protects, ${indirect ? `arriving by ${c.origin}` : 'from a tainted session'}`})
+  }
+
+  const {burst} = ctx.config
+  const s = burstObjection('session', ctx.recentWrites.session, burst.per_session, burst.window_minutes)
+  if (s) objections.push(s)
+  const a = burstObjection('author', ctx.recentWrites.author, burst.per_author, burst.window_minutes)
+  if (a) objections.push(a)
+
+  if (objections.length > 0) {
+    objections.sort((x, y) => y.confidence - x.confidence)
+    return vote('reject', objections[0].confidence, objections.map((o) => o.reason).join('; '))
+  }
+  if (indirect) return vote('accept', tainted ? 0.45 : 0.55, `arrived by ${c.origin} (third-party text); no instruction shape`)
+  if (tainted) return vote('accept', 0.55, `session tainted (${c.session!.taint_reasons.slice(0, 3).join(', ') || 'no reason recorded'}); no instruction shape`)
+  return vote('accept', 0.8, `${c.origin}, no instruction shape, within burst limits`)
+}

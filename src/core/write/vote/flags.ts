@@ -1,0 +1,155 @@
+/**
+ * Flags: what the reviewer should look at. They never decide alone; the validators weigh
+ * the same evidence. Reasons say which phrase or kind matched, never a value.
+ */
+import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {detectInstructions, type InstructionHit} from './instruction.js'
+import type {SemanticFinding} from './semantic.js'
+import {redactText} from '../redact/index.js'
+import {describeSensitive, findSensitive} from './sensitive.js'
+import type {FlagHit, WriteCandidate} from './types.js'
+
+/** A body at or above this share of the limit is flagged as near it. */
+export const NEAR_LIMIT = 0.9
+
+const clip = (s: string, n = 60) => {
+  const t = redactText(s).replace(/\s+/g, ' ').trim()
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t
+}
+
+/** The text a reader of this memory would see: title and body. */
+export const visibleText = (c: WriteCandidate) => (c.title ? `${c.title}\n${c.body}` : c.body)
+
+// Explicit direction overrides (RLO, LRO) and the pop that ends them. Unlike the marks and
+// embeddings that right-to-left scripts use, an override has no business in prose: it shows
+// the reader characters in an order other than the one an agent reads.
+const OVERRIDE = /[\u202d\u202e]/
+const OVERRIDE_SPAN = /\u202e([^\u202c\u202d\n]*)\u202c?/g
+// English function words spelt backwards: text stored reversed so that an override shows it forwards.
+const REVERSED_WORDS = /\b(?:eht|dna|rof|htiw|tuohtiw|uoy|ruoy|siht|taht|era|morf|lla|ton|evah|dnes|erongi|ruo|sresu|resu)\b/gi
+
+const reversed = (s: string) => [...s].reverse().join('')
+
+/** The text as a reader sees it: each right-to-left override span reversed. */
+export function asDisplayed(text: string): string {
+  return text.replace(OVERRIDE_SPAN, (_m, inner: string) => reversed(inner))
+}
+
+/**
+ * Direction tricks. The write path strips the controls before the vote (the normaliser then
+ * reports 'bidi'), so the stored order is what an agent reads while a viewer showed the
+ * reverse: look at the text both ways. Marks used by right-to-left scripts reverse nothing
+ * English, so only reversed English counts, or an override still present.
+ */
+function directionHits(c: WriteCandidate, kinds: Set<string>): InstructionHit[] {
+  const override = OVERRIDE.test(c.body)
+  if (!override && !c.normalised.hidden.includes('bidi')) return []
+  const text = visibleText(c)
+  const shown = override ? asDisplayed(text) : reversed(text)
+  const out: InstructionHit[] = []
+  for (const h of detectInstructions(shown)) {
+    if (kinds.has(h.kind)) continue
+    kinds.add(h.kind)
+    out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
+  }
+  if (out.length === 0 && !kinds.has('bidi-override') && (override || (text.match(REVERSED_WORDS)?.length ?? 0) >= 2)) {
+    kinds.add('bidi-override')
+    out.push({kind: 'bidi-override', strength: 'medium', reason: 'text direction trick: a reader is shown an order other than the stored one'})
+  }
+  return out
+}
+
+/**
+ * The folded lines that folding changed, each with the line before and after it (a shape may
+ * span a line break): a disguise can only be where the text changed, and most of a long body
+ * is usually untouched. The whole folded text when folding changed the line count.
+ */
+function changedLines(body: string, folded: string): string {
+  const a = body.split('\n')
+  const b = folded.split('\n')
+  if (a.length !== b.length) return folded
+  const keep = new Uint8Array(b.length)
+  let any = false
+  for (let i = 0; i < b.length; i++) {
+    if (a[i] === b[i]) continue
+    any = true
+    keep[i] = 1
+    if (i > 0) keep[i - 1] = 1
+    if (i + 1 < b.length) keep[i + 1] = 1
+  }
+  if (!any) return ''
+  const out: string[] = []
+  for (let i = 0; i < b.length; i++) {
+    if (keep[i]) out.push(b[i])
+    else if (out.length > 0 && out[out.length - 1] !== '') out.push('')
+  }
+  return out.join('\n')
+}
+
+/**
+ * Instruction hits over the visible text, the folded text and every decoded blob.
+ * A shape that only appears once look-alike or hidden characters are folded away, or
+ * once a blob is decoded, was disguised on purpose: it counts as strong.
+ */
+export function instructionHits(c: WriteCandidate): InstructionHit[] {
+  const plain = detectInstructions(visibleText(c))
+  const out = [...plain]
+  const kinds = new Set(plain.map((h) => h.kind))
+  const folded = c.normalised.text
+  if (folded && folded !== c.body) {
+    const changed = changedLines(c.body, folded)
+    for (const h of detectInstructions(c.title ? `${c.title}\n${changed}` : changed)) {
+      if (kinds.has(h.kind)) continue
+      kinds.add(h.kind)
+      out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
+    }
+  }
+  out.push(...directionHits(c, kinds))
+  for (const blob of c.normalised.decoded) {
+    const found = detectInstructions(blob)
+    if (found.length > 0) {
+      out.push({kind: 'encoded', strength: 'strong', reason: `encoded ${found[0].reason}`})
+      break
+    }
+  }
+  return out
+}
+
+export interface FlagEvidence {
+  hits: InstructionHit[]
+  findings: SemanticFinding[]
+}
+
+export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
+  const flags: FlagHit[] = []
+  if (ev.hits.length > 0) flags.push({flag: 'instruction-like', reason: ev.hits.map((h) => h.reason).join('; ')})
+
+  const pii = describeSensitive(findSensitive(`${c.title}\n${c.body}`))
+  if (pii) flags.push({flag: 'sensitive', reason: pii})
+
+  const taint: string[] = []
+  if (c.session?.tainted) taint.push(`session tainted${c.session.taint_reasons.length > 0 ? ` (${clip(c.session.taint_reasons.join(', '))})` : ''}`)
+  if ((INDIRECT_ORIGINS as readonly string[]).includes(c.origin as Origin)) taint.push(`origin ${c.origin} is third-party text`)
+  if (taint.length > 0) flags.push({flag: 'tainted-source', reason: taint.join('; ')})
+
+  const contradictions = ev.findings.filter((f) => f.kind === 'contradiction')
+  if (contradictions.length > 0) flags.push({flag: 'contradiction', reason: contradictions.map((f) => f.reason).join('; ')})
+  const duplicates = ev.findings.filter((f) => f.kind === 'duplicate')
+  if (duplicates.length > 0) flags.push({flag: 'duplicate', reason: duplicates.map((f) => f.reason).join('; ')})
+
+  const kinds = Object.entries(c.redactions).filter(([, n]) => n > 0)
+  if (kinds.length > 0) flags.push({flag: 'secret-redacted', reason: kinds.map(([k, n]) => `${k}×${n}`).join(', ')})
+
+  const obfuscated: string[] = []
+  if (c.normalised.hidden.length > 0) obfuscated.push(`hidden text: ${clip(c.normalised.hidden.slice(0, 3).join(', '))}`)
+  const disguised = ev.hits.filter((h) => h.kind === 'encoded' || h.reason.startsWith('disguised '))
+  for (const h of disguised) obfuscated.push(h.reason)
+  if (obfuscated.length > 0) flags.push({flag: 'obfuscated', reason: obfuscated.join('; ')})
+
+  if (c.bodyBytes > c.maxBodyBytes) {
+    flags.push({flag: 'oversized', reason: `${c.bodyBytes} bytes, over the ${c.maxBodyBytes}-byte limit`})
+  } else if (c.maxBodyBytes > 0 && c.bodyBytes >= NEAR_LIMIT * c.maxBodyBytes) {
+    flags.push({flag: 'oversized', reason: `${c.bodyBytes} bytes, near the ${c.maxBodyBytes}-byte limit`})
+  }
+  return flags
+}

@@ -1,0 +1,169 @@
+/**
+ * The learned validator: a logistic regression over hashed word and character n-grams,
+ * trained by `npm run train` (scripts/train-vote.mjs) and shipped in the package as
+ * models/vote-lr.json. It catches what the hand-written shapes miss because it was phrased
+ * differently. Its weights are read from the package, never from the store, so an agent
+ * that can write the store cannot swap them; only the owner-signed config may name another
+ * file (`vote.learned.weights`).
+ *
+ * The featuriser is exported so that the training script and the validator share one
+ * definition: a feature means the same bucket at training and at voting time.
+ */
+import {readFileSync} from 'node:fs'
+import {endianness} from 'node:os'
+import {fileURLToPath} from 'node:url'
+
+import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import type {Vote, WriteCandidate} from './types.js'
+
+export const LEARNED = 'learned'
+export const MODEL_FORMAT = 'engram-lr/1'
+/** The shipped weights: models/vote-lr.json at the package root (dist/core/vote → ../../..). */
+export const DEFAULT_WEIGHTS = fileURLToPath(new URL('../../../../models/vote-lr.json', import.meta.url))
+
+/** Only the head and the tail of a long text are read: the vote must stay within a millisecond. */
+const HEAD_CHARS = 3000
+const TAIL_CHARS = 1000
+/** The shortest text the model may veto on its own. */
+const VETO_MIN_CHARS = 80
+
+export interface LearnedModel {
+  bits: number
+  bias: number
+  /** quantised weights; weight = value / scale */
+  weights: Int16Array
+  scale: number
+  /** thresholds on the probability, chosen by cross-source validation (see README) */
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number}
+  sha256?: string
+}
+
+// FNV-1a, 32 bits: cheap, deterministic, the same in the training script.
+function fnv(s: string, seed: number): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h
+}
+
+const TOKEN = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
+const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
+
+/** The text the model reads: folded (NFKC, lower case), head and tail of a long one. */
+export function modelText(text: string): string {
+  let t = text.normalize('NFKC').toLowerCase()
+  if (t.length > HEAD_CHARS + TAIL_CHARS) t = `${t.slice(0, HEAD_CHARS)}\n${t.slice(-TAIL_CHARS)}`
+  return t
+}
+
+/**
+ * Feature buckets of a text (sorted, unique): word 1- and 2-grams, and character 3- and
+ * 5-grams of each word padded with spaces (which carry morphology, other languages and
+ * spelling games). CJK runs give character 1- and 2-grams, having no spaces.
+ */
+export function features(text: string, bits: number): Uint32Array {
+  const mask = (1 << bits) - 1
+  const out = new Set<number>()
+  const words = modelText(text).match(TOKEN) ?? []
+  let prev = '<s>'
+  for (const w of words) {
+    out.add(fnv(w, 1) & mask)
+    out.add(fnv(`${prev} ${w}`, 2) & mask)
+    prev = w
+    if (CJK.test(w)) {
+      for (let i = 0; i < w.length; i++) {
+        out.add(fnv(w[i], 3) & mask)
+        if (i + 1 < w.length) out.add(fnv(w.slice(i, i + 2), 4) & mask)
+      }
+      continue
+    }
+    if (w.length < 3) continue
+    const p = ` ${w} `
+    for (let i = 0; i + 3 <= p.length; i++) out.add(fnv(p.slice(i, i + 3), 5) & mask)
+    for (let i = 0; i + 5 <= p.length; i++) out.add(fnv(p.slice(i, i + 5), 6) & mask)
+  }
+  out.add(fnv(`${prev} </s>`, 2) & mask)
+  return Uint32Array.from(out).sort()
+}
+
+/** The probability that `text` is an injection, under `model`. */
+export function score(model: LearnedModel, text: string): number {
+  const f = features(text, model.bits)
+  if (f.length === 0) return 0
+  let z = 0
+  for (const i of f) z += model.weights[i]
+  // presence features scaled by 1/sqrt(n), as in training
+  z = z / model.scale / Math.sqrt(f.length) + model.bias
+  return 1 / (1 + Math.exp(-z))
+}
+
+export interface ModelFile {
+  format: string
+  bits: number
+  scale: number
+  bias: number
+  /** Int16 little-endian, base64; weight = value / scale */
+  weights: string
+  thresholds: LearnedModel['thresholds']
+  trained_on?: unknown
+}
+
+const cache = new Map<string, LearnedModel>()
+
+/** Load (once per process) a weights file; a broken file throws, and the validator then abstains. */
+export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
+  const hit = cache.get(file)
+  if (hit) return hit
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as ModelFile
+  if (raw.format !== MODEL_FORMAT) throw new Error(`${file} is not an ${MODEL_FORMAT} weights file`)
+  if (!Number.isInteger(raw.bits) || raw.bits < 8 || raw.bits > 22) throw new Error(`${file}: bad "bits"`)
+  const bytes = Buffer.from(raw.weights, 'base64')
+  if (bytes.length !== 2 << raw.bits) throw new Error(`${file}: ${bytes.length} weight bytes, expected ${2 << raw.bits}`)
+  if (!(typeof raw.scale === 'number' && raw.scale > 0) || typeof raw.bias !== 'number') throw new Error(`${file}: bad "scale" or "bias"`)
+  // a view, not a loop over 65,536 values: this runs in every write process
+  const aligned = new Uint8Array(bytes.length)
+  aligned.set(bytes)
+  const weights = new Int16Array(aligned.buffer)
+  if (endianness() !== 'LE') for (let i = 0; i < weights.length; i++) weights[i] = bytes.readInt16LE(2 * i)
+  const t = raw.thresholds
+  if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
+  cache.set(file, model)
+  return model
+}
+
+const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
+
+/**
+ * Votes like the others. From third-party text or a tainted session a likely injection is
+ * vetoed; from direct chat, where the human may be quoting an attack to discuss it, the
+ * threshold is higher and the confidence below the veto, so it adds weight to the other
+ * validators' objections rather than deciding alone. Unsure: abstain.
+ */
+export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: string): Vote {
+  const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: LEARNED, verdict, confidence, reason})
+  if (c.operation === 'delete') return vote('abstain', 0, 'a delete: no text to judge')
+  let model: LearnedModel
+  try {
+    model = loadModel(weightsFile)
+  } catch (error) {
+    return vote('abstain', 0, `weights unavailable: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`)
+  }
+  // the strongest reading of the text wins: visible, folded, or decoded
+  let p = 0
+  for (const t of texts) if (t) p = Math.max(p, score(model, t))
+  const exposed = isIndirect(c.origin) || c.session?.tainted === true
+  const pct = `p=${p.toFixed(2)}`
+  // a short text has too few features for the model to be sure of it: it may object, never veto alone
+  const long = texts[0].length >= VETO_MIN_CHARS
+  if (exposed && long && p >= model.thresholds.indirect) {
+    return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
+  }
+  // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
+  if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${c.origin}`)
+  if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
+  if (p <= model.thresholds.accept) return vote('accept', Math.min(0.9, 0.5 + (model.thresholds.accept - p)), `reads as a memory (${pct})`)
+  return vote('abstain', 0, `unsure (${pct})`)
+}

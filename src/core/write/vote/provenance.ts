@@ -1,0 +1,112 @@
+/**
+ * The provenance validator: authority must be proven by a signature, never asserted.
+ * A write that claims an elevated origin needs a valid signature bound to its path and
+ * scope; text that claims to speak for the owner or the system, without one, is forged.
+ */
+import {AUTHORITY_CLAIMS, INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import type {Vote, VoteContext, WriteCandidate} from './types.js'
+
+/** Claimed origins that need a signature: the elevated origins and "system" (memory.ts AUTHORITY_CLAIMS). */
+export const ELEVATED_ORIGINS = AUTHORITY_CLAIMS
+
+const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
+/**
+ * Claims of an elevated origin, a signature or a review, as text states them: a signature is
+ * never text, so every such claim in a write is unbacked. Matched after normalisation (the
+ * caller passes the folded text too), in English and nine other languages.
+ */
+const OWNER_WORD = String.raw`(?:owner|admin(?:istrator)?|system|operator|root|maintainer|security\s+team)`
+const CLAIMS: RegExp[] = [
+  // "signature verified", "verified signature", "signed by", "cryptographically signed", "sig: ok"
+  /\bsignature\s*(?:[:=]\s*)?(?:verified|valid|checked|confirmed|ok|attached|present|matches)\b|\b(?:verified|valid|authentic|trusted)\s+(?:owner\s+)?signature\b|\b(?:cryptographically|digitally)\s+signed\b|\bsigned\s*(?:[:=]|by\b)\s*(?:the\s+)?(?:owner|admin|system|root|operator)|--\s*signed\b/i,
+  // "OWNER OVERRIDE", "ADMIN OVERRIDE", "owner instruction", "verified owner note"
+  // ("system instructions" is how people speak of a prompt: only an override or directive of the system counts)
+  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
+  // metadata written into the text: "source=owner", "origin: system", "trust=high", "[SYSTEM MEMORY | …]"
+  /\b(?:source|origin|author|provenance|trust|authority|role|from)\s*[=:]\s*["']?(?:owner|system|admin|root|operator|high|trusted|verified)\b/i,
+  /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i,
+  /<<\s*(?:system|owner|admin|root)[^>\n]{0,40}>>/i,
+  // reviewed / approved / pre-approved by the owner, "owner-signed", "authenticated message"
+  new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i'),
+  new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i'),
+  // de
+  /\bsignatur\s+(?:verifiziert|geprüft|bestätigt|gültig)|\b(?:vom|von\s+der|durch\s+den)\s+(?:eigentümer|besitzer|administrator|admin|system|inhaber)\s+(?:genehmigt|freigegeben|signiert|bestätigt|autorisiert)|\b(?:systemnachricht|systemhinweis|systemanweisung|administratoranweisung)\b|\banweisung\s+(?:des|vom)\s+(?:eigentümers|administrators|systems|inhabers)/i,
+  // fr
+  /\bsignature\s+(?:vérifiée|valide|confirmée)|\b(?:approuvée?|validée?|autorisée?|signée?)\s+par\s+(?:le\s+|l['’])?(?:propriétaire|administrateur|système|admin)|\bmessage\s+(?:du\s+)?système\b|\b(?:note|instruction|consigne|ordre)s?\s+(?:du|de\s+l['’])\s*(?:propriétaire|administrateur|système)/i,
+  // es, pt, it
+  /\b(?:firma|assinatura)\s+(?:verificada|validada|válida|confirmada)|\bfirma\s+verificata\b|\b(?:aprobad[oa]|autorizad[oa]|firmad[oa]|aprovad[oa]|assinad[oa]|approvat[oa]|autorizzat[oa]|firmat[oa])\s+(?:por|pel[oa]|dal(?:l['’])?|da)\s+(?:el\s+|o\s+|a\s+|il\s+|l['’])?(?:propietario|administrador|sistema|proprietário|proprietario|amministratore|admin)|\b(?:mensaje|mensagem|messaggio)\s+(?:del|do|di)\s+sistema\b/i,
+  // nl
+  /\bhandtekening\s+(?:geverifieerd|gecontroleerd|geldig)|\b(?:goedgekeurd|ondertekend|geautoriseerd)\s+door\s+(?:de\s+)?(?:eigenaar|beheerder|admin|systeem)|\bsysteembericht\b/i,
+  // ru
+  /подпись\s+(?:проверена|подтверждена|верна)|(?:одобрено|подписано|утверждено|разрешено)\s+(?:владельцем|администратором|системой)|системное\s+(?:сообщение|указание|уведомление)|(?:указание|распоряжение|сообщение)\s+(?:от\s+)?(?:владельца|администратора)/i,
+  // zh, ja
+  /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/,
+]
+
+const FORGED_AUTHORITY: RegExp[] = [
+  new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i'),
+  // In capitals anywhere, or as a heading ("System notice: …"); not "the system notice banner".
+  /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/,
+  /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im,
+  new RegExp(String.raw`\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i'),
+  /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i,
+  new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i'),
+  /^\s*\[(?:owner|admin(?:istrator)?|system|root)\]\s*:?/im,
+  // A frontmatter block inside the body that sets provenance fields: metadata only the tool writes.
+  ...CLAIMS,
+  /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/,
+]
+
+const isElevated = (o: string | undefined) => o !== undefined && ELEVATED_ORIGINS.includes(o)
+const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
+const clip = (s: string, n = 60) => {
+  const t = s.replace(/\s+/g, ' ').trim()
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t
+}
+
+export function forgedAuthority(text: string): string | null {
+  for (const re of FORGED_AUTHORITY) {
+    const m = re.exec(text)
+    if (m) return clip(m[0])
+  }
+  return null
+}
+
+export const PROVENANCE = 'provenance'
+
+export function provenanceVote(c: WriteCandidate, ctx: Pick<VoteContext, 'verifyClaim'>, texts: string[]): Vote {
+  const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: PROVENANCE, verdict, confidence, reason})
+  const claimed = isElevated(c.claim?.origin) ? c.claim!.origin : isElevated(c.origin) ? c.origin : null
+  const signature = c.claim?.signature
+
+  let verified = false
+  if (signature !== undefined) {
+    if (!ctx.verifyClaim) {
+      if (claimed) return vote('reject', 0.9, `claims origin "${claimed}" but no keyring is available to verify its signature`)
+    } else {
+      let check: {ok: boolean; detail: string}
+      try {
+        check = ctx.verifyClaim(c)
+      } catch (error) {
+        check = {ok: false, detail: error instanceof Error ? error.message : String(error)}
+      }
+      // A bad signature is refused on any tier: someone tried to borrow authority.
+      if (!check.ok) return vote('reject', 0.95, `bad signature${claimed ? ` on a claim of origin "${claimed}"` : ''}: ${clip(check.detail, 120)}`)
+      verified = true
+    }
+  } else if (claimed) {
+    return vote('reject', 0.9, `claims origin "${claimed}" without a signature`)
+  }
+
+  if (verified) return vote('accept', 0.95, `signature verified${claimed ? ` for origin "${claimed}"` : ''}, bound to ${c.scope}:${c.path}`)
+
+  for (const text of texts) {
+    const forged = forgedAuthority(text)
+    if (forged) {
+      // A signature is never text: a claim of one, from any origin, is refused at veto confidence.
+      const confidence = isIndirect(c.origin) || c.session?.tainted ? 0.95 : 0.9
+      return vote('reject', confidence, `text claims authority without a signature: "${forged}"`)
+    }
+  }
+  return vote('accept', 0.6, `ordinary origin "${c.origin}", no claim of authority`)
+}

@@ -1,0 +1,385 @@
+/**
+ * The semantic validator: does the write contradict, or merely repeat, curated memory
+ * that is topically close to it? Word-level and deterministic: sentences are aligned by
+ * their content words, then compared for polarity (negation, antonyms) and for the values
+ * they state (numbers, dates, hosts, names after "is").
+ */
+import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import type {Neighbour, Vote, WriteCandidate} from './types.js'
+
+export interface SemanticFinding {
+  kind: 'contradiction' | 'duplicate'
+  neighbour: Neighbour
+  reason: string
+}
+
+const STOP = new Set(
+  (
+    'a an the is are was were be been being am do does did doing of to in on at for with by from as and or but if then so that this these those ' +
+    'it its we our you your they their them he she his her i my me us there here has have had having will would should can could may might must shall ' +
+    'now also just very really actually instead update updated anymore any all some each other than too into onto about over under again still only ' +
+    'what which who whom when where why how please note notes fyi currently today ok okay yes well set uses use used using ' +
+    // function words of time, and the word that announces a change: neither is the subject
+    'after before during since until changed'
+  ).split(' '),
+)
+const NEGATION = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot', "can't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "shouldn't", "mustn't", "didn't", "hasn't", "haven't"])
+/** Words that say the opposite of another word: mapped to that word with the polarity flipped. */
+const ANTONYM: Record<string, string> = {
+  disable: 'enable', disabled: 'enabled', disables: 'enable', deny: 'allow', denied: 'allowed', denies: 'allow', forbid: 'allow', forbidden: 'allowed',
+  disallow: 'allow', disallowed: 'allowed', prohibit: 'allow', prohibited: 'allowed', avoid: 'prefer', avoids: 'prefer', dislike: 'like', dislikes: 'like',
+  hate: 'like', hates: 'like', false: 'true', off: 'on', reject: 'accept', rejected: 'accepted', exclude: 'include', excluded: 'included', insecure: 'secure',
+  unsafe: 'safe', optional: 'required', unsupported: 'supported', invalid: 'valid', incorrect: 'correct', wrong: 'correct', inactive: 'active', offline: 'online',
+  stop: 'start', stopped: 'started', removed: 'added', remove: 'add', private: 'public', closed: 'open', lose: 'win', fail: 'pass', fails: 'pass', failed: 'passed',
+}
+/** Words that state a value as surely as digits do: days, months, small numbers, frequencies. */
+const VALUE_WORDS = new Set(
+  (
+    'monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays ' +
+    'january february march april june july august september october november december ' +
+    'one two three four five six seven eight nine ten eleven twelve hourly daily nightly weekly fortnightly monthly quarterly yearly annually'
+  ).split(' '),
+)
+/**
+ * "may" is a modal verb, and a stop word, except where it names the month: after a preposition
+ * of time ("renew in May", "until May") or before a day or a year ("May 5", "May 2026").
+ */
+const MONTH_PREP = new Set(['in', 'on', 'by', 'until', 'till', 'since', 'from', 'through', 'before', 'after', 'during', 'early', 'late', 'mid', 'next', 'last', 'of', 'between'])
+const MODAL_NEXT = new Set(['be', 'have', 'not', 'also', 'well', 'still', 'need', 'want', 'take', 'get', 'vary', 'change', 'apply', 'differ', 'contain', 'include', 'help', 'seem', 'cause', 'require', 'use', 'result', 'affect', 'find', 'see', 'occur', 'happen', 'lead', 'mean', 'come', 'go', 'do', 'become', 'only', 'even', 'never', 'already', 'soon'])
+const DIGITS = /^\d/
+
+/** A value's owner: the token after one of these is what the sentence says its subject is. */
+const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
+// A colon ends a marker as well as a word boundary does ("Correction: …"); \b after ':' would need a letter.
+const CHANGE_MARKER = /\b(?:no\s+longer|(?:has|have|had)\s+changed|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b|\b(?:update|correction|changed):/i
+
+// Splitting on an explicit class is several times faster than matching \p{L} tokens, and
+// this runs over every neighbour on every write. Letters of all scripts stay in tokens.
+const SPLIT = /[^a-z0-9._:/@'=\-\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
+
+interface SentenceInfo {
+  words: Set<string>
+  values: Set<string>
+  negative: boolean
+  /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
+  modal: number
+}
+
+// A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
+const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:need|needs|require|requires|required|have\s+to|has\s+to|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
+const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written)\b/g
+const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
+
+/** Which way a sentence leans on what is required; the words themselves need not be the stored memory's. */
+function modality(s: string): number {
+  let perm = 0
+  const rest = s.replace(LIFTED, () => {
+    perm += 2
+    return ' '
+  })
+  const req = rest.match(REQUIRE)?.length ?? 0
+  perm += rest.match(PERMIT)?.length ?? 0
+  return req > perm ? 1 : perm > req ? -1 : 0
+}
+
+interface DocInfo {
+  sentences: SentenceInfo[]
+  /** the candidate's content word → its sentences, so alignment only visits sentences sharing a word */
+  index?: Map<string, number[]>
+  words: Set<string>
+  body: string
+}
+
+/** Numbers, dates, versions, hosts, addresses, host:port — the values a fact states. */
+function isValueToken(t: string): boolean {
+  for (let i = 0; i < t.length; i++) {
+    const ch = t.charCodeAt(i)
+    if (ch >= 48 && ch <= 57) return true
+    // an inner dot or at-sign: a host name, a file name, an address
+    if ((ch === 46 || ch === 64) && i > 0 && i < t.length - 1) return true
+  }
+  return false
+}
+
+function valueType(v: string): 'host' | 'email' | 'number' | 'other' {
+  if (v.includes('@')) return 'email'
+  if (/[a-z]\.[a-z]/.test(v)) return 'host'
+  if (/\d/.test(v)) return 'number'
+  return 'other'
+}
+
+function stem(w: string): string {
+  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) return w.slice(0, -1)
+  return w
+}
+
+const Kind = {Skip: 0, Negation: 1, Value: 2, Word: 3, Antonym: 4} as const
+type Kind = (typeof Kind)[keyof typeof Kind]
+
+interface TokenClass {
+  kind: Kind
+  /** the stemmed word (Word, Antonym: the word it opposes) or the value */
+  text: string
+  /** the stemmed token, when it is the value after a copula */
+  asValue: string
+  copula: boolean
+  /** a participle ("hosted", "running") is not a value after "is" */
+  participle: boolean
+}
+
+// Token classes are memoised: vocabulary repeats across a body and its neighbours, and one
+// lookup is much cheaper than several set probes, slices and a stem per token. Bounded.
+const CLASS_CACHE = new Map<string, TokenClass>()
+const CLASS_CACHE_MAX = 50_000
+
+function classify(tok: string): TokenClass {
+  const hit = CLASS_CACHE.get(tok)
+  if (hit) return hit
+  const copula = COPULA.has(tok)
+  const participle = /(?:ed|ing|en)$/.test(tok)
+  let out: TokenClass
+  if (NEGATION.has(tok) || tok.endsWith("n't")) out = {kind: Kind.Negation, text: tok, asValue: tok, copula, participle}
+  else if (isValueToken(tok)) out = {kind: Kind.Value, text: tok, asValue: tok, copula, participle}
+  else if (VALUE_WORDS.has(tok)) out = {kind: Kind.Value, text: stem(tok), asValue: stem(tok), copula, participle}
+  else if (STOP.has(tok)) out = {kind: Kind.Skip, text: tok, asValue: tok, copula, participle}
+  else if (ANTONYM[tok]) out = {kind: Kind.Antonym, text: stem(ANTONYM[tok]), asValue: stem(tok), copula, participle}
+  else {
+    const stemmed = stem(tok)
+    out = {kind: Kind.Word, text: stemmed, asValue: stemmed, copula, participle}
+  }
+  if (CLASS_CACHE.size >= CLASS_CACHE_MAX) CLASS_CACHE.clear()
+  CLASS_CACHE.set(tok, out)
+  return out
+}
+
+function isMonthMay(before: string, pieces: string[], k: number): boolean {
+  let next = ''
+  for (let j = k + 1; j < pieces.length && next === ''; j++) next = pieces[j]
+  if (DIGITS.test(next)) return true
+  return MONTH_PREP.has(before) && !MODAL_NEXT.has(next)
+}
+
+const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
+
+function sentenceInfo(s: string): SentenceInfo {
+  const words = new Set<string>()
+  const values = new Set<string>()
+  let flips = 0
+  let afterCopula = false
+  let position = 0
+  // `s` is already lower-cased with straight apostrophes (see docInfo).
+  const pieces = s.split(SPLIT)
+  let previous = ''
+  for (let k = 0; k < pieces.length; k++) {
+    const piece = pieces[k]
+    const before = previous
+    if (piece !== '') previous = piece
+    if ((piece === 'may' || piece === 'may.') && isMonthMay(before, pieces, k)) {
+      afterCopula = false
+      position++
+      values.add('may')
+      continue
+    }
+    let start = 0
+    let end = piece.length
+    while (start < end && isEdge(piece.charCodeAt(start))) start++
+    while (end > start && isEdge(piece.charCodeAt(end - 1))) end--
+    const copulaNext = afterCopula
+    // "port: 5432", "port = 5432": a trailing colon or a lone equals sign asserts a value.
+    afterCopula = piece.endsWith(':') || piece === '='
+    if (start === end) continue
+    const t = classify(start === 0 && end === piece.length ? piece : piece.slice(start, end))
+    afterCopula ||= t.copula
+    position++
+    switch (t.kind) {
+      case Kind.Negation:
+        flips++
+        break
+      case Kind.Value:
+        values.add(t.text)
+        break
+      case Kind.Skip:
+        break
+      default:
+        // "the editor is Vim": the word after a copula is the value the sentence asserts.
+        if (copulaNext && position >= 2 && !t.participle) values.add(t.asValue)
+        else {
+          if (t.kind === Kind.Antonym) flips++
+          words.add(t.text)
+        }
+    }
+  }
+  return {words, values, negative: flips % 2 === 1, modal: modality(s)}
+}
+
+// Sentence ends for comparison only (the punctuation itself is not needed here).
+const SENTENCE_END = /[.!?\u3002\uff01\uff1f]\s+|\n+/
+
+function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
+  // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
+  const prepared = body.toLowerCase().replace(/[\u2018\u2019]/g, "'")
+  const ss = [...new Set(prepared.split(SENTENCE_END))].map(sentenceInfo).filter((x) => x.words.size > 0)
+  const words = new Set<string>()
+  const index = withIndex ? new Map<string, number[]>() : undefined
+  ss.forEach((s, i) => {
+    for (const w of s.words) {
+      words.add(w)
+      if (!index) continue
+      const list = index.get(w)
+      if (list) list.push(i)
+      else index.set(w, [i])
+    }
+    for (const v of s.values) words.add(v)
+  })
+  for (const w of sentenceInfo(title.toLowerCase()).words) words.add(w)
+  return {sentences: ss, index, words, body}
+}
+
+function overlap(a: Set<string>, b: Set<string>): number {
+  let n = 0
+  const [small, big] = a.size <= b.size ? [a, b] : [b, a]
+  for (const x of small) if (big.has(x)) n++
+  return n
+}
+
+const jaccard = (a: Set<string>, b: Set<string>) => {
+  const n = overlap(a, b)
+  const u = a.size + b.size - n
+  return u === 0 ? 0 : n / u
+}
+
+/** Two sentences talk about the same subject when most of their content words agree. */
+function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
+  const j = shared / (a.words.size + b.words.size - shared)
+  const small = Math.min(a.words.size, b.words.size)
+  // A short sentence whose every content word recurs in the other is about the same thing.
+  if (small <= 2) return shared >= 1 && (j >= 0.6 || (shared >= 2 && shared === small))
+  return shared >= 2 && j >= 0.5
+}
+
+const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x)) && [...b].some((x) => !a.has(x))
+const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
+const clip = (s: string, n = 40) => (s.length > n ? `${s.slice(0, n - 1)}…` : s)
+const name = (n: Neighbour) => `${n.scope}:${n.path}`
+
+function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
+  const index = cand.index!
+  const shared = new Uint32Array(cand.sentences.length)
+  for (const ns of nb.sentences) {
+    shared.fill(0)
+    const touched: number[] = []
+    for (const w of ns.words) {
+      const list = index.get(w)
+      if (list) for (const i of list) if (shared[i]++ === 0) touched.push(i)
+    }
+    for (const i of touched) {
+      const cs = cand.sentences[i]
+      if (!aligned(cs, ns, shared[i])) continue
+      if (cs.negative !== ns.negative) {
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
+      }
+      if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
+        const was = clip(first(ns.values, cs.values), 48)
+        const now = clip(first(cs.values, ns.values), 48)
+        return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${was} → ${now}`}
+      }
+    }
+  }
+  // A paraphrase that reverses a requirement ("need approval" / "can be issued directly"), or
+  // states another host, address or amount for the same subject, without any cue word.
+  for (const ns of nb.sentences) {
+    for (const cs of cand.sentences) {
+      const sharedWords = overlap(cs.words, ns.words)
+      if (sharedWords < 2) continue
+      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
+        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title)}")`}
+      }
+      if (sharedWords >= 3) {
+        // a host or an address names one thing; a number may count anything, so it needs a closer match
+        const close = sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.75
+        for (const type of close ? (['host', 'email', 'number'] as const) : (['host', 'email'] as const)) {
+          const a = [...cs.values].filter((v) => valueType(v) === type)
+          const b = [...ns.values].filter((v) => valueType(v) === type)
+          if (a.length > 0 && b.length > 0 && !a.some((v) => b.includes(v))) {
+            return {kind: 'contradiction', neighbour: n, reason: `states another ${type} than ${name(n)}: ${clip(b[0], 48)} → ${clip(a[0], 48)}`}
+          }
+        }
+      }
+    }
+  }
+  const docJ = jaccard(cand.words, nb.words)
+  const common = overlap(cand.words, nb.words)
+  // An announced change that restates a good part of a memory replaces it, however much new
+  // detail it adds: hence the share of the memory's words too, not only of both together.
+  if (marker && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
+    return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
+  }
+  const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
+  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
+  return null
+}
+
+/**
+ * Compare the write with each neighbour (and with the file it updates, which is curated
+ * memory too): at most one finding per neighbour, a contradiction before a duplicate.
+ */
+export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]): SemanticFinding[] {
+  if (c.operation === 'delete') return []
+  const all = [...neighbours]
+  if (c.baseBody !== undefined && !all.some((n) => n.scope === c.scope && n.path === c.path)) {
+    all.push({scope: c.scope, path: c.path, title: c.title, body: c.baseBody, score: 1})
+  }
+  if (all.length === 0) return []
+  const cand = docInfo(c.title, c.body, true)
+  const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
+  const out: SemanticFinding[] = []
+  // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
+  // however it is phrased; an update that keeps every value and most words only adds to it.
+  if (c.baseBody !== undefined && isIndirect(c.origin)) {
+    const base = docInfo(c.title, c.baseBody, false)
+    const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
+    if (kept < 0.8) {
+      const n = all.find((x) => x.scope === c.scope && x.path === c.path)!
+      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title)}"), keeping ${Math.round(100 * kept)}% of what it said`})
+    }
+  }
+  for (const n of all) {
+    if (out.some((f) => f.neighbour === n)) continue
+    const f = compareOne(cand, marker, n, docInfo(n.title, n.body, false))
+    if (f) out.push(f)
+  }
+  return out
+}
+
+const isIndirect = (origin: string) => (INDIRECT_ORIGINS as readonly string[]).includes(origin as Origin)
+
+export const SEMANTIC = 'semantic'
+
+export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], findings: SemanticFinding[], lookupError?: string): Vote {
+  const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: SEMANTIC, verdict, confidence, reason})
+  if (lookupError !== undefined) return vote('abstain', 0, `could not look up neighbours: ${clip(lookupError, 120)}`)
+  if (c.operation === 'delete') {
+    // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
+    return isIndirect(c.origin)
+      ? vote('reject', 0.7, `a delete arriving by ${c.origin}`)
+      : vote('accept', 0.4, 'a delete: nothing to compare')
+  }
+  const contradictions = findings.filter((f) => f.kind === 'contradiction')
+  if (contradictions.length > 0) {
+    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
+    // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
+    // the human may be correcting one, so it goes to review with the dissent visible.
+    return isIndirect(c.origin)
+      ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
+      : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
+  }
+  const dup = findings.find((f) => f.kind === 'duplicate')
+  if (dup) {
+    // A duplicate adds no new claim, so it is no danger: accepted, flagged for the reviewer to merge.
+    return vote('accept', 0.5, `${dup.reason}: adds no new claim`)
+  }
+  if (neighbours.length === 0 && c.baseBody === undefined) return vote('accept', 0.5, 'nothing close to contradict')
+  const k = neighbours.length + (c.baseBody !== undefined ? 1 : 0)
+  return vote('accept', 0.75, `${k} close ${k === 1 ? 'memory' : 'memories'}, none contradicted`)
+}

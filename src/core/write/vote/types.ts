@@ -1,0 +1,94 @@
+import type {EngramConfig} from '../../store/config.js'
+
+export type Verdict = 'accept' | 'reject' | 'abstain'
+
+export interface Vote {
+  validator: string
+  verdict: Verdict
+  /** 0..1: how sure the validator is of its verdict */
+  confidence: number
+  reason: string
+}
+
+export type Flag =
+  | 'instruction-like'
+  | 'sensitive'
+  | 'tainted-source'
+  | 'contradiction'
+  | 'duplicate'
+  | 'secret-redacted'
+  | 'obfuscated'
+  | 'oversized'
+
+export interface FlagHit {
+  flag: Flag
+  reason: string
+}
+
+/** A curated memory close to the write, which the writing session is allowed to read. */
+export interface Neighbour {
+  scope: string
+  path: string
+  title: string
+  body: string
+  score: number
+}
+
+export interface NormalisedText {
+  /** the text folded for matching (homoglyphs, zero-width and similar removed) */
+  text: string
+  /** what was hidden in the raw text (zero-width runs, bidi controls, …), described */
+  hidden: string[]
+  /** blobs found encoded in the text (base64, hex, …), decoded */
+  decoded: string[]
+}
+
+export interface CandidateSession {
+  id: string
+  agent: string
+  tainted: boolean
+  taint_reasons: string[]
+}
+
+export interface WriteCandidate {
+  scope: string
+  path: string
+  operation: 'create' | 'update' | 'delete'
+  title: string
+  tags: string[]
+  /** already redacted */
+  body: string
+  normalised: NormalisedText
+  /** one of ORIGINS in memory.ts */
+  origin: string
+  author: string
+  session: CandidateSession | null
+  redactions: Record<string, number>
+  bodyBytes: number
+  maxBodyBytes: number
+  /** when the write claims an elevated origin (owner/system/dream) it may carry a signature; provenance checks it */
+  claim?: {origin: string; signature?: string}
+  /** the current curated file at that path, if any (an update) */
+  baseBody?: string
+}
+
+export interface VoteContext {
+  /** topically close curated memories the session may read (the caller uses the search index or a scan) */
+  neighbours(text: string, limit: number): Neighbour[] | Promise<Neighbour[]>
+  /** counts of this session's / author's writes within the burst window, from the store's records */
+  recentWrites: {session: number; author: number}
+  /** verifies a claimed signature bound to path and scope; undefined if no keyring available */
+  verifyClaim?: (c: WriteCandidate) => {ok: boolean; detail: string}
+  config: EngramConfig['vote']
+  /** working directory for external validator commands (the store root); defaults to the process's */
+  cwd?: string
+}
+
+export interface VoteResult {
+  passed: boolean
+  /** passed, but some validator rejected: the reviewer should look closely */
+  dissent: boolean
+  votes: Vote[]
+  flags: FlagHit[]
+  summary: string
+}
