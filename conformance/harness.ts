@@ -5,16 +5,29 @@
  * repository and files it leaves behind — never from engram's own modules.
  */
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdtempSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {expect} from 'vitest'
 
 export const BIN = process.env.ENGRAM_BIN ?? fileURLToPath(new URL('../bin/run.js', import.meta.url))
 
 /** A .js entry point runs under this Node; anything else is executed directly. */
 export function argv(args: string[]): [string, string[]] {
   return BIN.endsWith('.js') ? [process.execPath, [BIN, ...args]] : [BIN, args]
+}
+
+/**
+ * With ENGRAM_TEST_SPAWN_LOG=<file>, every run of the CLI appends a line there: wall time in
+ * ms, the test file, the arguments. Most of the suite's time is these runs; the log shows
+ * which tests make many, or slow, ones (README "Development").
+ */
+export function logSpawn(startedMs: number, args: string[]): void {
+  const file = process.env.ENGRAM_TEST_SPAWN_LOG
+  if (!file) return
+  const test = expect.getState().testPath
+  appendFileSync(file, `${Date.now() - startedMs}\t${test ? relative(process.cwd(), test) : '?'}\t${JSON.stringify(args)}\n`)
 }
 
 export interface Run {
@@ -42,6 +55,16 @@ export function tempDir(prefix = 'engram-conf-'): string {
 export const PASSPHRASE = 'conformance passphrase'
 
 /**
+ * Whether a variable of the test process stays out of the CLI's environment: engram's and
+ * git's own (they could point the CLI or git elsewhere), and NODE_ENV, which the test
+ * runner sets to "test" and under which oclif loads TypeScript at every start to look for
+ * the sources (about half of each run's CPU time, and not the CLI its users run).
+ */
+export function notForTheCli(name: string): boolean {
+  return name.startsWith('ENGRAM_') || name.startsWith('GIT_') || name === 'NODE_ENV'
+}
+
+/**
  * The environment with nothing inherited that could point the CLI or git elsewhere. With
  * a key folder, the owner's passphrase is in a 0600 file there, named by
  * ENGRAM_PASSPHRASE_FILE, as a scripted owner keeps it (R20).
@@ -49,7 +72,7 @@ export const PASSPHRASE = 'conformance passphrase'
 function cleanEnv(configDir: string, withPassphrase = false): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
+    if (notForTheCli(k)) continue
     env[k] = v
   }
   return {
@@ -89,7 +112,9 @@ export class Store {
   run(args: string[], opts: RunOptions = {}): Run {
     const [cmd, full] = argv(args)
     const env = {...this.env, ...(opts.session ? {ENGRAM_SESSION: opts.session} : {}), ...opts.env}
+    const started = Date.now()
     const r = spawnSync(cmd, full, {cwd: opts.cwd ?? this.dir, env, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024})
+    logSpawn(started, args)
     this.transcript.push(r.stdout ?? '', r.stderr ?? '')
     return {args, code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '', json: parse(r.stdout ?? '')}
   }
@@ -98,6 +123,7 @@ export class Store {
   runAsync(args: string[], opts: RunOptions = {}): Promise<Run> {
     const [cmd, full] = argv(args)
     const env = {...this.env, ...(opts.session ? {ENGRAM_SESSION: opts.session} : {}), ...opts.env}
+    const started = Date.now()
     return new Promise((resolve) => {
       const child = spawn(cmd, full, {cwd: opts.cwd ?? this.dir, env})
       let stdout = ''
@@ -106,6 +132,7 @@ export class Store {
       child.stderr.on('data', (d) => (stderr += d))
       child.stdin.end(opts.input ?? '')
       child.on('close', (code) => {
+        logSpawn(started, args)
         this.transcript.push(stdout, stderr)
         resolve({args, code: code ?? -1, stdout, stderr, json: parse(stdout)})
       })

@@ -320,14 +320,15 @@ describe.skipIf(process.env.ENGRAM_BIN)('commands document themselves', () => {
 
 describe.skipIf(process.env.ENGRAM_BIN)('npm run demo', () => {
   const demo = join(ROOT, 'scripts/demo.mjs')
+  // as a user runs it: not under the test runner's NODE_ENV=test (see notForTheCli in conformance/harness.ts)
   it('prints no escape code when piped', () => {
-    const r = spawnSync(process.execPath, [demo], {encoding: 'utf8', env: {...process.env, NO_COLOR: '', FORCE_COLOR: ''}, timeout: 180_000})
+    const r = spawnSync(process.execPath, [demo], {encoding: 'utf8', env: {...process.env, NODE_ENV: undefined, NO_COLOR: '', FORCE_COLOR: ''}, timeout: 180_000})
     expect(r.status, r.stdout.slice(-2000)).toBe(0)
     expect(r.stdout).toContain('## Create a store')
     expect(r.stdout + r.stderr).not.toContain('\u001b')
   }, 200_000)
   it('prints no escape code on a terminal under NO_COLOR', () => {
-    const r = runOnPty([process.execPath, demo], {env: {...process.env, NO_COLOR: '1'}, timeoutSeconds: 180})
+    const r = runOnPty([process.execPath, demo], {env: {...process.env, NODE_ENV: undefined, NO_COLOR: '1'}, timeoutSeconds: 180})
     expect(r.code, r.output.slice(-2000)).toBe(0)
     expect(r.output).toContain('## Create a store')
     expect(r.output).not.toContain('\u001b')

@@ -4,6 +4,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {logSpawn, notForTheCli} from '../../conformance/harness.js'
+
 /** The CLI under test: ENGRAM_BIN (another implementation) or our built bin/run.js. */
 export const BIN = process.env.ENGRAM_BIN ?? fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 
@@ -44,7 +46,7 @@ export const PASSPHRASE = 'correct horse battery staple'
 
 /**
  * A sandbox: temp store folder, temp key folder, a clean environment (no inherited session,
- * base or git vars). Owner keys are encrypted: the passphrase is in a 0600 file in the key
+ * base or git vars, no NODE_ENV: see notForTheCli). Owner keys are encrypted: the passphrase is in a 0600 file in the key
  * folder, named by ENGRAM_PASSPHRASE_FILE, as a scripted owner would keep it.
  */
 export function sandbox(): Sandbox {
@@ -54,7 +56,7 @@ export function sandbox(): Sandbox {
   writeFileSync(passphraseFile, `${PASSPHRASE}\n`, {mode: 0o600})
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('ENGRAM_') || k.startsWith('GIT_')) continue
+    if (notForTheCli(k)) continue
     env[k] = v
   }
   Object.assign(env, {ENGRAM_CONFIG_DIR: configDir, ENGRAM_PASSPHRASE_FILE: passphraseFile, ENGRAM_INSECURE_TEST_KDF: '1', NO_COLOR: '1', GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com'})
@@ -63,6 +65,7 @@ export function sandbox(): Sandbox {
     configDir,
     env,
     run(args, opts = {}) {
+      const started = Date.now()
       const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
         cwd: opts.cwd ?? dir,
         env: {...env, ...opts.env},
@@ -70,6 +73,7 @@ export function sandbox(): Sandbox {
         encoding: 'utf8',
         timeout: opts.timeout ?? 60_000,
       })
+      logSpawn(started, args)
       return runResult(r)
     },
   }
