@@ -5,12 +5,12 @@
  * Every command is taken from the binary's oclif.manifest.json (a fixed list when the
  * binary under test has none), so a new command is attacked without editing this file.
  */
-import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync} from 'node:fs'
+import {spawn, spawnSync} from 'node:child_process'
+import {existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, Run, Store, newStore, startSession, tempDir, write} from './harness.js'
+import {BIN, Run, Store, argv, newStore, startSession, tempDir, write} from './harness.js'
 
 interface CommandShape {
   id: string
@@ -59,21 +59,63 @@ function argsFor(c: CommandShape, t: Targets): string[] {
   return [...c.id.split(':'), ...c.args.map((a) => positional[a] ?? 'x'), ...c.required.flatMap((f) => [`--${f}`, flag[f] ?? 'x'])]
 }
 
-/** Run one command; `serve` runs until it is stopped, so it gets a short life. */
-function runCommand(store: Store, args: string[], session?: string): Run {
+/**
+ * Run one command. `serve` runs until it is stopped: it is stopped (SIGTERM) as soon as it
+ * says it is serving, when it has opened the store and read what it reads before any
+ * request, or when it exits first. A fixed wait would idle a core for seconds per run and,
+ * on a loaded machine, could stop it before it had read anything.
+ */
+function runCommand(store: Store, args: string[], session?: string): Run | Promise<Run> {
   if (args[0] !== 'serve') return store.run(args, {session, input: 'planted fact from the sweep'})
-  const [cmd, full] = BIN.endsWith('.js') ? [process.execPath, [BIN, ...args]] : [BIN, args]
-  const r = spawnSync(cmd, full, {cwd: store.dir, env: {...store.env, ...(session ? {ENGRAM_SESSION: session} : {})}, encoding: 'utf8', timeout: 3000, killSignal: 'SIGTERM'})
-  return {args, code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '', json: undefined}
+  const [cmd, full] = argv(args)
+  return new Promise((resolve) => {
+    const child = spawn(cmd, full, {cwd: store.dir, env: {...store.env, ...(session ? {ENGRAM_SESSION: session} : {})}})
+    let stdout = ''
+    let stderr = ''
+    const stop = () => child.kill('SIGTERM')
+    // a server that never comes up is stopped all the same (the sweep's checks then see its output)
+    const timer = setTimeout(stop, 60_000)
+    // with --json it prints nothing until it stops: a new socket (in the key folder) says it
+    // listens; a moment later it has set its SIGTERM handler and stops cleanly
+    const stale = sockets(store.configDir)
+    const poll = setInterval(() => {
+      if ([...sockets(store.configDir)].some(([p, ino]) => stale.get(p) !== ino)) {
+        clearInterval(poll)
+        setTimeout(stop, 100)
+      }
+    }, 25)
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => {
+      stderr += d
+      if (/serving .* on |already running/.test(stderr)) stop()
+    })
+    child.stdin.end()
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      clearInterval(poll)
+      store.transcript.push(stdout, stderr)
+      resolve({args, code: code ?? -1, stdout, stderr, json: undefined})
+    })
+  })
+}
+
+/** The Unix sockets under `dir`, by path, with their inode numbers. */
+function sockets(dir: string): Map<string, number> {
+  const found = new Map<string, number>()
+  for (const name of readdirSync(dir, {recursive: true}) as string[]) {
+    const st = lstatSync(join(dir, name), {throwIfNoEntry: false})
+    if (st?.isSocket()) found.set(name, st.ino)
+  }
+  return found
 }
 
 /** Every command, as the owner and as the agent (text, and --json when asked); `check` sees each run. */
-function sweep(store: Store, session: string, t: Targets, check: (r: Run, who: string) => void, replant: () => void, modes: boolean[] = [false]) {
+async function sweep(store: Store, session: string, t: Targets, check: (r: Run, who: string) => void, replant: () => void, modes: boolean[] = [false]) {
   for (const c of commands()) {
     for (const who of ['owner', 'agent']) {
       for (const json of modes) {
         replant() // a reject or purge removes what it touched: every command meets every planted file
-        const r = runCommand(store, [...argsFor(c, t), ...(json ? ['--json'] : [])], who === 'agent' ? session : undefined)
+        const r = await runCommand(store, [...argsFor(c, t), ...(json ? ['--json'] : [])], who === 'agent' ? session : undefined)
         check(r, who)
       }
     }
@@ -143,9 +185,9 @@ describe('C18 — no frontmatter language but YAML is read; no stored byte is ev
     expect(real.pending).toBeTruthy()
   })
 
-  it('runs every command from the manifest as owner and agent: the marker never appears', () => {
+  it('runs every command from the manifest as owner and agent: the marker never appears', async () => {
     const ran: string[] = []
-    sweep(store, s, targets, (r, who) => {
+    await sweep(store, s, targets, (r, who) => {
       if (existsSync(marker)) {
         ran.push(`${who}: ${r.args.join(' ')}`)
         unlinkSync(marker)
@@ -197,7 +239,7 @@ const ESCAPES = '\u001b[2J\u001b]8;;https://evil.example\u0007link\u001b]8;;\u00
 const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 
 describe('C18 — every stored string is printed terminal-safe by every command (R16)', () => {
-  it('plants escape sequences in every stored field; no raw escape byte reaches any output', () => {
+  it('plants escape sequences in every stored field; no raw escape byte reaches any output', async () => {
     const store = newStore()
     const s = startSession(store, 'tenant:acme')
     const real = entries(store, s)
@@ -241,7 +283,7 @@ describe('C18 — every stored string is printed terminal-safe by every command 
         if (m) seen.push(`${who} ${r.args.join(' ')} (${name}): U+${m[0].codePointAt(0)!.toString(16).padStart(4, '0')} near ${JSON.stringify(out.slice(Math.max(0, m.index - 30), m.index + 10))}`)
       }
     }
-    sweep(store, s, targets, check, () => {}, [false, true])
+    await sweep(store, s, targets, check, () => {}, [false, true])
     for (const args of [['review', 'show', real.pending], ['quarantine', 'show', real.quarantined], ['pending', 'show', 'fact.md', '--scope', 'tenant:acme'], ['review', 'list'], ['quarantine', 'list']]) {
       check(store.run(args), 'owner')
     }
