@@ -11,6 +11,9 @@ await build({
   input: new URL('../dist/cli/fast.js', import.meta.url).pathname,
   platform: 'node',
   logLevel: 'warn',
+  // required from node_modules at the first git call (src/core/git/git.ts), not compiled
+  // into every search: a warm search starts no git and never loads it
+  external: ['simple-git'],
   // dynamic imports become require(): a script compiled by node:vm cannot import()
   output: {file: `${out}search.cjs`, format: 'cjs', codeSplitting: false, dynamicImportInCjs: false},
 })

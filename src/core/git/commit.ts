@@ -3,7 +3,7 @@ import {randomBytes} from 'node:crypto'
 
 import {EngramError} from '../store/errors.js'
 import {writeFileAtomic} from '../store/fsutil.js'
-import {gitRead, gitWrite, headCommit} from './git.js'
+import {blobBytes as gitBlobBytes, gitRead, gitWrite, headCommit} from './git.js'
 import {gitBlobHash} from '../memory/hash.js'
 import {redactText} from '../write/redact/index.js'
 import type {Store} from '../store/store.js'
@@ -204,7 +204,7 @@ export async function recoverInterrupted(store: Store, warn?: (m: string) => voi
 
 async function isAncestor(store: Store, a: string, b: string): Promise<boolean> {
   try {
-    await gitWrite(store.top, ['merge-base', '--is-ancestor', a, b])
+    await gitRead(store.top, ['merge-base', '--is-ancestor', a, b])
     return true
   } catch {
     return false
@@ -254,9 +254,8 @@ async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<
   }
 }
 
-async function blobBytes(store: Store, blob: string): Promise<Buffer> {
-  const {execFileSync} = await import('node:child_process')
-  return execFileSync('git', ['cat-file', 'blob', blob], {cwd: store.top, maxBuffer: 256 * 1024 * 1024})
+function blobBytes(store: Store, blob: string): Promise<Buffer> {
+  return gitBlobBytes(store.top, blob)
 }
 
 // ---------------------------------------------------------------- committing

@@ -2,16 +2,26 @@ import {createHash} from 'node:crypto'
 import {existsSync, lstatSync, readFileSync, Stats, statSync, unlinkSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
+import type {GitError as SimpleGitError, SimpleGit, SimpleGitFactory} from 'simple-git'
 
 import {EngramError} from '../store/errors.js'
 import {gitMissing} from './need-git.js'
 import {redactText} from '../write/redact/index.js'
 
-/** node:child_process, loaded at the first git call: a search with warm caches makes none. */
+/**
+ * The git layer of engram (README "Git"). Every git command runs through this module:
+ * through the store's one simple-git instance (below), or, for the few calls that feed git
+ * on stdin or use a private index, through one spawn helper with the same options and
+ * environment. Reads that must not start a process (the warm search path) read git's
+ * files in-process here too (workTreeTopFromFiles, firstParentFromFiles).
+ */
+
+/** node:child_process and simple-git, loaded at the first git call: a search with warm caches makes none. */
 let cp: typeof import('node:child_process') | undefined
 async function childProcess(): Promise<typeof import('node:child_process')> {
   return (cp ??= await import('node:child_process'))
 }
+let sg: {simpleGit: SimpleGitFactory; GitError: typeof SimpleGitError} | undefined
 
 /**
  * A path that never exists (a file under /dev/null): git reads it as "no such file".
@@ -21,19 +31,29 @@ async function childProcess(): Promise<typeof import('node:child_process')> {
 const NO_FILE = '/dev/null/engram-none'
 
 /**
+ * Inherited variables that would have git start another program. Our commands never open
+ * an editor, pager or askpass program, so they are dropped rather than allowed (simple-git
+ * refuses to run with them unless told their use is safe).
+ */
+const PROGRAM_VARS = new Set(['EDITOR', 'VISUAL', 'PAGER', 'SSH_ASKPASS', 'PREFIX'])
+
+/**
  * The environment every git call runs with: inherited GIT_DIR / GIT_WORK_TREE /
  * GIT_INDEX_FILE (and friends) are scrubbed so that a caller's environment can never
- * point our commands at another repository (as pass does). No prompts, no pager.
+ * point our commands at another repository (as pass does). No prompts, no pager, no editor.
  *
  * History is read as committed (STANDARD R19): replace refs, grafts and a shallow file
  * are ignored, since anyone able to write the repository can add them and make git show
  * another object under a committed id (e.g. an agent's key record as the first owner key).
  * A truly shallow clone then fails its history reads: engram needs full history.
+ * GIT_OPTIONAL_LOCKS=0: a read never takes `.git/index.lock` (it would race a writer);
+ * no command engram runs to write needs an optional lock.
  */
 export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('GIT_') && !['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL'].includes(k)) continue
+    if (PROGRAM_VARS.has(k)) continue
     env[k] = v
   }
   env.GIT_TERMINAL_PROMPT = '0'
@@ -41,70 +61,154 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   env.GIT_NO_REPLACE_OBJECTS = '1'
   env.GIT_GRAFT_FILE = NO_FILE
   env.GIT_SHALLOW_FILE = NO_FILE
+  env.GIT_OPTIONAL_LOCKS = '0'
   return {...env, ...extra}
 }
 
 /**
- * Options before every git subcommand. The repository's own config (`.git/config`) is
- * as writable by an agent as the store, so it may decide nothing and run nothing (STANDARD
- * R18): replace refs off, no hooks (`reference-transaction` runs on every ref move), no
- * fsmonitor command, no commit signing program, no automatic gc or maintenance. Clean
- * filters and diff drivers are avoided by the calls themselves (`hash-object --no-filters`,
- * the index staged from blob ids, `--no-ext-diff --no-textconv` on patches). Paths unquoted.
+ * Settings given with `-c` before every git subcommand. The repository's own config
+ * (`.git/config`) is as writable by an agent as the store, so it may decide nothing and
+ * run nothing (STANDARD R18): replace refs off, no hooks (`reference-transaction` runs on
+ * every ref move), no fsmonitor command, no commit signing program, no automatic gc or
+ * maintenance. Clean filters and diff drivers are avoided by the calls themselves
+ * (`hash-object --no-filters`, the index staged from blob ids, `--no-ext-diff
+ * --no-textconv` on patches). Paths unquoted.
  */
-export const GIT_OPTS = [
-  '-c', 'core.quotepath=off',
-  '-c', 'core.useReplaceRefs=false',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.fsmonitor=false',
-  '-c', 'commit.gpgSign=false',
-  '-c', 'gc.auto=0',
-  '-c', 'maintenance.auto=false',
+const GIT_CONFIG = [
+  'core.quotepath=off',
+  'core.useReplaceRefs=false',
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'commit.gpgSign=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
 ] as const
 
+/** GIT_CONFIG as command-line options, for the spawn helper. */
+export const GIT_OPTS = GIT_CONFIG.flatMap((c) => ['-c', c])
+
 /**
- * A read-only git call: no optional locks (so it never races a writer on index.lock),
- * arguments passed as an array (user text is never parsed as an option: callers put
- * paths after `--`). Returns stdout.
+ * The one simple-git instance of each repository (keyed by the root every call names:
+ * the store's work-tree top), made at its first git call:
+ * - `maxConcurrentProcesses: 1`: one git process at a time per store, in call order;
+ * - our environment (gitEnv) for every command;
+ * - `unsafe`: only the two of our own `-c` settings simple-git flags as unsafe
+ *   (`core.hooksPath`, `core.fsmonitor`: we set them to run nothing); the environment
+ *   needs no allowance, since gitEnv drops the editor and pager variables it refuses;
+ * - every non-zero exit is a failure (simple-git counts one only when git also wrote to
+ *   stderr; `rev-parse -q`, `merge-base --is-ancestor` and `config <key>` fail silently);
+ * - no wait after a command that prints nothing: simple-git 3 waits 50 ms then, even with
+ *   `completion: {onClose: true, onExit: false}` (its plugin skips the wait only once a
+ *   stream has emitted data), so the output handler emits an empty chunk when stdout ends,
+ *   before the process's close is handled (scripts/bench-git.mjs; README "Performance").
+ */
+const instances = new Map<string, Promise<SimpleGit>>()
+
+function gitFor(root: string): Promise<SimpleGit> {
+  let git = instances.get(root)
+  if (!git) {
+    git = (async () => {
+      sg ??= (await import('simple-git')) as unknown as {simpleGit: SimpleGitFactory; GitError: typeof SimpleGitError}
+      const {GitError, simpleGit} = sg
+      const instance = simpleGit({
+        baseDir: root,
+        maxConcurrentProcesses: 1,
+        config: [...GIT_CONFIG],
+        completion: {onClose: true, onExit: false},
+        unsafe: {allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true},
+        errors(error, result) {
+          if (!result.exitCode) return error
+          const stderr = Buffer.concat(result.stdErr).toString('utf8')
+          return Object.assign(new GitError(undefined, stderr.trim() || `git exited with ${result.exitCode}`), {
+            exitCode: result.exitCode,
+            stderr,
+            code: /\bspawn \S+ ENOENT\b/.test(stderr) ? 'ENOENT' : undefined,
+          })
+        },
+      }).env(gitEnv())
+      instance.outputHandler((_command, stdout) => {
+        stdout.once('end', () => stdout.emit('data', Buffer.alloc(0)))
+      })
+      return instance
+    })()
+    instances.set(root, git)
+    // a folder that does not exist yet (simple-git refuses it) gets a new instance next time
+    git.catch(() => instances.delete(root))
+  }
+  return git
+}
+
+/**
+ * A read-only git call through the store's simple-git instance; returns stdout. User text
+ * is never in option position: callers put paths after `--` and a revision a user typed
+ * after `--end-of-options`.
  */
 export async function gitRead(root: string, args: string[], opts: {allowFail?: boolean} = {}): Promise<string> {
   try {
-    const {execFile} = await childProcess()
-    return await new Promise<string>((resolve, reject) => {
-      execFile(
-        'git',
-        [...GIT_OPTS, ...args],
-        {cwd: root, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8'},
-        (error, stdout, stderr) => (error ? reject(Object.assign(error, {stderr})) : resolve(stdout)),
-      )
-    })
+    return await (await gitFor(root)).raw(args)
   } catch (error) {
     if (opts.allowFail) return ''
     throw gitFailure(args, error)
   }
 }
 
-/** A git call that may change the repository: used by commit.ts (under the store lock) and init. */
+/**
+ * A git call that may change the repository (commit.ts, under the store lock; init).
+ * With `input` (fed on stdin) or `extraEnv` (a private index, the commit identity) it
+ * runs through gitPipe, since simple-git writes nothing to a command's stdin and has one
+ * environment per instance; otherwise through the store's simple-git instance.
+ */
 export async function gitWrite(root: string, args: string[], input?: string | Buffer, extraEnv: Record<string, string> = {}): Promise<string> {
-  const {execFile} = await childProcess()
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      [...GIT_OPTS, ...args],
-      {cwd: root, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8'},
-      (error, stdout) => (error ? reject(gitFailure(args, error)) : resolve(stdout)),
-    )
-    // git may exit before reading its input; a closed pipe must not crash the process.
-    child.stdin?.on('error', () => {})
-    child.stdin?.end(input ?? '')
+  if (input === undefined && Object.keys(extraEnv).length === 0) {
+    try {
+      return await (await gitFor(root)).raw(args)
+    } catch (error) {
+      throw gitFailure(args, error)
+    }
+  }
+  return gitPipe(root, args, input ?? '', extraEnv)
+}
+
+/** `git init` in `root` (a folder that exists and is in no work tree). */
+export async function gitInit(root: string): Promise<void> {
+  try {
+    await (await gitFor(root)).init(false, ['--quiet'])
+  } catch (error) {
+    throw gitFailure(['init'], error)
+  }
+}
+
+/** One git process with our options and environment, for the calls simple-git cannot make (it has no stdin and one environment per instance). */
+async function spawnGit(root: string, args: string[], extraEnv: Record<string, string>) {
+  const {spawn} = await childProcess()
+  return spawn('git', [...GIT_OPTS, ...args], {cwd: root, env: gitEnv(extraEnv), stdio: ['pipe', 'pipe', 'pipe']})
+}
+
+/** A git call fed on stdin (`hash-object --stdin-paths`, `update-index --index-info`, `commit-tree -F -`), or run with a per-call environment. */
+async function gitPipe(root: string, args: string[], input: string | Buffer, extraEnv: Record<string, string>): Promise<string> {
+  const child = await spawnGit(root, args, extraEnv)
+  const out: Buffer[] = []
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => out.push(d))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  // git may exit before reading its input; a closed pipe must not crash the process.
+  child.stdin.on('error', () => {})
+  child.stdin.end(input)
+  const code = await new Promise<number | string>((resolve) => {
+    child.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'))
+    child.on('close', (c) => resolve(c ?? 1))
   })
+  if (code === 'ENOENT') throw gitMissing()
+  if (code !== 0) throw gitFailure(args, {stderr, message: `git exited with ${code}`})
+  return Buffer.concat(out).toString('utf8')
 }
 
 function gitFailure(args: string[], error: unknown): EngramError {
   const e = error as {stderr?: string; message?: string; code?: unknown}
   if (e.code === 'ENOENT') return gitMissing()
   const detail = redactText((e.stderr || e.message || String(error)).trim()).split('\n').slice(-2).join(' ')
-  return new EngramError('refused', `git ${args[0]} failed: ${detail}`, {
+  const sub = args.find((a) => !a.startsWith('-')) ?? args[0]
+  return new EngramError('refused', `git ${sub} failed: ${detail}`, {
     nextStep: 'check the repository with `git status`; run `engram verify` if the store looks inconsistent',
   })
 }
@@ -163,15 +267,32 @@ export function workTreeTopFromFiles(dir: string): string | undefined {
   }
 }
 
+/** The commit HEAD names, or undefined on an unborn branch. */
 export async function headCommit(root: string): Promise<string | undefined> {
-  const out = await gitRead(root, ['rev-parse', '--verify', '-q', 'HEAD'], {allowFail: true})
-  return out.trim() || undefined
+  return revParse(root, 'HEAD')
 }
 
 /** The blob id of `relPath` at HEAD (store-relative to the repo top), or undefined. */
 export async function blobAtHead(top: string, repoRelPath: string): Promise<string | undefined> {
-  const out = await gitRead(top, ['rev-parse', '--verify', '-q', `HEAD:${repoRelPath}`], {allowFail: true})
-  return out.trim() || undefined
+  return revParse(top, `HEAD:${repoRelPath}`)
+}
+
+/** The object a revision names (`rev-parse --verify -q`), or undefined. A revision starting with `-` is a revision, never an option. */
+export async function revParse(root: string, rev: string): Promise<string | undefined> {
+  try {
+    return (await (await gitFor(root)).revparse(['--verify', '-q', '--end-of-options', rev])) || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A blob's bytes (`cat-file blob`), exactly as stored. */
+export async function blobBytes(root: string, blob: string): Promise<Buffer> {
+  try {
+    return (await (await gitFor(root)).binaryCatFile(['blob', blob])) as Buffer
+  } catch (error) {
+    throw gitFailure(['cat-file'], error)
+  }
 }
 
 /**
@@ -218,8 +339,8 @@ export function removeStaleIndexLock(lockPath: string): boolean {
 /** Stream blob contents in the order asked (one `git cat-file --batch`). Missing blobs yield null. */
 export async function* catBlobs(store: {top: string}, ids: string[]): AsyncGenerator<{index: number; data: Buffer | null}> {
   if (ids.length === 0) return
-  const {spawn} = await childProcess()
-  const child = spawn('git', [...GIT_OPTS, 'cat-file', '--batch'], {cwd: store.top, env: gitEnv({GIT_OPTIONAL_LOCKS: '0'}), stdio: ['pipe', 'pipe', 'pipe']})
+  // spawned, not through simple-git: the ids are fed on stdin and the blobs streamed out as they come
+  const child = await spawnGit(store.top, ['cat-file', '--batch'], {})
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))

@@ -123,7 +123,7 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
   } else {
     const short = addCommit.slice(0, 10)
     const fmt = ADD_TRAILERS.map((t) => `%(trailers:key=${t},valueonly,separator=%x2C)`).join('%x1f')
-    const out = await gitRead(store.top, ['show', '--no-renames', '--name-status', `--format=${fmt}%x1e`, addCommit], {allowFail: true})
+    const out = await gitRead(store.top, ['show', '--no-renames', '--name-status', `--format=${fmt}%x1e`, '--end-of-options', addCommit], {allowFail: true})
     const [head, files = ''] = out.split('\x1e')
     const t = Object.fromEntries(ADD_TRAILERS.map((k, i) => [k, (head.split('\x1f')[i] ?? '').trim()])) as Record<(typeof ADD_TRAILERS)[number], string>
     operation = t['Engram-Operation']
@@ -231,7 +231,7 @@ async function sessionAsOf(store: Store, id: string, commit: string | null): Pro
   if (!commit) return loadSession(store, id)
   validateSessionId(id)
   const path = store.gitPath(sessionFile(id))
-  const commits = (await gitRead(store.top, ['log', '--format=%H', commit, '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  const commits = (await gitRead(store.top, ['log', '--format=%H', '--end-of-options', commit, '--', path], {allowFail: true})).split('\n').filter(Boolean)
   const versions: SessionRecord[] = []
   for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
     if (data) versions.push(parseRecord(data.toString('utf8'), sessionFile(id)))

@@ -3,7 +3,7 @@ import {FileChange, commitChanges} from '../git/commit.js'
 import {readStored} from '../memory/curated.js'
 import {EngramError, badInput, notFound, refused, usageError, verificationFailed} from '../store/errors.js'
 import {gitBlobHash} from '../memory/hash.js'
-import {gitRead} from '../git/git.js'
+import {gitRead, revParse} from '../git/git.js'
 import {recordSerial, seenSerials, serialSeenIn} from '../trust/highwater.js'
 import {RecheckFinding, describeFindings, recheckEntry, unrecordedFlags} from './recheck.js'
 import {Keyring, loadKeyring} from '../trust/keys.js'
@@ -325,7 +325,7 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
   if (scope.startsWith('run:')) throw badInput('run: scopes are scratchpads; restore curated memory (org, project:, tenant:).')
   const {key, keyring} = await ownerKey(store, opts.keyName)
   const rel = memoryRelPath(store, scope, path)
-  const commitId = (await gitRead(store.top, ['rev-parse', '--verify', '-q', `${rev}^{commit}`], {allowFail: true})).trim()
+  const commitId = (await revParse(store.top, `${rev}^{commit}`)) ?? ''
   if (!commitId) throw notFound(`No revision ${printable(rev)} in this repository.`, 'see `engram history <path> --scope <scope>`')
   const old = await gitRead(store.top, ['cat-file', 'blob', `${commitId}:${store.gitPath(rel)}`], {allowFail: true})
   if (!old) throw notFound(`${scope}/${path} did not exist at ${rev}.`, 'see `engram history <path> --scope <scope>`')

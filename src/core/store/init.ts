@@ -5,7 +5,7 @@ import {commitPaths} from '../git/commit.js'
 import {DEFAULT_CONFIG_YAML} from './config.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from '../trust/highwater.js'
-import {gitTopLevel, gitWrite} from '../git/git.js'
+import {gitInit, gitTopLevel} from '../git/git.js'
 import {requireGit} from '../git/need-git.js'
 import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from '../trust/keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
@@ -49,7 +49,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   if (!(await gitTopLevel(root))) {
-    await gitWrite(root, ['init', '--quiet'])
+    await gitInit(root)
     gitInitialised = true
   }
   const e = join(root, ENGRAM_DIR)

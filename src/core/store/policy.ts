@@ -152,7 +152,7 @@ async function signedHistory(store: Store, keyring: Keyring): Promise<{best?: Si
   const sigPath = store.gitPath(CONFIG_SIG)
   // --full-history: the default simplification follows only a TREESAME parent of a merge, so a
   // newer signed version behind `merge -s ours` would never be read (STANDARD R21: any ancestor).
-  const log = await gitRead(store.top, ['log', '--full-history', '--format=%H', head ?? 'HEAD', '--', cfg, sigPath], {allowFail: true})
+  const log = await gitRead(store.top, ['log', '--full-history', '--format=%H', '--end-of-options', head ?? 'HEAD', '--', cfg, sigPath], {allowFail: true})
   const commits = log.split('\n').map((l) => l.trim()).filter((l) => /^[0-9a-f]{40,64}$/.test(l))
   const blobs: (Buffer | null)[] = []
   for await (const {data} of catBlobs(store, commits.flatMap((c) => [`${c}:${cfg}`, `${c}:${sigPath}`]))) blobs.push(data)

@@ -434,7 +434,7 @@ export async function initialKeyRoots(store: Store): Promise<KeyringInput['roots
 async function rootsAt(store: Store, rev: string): Promise<KeyringInput['roots']> {
   const keysDir = store.gitPath(KEYS_DIR)
   // the first commit that added a key record (not merely the folder's placeholder)
-  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', rev, '--', `${keysDir}/*.pub`], {allowFail: true})
+  const log = await gitRead(store.top, ['log', '--first-parent', '--no-renames', '--diff-filter=A', '--format=%H', '--reverse', '--end-of-options', rev, '--', `${keysDir}/*.pub`], {allowFail: true})
   const commit = log.split('\n')[0]?.trim()
   if (!commit || !/^[0-9a-f]{40,64}$/.test(commit)) return []
   const files = (await gitRead(store.top, ['ls-tree', '-r', '--name-only', commit, '--', `${keysDir}/`])).split('\n').filter((f) => f.endsWith('.pub'))

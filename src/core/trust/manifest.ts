@@ -352,7 +352,7 @@ export async function raiseFromHistory(store: Store, keyring: Keyring): Promise<
   const cached = historyScanned(store)
   if (cached && cached.head === head && cached.owners === owners) return seenSerials(store)
   const dir = store.gitPath(MANIFESTS_DIR)
-  const args = (range: string) => ['log', '--full-history', '--diff-merges=separate', '-p', '--unified=0', '--no-renames', '--no-color', '--no-ext-diff', '--no-textconv', '--format=%x00%H', range, '--', `${dir}/`]
+  const args = (range: string) => ['log', '--full-history', '--diff-merges=separate', '-p', '--unified=0', '--no-renames', '--no-color', '--no-ext-diff', '--no-textconv', '--format=%x00%H', '--end-of-options', range, '--', `${dir}/`]
   let out: string | undefined
   if (cached && cached.owners === owners && /^[0-9a-f]{40,64}$/.test(cached.head)) {
     try {
