@@ -271,9 +271,21 @@ export class WarmEngine {
   search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
     return this.engine.search(query, opts)
   }
+  /** Load (building where needed) the index of every scope at HEAD, so that the first search is warm too. */
+  async preload(onWarning: (message: string) => void = () => {}): Promise<void> {
+    const present = await listScopes(this.engine.store)
+    await this.engine.ensure([...present.keys()].sort(), onWarning)
+  }
   close(): void {
     this.engine.close()
   }
+}
+
+/** Memories in the indexes of these scopes, from the files' first lines (a delta's changes not counted): how large a store is, cheaply. */
+export function indexedDocs(store: Store, scopes: string[]): number {
+  let n = 0
+  for (const scope of normaliseScopes(scopes)) n += readMeta(store, scope)?.docs ?? 0
+  return n
 }
 
 // ---- the engine -----------------------------------------------------------------------
@@ -291,7 +303,7 @@ class IndexEngine {
   private known: {head: string; trees: Map<string, string | null>} | undefined
 
   constructor(
-    private readonly store: Store,
+    readonly store: Store,
     private readonly warm = false,
   ) {}
 
@@ -332,7 +344,7 @@ class IndexEngine {
   }
 
   /** Load (or build) the index of every scope at HEAD; returns those that have memory. */
-  private async ensure(scopes: string[], warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
+  async ensure(scopes: string[], warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
     const {trees, listed} = await this.trees(scopes, true)
     if (listed) return this.ensureAt(scopes, trees, warn)
     try {
