@@ -3,7 +3,7 @@ import {searchMemories, verifyServedHits} from '../core/serve/search.js'
 import {RootNotPinned, rootNotPinned} from '../core/trust/keys.js'
 import {mayHaveExtraRules, resolvePolicy} from '../core/store/policy.js'
 import {redactText, setRulesInForce} from '../core/write/redact/index.js'
-import {askServer, serverFailure} from '../core/serve/serve-client.js'
+import {askServer, serverFailure, startServerInBackground} from '../core/serve/serve-client.js'
 import {currentSession, sessionTokenInUse} from '../core/session/sessions.js'
 import {Store} from '../core/store/store.js'
 import {visible} from '../core/text/visible.js'
@@ -30,12 +30,20 @@ export async function runSearch(input: SearchInput, warn: (message: string) => v
   if (notice) warn(notice.message)
   let hits: SearchHit[]
   // the server answers a session that proves itself with its token; the owner, and a
-  // session without a token, search the shards themselves
+  // session without a token, search the index themselves
   const token = sessionTokenInUse()
   const warm = session && token ? await askServer(store, {op: 'search', query: input.query, scope: input.scope, limit: input.limit, session: session.id, token}) : undefined
   if (warm?.ok) hits = await verifyServedHits(store, session, warm.hits, input.scope)
   else if (warm && !warm.ok) throw serverFailure(warm)
-  else hits = (await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})).hits
+  else {
+    const r = await searchMemories(store, session, input.query, {scope: input.scope, limit: input.limit, onWarning: warn})
+    hits = r.hits
+    // no server answered a session: start one when the store is large, for the next search
+    if (session && token) {
+      const {indexedDocs} = await import('../core/index/index.js')
+      await startServerInBackground(store, indexedDocs(store, r.scopes), process.argv[1])
+    }
+  }
   // the query is echoed (--json): a secret typed into a search is redacted like any output,
   // with the store's own signed rules too (worked out here only, and quietly: a broken
   // config never stops a read, and its warning belongs to the commands that use it)

@@ -41,7 +41,7 @@ describe('search and context', () => {
     expect(ctx.code).toBe(0)
     expect(ctx.stdout).not.toContain('zanzibarquux')
     expect(ctx.stdout).not.toContain('globex')
-    // the index never loaded globex's shard for the acme session
+    // the index never loaded globex's index for the acme session
     const owner = sb.run(['search', 'zanzibarquux', '--json'])
     expect(owner.json.hits).toHaveLength(1)
   })
@@ -114,7 +114,7 @@ describe('search and context', () => {
   it('rebuilds a corrupt or truncated index with a warning and the same answer', () => {
     const before = sb.run(['search', 'pipeline', '--json']).json.hits
     const dir = join(sb.dir, '.engram/index')
-    for (const f of readdirSync(dir).filter((n) => n.endsWith('.shard'))) {
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.index'))) {
       const p = join(dir, f)
       writeFileSync(p, readFileSync(p).subarray(0, Math.floor(statSync(p).size / 2)))
     }

@@ -4,7 +4,6 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterEach} from 'vitest'
 
-import type {DocRecord} from '../../src/core/index/shard.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory/memory.js'
 import {Store} from '../../src/core/store/store.js'
 
@@ -106,16 +105,3 @@ export function useTestRepos(): (prefix?: string) => TestRepo {
     return r
   }
 }
-
-/** A document record for shard tests: the path stands in for the title and the body. */
-export const docRecord = (path: string): DocRecord => ({
-  path,
-  blob: '0'.repeat(40),
-  title: path,
-  tags: [],
-  author: 'alice',
-  origin: 'direct_chat',
-  tainted: false,
-  reviewed_by: null,
-  body: `body of ${path}`,
-})

@@ -4,10 +4,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {bestFirst, compareCandidates, Scored, ShardView} from '../../src/core/index/engine.js'
 import {readHeadFromFiles} from '../../src/core/index/head.js'
 import {INDEX_DIR, rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
-import {prng, TestRepo, useTestRepos} from './index-helpers.js'
+import {useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
 let dirs: string[] = []
@@ -169,28 +168,5 @@ describe('informative queries', () => {
     const rebuilt = await search(r.store, text, opts)
     expect(viaDelta).toEqual(rebuilt)
     expect(rebuilt.map((h) => h.path)).toEqual(['c.md'])
-  })
-})
-
-describe('best-first selection', () => {
-  it('yields exactly the order of a full sort, ties included, across views and rounds', () => {
-    const rand = prng(7)
-    const views = ['org', 'project:a'].map((scope) => {
-      const paths = Array.from({length: 300}, (_, i) => `f${String(i).padStart(4, '0')}.md`)
-      return {scope, path: (doc: number) => paths[doc]} as unknown as ShardView
-    })
-    for (let trial = 0; trial < 20; trial++) {
-      const sets: Scored[] = views.map((view) => {
-        const n = Math.floor(rand() * 300)
-        const docs = Int32Array.from({length: n}, (_, i) => i)
-        // few distinct values: many ties on score, broken by scope and path
-        const scores = Float64Array.from({length: n}, () => Math.floor(rand() * 12) / 4)
-        return {view, docs, scores}
-      })
-      const all = sets.flatMap((s) => [...s.docs].map((doc, i) => ({view: s.view, doc, path: s.view.path(doc), score: s.scores[i]})))
-      all.sort(compareCandidates)
-      const got = [...bestFirst(sets, 1 + Math.floor(rand() * 40))]
-      expect(got.map((c) => `${c.view.scope}/${c.path}/${c.score}`)).toEqual(all.map((c) => `${c.view.scope}/${c.path}/${c.score}`))
-    }
   })
 })

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {isEngramError} from '../../src/core/store/errors.js'
-import {makeSnippet} from '../../src/core/index/engine.js'
+import {makeSnippet} from '../../src/core/index/snippet.js'
 import {parseQuery, stem, termOf, tokenize} from '../../src/core/index/tokenize.js'
 import {parseCanonicalMemory as parseMemoryFast} from '../../src/core/memory/memory.js'
 import {parseMemory, serializeMemory} from '../../src/core/memory/memory.js'

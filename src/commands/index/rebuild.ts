@@ -37,7 +37,7 @@ export default class IndexRebuild extends EngramCommand {
       },
     })
     const seconds = (Date.now() - started) / 1000
-    this.note(`rebuilt ${shards.length} shard(s), ${shards.reduce((n, s) => n + s.docs, 0)} memories in ${seconds.toFixed(1)} s`)
+    this.note(`rebuilt ${shards.length} scope index(es), ${shards.reduce((n, s) => n + s.docs, 0)} memories in ${seconds.toFixed(1)} s`)
     return {shards, seconds}
   }
 }

@@ -1,38 +1,35 @@
-import {existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {randomBytes} from 'node:crypto'
 
-import {formatScope, parseScope} from '../store/scope.js'
-import type {Store} from '../store/store.js'
-import {bestFirst, makeSnippet, scoreDocs, ShardView} from './engine.js'
-import type {Delta, DeltaDoc} from './shard.js'
-import {
-  CorruptIndexError,
-  decodeDelta,
-  encodeDelta,
-  FORMAT_VERSION,
-  LoadedShard,
-  OldFormatError,
-  peekHeader,
-  removeFile,
-  ShardBuilder,
-  writeAtomic,
-} from './shard.js'
+import MiniSearch from 'minisearch'
+import type {Options, Query, SearchOptions as MiniSearchOptions, SearchResult} from 'minisearch'
+
 import {catBlobs} from '../git/git.js'
 import type {Provenance} from '../memory/memory.js'
-import {currentTrees, diffTrees, listScopes, listTree, parseMemoryText, prepareDoc} from './source.js'
+import {writeFileAtomic} from '../store/fsutil.js'
+import {formatScope, parseScope} from '../store/scope.js'
+import type {Store} from '../store/store.js'
 import {readHead, readHeadFromFiles} from './head.js'
-import {parseQuery, tokenize} from './tokenize.js'
+import {makeSnippet} from './snippet.js'
+import {currentTrees, diffTrees, IndexDoc, listScopes, listTree, parseMemoryText, prepareDoc, TreeEntry} from './source.js'
+import {parseQuery, termOf, tokenize, words} from './tokenize.js'
 import type {QueryTerm} from './tokenize.js'
 
 export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'
 export {readHead} from './head.js'
 
 /**
- * The derived search index (DESIGN.md §6): one shard per scope under `.engram/index/`,
- * built from the scope's committed tree, kept fresh from `git diff-tree` through a small
- * delta segment, rebuilt from scratch with the same results at any time.
+ * The derived search index (README "Search"): one MiniSearch index per scope under
+ * `.engram/index/`, built from the scope's committed tree and persisted with MiniSearch's
+ * own JSON form. A commit does not rewrite it: the paths that changed since its tree
+ * (`git diff-tree`) go to a small delta file, replayed with remove/add when the index is
+ * loaded and folded into a new full index once it grows past deltaBound. A rebuild from
+ * the files gives the same results at any time.
  */
 
 export const INDEX_DIR = '.engram/index'
+/** Written in every index and delta file; a file of another format is rebuilt. */
+export const FORMAT = 'engram-minisearch-1'
 
 export interface SearchHit extends Provenance {
   /** git blob id of the indexed file (compare with the verified set before serving) */
@@ -46,15 +43,15 @@ export interface SearchHit extends Provenance {
 
 export interface IndexStatus {
   scope: string
-  /** live documents (base minus deletions plus delta) */
+  /** live documents (the full index's, changed by its delta) */
   docs: number
-  /** tree id the shard reflects, or null when there is no shard */
+  /** tree id the index reflects, or null when there is none */
   tree: string | null
-  /** the shard reflects the scope's tree at HEAD */
+  /** the index reflects the scope's tree at HEAD */
   fresh: boolean
-  /** bytes on disk (shard and delta) */
+  /** bytes on disk (index and delta) */
   bytes: number
-  /** changes held in the delta segment (documents added or replaced, plus deletions) */
+  /** paths held in the delta file */
   delta: number
 }
 
@@ -62,7 +59,7 @@ export interface SearchOptions {
   /** scopes the caller may read; nothing else is opened */
   scopes: string[]
   limit?: number
-  /** applied before limiting, e.g. to keep only verified memory */
+  /** applied in rank order before limiting, e.g. to keep only verified memory */
   filter?: (hit: SearchHit) => boolean
   onWarning?: (message: string) => void
   /**
@@ -79,31 +76,129 @@ export interface SearchOptions {
 
 export const DEFAULT_LIMIT = 10
 
-/** Past this many pending changes the delta is merged into a new base. */
+/** Past this many changed paths the delta is folded into a new full index. */
 export function deltaBound(baseDocs: number): number {
   return Math.min(1000, Math.max(200, Math.ceil(baseDocs * 0.05)))
 }
 
-export async function search(store: Store, query: string, opts: SearchOptions): Promise<SearchHit[]> {
-  const engine = new IndexEngine(store)
-  try {
-    return await engine.search(query, opts)
-  } finally {
-    engine.close()
+// ---- MiniSearch -----------------------------------------------------------------------
+
+/** Title and tags count more than the body. */
+export const BOOST = {title: 3, tags: 2, body: 1}
+
+/**
+ * The one set of MiniSearch options, for building and for loading (loadJSON needs the
+ * same). Terms come from the tokenizer module: `words` splits, `termOf` drops stop-words
+ * and stems. Queries arrive as terms already through that pipeline (parseQuery), so the
+ * search side splits on the spaces it joined them with and keeps each term as it is.
+ */
+// tags are indexed as MiniSearch's default text of an array ("ops,deploy"), which `words` splits
+const OPTIONS: Options<IndexDoc> = {
+  idField: 'path',
+  fields: ['title', 'tags', 'body'],
+  storeFields: ['blob', 'title', 'tags', 'author', 'origin', 'tainted', 'reviewed_by', 'body'],
+  tokenize: (text) => words(text),
+  processTerm: (term) => termOf(term) ?? null,
+  autoVacuum: false,
+  searchOptions: {boost: BOOST, tokenize: (query) => query.split(' '), processTerm: (term) => term},
+}
+
+type Index = MiniSearch<IndexDoc>
+
+function newIndex(): Index {
+  return new MiniSearch<IndexDoc>(OPTIONS)
+}
+
+/** The document as it was indexed (every field is stored), which remove() needs. */
+function indexedDoc(ms: Index, path: string): IndexDoc | undefined {
+  const stored = ms.getStoredFields(path) as Omit<IndexDoc, 'path'> | undefined
+  return stored ? {path, ...stored} : undefined
+}
+
+/** Replace or remove one path's document (remove, not discard: statistics stay exactly a rebuild's). */
+function applyDoc(ms: Index, path: string, doc: IndexDoc | null): void {
+  const old = indexedDoc(ms, path)
+  if (old) ms.remove(old)
+  if (doc) ms.add(doc)
+}
+
+/**
+ * Documents holding a term in any field, at least (the largest field's count; cheap) or
+ * exactly (their union). MiniSearch keeps no per-term document count, so this reads its
+ * term map; with remove() instead of discard() it holds live documents only.
+ */
+function termDocs(ms: Index): (term: string) => Map<number, Map<number, number>> | undefined {
+  const inner = ms as unknown as {_index: {get(term: string): Map<number, Map<number, number>> | undefined}}
+  return (term) => inner._index.get(term)
+}
+
+function docFreqAtLeast(data: Map<number, Map<number, number>> | undefined): number {
+  if (!data) return -1
+  let n = 0
+  for (const docs of data.values()) n = Math.max(n, docs.size)
+  return n
+}
+
+function docFreq(data: Map<number, Map<number, number>> | undefined): number {
+  if (!data) return 0
+  if (data.size === 1) return data.values().next().value!.size
+  const all = new Set<number>()
+  for (const docs of data.values()) for (const id of docs.keys()) all.add(id)
+  return all.size
+}
+
+function fuzzyDistanceFor(term: string): number {
+  if (term.length >= 8) return 2
+  if (term.length >= 4) return 1
+  return 0
+}
+
+/** A parsed query as a MiniSearch query: ranked OR of the positive terms, AND_NOT the excluded ones; required terms in the filter. */
+function miniQuery(terms: QueryTerm[]): {query: Query; options: MiniSearchOptions} {
+  const positive = terms.filter((t) => t.mode !== 'not').map((t) => t.term)
+  const excluded = terms.filter((t) => t.mode === 'not').map((t) => t.term)
+  const must = terms.filter((t) => t.mode === 'must').map((t) => t.term)
+  const expand = new Set(terms.filter((t) => t.expand).map((t) => t.term))
+  const query: Query = excluded.length
+    ? {combineWith: 'AND_NOT', queries: [positive.join(' '), {queries: [excluded.join(' ')], prefix: false, fuzzy: false}]}
+    : positive.join(' ')
+  return {
+    query,
+    options: {
+      prefix: (term: string) => expand.has(term) && term.length >= 3,
+      fuzzy: (term: string) => (expand.has(term) ? fuzzyDistanceFor(term) : false),
+      ...(must.length ? {filter: (r: SearchResult) => must.every((m) => r.queryTerms.includes(m))} : {}),
+    },
   }
 }
 
-/** Bring the shards of these scopes up to date (incrementally where a shard exists). */
+/**
+ * Scores summed in another order (a delta replayed, prefix matches visited in another
+ * order) differ in their last bits; twelve digits keep the ranking of a rebuild exactly.
+ */
+function roundScore(score: number): number {
+  return Number(score.toPrecision(12))
+}
+
+// ---- the API --------------------------------------------------------------------------
+
+export async function search(store: Store, query: string, opts: SearchOptions): Promise<SearchHit[]> {
+  return new IndexEngine(store).search(query, opts)
+}
+
+/** Bring the files of these scopes up to date: a delta of the changed paths, or a fold past the bound. No full index is loaded below the bound. */
 export async function refresh(store: Store, scopes: string[], opts: {onWarning?: (message: string) => void} = {}): Promise<void> {
   const engine = new IndexEngine(store)
-  try {
-    await engine.ensure(normaliseScopes(scopes), opts.onWarning ?? (() => {}))
-  } finally {
-    engine.close()
+  const warn = opts.onWarning ?? (() => {})
+  const {trees} = await engine.trees(normaliseScopes(scopes), true)
+  for (const scope of normaliseScopes(scopes)) {
+    const tree = trees.get(scope) ?? null
+    if (tree === null) removeScopeFiles(store, scope)
+    else await upkeep(store, scope, tree, warn)
   }
 }
 
-/** Rebuild shards from scratch (all scopes at HEAD by default; stale shards of vanished scopes are removed). */
+/** Rebuild from scratch (all scopes at HEAD by default; files of vanished scopes are removed). */
 export async function rebuild(
   store: Store,
   opts: {scopes?: string[]; onProgress?: (done: number, total: number) => void; onWarning?: (message: string) => void} = {},
@@ -114,7 +209,7 @@ export async function rebuild(
   if (head !== undefined && readHeadFromFiles(store.top) === head) writeTreeRecord(store, head, new Map(present))
   const scopes = opts.scopes ? normaliseScopes(opts.scopes) : [...present.keys()].sort()
   const trees = opts.scopes ? await currentTrees(store, scopes) : new Map<string, string | null>(present)
-  const listed = new Map<string, Awaited<ReturnType<typeof listTree>>>()
+  const listed = new Map<string, TreeEntry[]>()
   let total = 0
   for (const scope of scopes) {
     const tree = trees.get(scope)
@@ -129,13 +224,13 @@ export async function rebuild(
   for (const scope of scopes) {
     const tree = trees.get(scope)
     if (!tree) {
-      removeShard(store, scope)
+      removeScopeFiles(store, scope)
       continue
     }
     await buildScope(store, scope, tree, warn, listed.get(scope), () => opts.onProgress?.(++done, total))
   }
   if (!opts.scopes) {
-    for (const scope of shardScopesOnDisk(store)) if (!present.has(scope)) removeShard(store, scope)
+    for (const scope of scopesOnDisk(store)) if (!present.has(scope)) removeScopeFiles(store, scope)
   }
   const all = await status(store)
   return all.filter((s) => scopes.includes(s.scope))
@@ -143,37 +238,30 @@ export async function rebuild(
 
 export async function status(store: Store): Promise<IndexStatus[]> {
   const present = await listScopes(store)
-  const scopes = [...new Set([...present.keys(), ...shardScopesOnDisk(store)])].sort()
+  const scopes = [...new Set([...present.keys(), ...scopesOnDisk(store)])].sort()
   return scopes.map((scope) => {
     const current = present.get(scope) ?? null
-    const head = peekHeader(shardPath(store, scope))
-    if (!head) return {scope, docs: 0, tree: null, fresh: current === null, bytes: 0, delta: 0}
-    let delta: Delta | undefined
+    const meta = readMeta(store, scope)
+    if (!meta) return {scope, docs: 0, tree: null, fresh: current === null, bytes: 0, delta: 0}
     let deltaBytes = 0
     try {
-      const text = readFileSync(deltaPath(store, scope), 'utf8')
-      deltaBytes = Buffer.byteLength(text)
-      delta = decodeDelta(text, scope)
-      if (delta.build !== head.header.build) delta = undefined
+      deltaBytes = statSync(deltaPath(store, scope)).size
     } catch {
-      delta = undefined
+      deltaBytes = 0
     }
-    const tree = delta?.tree ?? head.header.tree
-    return {
-      scope,
-      docs: head.header.n - (delta?.deleted.length ?? 0) + (delta?.docs.length ?? 0),
-      tree,
-      fresh: tree === current,
-      bytes: head.size + deltaBytes,
-      delta: (delta?.deleted.length ?? 0) + (delta?.docs.length ?? 0),
-    }
+    const delta = readDelta(store, scope, meta, () => {})
+    let docs = meta.docs
+    for (const c of delta?.changes ?? []) docs += (c.doc ? 1 : 0) - (c.before ? 1 : 0)
+    const tree = delta?.tree ?? meta.tree
+    return {scope, docs, tree, fresh: tree === current, bytes: meta.bytes + deltaBytes, delta: delta?.changes.length ?? 0}
   })
 }
 
 /**
- * Keeps shards open between searches (for a long-lived server). Each search reads HEAD
- * from the repository's files; while it is the commit the scope trees were listed at, no
- * git runs at all. A new commit costs one `git ls-tree` and applies only what changed.
+ * Keeps each scope's index loaded between searches (for a long-lived server). Each search
+ * reads HEAD from the repository's files; while it is the commit the scope trees were
+ * listed at, no git runs at all. A new commit costs one `git ls-tree`, a `git diff-tree`
+ * per changed scope, and applies only what changed, in memory and to the delta file.
  */
 export class WarmEngine {
   private readonly engine: IndexEngine
@@ -183,82 +271,80 @@ export class WarmEngine {
   search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
     return this.engine.search(query, opts)
   }
+  /** Load (building where needed) the index of every scope at HEAD, so that the first search is warm too. */
+  async preload(onWarning: (message: string) => void = () => {}): Promise<void> {
+    const present = await listScopes(this.engine.store)
+    await this.engine.ensure([...present.keys()].sort(), onWarning)
+  }
   close(): void {
     this.engine.close()
   }
 }
 
-// ---- internals ----------------------------------------------------------------------
+/** Memories in the indexes of these scopes, from the files' first lines (a delta's changes not counted): how large a store is, cheaply. */
+export function indexedDocs(store: Store, scopes: string[]): number {
+  let n = 0
+  for (const scope of normaliseScopes(scopes)) n += readMeta(store, scope)?.docs ?? 0
+  return n
+}
 
-interface ShardState {
-  base: LoadedShard
-  delta: Delta | undefined
-  view: ShardView
+// ---- the engine -----------------------------------------------------------------------
+
+interface Loaded {
+  ms: Index
+  tree: string
+  /** the full index file this was loaded from (its build id) */
+  build: string
 }
 
 class IndexEngine {
-  private readonly store: Store
-  private readonly shards = new Map<string, ShardState>()
+  private readonly loaded = new Map<string, Loaded>()
   /** scope trees of commit `head`, the last HEAD seen (see trees()) */
   private known: {head: string; trees: Map<string, string | null>} | undefined
 
   constructor(
-    store: Store,
+    readonly store: Store,
     private readonly warm = false,
-  ) {
-    this.store = store
-  }
+  ) {}
 
-  /**
-   * A shard's blocks are checked when a query first uses them, so damage can surface
-   * mid-search: the shard is then dropped and rebuilt, with a warning, and the search
-   * starts over (once per scope).
-   */
-  async search(query: string, opts: SearchOptions, rebuilt = new Set<string>()): Promise<SearchHit[]> {
+  async search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
+    // syntax errors before anything is opened
     const terms = opts.informative === undefined ? parseQuery(query) : undefined
     const warn = opts.onWarning ?? (() => {})
-    const views = await this.ensure(normaliseScopes(opts.scopes), warn)
-    try {
-      return this.answer(views, terms ?? informativeTerms(query, views, opts.informative!), opts)
-    } catch (error) {
-      if (!(error instanceof CorruptIndexError) || error.scope === undefined || rebuilt.has(error.scope)) throw error
-      warn(`search index for ${error.scope} is damaged (${error.message}); rebuilding it`)
-      this.drop(error.scope, true)
-      rebuilt.add(error.scope)
-      return this.search(query, opts, rebuilt)
-    }
-  }
-
-  private answer(views: ShardView[], query: QueryTerm[], opts: SearchOptions): SearchHit[] {
-    if (query.length === 0) return []
+    const indexes = await this.ensure(normaliseScopes(opts.scopes), warn)
+    const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
+    if (query2.length === 0) return []
+    const {query: q, options} = miniQuery(query2)
+    const all: {scope: string; r: SearchResult; score: number}[] = []
+    for (const {scope, ms} of indexes) for (const r of ms.search(q, options)) all.push({scope, r, score: roundScore(r.score)})
+    // ties by scope, then path: the same order whatever order the indexes were built in
+    all.sort((a, b) => b.score - a.score || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0))
     const limit = opts.limit ?? DEFAULT_LIMIT
-    const matched = new Set<string>()
-    const scored = views.map((view) => scoreDocs(view, query, matched))
     const hits: SearchHit[] = []
-    for (const c of bestFirst(scored, limit * 2)) {
+    for (const {scope, r, score} of all) {
       if (hits.length >= limit) break
-      const rec = c.view.record(c.doc)
+      const doc = r as unknown as SearchResult & Omit<IndexDoc, 'path'>
       const hit: SearchHit = {
-        scope: c.view.scope,
-        path: rec.path,
-        title: rec.title,
-        author: rec.author,
-        origin: rec.origin,
-        tainted: rec.tainted,
-        reviewed_by: rec.reviewed_by,
-        blob: rec.blob,
-        score: c.score,
-        snippet: opts.bodies ? '' : makeSnippet(rec.body, matched),
-        tags: rec.tags,
-        ...(opts.bodies ? {body: rec.body} : {}),
+        scope,
+        path: r.id as string,
+        title: doc.title,
+        author: doc.author,
+        origin: doc.origin,
+        tainted: doc.tainted,
+        reviewed_by: doc.reviewed_by,
+        blob: doc.blob,
+        score,
+        snippet: opts.bodies ? '' : makeSnippet(doc.body, new Set(r.terms)),
+        tags: doc.tags,
+        ...(opts.bodies ? {body: doc.body} : {}),
       }
       if (!opts.filter || opts.filter(hit)) hits.push(hit)
     }
     return hits
   }
 
-  /** Make every scope's view current with HEAD; returns views for scopes that have memory. */
-  async ensure(scopes: string[], warn: (message: string) => void): Promise<ShardView[]> {
+  /** Load (or build) the index of every scope at HEAD; returns those that have memory. */
+  async ensure(scopes: string[], warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
     const {trees, listed} = await this.trees(scopes, true)
     if (listed) return this.ensureAt(scopes, trees, warn)
     try {
@@ -271,31 +357,46 @@ class IndexEngine {
     }
   }
 
-  private async ensureAt(scopes: string[], trees: Map<string, string | null>, warn: (message: string) => void): Promise<ShardView[]> {
-    const views: ShardView[] = []
+  private async ensureAt(scopes: string[], trees: Map<string, string | null>, warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
+    const out: {scope: string; ms: Index}[] = []
     for (const scope of scopes) {
       const tree = trees.get(scope) ?? null
       if (tree === null) {
-        this.drop(scope, existsSync(shardPath(this.store, scope)))
+        this.loaded.delete(scope)
+        if (existsSync(indexPath(this.store, scope))) removeScopeFiles(this.store, scope)
         continue
       }
-      let state = this.shards.get(scope) ?? this.load(scope, warn)
-      const recorded = state ? (state.delta?.tree ?? state.base.header.tree) : null
-      if (!state) {
-        state = await this.build(scope, tree, warn)
-      } else if (recorded !== tree) {
-        try {
-          state = await this.update(state, scope, recorded!, tree, warn)
-        } catch (error) {
-          if (!(error instanceof CorruptIndexError)) throw error
-          warn(`search index for ${scope} is damaged (${error.message}); rebuilding it`)
-          state = await this.build(scope, tree, warn)
-        }
-      }
-      this.shards.set(scope, state)
-      views.push(state.view)
+      let held = this.loaded.get(scope)
+      if (!held || held.tree !== tree) held = await this.bringUp(scope, tree, held, warn)
+      if (this.warm) this.loaded.set(scope, held)
+      out.push({scope, ms: held.ms})
     }
-    return views
+    return out
+  }
+
+  /** The scope's index at `tree`: the files brought up to date, then loaded, or what is held moved forward in memory. */
+  private async bringUp(scope: string, tree: string, held: Loaded | undefined, warn: (message: string) => void): Promise<Loaded> {
+    const up = await upkeep(this.store, scope, tree, warn)
+    if (up.loaded) return up.loaded
+    if (held && held.build === up.meta.build) {
+      try {
+        const changes = await diffTrees(this.store, held.tree, tree)
+        const known = new Map((up.delta?.changes ?? []).map((c) => [c.path, c]))
+        const fetch: TreeEntry[] = []
+        for (const c of changes) {
+          const d = known.get(c.path)
+          if (!c.blob) applyDoc(held.ms, c.path, null)
+          else if (d && (d.doc?.blob === c.blob || (d.doc === null && d.blob === c.blob))) applyDoc(held.ms, c.path, d.doc)
+          else fetch.push({path: c.path, blob: c.blob})
+        }
+        const docs = await preparedDocs(this.store, scope, fetch, warn)
+        for (const e of fetch) applyDoc(held.ms, e.path, docs.get(e.path) ?? null)
+        return {ms: held.ms, tree, build: held.build}
+      } catch {
+        // the held tree is gone from git: load the files instead
+      }
+    }
+    return loadScope(this.store, scope, up.meta, up.delta, warn) ?? (await buildScope(this.store, scope, tree, warn))
   }
 
   /**
@@ -306,7 +407,7 @@ class IndexEngine {
    * of that commit, which is then recorded. A commit fixes its trees, so while HEAD has
    * not moved a search starts no git process. `listed`: the trees came from git just now.
    */
-  private async trees(scopes: string[], remembered: boolean): Promise<{trees: Map<string, string | null>; listed: boolean}> {
+  async trees(scopes: string[], remembered: boolean): Promise<{trees: Map<string, string | null>; listed: boolean}> {
     const head = this.warm ? await readHead(this.store.top) : readHeadFromFiles(this.store.top)
     if (head === undefined) {
       this.known = undefined
@@ -332,115 +433,197 @@ class IndexEngine {
     return {trees, listed: true}
   }
 
-  private load(scope: string, warn: (message: string) => void): ShardState | undefined {
-    let base: LoadedShard | undefined
-    try {
-      base = LoadedShard.open(shardPath(this.store, scope), scope)
-    } catch (error) {
-      if (error instanceof OldFormatError) warn(`search index for ${scope} is from an older format (${error.message}); rebuilding it`)
-      else warn(`search index for ${scope} is unreadable (${(error as Error).message}); rebuilding it`)
-      removeShard(this.store, scope)
-      return undefined
-    }
-    if (!base) return undefined
-    let delta: Delta | undefined
-    let text: string | undefined
-    try {
-      text = readFileSync(deltaPath(this.store, scope), 'utf8')
-    } catch {
-      text = undefined
-    }
-    if (text !== undefined) {
-      try {
-        delta = decodeDelta(text, scope)
-        // a delta made for another build of the base (a concurrent rebuild) does not apply
-        if (delta.build !== base.header.build) delta = undefined
-      } catch (error) {
-        if (!(error instanceof OldFormatError)) warn(`search index delta for ${scope} is unreadable (${(error as Error).message}); recomputing it`)
-        delta = undefined
-      }
-      if (!delta) removeFile(deltaPath(this.store, scope))
-    }
-    try {
-      return {base, delta, view: new ShardView(scope, base, delta)}
-    } catch (error) {
-      // the view reads the lengths of deleted documents
-      if (!(error instanceof CorruptIndexError)) throw error
-      warn(`search index for ${scope} is unreadable (${error.message}); rebuilding it`)
-      base.close()
-      removeShard(this.store, scope)
-      return undefined
-    }
-  }
-
-  private async build(scope: string, tree: string, warn: (message: string) => void): Promise<ShardState> {
-    this.drop(scope, false)
-    await buildScope(this.store, scope, tree, warn)
-    const base = LoadedShard.open(shardPath(this.store, scope), scope)
-    if (!base) throw new CorruptIndexError(`search index for ${scope} vanished while it was built`)
-    return {base, delta: undefined, view: new ShardView(scope, base, undefined)}
-  }
-
-  /** Apply the paths that changed between two trees to the delta segment (or merge past the bound). */
-  private async update(state: ShardState, scope: string, from: string, to: string, warn: (message: string) => void): Promise<ShardState> {
-    let changes
-    try {
-      changes = await diffTrees(this.store, from, to)
-    } catch (error) {
-      warn(`search index for ${scope} cannot be updated from tree ${from.slice(0, 12)} (${(error as Error).message}); rebuilding it`)
-      return this.build(scope, to, warn)
-    }
-    const base = state.base
-    const prev = state.delta
-    const deleted = new Set(prev?.deleted ?? [])
-    const docs = new Map<string, DeltaDoc>((prev?.docs ?? []).map((d) => [d.path, d]))
-    const fetch: {path: string; blob: string}[] = []
-    for (const c of changes) {
-      docs.delete(c.path)
-      const id = base.docIndex(c.path)
-      if (id >= 0) deleted.add(id)
-      if (c.blob) fetch.push({path: c.path, blob: c.blob})
-    }
-    if (deleted.size + docs.size + fetch.length > deltaBound(base.header.n)) return this.build(scope, to, warn)
-    for await (const {path, record, terms} of preparedDocs(this.store, scope, fetch, warn)) {
-      docs.set(path, {...record, lens: terms.lens, terms: [...terms.terms]})
-    }
-    const delta: Delta = {
-      format: FORMAT_VERSION,
-      scope,
-      build: base.header.build,
-      tree: to,
-      deleted: [...deleted].sort((a, b) => a - b),
-      docs: [...docs.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
-    }
-    ensureIndexDir(this.store)
-    writeAtomic(deltaPath(this.store, scope), encodeDelta(delta))
-    return {base, delta, view: new ShardView(scope, base, delta)}
-  }
-
-  private drop(scope: string, removeFiles: boolean): void {
-    this.shards.get(scope)?.base.close()
-    this.shards.delete(scope)
-    if (removeFiles) removeShard(this.store, scope)
-  }
-
   close(): void {
-    for (const s of this.shards.values()) s.base.close()
-    this.shards.clear()
+    this.loaded.clear()
+  }
+}
+
+// ---- files ----------------------------------------------------------------------------
+
+/**
+ * `<scope>.index`: one line of metadata (JSON), then `JSON.stringify` of the MiniSearch
+ * index, read back with `MiniSearch.loadJSON` and the same options. `build` names this
+ * one write, so that a delta made for another (a concurrent rebuild) is not replayed.
+ */
+interface IndexMeta {
+  format: string
+  scope: string
+  tree: string
+  build: string
+  docs: number
+  /** size of the file (not stored: filled in when read) */
+  bytes: number
+}
+
+/** A changed path since the full index's tree: its new document, or null when it is gone. */
+interface DeltaChange {
+  path: string
+  /** the path's blob at `tree` (null when gone); a document that did not parse is null with its blob */
+  blob: string | null
+  doc: IndexDoc | null
+  /** the path was a memory in the full index's tree */
+  before: boolean
+}
+
+/** `<scope>.delta`: every path that differs between the full index's tree and `tree`. */
+interface Delta {
+  format: string
+  scope: string
+  build: string
+  tree: string
+  changes: DeltaChange[]
+}
+
+const META_BYTES = 4096
+
+/** The metadata line of a scope's index file, reading only its start; undefined when absent or not ours. */
+function readMeta(store: Store, scope: string): IndexMeta | undefined {
+  const file = indexPath(store, scope)
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const buf = Buffer.alloc(META_BYTES)
+    const n = readSync(fd, buf, 0, META_BYTES, 0)
+    const text = buf.subarray(0, n).toString('utf8')
+    const nl = text.indexOf('\n')
+    if (nl < 0) return undefined
+    return parseMeta(text.slice(0, nl), scope, statSync(file).size)
+  } catch {
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const TREE_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
+
+function parseMeta(line: string, scope: string, bytes: number): IndexMeta | undefined {
+  const m = JSON.parse(line) as Partial<IndexMeta>
+  if (m?.format !== FORMAT || m.scope !== scope || typeof m.tree !== 'string' || !TREE_ID.test(m.tree) || typeof m.build !== 'string') return undefined
+  if (!Number.isInteger(m.docs) || m.docs! < 0) return undefined
+  return {format: FORMAT, scope, tree: m.tree, build: m.build, docs: m.docs!, bytes}
+}
+
+function readDelta(store: Store, scope: string, meta: IndexMeta, warn: (message: string) => void): Delta | undefined {
+  let text: string
+  try {
+    text = readFileSync(deltaPath(store, scope), 'utf8')
+  } catch {
+    return undefined
+  }
+  try {
+    const d = JSON.parse(text) as Delta
+    if (d?.format !== FORMAT) return undefined // another format: recomputed quietly
+    if (d.scope !== scope || typeof d.tree !== 'string' || !TREE_ID.test(d.tree) || !Array.isArray(d.changes)) throw new Error('not a delta of this scope')
+    for (const c of d.changes) {
+      if (typeof c?.path !== 'string' || typeof c.before !== 'boolean') throw new Error('a change without its path')
+      if (c.doc !== null && (typeof c.doc !== 'object' || c.doc.path !== c.path || typeof c.doc.body !== 'string' || !Array.isArray(c.doc.tags))) throw new Error(`a bad document for ${c.path}`)
+    }
+    // a delta made for another build of the full index does not apply
+    return d.build === meta.build ? d : undefined
+  } catch (error) {
+    warn(`search index delta for ${scope} is unreadable (${(error as Error).message}); recomputing it`)
+    return undefined
   }
 }
 
 /**
- * The documents for these blobs, read in one `git cat-file --batch` and prepared for the
- * index; a missing blob or an unparseable memory is skipped with a warning.
+ * Bring a scope's files to `tree` without loading the full index: the delta of paths that
+ * differ from the index's tree (documents of the previous delta reused by blob id), or,
+ * past deltaBound, a fold (load, replay, write a new full index). `loaded` is set when a
+ * full index was loaded or built on the way.
  */
-async function* preparedDocs(
-  store: Store,
-  scope: string,
-  entries: {path: string; blob: string}[],
-  warn: (message: string) => void,
-  onDoc?: () => void,
-): AsyncGenerator<{path: string} & ReturnType<typeof prepareDoc>> {
+async function upkeep(store: Store, scope: string, tree: string, warn: (message: string) => void): Promise<{meta: IndexMeta; delta?: Delta; loaded?: Loaded}> {
+  const meta = readMeta(store, scope)
+  if (!meta) {
+    if (existsSync(indexPath(store, scope))) warn(`search index for ${scope} is unreadable or from an older format; rebuilding it`)
+    const loaded = await buildScope(store, scope, tree, warn)
+    return {meta: readMeta(store, scope) ?? metaOf(scope, loaded), loaded}
+  }
+  if (meta.tree === tree) {
+    removeFile(deltaPath(store, scope))
+    return {meta}
+  }
+  const prev = readDelta(store, scope, meta, warn)
+  if (prev?.tree === tree) return {meta, delta: prev}
+  let changes
+  try {
+    changes = await diffTrees(store, meta.tree, tree)
+  } catch (error) {
+    warn(`search index for ${scope} cannot be updated from tree ${meta.tree.slice(0, 12)} (${(error as Error).message}); rebuilding it`)
+    const loaded = await buildScope(store, scope, tree, warn)
+    return {meta: readMeta(store, scope) ?? metaOf(scope, loaded), loaded}
+  }
+  const reuse = new Map((prev?.changes ?? []).map((c) => [c.path, c]))
+  const wasBefore = new Map(changes.map((c) => [c.path, c.before]))
+  const out: DeltaChange[] = []
+  const fetch: TreeEntry[] = []
+  for (const c of changes) {
+    const p = reuse.get(c.path)
+    if (!c.blob) out.push({path: c.path, blob: null, doc: null, before: c.before})
+    else if (p && p.blob === c.blob) out.push({...p, before: c.before})
+    else fetch.push({path: c.path, blob: c.blob})
+  }
+  const docs = await preparedDocs(store, scope, fetch, warn)
+  for (const e of fetch) out.push({path: e.path, blob: e.blob, doc: docs.get(e.path) ?? null, before: wasBefore.get(e.path)!})
+  out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  const delta: Delta = {format: FORMAT, scope, build: meta.build, tree, changes: out}
+  if (out.length > deltaBound(meta.docs)) {
+    const loaded = loadScope(store, scope, meta, delta, warn)
+    if (!loaded) {
+      const built = await buildScope(store, scope, tree, warn)
+      return {meta: readMeta(store, scope) ?? metaOf(scope, built), loaded: built}
+    }
+    const folded = writeIndex(store, scope, tree, loaded.ms)
+    return {meta: folded.meta, loaded: {ms: loaded.ms, tree, build: folded.meta.build}}
+  }
+  ensureIndexDir(store)
+  writeAtomic(deltaPath(store, scope), JSON.stringify(delta))
+  return {meta, delta}
+}
+
+function metaOf(scope: string, loaded: Loaded): IndexMeta {
+  return {format: FORMAT, scope, tree: loaded.tree, build: loaded.build, docs: loaded.ms.documentCount, bytes: 0}
+}
+
+/** Load a scope's full index and replay its delta; undefined (with a warning, files removed) when the file is unreadable. */
+function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | undefined, warn: (message: string) => void): Loaded | undefined {
+  let ms: Index
+  try {
+    const text = readFileSync(indexPath(store, scope), 'utf8')
+    const nl = text.indexOf('\n')
+    const head = nl < 0 ? undefined : parseMeta(text.slice(0, nl), scope, meta.bytes)
+    if (!head || head.build !== meta.build) throw new Error('the file changed while it was read')
+    ms = MiniSearch.loadJSON<IndexDoc>(text.slice(nl + 1), OPTIONS)
+  } catch (error) {
+    warn(`search index for ${scope} is unreadable (${(error as Error).message}); rebuilding it`)
+    removeScopeFiles(store, scope)
+    return undefined
+  }
+  for (const c of delta?.changes ?? []) applyDoc(ms, c.path, c.doc)
+  return {ms, tree: delta?.tree ?? meta.tree, build: meta.build}
+}
+
+function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta: IndexMeta} {
+  const build = randomBytes(8).toString('hex')
+  const line = JSON.stringify({format: FORMAT, scope, tree, build, docs: ms.documentCount})
+  const text = `${line}\n${JSON.stringify(ms)}`
+  ensureIndexDir(store)
+  removeFile(deltaPath(store, scope))
+  writeAtomic(indexPath(store, scope), text)
+  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, bytes: Buffer.byteLength(text)}}
+}
+
+/**
+ * The documents for these blobs, read in one `git cat-file --batch` and prepared for the
+ * index; a missing blob or an unparseable memory is left out with a warning.
+ */
+async function preparedDocs(store: Store, scope: string, entries: TreeEntry[], warn: (message: string) => void, onDoc?: () => void): Promise<Map<string, IndexDoc>> {
+  const out = new Map<string, IndexDoc>()
   for await (const {index, data} of catBlobs(store, entries.map((e) => e.blob))) {
     const {path, blob} = entries[index]
     onDoc?.()
@@ -449,40 +632,36 @@ async function* preparedDocs(
       continue
     }
     try {
-      const memory = await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)
-      yield {path, ...prepareDoc(path, blob, memory)}
+      out.set(path, prepareDoc(path, blob, await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)))
     } catch (error) {
       warn(`${(error as Error).message} Not indexed.`)
     }
   }
+  return out
 }
 
-/** Build one scope's base shard from its tree and write it (replacing any delta). */
-async function buildScope(
-  store: Store,
-  scope: string,
-  tree: string,
-  warn: (message: string) => void,
-  entries?: {path: string; blob: string}[],
-  onDoc?: () => void,
-): Promise<void> {
+/** Build one scope's index from its tree and write it (replacing any delta). */
+async function buildScope(store: Store, scope: string, tree: string, warn: (message: string) => void, entries?: TreeEntry[], onDoc?: () => void): Promise<Loaded> {
   const list = entries ?? (await listTree(store, tree))
-  const builder = new ShardBuilder()
-  for await (const {record, terms} of preparedDocs(store, scope, list, warn, onDoc)) builder.add(record, terms)
-  ensureIndexDir(store)
-  removeFile(deltaPath(store, scope))
-  writeAtomic(shardPath(store, scope), builder.encode(scope, tree))
+  const docs = await preparedDocs(store, scope, list, warn, onDoc)
+  const ms = newIndex()
+  // in path order, so a rebuild adds the same documents in the same order
+  ms.addAll(list.map((e) => docs.get(e.path)).filter((d): d is IndexDoc => d !== undefined))
+  const {meta} = writeIndex(store, scope, tree, ms)
+  removeFile(legacyShardPath(store, scope))
+  return {ms, tree, build: meta.build}
 }
 
-/** The `n` rarest words of a plain text that occur in the views (ties by the word), as exact query terms. */
-function informativeTerms(text: string, views: ShardView[], n: number): QueryTerm[] {
+/** The `n` rarest words of a plain text that occur in the indexes (ties by the word), as exact query terms. */
+function informativeTerms(text: string, indexes: {ms: Index}[], n: number): QueryTerm[] {
   if (n <= 0) return []
+  const lookups = indexes.map(({ms}) => termDocs(ms))
   const cands: {term: string; atLeast: number}[] = []
   for (const term of new Set(tokenize(text))) {
     let atLeast = -1
-    for (const v of views) {
-      const n = v.docFreqAtLeast(term)
-      if (n >= 0) atLeast = Math.max(atLeast, 0) + n
+    for (const get of lookups) {
+      const k = docFreqAtLeast(get(term))
+      if (k >= 0) atLeast = Math.max(atLeast, 0) + k
     }
     if (atLeast >= 0) cands.push({term, atLeast})
   }
@@ -493,8 +672,8 @@ function informativeTerms(text: string, views: ShardView[], n: number): QueryTer
   for (const c of cands) {
     if (best.length >= n && c.atLeast > best[n - 1].df) break
     let df = 0
-    for (const v of views) df += v.docFreq(c.term)
-    if (df === 0) continue // only in deleted documents
+    for (const get of lookups) df += docFreq(get(c.term))
+    if (df === 0) continue
     const item = {term: c.term, df}
     if (best.length >= n && !before(item, best[n - 1])) continue
     let i = best.length
@@ -514,27 +693,30 @@ function scopeKey(scope: string): string {
   return scope.replace(':', '.')
 }
 
-function shardPath(store: Store, scope: string): string {
-  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.shard`)
+function indexPath(store: Store, scope: string): string {
+  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.index`)
 }
 
 function deltaPath(store: Store, scope: string): string {
   return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.delta`)
 }
 
+/** The hand-written engine's file (before MiniSearch): removed when the scope is built. */
+function legacyShardPath(store: Store, scope: string): string {
+  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.shard`)
+}
+
 /**
  * The scope trees of one commit as last listed with git (see IndexEngine.trees), keyed by
- * the commit and the store's folder in the repository. Derived like the shards: a missing
+ * the commit and the store's folder in the repository. Derived like the indexes: a missing
  * or unreadable record only costs a `git ls-tree`. Whoever can write the index folder can
- * forge it, as they can forge a shard, and with the same limit: a wrong tree id can hide
+ * forge it, as they can forge an index, and with the same limit: a wrong tree id can hide
  * results or answer from another indexed tree, but the caller (search.ts) serves a hit
  * only when the file on disk is the indexed blob and passes the serving gate.
  */
 function treesPath(store: Store): string {
   return store.abs(`${INDEX_DIR}/trees`)
 }
-
-const TREE_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
 
 function readTreeRecord(store: Store, head: string): Map<string, string | null> {
   const out = new Map<string, string | null>()
@@ -560,30 +742,40 @@ function writeTreeRecord(store: Store, head: string, trees: Map<string, string |
   }
 }
 
-function removeShard(store: Store, scope: string): void {
-  removeFile(shardPath(store, scope))
-  removeFile(deltaPath(store, scope))
+/** Atomic (temp file and rename): a reader sees the old file or the new one. */
+function writeAtomic(path: string, text: string): void {
+  writeFileAtomic(path, text)
 }
 
-function shardScopesOnDisk(store: Store): string[] {
+function removeFile(path: string): void {
+  rmSync(path, {force: true})
+}
+
+function removeScopeFiles(store: Store, scope: string): void {
+  removeFile(indexPath(store, scope))
+  removeFile(deltaPath(store, scope))
+  removeFile(legacyShardPath(store, scope))
+}
+
+function scopesOnDisk(store: Store): string[] {
   let names: string[]
   try {
     names = readdirSync(store.abs(INDEX_DIR))
   } catch {
     return []
   }
-  const out: string[] = []
+  const out = new Set<string>()
   for (const name of names) {
-    const m = /^(org|(project|tenant|run)\.(.+))\.shard$/.exec(name)
+    const m = /^(org|(project|tenant|run)\.(.+))\.(?:index|shard)$/.exec(name)
     if (!m) continue
     const scope = m[1] === 'org' ? 'org' : `${m[2]}:${m[3]}`
     try {
-      out.push(formatScope(parseScope(scope)))
+      out.add(formatScope(parseScope(scope)))
     } catch {
       // not a file we wrote
     }
   }
-  return out
+  return [...out]
 }
 
 /** The index is derived data: keep it out of git even where the store's .gitignore does not say so. */

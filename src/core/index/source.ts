@@ -3,13 +3,11 @@ import {gitRead} from '../git/git.js'
 import {MemoryFile, parseMemory} from '../memory/memory.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {Store} from '../store/store.js'
-import type {DocRecord, DocTerms} from './shard.js'
-import {packTf} from './shard.js'
-import {tokenize} from './tokenize.js'
+import type {Provenance} from '../memory/memory.js'
 
 /**
  * Where the index reads from: committed trees and blobs in git, never the work tree, so
- * a shard is exactly "the scope at tree X" and every hit's blob id is the one indexed.
+ * a scope's index is exactly "the scope at tree X" and every hit's blob id is the one indexed.
  */
 
 /** Files the index holds: markdown under a scope folder. */
@@ -80,6 +78,8 @@ export interface TreeChange {
   path: string
   /** the new blob, or null when the path is gone (or is no longer a regular file) */
   blob: string | null
+  /** the path was a regular file in the old tree */
+  before: boolean
 }
 
 /** Paths that differ between two scope trees (renames as delete + add). */
@@ -88,12 +88,12 @@ export async function diffTrees(store: Store, from: string, to: string): Promise
   const parts = text.split('\0')
   const out: TreeChange[] = []
   for (let i = 0; i + 1 < parts.length; i += 2) {
-    const m = /^:\d+ (\d+) [0-9a-f]+ ([0-9a-f]+) ([A-Z])\d*$/.exec(parts[i])
+    const m = /^:(\d+) (\d+) [0-9a-f]+ ([0-9a-f]+) ([A-Z])\d*$/.exec(parts[i])
     if (!m) continue
     const path = parts[i + 1]
     if (!isMemoryPath(path)) continue
-    const regular = m[1] === '100644' || m[1] === '100755'
-    out.push({path, blob: m[3] === 'D' || !regular ? null : m[2]})
+    const regular = (mode: string) => mode === '100644' || mode === '100755'
+    out.push({path, blob: m[4] === 'D' || !regular(m[2]) ? null : m[3], before: regular(m[1])})
   }
   return out
 }
@@ -105,10 +105,19 @@ export async function parseMemoryText(text: string, label: string): Promise<Memo
   return parseMemory(text, label)
 }
 
-/** A parsed memory → its record and terms (title, tags, body fields). */
-export function prepareDoc(path: string, blob: string, memory: MemoryFile): {record: DocRecord; terms: DocTerms} {
+/** What the index holds of one memory: MiniSearch's document (id: path; fields: title, tags, body). */
+export interface IndexDoc extends Omit<Provenance, 'scope' | 'path'> {
+  path: string
+  /** git blob id of the file, so a hit can be checked against the file on disk */
+  blob: string
+  tags: string[]
+  body: string
+}
+
+/** A parsed memory → its index document. */
+export function prepareDoc(path: string, blob: string, memory: MemoryFile): IndexDoc {
   const fm = memory.frontmatter
-  const record: DocRecord = {
+  return {
     path,
     blob,
     title: fm.title,
@@ -119,16 +128,4 @@ export function prepareDoc(path: string, blob: string, memory: MemoryFile): {rec
     reviewed_by: fm.reviewed_by,
     body: memory.body,
   }
-  const fields = [tokenize(fm.title), tokenize(fm.tags.join(' ')), tokenize(memory.body)]
-  const counts = new Map<string, [number, number, number]>()
-  fields.forEach((list, f) => {
-    for (const t of list) {
-      let c = counts.get(t)
-      if (!c) counts.set(t, (c = [0, 0, 0]))
-      c[f]++
-    }
-  })
-  const terms = new Map<string, number>()
-  for (const [t, c] of counts) terms.set(t, packTf(c[0], c[1], c[2]))
-  return {record, terms: {lens: [fields[0].length, fields[1].length, fields[2].length], terms}}
 }

@@ -1,10 +1,11 @@
 import {badInput} from '../store/errors.js'
 
 /**
- * The term pipeline shared by indexing and querying: lowercase, fold diacritics, split on
- * anything that is not a letter or digit, drop stop-words, light suffix stemming. Both
- * sides must use exactly this function, so a change here is a format-version change
- * (see FORMAT_VERSION in shard.ts).
+ * The term pipeline shared by indexing and querying, and the one home of engram's
+ * stop-words and stemming: lowercase, fold diacritics, split on anything that is not a
+ * letter or digit (`words`, MiniSearch's `tokenize`), drop stop-words, light suffix
+ * stemming (`termOf`, MiniSearch's `processTerm`). Both sides must use exactly these
+ * functions, so a change here is a format-version change (FORMAT in index.ts).
  */
 
 export const MAX_TERM_LENGTH = 64
@@ -32,7 +33,10 @@ function undouble(w: string): string {
   return w
 }
 
-/** Light English suffix stripping: plurals, -ed, -ing, a final -e ("deploys", "deployed", "deploying" → "deploy"). */
+/**
+ * Light English suffix stripping: plurals, -ed, -ing, -al on a long word, a final -e
+ * ("deploys", "deployed", "deploying" → "deploy"; "renewal", "renews" → "renew").
+ */
 export function stem(word: string): string {
   let w = word
   if (w.length <= 3 || DIGIT_RE.test(w)) return w
@@ -43,6 +47,8 @@ export function stem(word: string): string {
   if (w.endsWith('ing') && w.length >= 6 && VOWEL_RE.test(w.slice(0, -3))) w = undouble(w.slice(0, -3))
   else if (w.endsWith('ied') && w.length > 4) w = `${w.slice(0, -3)}y`
   else if (w.endsWith('ed') && w.length >= 5 && VOWEL_RE.test(w.slice(0, -2))) w = undouble(w.slice(0, -2))
+  // a noun of an action ("renewal", "approval", "removal") finds the verb; short words ("total", "signal") stay
+  else if (w.endsWith('al') && w.length >= 7 && !VOWEL_RE.test(w[w.length - 3])) w = w.slice(0, -2)
   if (w.length > 3 && w.endsWith('e')) w = w.slice(0, -1)
   return w
 }
@@ -60,7 +66,7 @@ export function termOf(word: string): string | undefined {
   if (word.length === 1 && !DIGIT_RE.test(word)) return undefined
   let w = word
   if (w.length > MAX_TERM_LENGTH) {
-    // never cut a surrogate pair: a term must survive UTF-8 (the shard dictionary) unchanged
+    // never cut a surrogate pair: a term must survive UTF-8 (the index file) unchanged
     const cut = isHighSurrogate(w.charCodeAt(MAX_TERM_LENGTH - 1)) ? MAX_TERM_LENGTH - 1 : MAX_TERM_LENGTH
     w = w.slice(0, cut)
   }
@@ -79,6 +85,40 @@ export function tokenize(text: string): string[] {
     if (t !== undefined) out.push(t)
   }
   return out
+}
+
+let rowA = new Int32Array(80)
+let rowB = new Int32Array(80)
+
+/** Levenshtein distance, or max+1 as soon as it must exceed max (for "did you mean" hints). */
+export function boundedEditDistance(a: string, b: string, max: number): number {
+  if (a === b) return 0
+  const m = a.length
+  const n = b.length
+  if (Math.abs(m - n) > max) return max + 1
+  if (n + 1 > rowA.length) {
+    rowA = new Int32Array(n + 1)
+    rowB = new Int32Array(n + 1)
+  }
+  let prev = rowA
+  let cur = rowB
+  for (let j = 0; j <= n; j++) prev[j] = j
+  for (let i = 1; i <= m; i++) {
+    cur[0] = i
+    let rowMin = i
+    const ca = a.charCodeAt(i - 1)
+    for (let j = 1; j <= n; j++) {
+      const cost = ca === b.charCodeAt(j - 1) ? 0 : 1
+      const v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+      cur[j] = v
+      if (v < rowMin) rowMin = v
+    }
+    if (rowMin > max) return max + 1
+    const t = prev
+    prev = cur
+    cur = t
+  }
+  return prev[n]
 }
 
 // ---- query syntax -------------------------------------------------------------------

@@ -10,7 +10,7 @@ import type {Store} from '../store/store.js'
 
 export const MAX_QUERY_CHARS = 10_000
 
-/** Something that searches shards: a one-shot engine per process, or the warm server's. */
+/** Something that searches the index: a one-shot engine per process, or the warm server's. */
 export interface Searcher {
   search(query: string, opts: SearchOptions): Promise<SearchHit[]>
 }
@@ -26,7 +26,7 @@ export function searchScopes(store: Store, session: SessionRecord | undefined, s
 }
 
 /**
- * Search verified memory: the index only opens shards of scopes the caller may read, and
+ * Search verified memory: the index only opens the indexes of scopes the caller may read, and
  * each hit is served only when the file on disk is the indexed blob and passes the
  * serving gate (trusted signature and signed manifest for curated scopes). A warm caller
  * passes its engine and a gate from WarmServing (current for this request's HEAD).

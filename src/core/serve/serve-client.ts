@@ -69,7 +69,7 @@ function serverSocket(store: Store): string | undefined {
 
 /**
  * Ask a running server, if there is one for this store. Returns undefined when there is
- * none (or it does not answer in time), so the caller falls back to loading shards itself.
+ * none (or it does not answer in time), so the caller falls back to loading the index itself.
  * Throws when the answer is not the real server's.
  */
 export function askServer(store: Store, req: SearchRequest, timeoutMs?: number): Promise<SearchResponse | undefined>
@@ -124,4 +124,44 @@ export function serverFailure(f: Failure): Error {
     return new EngramError(code as ErrorCode, `engram serve refused the request (${code}); it said: ${said}`, {nextStep: 'run the search again; stop `engram serve` to search without it'})
   }
   return new Error(`engram serve failed (${printable(String(code), 40)}); it said: ${said}`)
+}
+
+/** Memories (in the indexes of the scopes searched) from which a search starts the server in the background. */
+export const AUTOSERVE_DOCS = 2000
+/** A server started by a search stops after this long without a request. */
+export const AUTOSERVE_IDLE_SECONDS = 900
+
+/**
+ * Start `engram serve` for this store in the background, detached, when a search found
+ * none and the store is large (loading its indexes is then most of a search): later
+ * searches of the session ask it, and it exits after AUTOSERVE_IDLE_SECONDS without a
+ * request, as eslint_d and tsserver do. It runs as the owner's `engram serve` (the
+ * session's variables are not passed on: serve refuses inside a session); it answers only
+ * sessions that prove themselves with their token, and its replies are MACed, so starting
+ * it gives a session nothing it could not already do. Only from the CLI (`bin` is the
+ * running bin/run.js). ENGRAM_NO_AUTOSERVE=1 turns this off; ENGRAM_AUTOSERVE_DOCS sets
+ * the size. Never throws: a search does not depend on it.
+ */
+export async function startServerInBackground(store: Store, docs: number, bin: string | undefined): Promise<boolean> {
+  try {
+    if (process.env.ENGRAM_NO_AUTOSERVE || !bin || !/[\\/]bin[\\/]run\.js$/.test(bin)) return false
+    const env = process.env.ENGRAM_AUTOSERVE_DOCS
+    const threshold = env !== undefined && /^[0-9]{1,9}$/.test(env) ? Number(env) : AUTOSERVE_DOCS
+    if (docs < threshold) return false
+    const {spawn} = await import('node:child_process')
+    const childEnv: NodeJS.ProcessEnv = {...process.env}
+    delete childEnv.ENGRAM_SESSION
+    delete childEnv.ENGRAM_SESSION_TOKEN
+    const child = spawn(process.execPath, [bin, 'serve', '--base', store.root, '--idle-timeout', String(AUTOSERVE_IDLE_SECONDS)], {
+      cwd: store.root,
+      env: childEnv,
+      detached: true,
+      stdio: 'ignore',
+    })
+    child.on('error', () => {})
+    child.unref()
+    return true
+  } catch {
+    return false
+  }
 }

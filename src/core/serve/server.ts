@@ -61,7 +61,7 @@ class WarmState {
 }
 
 /**
- * The warm path (README "Serving"): a long-lived process that keeps the shards loaded and
+ * The warm path (README "Serving"): a long-lived process that keeps each scope's index loaded and
  * answers searches on a unix socket in engram's private folder outside the store (folder
  * 0700, socket 0600; private.ts), never in the store the agent can write. It answers
  * sessions only, never the owner's view, and a request proves its session with the token
@@ -69,19 +69,25 @@ class WarmState {
  * command would. Every reply is MACed over the request's nonce, so a client can tell this
  * server from any other process.
  */
-export async function startServer(store: Store, opts: {onLog?: (m: string) => void} = {}): Promise<Server> {
+export async function startServer(store: Store, opts: {onLog?: (m: string) => void; idleMs?: number} = {}): Promise<Server> {
   const secret = sessionSecret(true)
   const {dir, path} = socketPath(store.root)
   ensurePrivateFolder(dir, true)
   const {WarmEngine} = await import('../index/index.js')
   const engine = new WarmEngine(store)
   const warm = new WarmState(store, engine, secret)
+  if (existsSync(path) && (await pingSocket(path))) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
+  // loaded before listening: while this runs, searches answer in-process, then all from memory
+  await engine.preload().catch(() => {})
   if (existsSync(path)) {
     if (await pingSocket(path)) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
     unlinkSync(path) // left behind by a killed server
   }
   let queue = Promise.resolve()
+  let lastUsed = Date.now()
+  let busy = 0
   const server = createServer((socket: Socket) => {
+    lastUsed = Date.now()
     let buf = ''
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => {
@@ -91,10 +97,14 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl)
         buf = buf.slice(nl + 1)
-        // one request at a time: the engine's shards are shared state
+        // one request at a time: the engine's indexes are shared state
+        busy++
         queue = queue.then(() => answer(warm, line)).then(({nonce, response}) => {
           const body = JSON.stringify(response)
           socket.write(`${JSON.stringify({body, proof: replyProof(secret, nonce, body)})}\n`)
+        }).finally(() => {
+          busy--
+          lastUsed = Date.now()
         })
       }
     })
@@ -117,7 +127,19 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
       // gone
     }
   }
+  // like eslint_d and tsserver: a server started for a search goes away when nobody asks
+  const idleMs = opts.idleMs ?? 0
+  const idle = idleMs > 0
+    ? setInterval(() => {
+      if (busy === 0 && Date.now() - lastUsed >= idleMs) {
+        opts.onLog?.(`idle for ${Math.round(idleMs / 1000)} s; stopping`)
+        server.close()
+      }
+    }, Math.max(50, Math.min(idleMs / 4, 30_000)))
+    : undefined
+  idle?.unref()
   server.on('close', () => {
+    if (idle) clearInterval(idle)
     cleanup()
     engine.close()
   })

@@ -1,7 +1,7 @@
 import {isAbsolute, relative, resolve} from 'node:path'
 
 import {badInput} from './errors.js'
-import {boundedEditDistance} from '../index/engine.js'
+import {boundedEditDistance} from '../index/tokenize.js'
 import {loadYaml} from '../memory/memory.js'
 import {parseScope, printable} from './scope.js'
 
