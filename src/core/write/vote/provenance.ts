@@ -5,6 +5,7 @@
  */
 import {AUTHORITY_CLAIMS, INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 /** Claimed origins that need a signature: the elevated origins and "system" (memory.ts AUTHORITY_CLAIMS). */
 export const ELEVATED_ORIGINS = AUTHORITY_CLAIMS
@@ -59,10 +60,6 @@ const FORGED_AUTHORITY: RegExp[] = [
 
 const isElevated = (o: string | undefined) => o !== undefined && ELEVATED_ORIGINS.includes(o)
 const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
-const clip = (s: string, n = 60) => {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t
-}
 
 export function forgedAuthority(text: string): string | null {
   for (const re of FORGED_AUTHORITY) {

@@ -6,6 +6,7 @@
  */
 import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 export interface SemanticFinding {
   kind: 'contradiction' | 'duplicate'
@@ -260,7 +261,6 @@ function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
 
 const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x)) && [...b].some((x) => !a.has(x))
 const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
-const clip = (s: string, n = 40) => (s.length > n ? `${s.slice(0, n - 1)}…` : s)
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
 function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
@@ -277,7 +277,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
-        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
         const was = clip(first(ns.values, cs.values), 48)
@@ -293,7 +293,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       const sharedWords = overlap(cs.words, ns.words)
       if (sharedWords < 2) continue
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
-        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title)}")`}
+        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (sharedWords >= 3) {
         // a host or an address names one thing; a number may count anything, so it needs a closer match
@@ -316,7 +316,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
-  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
+  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title, 40)}")`}
   return null
 }
 
@@ -341,7 +341,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
     const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
     if (kept < 0.8) {
       const n = all.find((x) => x.scope === c.scope && x.path === c.path)!
-      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title)}"), keeping ${Math.round(100 * kept)}% of what it said`})
+      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title, 40)}"), keeping ${Math.round(100 * kept)}% of what it said`})
     }
   }
   for (const n of all) {
