@@ -2,7 +2,7 @@
  * Flags: what the reviewer should look at. They never decide alone; the validators weigh
  * the same evidence. Reasons say which phrase or kind matched, never a value.
  */
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import {detectInstructions, type InstructionHit} from './instruction.js'
 import type {SemanticFinding} from './semantic.js'
 import {redactText} from '../redact/index.js'
@@ -125,7 +125,7 @@ export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
 
   const taint: string[] = []
   if (c.session?.tainted) taint.push(`session tainted${c.session.taint_reasons.length > 0 ? ` (${clip(redactText(c.session.taint_reasons.join(', ')))})` : ''}`)
-  if ((INDIRECT_ORIGINS as readonly string[]).includes(c.origin as Origin)) taint.push(`origin ${c.origin} is third-party text`)
+  if (isIndirectOrigin(c.origin)) taint.push(`origin ${c.origin} is third-party text`)
   if (taint.length > 0) flags.push({flag: 'tainted-source', reason: taint.join('; ')})
 
   const contradictions = ev.findings.filter((f) => f.kind === 'contradiction')

@@ -4,7 +4,7 @@
  * their content words, then compared for polarity (negation, antonyms) and for the values
  * they state (numbers, dates, hosts, names after "is").
  */
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
 
@@ -336,7 +336,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   const out: SemanticFinding[] = []
   // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
   // however it is phrased; an update that keeps every value and most words only adds to it.
-  if (c.baseBody !== undefined && isIndirect(c.origin)) {
+  if (c.baseBody !== undefined && isIndirectOrigin(c.origin)) {
     const base = docInfo(c.title, c.baseBody, false)
     const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
     if (kept < 0.8) {
@@ -352,7 +352,6 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   return out
 }
 
-const isIndirect = (origin: string) => (INDIRECT_ORIGINS as readonly string[]).includes(origin as Origin)
 
 export const SEMANTIC = 'semantic'
 
@@ -361,7 +360,7 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
   if (lookupError !== undefined) return vote('abstain', 0, `could not look up neighbours: ${clip(lookupError, 120)}`)
   if (c.operation === 'delete') {
     // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
-    return isIndirect(c.origin)
+    return isIndirectOrigin(c.origin)
       ? vote('reject', 0.7, `a delete arriving by ${c.origin}`)
       : vote('accept', 0.4, 'a delete: nothing to compare')
   }
@@ -370,7 +369,7 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
     const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
     // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
     // the human may be correcting one, so it goes to review with the dissent visible.
-    return isIndirect(c.origin)
+    return isIndirectOrigin(c.origin)
       ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
       : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
   }
