@@ -15,7 +15,7 @@ import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry,
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {formatScope, parseScope, printable} from '../store/scope.js'
 import {refuseInsideSession, type SessionRecord} from '../session/sessions.js'
-import {KeyPair, signMemory, verifyMemory} from '../trust/sign.js'
+import {KeyPair, ownerVerdict, signMemory, verifyMemory} from '../trust/sign.js'
 import {withStoreLock} from '../store/lock.js'
 import type {Store} from '../store/store.js'
 
@@ -127,11 +127,8 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
   refuseInsideSession()
   const found = findPrivateKey(keyName)
   const keyring = await loadKeyring(store)
-  const info = keyring.status(found.keyid)
-  if (!info || info.status !== 'trusted') {
-    throw refused(`Key ${found.name} (${found.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
-  }
-  if (info.role !== 'owner') throw refused(`Key ${found.name} (${found.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  const v = ownerVerdict(keyring, found.keyid)
+  if (!v.ok) throw refused(`Key ${found.name} (${found.keyid}) cannot act as an owner of this store: it is ${v.why}.`, 'use a trusted owner key (`engram keys list`)')
   // what committed history says of manifest serials, before anything is built on a manifest (R13)
   await raiseFromHistory(store, keyring)
   const key = await unlockPrivateKey(found)
