@@ -189,7 +189,7 @@ describe('accept refuses what was not reviewed, and changes nothing', () => {
     refusedAccept([p.id, '--digest', p.digest, '--key', 'mallory'], 3, /not trusted/)
 
     expect(s.sb.run(['keys', 'trust', join(s.sb.configDir, 'dreamer.pub'), '--role', 'dreamer', '--key', 'owner', '--json']).code).toBe(0)
-    refusedAccept([p.id, '--digest', p.digest, '--key', 'dreamer'], 3, /dreamer key; this needs an owner key/)
+    refusedAccept([p.id, '--digest', p.digest, '--key', 'dreamer'], 3, /cannot act as an owner of this store: it is a dreamer key, not an owner/)
 
     expect(s.sb.run(['keys', 'trust', join(s.sb.configDir, 'bob.pub'), '--role', 'owner', '--key', 'owner', '--json']).code).toBe(0)
     expect(s.sb.run(['keys', 'revoke', 'bob', '--reason', 'laptop lost', '--key', 'owner', '--json']).code).toBe(0)

@@ -93,8 +93,6 @@ describe('semantic validator', () => {
 })
 
 describe('provenance validator', () => {
-  const verifyClaim = (ok: boolean) => () => ({ok, detail: ok ? 'owner key alice' : 'signature does not match payload'})
-
   it('accepts an ordinary origin without claims at moderate confidence', async () => {
     const p = voteOf(await runVote(cand('The user prefers squash merges.'), ctx()), 'provenance')
     expect(p).toMatchObject({verdict: 'accept', confidence: 0.6})
@@ -102,32 +100,11 @@ describe('provenance validator', () => {
 
   it('rejects a claim of an elevated origin without a signature (0.9)', async () => {
     for (const origin of ['owner', 'dream', 'system']) {
-      const p = voteOf(await runVote(cand('Deploys need two approvals.', {claim: {origin}}), ctx({verifyClaim: verifyClaim(true)})), 'provenance')
+      const p = voteOf(await runVote(cand('Deploys need two approvals.', {claim: {origin}}), ctx()), 'provenance')
       expect(p).toMatchObject({verdict: 'reject', confidence: 0.9})
     }
     const byOrigin = voteOf(await runVote(cand('Deploys need two approvals.', {origin: 'owner'}), ctx()), 'provenance')
     expect(byOrigin).toMatchObject({verdict: 'reject', confidence: 0.9})
-  })
-
-  it('vetoes a bad signature on any tier (0.95)', async () => {
-    const elevated = await runVote(cand('Deploys need two approvals.', {claim: {origin: 'owner', signature: 'ZmFrZQ=='}}), ctx({verifyClaim: verifyClaim(false)}))
-    expect(voteOf(elevated, 'provenance')).toMatchObject({verdict: 'reject', confidence: 0.95})
-    expect(voteOf(elevated, 'provenance').reason).toMatch(/signature does not match payload/)
-    expect(elevated.passed).toBe(false)
-    const ordinary = await runVote(cand('Deploys need two approvals.', {claim: {origin: 'direct_chat', signature: 'ZmFrZQ=='}}), ctx({verifyClaim: verifyClaim(false)}))
-    expect(voteOf(ordinary, 'provenance')).toMatchObject({verdict: 'reject', confidence: 0.95})
-    const throws = await runVote(cand('x', {claim: {origin: 'owner', signature: 'AA=='}}), ctx({verifyClaim: () => { throw new Error('malformed signature') }}))
-    expect(voteOf(throws, 'provenance')).toMatchObject({verdict: 'reject', confidence: 0.95})
-  })
-
-  it('rejects a signed claim when there is no keyring to check it', async () => {
-    const p = voteOf(await runVote(cand('x', {claim: {origin: 'owner', signature: 'AA=='}}), ctx()), 'provenance')
-    expect(p).toMatchObject({verdict: 'reject', confidence: 0.9})
-  })
-
-  it('accepts a verified claim, and then authority in the text is genuine', async () => {
-    const r = await runVote(cand('Note from the owner: deploys need two approvals.', {origin: 'owner', claim: {origin: 'owner', signature: 'c2ln'}}), ctx({verifyClaim: verifyClaim(true)}))
-    expect(voteOf(r, 'provenance')).toMatchObject({verdict: 'accept'})
   })
 
   it.each([

@@ -62,6 +62,22 @@ export const INDIRECT_ORIGINS: readonly Origin[] = originsWhere((o) => o.indirec
  */
 export const AUTHORITY_CLAIMS: readonly string[] = [...ELEVATED_ORIGINS, 'system']
 export const isOrigin = (o: unknown): o is Origin => typeof o === 'string' && Object.hasOwn(ORIGIN_TABLE, o)
+/** Whether an origin delivers third-party text (ORIGIN_TABLE `indirect`); any other string does not. */
+export const isIndirectOrigin = (o: string): boolean => isOrigin(o) && ORIGIN_TABLE[o].indirect
+/** Whether a claimed origin claims authority (AUTHORITY_CLAIMS): only a signed claim may state it. */
+export const isAuthorityClaim = (o: string | undefined): boolean => o !== undefined && AUTHORITY_CLAIMS.includes(o)
+/**
+ * The taint a write inherits, worked out in one place for the write path and for the
+ * recheck at review: its session's taint (each reason as `session: <reason>`), and its
+ * origin's when the origin delivers third-party text (`origin: <origin>`).
+ */
+export function inheritedTaint(session: {tainted: boolean; taint_reasons: readonly string[]}, origin: string): {tainted: boolean; reasons: string[]} {
+  const indirect = isIndirectOrigin(origin)
+  return {
+    tainted: session.tainted || indirect,
+    reasons: [...session.taint_reasons.map((r) => `session: ${r}`), ...(indirect ? [`origin: ${origin}`] : [])],
+  }
+}
 
 /** Frontmatter of a memory file, in its canonical order (README.md, "The store"). */
 export const FIELD_ORDER = [

@@ -236,22 +236,32 @@ function readEntryText(store: Store, file: string): string {
  * must be able to remove a broken or tampered entry).
  */
 export function findEntryFile(store: Store, status: EntryStatus, idOrPrefix: string): {id: string; file: string} {
-  const key = idOrPrefix.trim().toLowerCase()
-  if (!/^[0-9a-z-]{1,40}$/.test(key)) throw badInput(`"${printable(idOrPrefix)}" is not an id.`)
   let names: string[] = []
   try {
     names = readdirSync(store.abs(entryDir(status))).filter((n) => n.endsWith('.md')).map((n) => n.slice(0, -3))
   } catch {
     // empty queue
   }
-  const exact = names.filter((n) => n === key)
-  const hits = exact.length > 0 ? exact : names.filter((n) => n.startsWith(key))
+  const id = matchEntryId(names, idOrPrefix, status)
+  return {id, file: `${entryDir(status)}/${id}.md`}
+}
+
+/**
+ * The one id-prefix lookup of the queue and the quarantine: among `ids` (those the caller
+ * may know of), the exact id, else the only one that starts with the given prefix. None is
+ * not found (4), several are ambiguous (2), text that cannot be an id is bad input (2).
+ */
+export function matchEntryId(ids: readonly string[], idOrPrefix: string, status: EntryStatus): string {
+  const key = idOrPrefix.trim().toLowerCase()
+  if (!/^[0-9a-z-]{1,40}$/.test(key)) throw badInput(`"${printable(idOrPrefix)}" is not an id.`)
+  const exact = ids.filter((n) => n === key)
+  const hits = exact.length > 0 ? exact : ids.filter((n) => n.startsWith(key))
   const what = status === 'pending' ? 'proposal' : 'quarantine entry'
   if (hits.length === 0) throw notFound(`No ${what} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
   if (hits.length > 1) {
     throw new EngramError('usage', `"${printable(key)}" matches ${hits.length} ${what}s: ${hits.slice(0, 5).join(', ')}.`, {nextStep: 'give more characters of the id'})
   }
-  return {id: hits[0], file: `${entryDir(status)}/${hits[0]}.md`}
+  return hits[0]
 }
 
 /** An entry must sit where its id and status say: a renamed or moved file is refused. */

@@ -4,7 +4,8 @@ import {newProposalId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {Proposal, entryFile, findEntry, proposalDigest, serializeProposal} from './proposal.js'
-import {checkDigestArg, ownerKey} from './review.js'
+import {checkDigestArg, requireReviewedDigest} from './digest.js'
+import {ownerKey} from './review.js'
 import type {Store} from '../store/store.js'
 
 /**
@@ -20,12 +21,7 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
   const {key} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
     const q = findEntry(store, 'quarantined', id)
-    const now = proposalDigest(q)
-    if (!now.startsWith(digest)) {
-      throw new EngramError('digest-mismatch', `Quarantine entry ${q.id} does not match the reviewed entry: it changed since it was shown, or the digest was mistyped.`, {
-        nextStep: `look at it again with \`engram quarantine show ${q.id}\``,
-      })
-    }
+    requireReviewedDigest(proposalDigest(q), digest, `Quarantine entry ${q.id}`, `look at it again with \`engram quarantine show ${q.id}\``)
     const pid = newProposalId()
     const proposal: Proposal = {
       ...q,

@@ -1,7 +1,7 @@
 import {writeRoute} from '../session/access.js'
 import {canonicalJson} from '../memory/canonical.js'
 import {catBlobs, gitRead} from '../git/git.js'
-import {INDIRECT_ORIGINS, MemoryFrontmatter, ORIGINS, normaliseBody} from '../memory/memory.js'
+import {MemoryFrontmatter, ORIGINS, inheritedTaint, normaliseBody} from '../memory/memory.js'
 import {normalise} from '../write/normalise.js'
 import {validateMemoryPath} from '../store/paths.js'
 import {Proposal, QUARANTINE_DIR, StoredFlag, entryFile, parseProposal, proposalDigest} from './proposal.js'
@@ -198,8 +198,9 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     const source = `session ${session.id}'s committed record`
     if (p.memory.author !== session.agent) add('memory.author', p.memory.author, session.agent, source)
     const origin = src.memory.origin
-    const taintReasons = [...session.taint_reasons.map((r) => `session: ${r}`), ...((INDIRECT_ORIGINS as readonly string[]).includes(origin) ? [`origin: ${origin}`] : [])]
-    const tainted = session.tainted || (INDIRECT_ORIGINS as readonly string[]).includes(origin) || src.memory.tainted
+    const inherited = inheritedTaint(session, origin)
+    const taintReasons = inherited.reasons
+    const tainted = inherited.tainted || src.memory.tainted
     if (tainted && !p.memory.tainted) add('memory.tainted', false, true, `${source} and the origin ${origin}`)
     const missing = taintReasons.filter((r) => !p.memory.taint_reasons.includes(r))
     if (missing.length > 0) add('memory.taint_reasons', p.memory.taint_reasons, [...p.memory.taint_reasons, ...missing], source)

@@ -11,11 +11,12 @@ import {findPrivateKey, unlockPrivateKey} from '../trust/privatekey.js'
 import {Manifest, manifestEntry, raiseFromHistory, manifestPath, nextManifest, readManifest, rememberSignedManifest, serializeManifest, signManifest, verifyManifest} from '../trust/manifest.js'
 import {MemoryFile, parseMemory, serializeMemory} from '../memory/memory.js'
 import {memoryRelPath} from '../store/paths.js'
-import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, proposalDigest} from './proposal.js'
+import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, matchEntryId, proposalDigest} from './proposal.js'
+import {checkDigestArg, requireReviewedDigest} from './digest.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {formatScope, parseScope, printable} from '../store/scope.js'
 import {refuseInsideSession, type SessionRecord} from '../session/sessions.js'
-import {KeyPair, signMemory, verifyMemory} from '../trust/sign.js'
+import {KeyPair, ownerVerdict, signMemory, verifyMemory} from '../trust/sign.js'
 import {withStoreLock} from '../store/lock.js'
 import type {Store} from '../store/store.js'
 
@@ -108,13 +109,9 @@ export function showEntry(store: Store, status: EntryStatus, id: string, session
 }
 
 function findReadableEntry(store: Store, status: EntryStatus, id: string, session: SessionRecord): Proposal {
-  const key = id.trim().toLowerCase()
   const readable = listEntries(store, status).flatMap((e) => (e.proposal && canRead(session, e.proposal.scope) ? [e.proposal] : []))
-  const exact = readable.filter((p) => p.id === key)
-  const hits = exact.length > 0 ? exact : readable.filter((p) => p.id.startsWith(key))
-  if (hits.length === 1) return hits[0]
-  if (hits.length > 1) throw usageError(`"${printable(key)}" matches ${hits.length} entries: ${hits.slice(0, 5).map((h) => h.id).join(', ')}.`, 'give more characters of the id')
-  throw notFound(`No ${status === 'pending' ? 'proposal' : 'quarantine entry'} ${printable(key)}.`, status === 'pending' ? 'see `engram review list`' : 'see `engram quarantine list`')
+  const hit = matchEntryId(readable.map((p) => p.id), id, status)
+  return readable.find((p) => p.id === hit)!
 }
 
 /**
@@ -127,23 +124,12 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
   refuseInsideSession()
   const found = findPrivateKey(keyName)
   const keyring = await loadKeyring(store)
-  const info = keyring.status(found.keyid)
-  if (!info || info.status !== 'trusted') {
-    throw refused(`Key ${found.name} (${found.keyid}) is ${info?.status === 'revoked' ? 'revoked' : 'not trusted'} in this store.`, 'use a trusted owner key (`engram keys list`)')
-  }
-  if (info.role !== 'owner') throw refused(`Key ${found.name} (${found.keyid}) is a ${info.role} key; this needs an owner key.`, 'use an owner key (`engram keys list`)')
+  const v = ownerVerdict(keyring, found.keyid)
+  if (!v.ok) throw refused(`Key ${found.name} (${found.keyid}) cannot act as an owner of this store: it is ${v.why}.`, 'use a trusted owner key (`engram keys list`)')
   // what committed history says of manifest serials, before anything is built on a manifest (R13)
   await raiseFromHistory(store, keyring)
   const key = await unlockPrivateKey(found)
   return {key, keyring}
-}
-
-export function checkDigestArg(digest: string): string {
-  const d = digest.trim().toLowerCase()
-  if (!/^[0-9a-f]+$/.test(d)) throw usageError('--digest must be hexadecimal.', 'copy the digest that `engram review show <id>` printed')
-  if (d.length < 16) throw usageError(`--digest needs at least 16 hex characters (got ${d.length}).`, 'copy the digest that `engram review show <id>` printed')
-  if (d.length > 64) throw usageError('--digest is longer than a SHA-256 digest.')
-  return d
 }
 
 /** The scope manifest, refusing to build on one that does not verify (that would launder a forgery). */
@@ -244,13 +230,7 @@ export async function acceptProposal(store: Store, id: string, digestArg: string
   return withStoreLock(store, async () => {
     const p = findEntry(store, 'pending', id)
     const now = proposalDigest(p)
-    if (!now.startsWith(digest)) {
-      // No part of either digest is printed: the current one is of a change the user has
-      // not been shown, and retrying with it would accept that change unreviewed.
-      throw new EngramError('digest-mismatch', `Proposal ${p.id} does not match the reviewed change: it changed since it was shown, or the digest was mistyped.`, {
-        nextStep: `review it again with \`engram review show ${p.id}\` and accept with the digest shown there`,
-      })
-    }
+    requireReviewedDigest(now, digest, `Proposal ${p.id}`, `review it again with \`engram review show ${p.id}\` and accept with the digest shown there`)
     await refuseDisagreement(store, p)
     const scope = formatScope(parseScope(p.scope))
     if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)

@@ -1,5 +1,5 @@
 import {gitRead} from '../git/git.js'
-import {INDIRECT_ORIGINS, ORIGINS} from '../memory/memory.js'
+import {ORIGINS, isIndirectOrigin} from '../memory/memory.js'
 import {parseScope, scopeDir} from '../store/scope.js'
 import {SessionRecord, loadSession} from './sessions.js'
 import type {Store} from '../store/store.js'
@@ -96,7 +96,7 @@ export class RunLabels {
       return {author: 'unverified', session: sid, origin: 'unverified', tainted: true, reviewed_by: null, proven: false}
     }
     const origin = (ORIGINS as readonly string[]).includes(w.origin) ? w.origin : 'unverified'
-    const tainted = session.tainted || w.tainted || origin === 'unverified' || (INDIRECT_ORIGINS as readonly string[]).includes(origin)
+    const tainted = session.tainted || w.tainted || origin === 'unverified' || isIndirectOrigin(origin)
     return {author: `agent ${session.agent}`, session: sid, origin, tainted, reviewed_by: null, proven: true}
   }
 }

@@ -1,8 +1,9 @@
-import {mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 
 import {sha256Hex} from '../memory/hash.js'
+import {writeFileAtomic} from './fsutil.js'
 
 /** `$ENGRAM_CONFIG_DIR`, or `~/.config/engram`: private keys, trust pins, state and caches. */
 export function configDir(): string {
@@ -32,10 +33,7 @@ export function readStoreCache(kind: string, root: string): Record<string, unkno
 export function writeStoreCache(kind: string, root: string, data: Record<string, unknown>): void {
   const file = storeCachePath(kind, root)
   try {
-    mkdirSync(dirname(file), {recursive: true, mode: 0o700})
-    const tmp = `${file}.tmp-${process.pid}`
-    writeFileSync(tmp, JSON.stringify({...data, v: 1, root}), {mode: 0o600})
-    renameSync(tmp, file)
+    writeFileAtomic(file, JSON.stringify({...data, v: 1, root}), 0o600, {fsync: false})
   } catch {
     // a read-only config folder only makes the next command slower
   }

@@ -1,23 +1,32 @@
-import {BigIntStats, closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync} from 'node:fs'
+import {BigIntStats, closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {randomBytes} from 'node:crypto'
 
 /**
- * Write a file atomically: a temp file in the same folder, fsync, rename. A process
- * killed at any point leaves either the old file or the new one, never half of one.
+ * Write a file atomically: a temp file in the same folder (`<file>.tmp-<pid>-<random>`,
+ * created exclusively with `mode`), fsync, rename. A process killed at any point leaves
+ * either the old file or the new one, never half of one; a failed write leaves no temp
+ * file. The one atomic writer of engram: store files, private keys, trust pins, state and
+ * caches all go through it. `fsync: false` is for derived data (caches), where a lost
+ * write only costs the next command a recomputation.
  */
-export function writeFileAtomic(file: string, content: string | Buffer, mode = 0o644): void {
+export function writeFileAtomic(file: string, content: string | Buffer, mode = 0o644, opts: {fsync?: boolean} = {}): void {
   // a private file's missing folders are private too
   mkdirSync(dirname(file), {recursive: true, mode: mode & 0o077 ? 0o755 : 0o700})
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
   const fd = openSync(tmp, 'wx', mode)
   try {
-    writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+    try {
+      writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
+      if (opts.fsync !== false) fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(tmp, file)
+  } catch (error) {
+    rmSync(tmp, {force: true})
+    throw error
   }
-  renameSync(tmp, file)
 }
 
 /**

@@ -27,7 +27,7 @@ import {recordSerial, seenSerials} from '../trust/highwater.js'
 import {readHeadFromFiles} from '../index/head.js'
 import {Keyring, loadKeyring, readRecordLines} from '../trust/keys.js'
 import {printable} from './scope.js'
-import {KeyPair, parseSignature, signToString, verifyBytes} from '../trust/sign.js'
+import {KeyPair, describeNotOwner, ownerVerdict, parseSignature, signToString, verifyBytes} from '../trust/sign.js'
 import type {Store} from './store.js'
 
 export const CONFIG_FILE = '.engram/config.yml'
@@ -113,14 +113,10 @@ export function checkConfigSignature(store: Store, keyring: Keyring, bytes: Buff
   if (!sig || sig.keyid !== rec.keyid) return {ok: false, problem: 'config.sig holds no well-formed signature by the key it names'}
   if (rec.store !== storeLabel(store) || rec.path !== CONFIG_FILE) return {ok: false, problem: `config.sig was made for the store at ${printable(rec.store)}, not this one (${storeLabel(store)})`}
   if (rec.sha256 !== sha256Hex(bytes)) return {ok: false, problem: 'it was changed since it was signed (config.sig signs other bytes)'}
-  const info = keyring.status(rec.keyid)
-  const trusted = keyring.trusted(rec.keyid)
-  if (!trusted || !keyring.isOwner(rec.keyid)) {
-    const why = !info ? 'a key this store does not know' : info.status === 'revoked' ? `revoked key ${info.name}` : info.status !== 'trusted' ? `key ${info.name}, which is not trusted` : `${info.role} key ${info.name}, not an owner`
-    return {ok: false, problem: `config.sig is signed by ${why} (${rec.keyid})`}
-  }
-  if (!verifyBytes(trusted.publicKey, payload(rec), sig.sig)) return {ok: false, problem: `the signature by ${trusted.name} does not verify`}
-  return {ok: true, serial: rec.serial, keyid: rec.keyid, signer: `${trusted.name} (${rec.keyid})`}
+  const owner = ownerVerdict(keyring, rec.keyid)
+  if (!owner.ok) return {ok: false, problem: `config.sig is signed by ${describeNotOwner(owner)}`}
+  if (!verifyBytes(owner.publicKey, payload(rec), sig.sig)) return {ok: false, problem: `the signature by ${owner.name} does not verify`}
+  return {ok: true, serial: rec.serial, keyid: rec.keyid, signer: `${owner.name} (${rec.keyid})`}
 }
 
 interface SignedVersion {
@@ -146,7 +142,7 @@ async function signedHistory(store: Store, keyring: Keyring): Promise<{best?: Si
   if (cached && cached.head === head && cached.prefix === store.prefix && cached.owners === owners && typeof cached.highest === 'number') {
     const best = cached.best as SignedVersion | undefined
     if (!best) return {highest: cached.highest}
-    if (typeof best.text === 'string' && typeof best.keyid === 'string' && keyring.isOwner(best.keyid)) return {best, highest: cached.highest}
+    if (typeof best.text === 'string' && typeof best.keyid === 'string' && ownerVerdict(keyring, best.keyid).ok) return {best, highest: cached.highest}
   }
   const cfg = store.gitPath(CONFIG_FILE)
   const sigPath = store.gitPath(CONFIG_SIG)

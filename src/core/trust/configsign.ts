@@ -2,12 +2,13 @@ import {rmSync} from 'node:fs'
 
 import {commitPaths} from '../git/commit.js'
 import {parseConfig} from '../store/config.js'
-import {EngramError, notFound, verificationFailed} from '../store/errors.js'
+import {notFound, verificationFailed} from '../store/errors.js'
 import {writeFileAtomic} from '../store/fsutil.js'
 import {sha256Hex} from '../memory/hash.js'
 import {withStoreLock} from '../store/lock.js'
 import {CONFIG_FILE, CONFIG_SIG, Policy, checkConfigSignature, configSignatureText, rememberConfigSerial, resolvePolicy} from '../store/policy.js'
-import {checkDigestArg, ownerKey} from '../review/review.js'
+import {checkDigestArg, requireReviewedDigest} from '../review/digest.js'
+import {ownerKey} from '../review/review.js'
 import type {Store} from '../store/store.js'
 
 export interface ConfigSignResult {
@@ -46,15 +47,13 @@ export async function signConfig(store: Store, opts: {digest?: string; keyName?:
   const unchanged = policy.state === 'signed' && policy.text === text
   if (unchanged || opts.digest === undefined) return {signed: false, unchanged, digest, text, previous}
   const wanted = checkDigestArg(opts.digest)
-  const mismatch = () =>
-    new EngramError('digest-mismatch', `config.yml is not the one you reviewed (digest ${digest.slice(0, 16)}…, you gave ${wanted.slice(0, 16)}…).`, {
-      nextStep: 'review it again with `engram config sign` (without --digest)',
-    })
-  if (!digest.startsWith(wanted)) throw mismatch()
+  const again = 'review it again with `engram config sign` (without --digest)'
+  requireReviewedDigest(digest, wanted, 'config.yml', again)
   const {key, keyring} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
     const now = read()
-    if (sha256Hex(now) !== digest) throw mismatch()
+    // changed between the check above and the lock
+    requireReviewedDigest(sha256Hex(now), digest, 'config.yml', again)
     const fresh: Policy = await resolvePolicy(store, keyring)
     const serial = fresh.highest + 1
     const before = store.readText(CONFIG_SIG)

@@ -39,7 +39,7 @@ import {firstParentFromFiles, gitRead} from '../git/git.js'
 import {readHeadFromFiles} from '../index/head.js'
 import {sha256Hex} from '../memory/hash.js'
 import {printable} from '../store/scope.js'
-import {KeyPair, keyIdOf, parseSignature, signToString, verifyBytes} from './sign.js'
+import {KeyPair, keyIdOf, ownerVerdict, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from '../store/store.js'
 
 export {configDir} from '../store/cachefile.js'
@@ -367,8 +367,9 @@ export class Keyring {
     return {name: info.name, role: info.role, publicKey: this.keys.get(keyid) as Uint8Array}
   }
 
+  /** A trusted, unrevoked owner now (ownerVerdict, the one home of that question). */
   isOwner(keyid: string): boolean {
-    return this.trusted(keyid)?.role === 'owner'
+    return ownerVerdict(this, keyid).ok
   }
 
   /** Status of any key the store knows of, trusted or not. */
@@ -388,7 +389,7 @@ export class Keyring {
 
   /** Trusted owners (e.g. to tell a user which keys may accept). */
   owners(): KeyInfo[] {
-    return this.list().filter((k) => k.status === 'trusted' && k.role === 'owner')
+    return this.list().filter((k) => this.infos.get(k.keyid) === k && this.isOwner(k.keyid))
   }
 
   /** The set of trusted owners as one stable string: what a cached history scan was counted under. */

@@ -21,7 +21,7 @@ import {readHeadFromFiles} from '../index/head.js'
 import {verificationFailed} from '../store/errors.js'
 import {parseMemory} from '../memory/memory.js'
 import {parseScope, SCOPE_NAME_RE, scopeDir, scopeOfPath} from '../store/scope.js'
-import {KeyPair, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
+import {KeyPair, describeNotOwner, ownerVerdict, parseSignature, signerVerdict, signToString, verifyBytes, verifyMemory} from './sign.js'
 import type {Store} from '../store/store.js'
 
 export const MANIFESTS_DIR = '.engram/manifests'
@@ -102,9 +102,8 @@ export function manifestEntry(path: string, content: string | Buffer): ManifestE
 
 /** Whether a manifest signed by `keyid` (with this public key, when given) may be trusted now, signature aside. */
 function ownerKeyNow(keyring: Keyring, keyid: string, publicKey?: Uint8Array): boolean {
-  const info = keyring.status(keyid)
-  const pk = keyring.publicKey(keyid)
-  return !!info && !!pk && info.status === 'trusted' && info.role === 'owner' && (publicKey === undefined || Buffer.from(pk).equals(Buffer.from(publicKey)))
+  const v = ownerVerdict(keyring, keyid)
+  return v.ok && (publicKey === undefined || Buffer.from(v.publicKey).equals(Buffer.from(publicKey)))
 }
 
 export function verifyManifest(keyring: Keyring, m: Manifest): {ok: boolean; problem?: string; keyid?: string} {
@@ -112,10 +111,11 @@ export function verifyManifest(keyring: Keyring, m: Manifest): {ok: boolean; pro
   if (!sig) return {ok: false, problem: 'signature is not of the form ed25519:<keyid>:<base64>'}
   const info = keyring.status(sig.keyid)
   const pk = keyring.publicKey(sig.keyid)
-  if (!info || !pk || info.status === 'untrusted') return {ok: false, problem: `signed by key ${sig.keyid}, which is not trusted`, keyid: sig.keyid}
+  const v = ownerVerdict(keyring, sig.keyid)
+  // an unknown or untrusted key is named as such; a revoked or non-owner one only once its signature checks
+  if (!info || !pk || (!v.ok && v.problem === 'unknown-key')) return {ok: false, problem: `signed by key ${sig.keyid}, which is not trusted`, keyid: sig.keyid}
   if (!verifyBytes(pk, manifestPayload(m), sig.sig)) return {ok: false, problem: `signature by ${info.name} does not match the manifest's content`, keyid: sig.keyid}
-  if (info.status === 'revoked') return {ok: false, problem: `signed by revoked key ${info.name}`, keyid: sig.keyid}
-  if (info.role !== 'owner') return {ok: false, problem: `signed by ${info.role} key ${info.name}; manifests need an owner`, keyid: sig.keyid}
+  if (!v.ok) return {ok: false, problem: `signed by ${describeNotOwner(v)}${v.problem === 'not-owner' ? '; manifests need an owner' : ''}`, keyid: sig.keyid}
   return {ok: true, keyid: sig.keyid}
 }
 

@@ -18,11 +18,12 @@
  * an argument or an environment variable. Nothing here runs inside an agent session.
  */
 import {createCipheriv, createDecipheriv, randomBytes, scryptSync} from 'node:crypto'
-import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeSync} from 'node:fs'
 import {dirname, join, resolve, sep} from 'node:path'
 
 import {writeWarning} from '../../cli/output.js'
 import {configDir} from '../store/cachefile.js'
+import {writeFileAtomic} from '../store/fsutil.js'
 import {canonicalJson} from '../memory/canonical.js'
 import {badInput, notFound, refused, usageError} from '../store/errors.js'
 import {KEY_NAME_RE, checkKeyName, readRecordLines} from './keys.js'
@@ -361,14 +362,7 @@ export async function writePrivateKey(kp: KeyPair, opts: {replace?: boolean; pas
     }
   } else {
     // write beside it, then rename: a crash never leaves a half-written key
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
-    writeExclusive(tmp, text, 0o600)
-    try {
-      renameSync(tmp, file)
-    } catch (error) {
-      unlinkSync(tmp)
-      throw error
-    }
+    writeFileAtomic(file, text, 0o600)
   }
   chmodSync(file, 0o600)
   return file
@@ -384,9 +378,7 @@ export async function protectPrivateKey(name: string): Promise<{name: string; ke
   const found = parsePrivateKeyFile(readOrNotFound(file, 'see the key folder, or `engram keys generate`'), file)
   if (found.encrypted) return {name: found.name, keyid: found.keyid, file, changed: false}
   const text = sealPrivateKey(found.key, await newPassphrase(name), newKeyCost())
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
-  writeExclusive(tmp, text, 0o600)
-  renameSync(tmp, file)
+  writeFileAtomic(file, text, 0o600)
   chmodSync(file, 0o600)
   return {name: found.name, keyid: found.keyid, file, changed: true}
 }

@@ -116,6 +116,7 @@ export function verifyMemory(keyring: Keyring, path: string, memory: MemoryFile)
   if (!parsed) return {ok: false, problem: 'bad-signature', detail: 'signature is not of the form ed25519:<keyid>:<base64>'}
   const info = keyring.status(parsed.keyid)
   const publicKey = keyring.publicKey(parsed.keyid)
+  // an unknown or untrusted key is named as such, whatever it signed; a revoked one only once its signature checks
   if (!info || !publicKey || info.status === 'untrusted') return signerVerdict(keyring, parsed.keyid)
   if (!verifyBytes(publicKey, signingPayload(path, memory), parsed.sig)) {
     return {ok: false, problem: 'bad-signature', detail: `signature by ${info.name} (${parsed.keyid}) does not match this content at this path`}
@@ -123,16 +124,36 @@ export function verifyMemory(keyring: Keyring, path: string, memory: MemoryFile)
   return signerVerdict(keyring, parsed.keyid)
 }
 
+export type OwnerVerdict =
+  | {ok: true; keyid: string; name: string; publicKey: Uint8Array}
+  | {ok: false; problem: 'unknown-key' | 'revoked-key' | 'not-owner'; keyid: string; name?: string; role?: KeyRole; why: string}
+
 /**
- * Whether a key may sign curated memory now: trusted, not revoked, an owner. Apart from
- * the signature check so that a cached "this signature is valid" never caches trust.
+ * The one answer to "is this key a trusted, unrevoked owner of this store now", asked by
+ * everything that needs an owner: curated memory's and manifests' signatures, the config
+ * signature, and the key a review action is made with. `why` completes "the key is …".
+ * Apart from any signature check, so that a cached "this signature is valid" never caches
+ * trust.
  */
-export function signerVerdict(keyring: Keyring, keyid: string): MemoryVerification {
+export function ownerVerdict(keyring: Keyring, keyid: string): OwnerVerdict {
   const info = keyring.status(keyid)
-  if (!info || !keyring.publicKey(keyid) || info.status === 'untrusted') {
-    return {ok: false, problem: 'unknown-key', detail: `signed by key ${keyid}, which is not a trusted key${info ? ` (${info.reason})` : ''}`}
-  }
-  if (info.status === 'revoked') return {ok: false, problem: 'revoked-key', detail: `signed by revoked key ${info.name} (${keyid})`}
-  if (info.role !== 'owner') return {ok: false, problem: 'not-owner', detail: `signed by ${info.role} key ${info.name} (${keyid}); curated memory needs an owner`}
-  return {ok: true, keyid, role: info.role}
+  const publicKey = keyring.publicKey(keyid)
+  if (!info || !publicKey) return {ok: false, problem: 'unknown-key', keyid, why: 'not trusted (not known to this store)'}
+  const known = {keyid, name: info.name, role: info.role}
+  if (info.status === 'revoked') return {ok: false, problem: 'revoked-key', ...known, why: 'revoked'}
+  if (info.status !== 'trusted') return {ok: false, problem: 'unknown-key', ...known, why: `not trusted (${info.reason})`}
+  if (info.role !== 'owner') return {ok: false, problem: 'not-owner', ...known, why: `a ${info.role} key, not an owner`}
+  return {ok: true, keyid, name: info.name, publicKey}
+}
+
+/** "key <name>, which is <why> (<keyid>)": a key that failed ownerVerdict, for a message. */
+export function describeNotOwner(v: Extract<OwnerVerdict, {ok: false}>): string {
+  return `key ${v.name ?? v.keyid}, which is ${v.why}${v.name ? ` (${v.keyid})` : ''}`
+}
+
+/** Whether a key may sign curated memory now (ownerVerdict), as a memory verification. */
+export function signerVerdict(keyring: Keyring, keyid: string): MemoryVerification {
+  const v = ownerVerdict(keyring, keyid)
+  if (!v.ok) return {ok: false, problem: v.problem, detail: `signed by ${describeNotOwner(v)}${v.problem === 'not-owner' ? '; curated memory needs an owner' : ''}`}
+  return {ok: true, keyid, role: 'owner'}
 }

@@ -6,7 +6,7 @@ import {EngramError, badInput, refused} from '../store/errors.js'
 import {gitRead} from '../git/git.js'
 import {newMemoryId, newProposalId, newQuarantineId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
-import {AGENT_ORIGINS, ELEVATED_ORIGINS, INDIRECT_ORIGINS, MemoryFrontmatter, Origin, deriveTitle, isOrigin, serializeMemory} from '../memory/memory.js'
+import {AGENT_ORIGINS, ELEVATED_ORIGINS, MemoryFrontmatter, Origin, deriveTitle, inheritedTaint, isOrigin, serializeMemory} from '../memory/memory.js'
 import {validateMemoryPath} from '../store/paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from '../review/proposal.js'
 import {redact} from './redact/index.js'
@@ -97,11 +97,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
   const warnings: string[] = []
 
-  const tainted = session.tainted || (INDIRECT_ORIGINS as readonly string[]).includes(origin)
-  const taintReasons = [
-    ...session.taint_reasons.map((r) => `session: ${r}`),
-    ...((INDIRECT_ORIGINS as readonly string[]).includes(origin) ? [`origin: ${origin}`] : []),
-  ]
+  const {tainted, reasons: taintReasons} = inheritedTaint(session, origin)
   const now = new Date().toISOString()
   const memoryFor = (base: typeof existing, proposalId: string | null): MemoryFrontmatter => ({
     id: base?.memory.frontmatter.id ?? newMemoryId(),

@@ -4,13 +4,12 @@
  * a fact worth keeping); an instruction that arrived by one is refused. In direct chat the
  * human may be stating a standing preference, so only the unmistakable shapes veto there.
  */
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import {type InstructionHit, strongest} from './instruction.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
 
 export const DELIVERY = 'delivery'
 
-const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
 
 interface Objection {
   confidence: number
@@ -45,7 +44,7 @@ export function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' |
 export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
-  const indirect = isIndirect(c.origin)
+  const indirect = isIndirectOrigin(c.origin)
   const tainted = c.session?.tainted === true
   const level = strongest(hits)
 

@@ -8,6 +8,7 @@ import {spawn} from 'node:child_process'
 
 import type {ExternalValidatorConfig} from '../../store/config.js'
 import type {FlagHit, Vote, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 /** Answers are one small JSON object; anything larger is not one. */
 const MAX_STDOUT = 64 * 1024
@@ -44,10 +45,7 @@ export function externalPayload(c: WriteCandidate, flags: FlagHit[]): ExternalPa
   }
 }
 
-const oneLine = (s: string, n = 160) => {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t
-}
+const oneLine = (s: string, n = 160) => clip(s, n)
 
 export function parseAnswer(validator: string, stdout: string): Vote {
   const abstain = (why: string): Vote => ({validator, verdict: 'abstain', confidence: 0, reason: why})

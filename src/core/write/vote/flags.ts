@@ -2,20 +2,16 @@
  * Flags: what the reviewer should look at. They never decide alone; the validators weigh
  * the same evidence. Reasons say which phrase or kind matched, never a value.
  */
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import {detectInstructions, type InstructionHit} from './instruction.js'
 import type {SemanticFinding} from './semantic.js'
 import {redactText} from '../redact/index.js'
 import {describeSensitive, findSensitive} from './sensitive.js'
 import type {FlagHit, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 /** A body at or above this share of the limit is flagged as near it. */
 export const NEAR_LIMIT = 0.9
-
-const clip = (s: string, n = 60) => {
-  const t = redactText(s).replace(/\s+/g, ' ').trim()
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t
-}
 
 /** The text a reader of this memory would see: title and body. */
 export const visibleText = (c: WriteCandidate) => (c.title ? `${c.title}\n${c.body}` : c.body)
@@ -128,8 +124,8 @@ export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
   if (pii) flags.push({flag: 'sensitive', reason: pii})
 
   const taint: string[] = []
-  if (c.session?.tainted) taint.push(`session tainted${c.session.taint_reasons.length > 0 ? ` (${clip(c.session.taint_reasons.join(', '))})` : ''}`)
-  if ((INDIRECT_ORIGINS as readonly string[]).includes(c.origin as Origin)) taint.push(`origin ${c.origin} is third-party text`)
+  if (c.session?.tainted) taint.push(`session tainted${c.session.taint_reasons.length > 0 ? ` (${clip(redactText(c.session.taint_reasons.join(', ')))})` : ''}`)
+  if (isIndirectOrigin(c.origin)) taint.push(`origin ${c.origin} is third-party text`)
   if (taint.length > 0) flags.push({flag: 'tainted-source', reason: taint.join('; ')})
 
   const contradictions = ev.findings.filter((f) => f.kind === 'contradiction')
@@ -141,7 +137,7 @@ export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
   if (kinds.length > 0) flags.push({flag: 'secret-redacted', reason: kinds.map(([k, n]) => `${k}×${n}`).join(', ')})
 
   const obfuscated: string[] = []
-  if (c.normalised.hidden.length > 0) obfuscated.push(`hidden text: ${clip(c.normalised.hidden.slice(0, 3).join(', '))}`)
+  if (c.normalised.hidden.length > 0) obfuscated.push(`hidden text: ${clip(redactText(c.normalised.hidden.slice(0, 3).join(', ')))}`)
   const disguised = ev.hits.filter((h) => h.kind === 'encoded' || h.reason.startsWith('disguised '))
   for (const h of disguised) obfuscated.push(h.reason)
   if (obfuscated.length > 0) flags.push({flag: 'obfuscated', reason: obfuscated.join('; ')})

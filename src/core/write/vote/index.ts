@@ -27,7 +27,7 @@ export type {
 } from './types.js'
 export {detectInstructions, type InstructionHit, type Strength} from './instruction.js'
 export {ibanValid, luhnValid} from './sensitive.js'
-export {ELEVATED_ORIGINS, forgedAuthority} from './provenance.js'
+export {forgedAuthority} from './provenance.js'
 export {features, learnedVote, loadModel, score as learnedScore} from './learned.js'
 
 /** How many neighbours the semantic validator asks for. */
@@ -82,7 +82,7 @@ export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<Vote
   const texts = [visibleText(c), c.normalised.text, ...c.normalised.decoded]
   const builtins: Vote[] = [
     semanticVote(c, neighbours, findings, lookupError),
-    provenanceVote(c, ctx, texts),
+    provenanceVote(c, texts),
     deliveryVote(c, ctx, hits),
     learnedVote(c, texts, ctx.config.learned?.weights ?? undefined),
   ]

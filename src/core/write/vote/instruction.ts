@@ -11,6 +11,7 @@
  * - weak: the whole write is a request to the assistant (a task or a question) rather
  *   than something to remember.
  */
+import {clip} from '../../text/clip.js'
 
 export type Strength = 'strong' | 'medium' | 'weak'
 
@@ -378,11 +379,6 @@ const REQUEST_OTHER_SCRIPT = /^(?:请|請|麻烦|麻煩|帮我|幫我|お願い|
 const REQUEST_MAX_CHARS = 400
 
 const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
-
-const clip = (s: string, n = 60): string => {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t
-}
 
 export function sentences(text: string): string[] {
   return text

@@ -13,7 +13,7 @@ import {readFileSync} from 'node:fs'
 import {endianness} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import type {Vote, WriteCandidate} from './types.js'
 
 export const LEARNED = 'learned'
@@ -134,7 +134,6 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   return model
 }
 
-const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
 
 /**
  * Votes like the others. From third-party text or a tainted session a likely injection is
@@ -154,7 +153,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // the strongest reading of the text wins: visible, folded, or decoded
   let p = 0
   for (const t of texts) if (t) p = Math.max(p, score(model, t))
-  const exposed = isIndirect(c.origin) || c.session?.tainted === true
+  const exposed = isIndirectOrigin(c.origin) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
   const long = texts[0].length >= VETO_MIN_CHARS

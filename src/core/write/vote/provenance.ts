@@ -1,13 +1,12 @@
 /**
- * The provenance validator: authority must be proven by a signature, never asserted.
- * A write that claims an elevated origin needs a valid signature bound to its path and
- * scope; text that claims to speak for the owner or the system, without one, is forged.
+ * The provenance validator: authority must be proven, never asserted. No write an agent
+ * makes can carry proof of authority (owner and dream writes are the tool's own, not a
+ * vote's), so a write claiming an elevated origin or "system" is rejected, and text that
+ * claims to speak for the owner or the system is forged.
  */
-import {AUTHORITY_CLAIMS, INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
-import type {Vote, VoteContext, WriteCandidate} from './types.js'
-
-/** Claimed origins that need a signature: the elevated origins and "system" (memory.ts AUTHORITY_CLAIMS). */
-export const ELEVATED_ORIGINS = AUTHORITY_CLAIMS
+import {isAuthorityClaim, isIndirectOrigin} from '../../memory/memory.js'
+import type {Vote, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
 /**
@@ -57,13 +56,6 @@ const FORGED_AUTHORITY: RegExp[] = [
   /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/,
 ]
 
-const isElevated = (o: string | undefined) => o !== undefined && ELEVATED_ORIGINS.includes(o)
-const isIndirect = (o: string) => (INDIRECT_ORIGINS as readonly string[]).includes(o as Origin)
-const clip = (s: string, n = 60) => {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t
-}
-
 export function forgedAuthority(text: string): string | null {
   for (const re of FORGED_AUTHORITY) {
     const m = re.exec(text)
@@ -74,37 +66,16 @@ export function forgedAuthority(text: string): string | null {
 
 export const PROVENANCE = 'provenance'
 
-export function provenanceVote(c: WriteCandidate, ctx: Pick<VoteContext, 'verifyClaim'>, texts: string[]): Vote {
+export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: PROVENANCE, verdict, confidence, reason})
-  const claimed = isElevated(c.claim?.origin) ? c.claim!.origin : isElevated(c.origin) ? c.origin : null
-  const signature = c.claim?.signature
-
-  let verified = false
-  if (signature !== undefined) {
-    if (!ctx.verifyClaim) {
-      if (claimed) return vote('reject', 0.9, `claims origin "${claimed}" but no keyring is available to verify its signature`)
-    } else {
-      let check: {ok: boolean; detail: string}
-      try {
-        check = ctx.verifyClaim(c)
-      } catch (error) {
-        check = {ok: false, detail: error instanceof Error ? error.message : String(error)}
-      }
-      // A bad signature is refused on any tier: someone tried to borrow authority.
-      if (!check.ok) return vote('reject', 0.95, `bad signature${claimed ? ` on a claim of origin "${claimed}"` : ''}: ${clip(check.detail, 120)}`)
-      verified = true
-    }
-  } else if (claimed) {
-    return vote('reject', 0.9, `claims origin "${claimed}" without a signature`)
-  }
-
-  if (verified) return vote('accept', 0.95, `signature verified${claimed ? ` for origin "${claimed}"` : ''}, bound to ${c.scope}:${c.path}`)
+  const claimed = isAuthorityClaim(c.claim?.origin) ? c.claim!.origin : isAuthorityClaim(c.origin) ? c.origin : null
+  if (claimed) return vote('reject', 0.9, `claims origin "${claimed}" without a signature`)
 
   for (const text of texts) {
     const forged = forgedAuthority(text)
     if (forged) {
-      // A signature is never text: a claim of one, from any origin, is refused at veto confidence.
-      const confidence = isIndirect(c.origin) || c.session?.tainted ? 0.95 : 0.9
+      // Authority is never text: a claim of it, from any origin, is refused at veto confidence.
+      const confidence = isIndirectOrigin(c.origin) || c.session?.tainted ? 0.95 : 0.9
       return vote('reject', confidence, `text claims authority without a signature: "${forged}"`)
     }
   }

@@ -4,8 +4,9 @@
  * their content words, then compared for polarity (negation, antonyms) and for the values
  * they state (numbers, dates, hosts, names after "is").
  */
-import {INDIRECT_ORIGINS, type Origin} from '../../memory/memory.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
+import {clip} from '../../text/clip.js'
 
 export interface SemanticFinding {
   kind: 'contradiction' | 'duplicate'
@@ -260,7 +261,6 @@ function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
 
 const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x)) && [...b].some((x) => !a.has(x))
 const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
-const clip = (s: string, n = 40) => (s.length > n ? `${s.slice(0, n - 1)}…` : s)
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
 function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
@@ -277,7 +277,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
-        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title)}")`}
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
         const was = clip(first(ns.values, cs.values), 48)
@@ -293,7 +293,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       const sharedWords = overlap(cs.words, ns.words)
       if (sharedWords < 2) continue
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
-        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title)}")`}
+        return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (sharedWords >= 3) {
         // a host or an address names one thing; a number may count anything, so it needs a closer match
@@ -316,7 +316,7 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
-  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title)}")`}
+  if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title, 40)}")`}
   return null
 }
 
@@ -336,12 +336,12 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   const out: SemanticFinding[] = []
   // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
   // however it is phrased; an update that keeps every value and most words only adds to it.
-  if (c.baseBody !== undefined && isIndirect(c.origin)) {
+  if (c.baseBody !== undefined && isIndirectOrigin(c.origin)) {
     const base = docInfo(c.title, c.baseBody, false)
     const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
     if (kept < 0.8) {
       const n = all.find((x) => x.scope === c.scope && x.path === c.path)!
-      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title)}"), keeping ${Math.round(100 * kept)}% of what it said`})
+      out.push({kind: 'contradiction', neighbour: n, reason: `rewrites ${name(n)} ("${clip(n.title, 40)}"), keeping ${Math.round(100 * kept)}% of what it said`})
     }
   }
   for (const n of all) {
@@ -352,7 +352,6 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   return out
 }
 
-const isIndirect = (origin: string) => (INDIRECT_ORIGINS as readonly string[]).includes(origin as Origin)
 
 export const SEMANTIC = 'semantic'
 
@@ -361,7 +360,7 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
   if (lookupError !== undefined) return vote('abstain', 0, `could not look up neighbours: ${clip(lookupError, 120)}`)
   if (c.operation === 'delete') {
     // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
-    return isIndirect(c.origin)
+    return isIndirectOrigin(c.origin)
       ? vote('reject', 0.7, `a delete arriving by ${c.origin}`)
       : vote('accept', 0.4, 'a delete: nothing to compare')
   }
@@ -370,7 +369,7 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
     const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
     // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
     // the human may be correcting one, so it goes to review with the dissent visible.
-    return isIndirect(c.origin)
+    return isIndirectOrigin(c.origin)
       ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
       : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
   }

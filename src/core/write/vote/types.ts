@@ -66,8 +66,8 @@ export interface WriteCandidate {
   redactions: Record<string, number>
   bodyBytes: number
   maxBodyBytes: number
-  /** when the write claims an elevated origin (owner/system/dream) it may carry a signature; provenance checks it */
-  claim?: {origin: string; signature?: string}
+  /** the elevated origin (owner/system/dream) the write claims, if any; provenance rejects it */
+  claim?: {origin: string}
   /** the current curated file at that path, if any (an update) */
   baseBody?: string
 }
@@ -77,8 +77,6 @@ export interface VoteContext {
   neighbours(text: string, limit: number): Neighbour[] | Promise<Neighbour[]>
   /** counts of this session's / author's writes within the burst window, from the store's records */
   recentWrites: {session: number; author: number}
-  /** verifies a claimed signature bound to path and scope; undefined if no keyring available */
-  verifyClaim?: (c: WriteCandidate) => {ok: boolean; detail: string}
   config: EngramConfig['vote']
   /** working directory for external validator commands (the store root); defaults to the process's */
   cwd?: string
