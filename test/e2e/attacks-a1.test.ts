@@ -135,7 +135,7 @@ describe('attacks on a1: policy', () => {
 })
 
 describe('attacks on a1: rollback from committed history', () => {
-  // was a hole: raiseFromHistory (manifest.ts) read only the first-parent history of the
+  // was a hole: raiseFromHistory (highwater.ts) read only the first-parent history of the
   // manifests. An agent hides the newer owner-signed manifest behind a merge: from the
   // old commit, `git merge -s ours <newer>` keeps the old tree on the first parent and the
   // newer accept only as a second parent. The branch still contains the newer commit, so
@@ -268,7 +268,7 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
     expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false)
   })
 
-  // was a hole (fixed: --no-textconv): the same, on a read command: manifest.ts raiseFromHistory runs `git log -p …
+  // was a hole (fixed: --no-textconv): the same, on a read command: highwater.ts raiseFromHistory runs `git log -p …
   // --no-ext-diff` but not `--no-textconv`, so a `diff.<x>.textconv` command planted in
   // .git/config and selected by a .gitattributes runs in the owner's `verify` and `list`
   // (and every serving command) after any commit that touches .engram/manifests/. Safe:

@@ -8,7 +8,6 @@ import {gitBlobHash} from '../../src/core/memory/hash.js'
 import {loadKeyring, pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/trust/keys.js'
 import {
   manifestEntry,
-  manifestForServing,
   manifestPath,
   nextManifest,
   parseManifest,
@@ -16,8 +15,9 @@ import {
   serializeManifest,
   signManifest,
   verifyManifest,
-  verifyStore,
 } from '../../src/core/trust/manifest.js'
+import {manifestForServing} from '../../src/core/trust/serving.js'
+import {verifyStore} from '../../src/core/trust/verify.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory/memory.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/trust/sign.js'
 import {Store} from '../../src/core/store/store.js'

@@ -1,13 +1,14 @@
-import {readdirSync, readFileSync, statSync} from 'node:fs'
+import {closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {changedLongAgo, fileIdentity} from '../store/fsutil.js'
-import {gitBlobHash} from '../memory/hash.js'
+import {gitBlobHash, sha256Hex} from '../memory/hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
-import {seenSerials} from './highwater.js'
-import {ManifestLookup, manifestForServing, manifestPath, raiseFromHistory} from './manifest.js'
+import {raiseFromHistory, seenSerials} from './highwater.js'
+import {Manifest, ManifestEntry, inLineForm, manifestPath, parseManifest, verifyManifest} from './manifest.js'
+import {readManifestCache, writeManifestCache} from './manifest-cache.js'
 import {MemoryFile, parseMemory} from '../memory/memory.js'
-import {verifyMemory} from './sign.js'
+import {ownerVerdict, verifyMemory} from './sign.js'
 import type {Store} from '../store/store.js'
 
 export type ServeCheck = {ok: true} | {ok: false; problem: string}
@@ -196,4 +197,130 @@ export class WarmServing {
     this.key = key
     return gate
   }
+}
+
+// ---------------------------------------------------------------- serving lookups
+
+/** What serving needs of a scope's manifest: its serial and the signed blob id of a path. */
+export interface ManifestLookup {
+  serial: number
+  blob(path: string): string | undefined
+}
+
+/**
+ * The scope's manifest in the work tree as the serving gate uses it, or undefined when
+ * there is none or it does not verify under `keyring` now (throws on a malformed one).
+ *
+ * A signature check needs the canonical payload of every entry (about 40 ms for a 10,000
+ * entry manifest), paid by every search of a fresh process. So the fact "the file with
+ * this SHA-256 is a manifest of this scope and serial, validly signed by this public key"
+ * is cached beside the private keys (outside the store, which the agent can write), like
+ * the verified-signature cache. The key's trust is decided afresh from the keyring on every
+ * use. When the file is exactly in the one-entry-per-line form engram writes, a path's
+ * entry is then found by searching the text for that line instead of parsing every entry.
+ */
+export function manifestForServing(store: Store, keyring: Keyring, scope: string): ManifestLookup | undefined {
+  const rel = manifestPath(scope)
+  const read = readStamped(store.abs(rel))
+  if (!read) return undefined
+  const {bytes, stamp, stable} = read
+  const cache = readManifestCache(store)
+  // the file's identity stands for its bytes when it has not changed since a record was
+  // made from it (see readStamped); otherwise the bytes are hashed
+  let digest = stamp === undefined ? undefined : [...cache].find(([, e]) => e.stamp === stamp && e.scope === scope)?.[0]
+  const byStamp = digest !== undefined
+  digest ??= sha256Hex(bytes)
+  const known = cache.get(digest)
+  if (known && known.scope === scope) {
+    if (!byStamp && stable && stamp !== undefined) {
+      cache.set(digest, {...known, stamp})
+      writeManifestCache(store, cache)
+    }
+    if (!ownerKeyNow(keyring, known.keyid, Buffer.from(known.publicKey, 'base64'))) return undefined
+    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLines(bytes, path)}
+    return byPath(parseManifest(bytes.toString('utf8'), rel))
+  }
+  const text = bytes.toString('utf8')
+  const m = parseManifest(text, rel)
+  const v = verifyManifest(keyring, m)
+  if (!v.ok || m.scope !== scope) return undefined
+  const pk = keyring.publicKey(v.keyid!)!
+  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: inLineForm(m, text), ...(stable ? {stamp} : {})})
+  writeManifestCache(store, cache)
+  return byPath(m)
+}
+
+/**
+ * A file's bytes with its identity (device, inode, size, modification and change times),
+ * taken before and after the read on the same descriptor: `stamp` is undefined when they
+ * differ (the file changed while it was read). Any write to the file changes its change
+ * time, which no unprivileged process can set back, so a stamp seen again means the same
+ * bytes — unless the file had changed within the timestamps' granularity of the moment
+ * the stamp was taken (git's "racy" case): `stable` says it had not, and only a stable
+ * stamp is ever recorded.
+ */
+function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; stable: boolean} | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const before = fstatSync(fd, {bigint: true})
+    const bytes = readFileSync(fd)
+    const after = fstatSync(fd, {bigint: true})
+    const same = fileIdentity(before) === fileIdentity(after)
+    return {bytes, stamp: same ? fileIdentity(after) : undefined, stable: same && changedLongAgo(after.ctimeNs)}
+  } finally {
+    closeSync(fd)
+  }
+}
+
+
+function byPath(m: Manifest): ManifestLookup {
+  const blobs = new Map(m.entries.map((e) => [e.path, e.blob]))
+  return {serial: m.serial, blob: (path) => blobs.get(path)}
+}
+
+const ENTRY = Buffer.from('\n    {"path":"')
+const PATH_END = Buffer.from('","id":')
+
+/**
+ * A path's blob id from a manifest known to be in line form (inLineForm): each entry is a
+ * line `    {"path":<JSON string>,"id":…,"blob":…}`, sorted by path. A JSON string holds no
+ * unescaped quote or newline, so a line start followed by `{"path":"` begins an entry and
+ * the first `","id":` after it ends that entry's path. Binary search over the bytes: a
+ * dozen entries decoded instead of every one.
+ */
+function blobFromLines(bytes: Buffer, path: string): string | undefined {
+  let lo = bytes.indexOf(ENTRY)
+  let hi = bytes.length
+  const pathAt = (at: number): string => {
+    const start = at + ENTRY.length - 1
+    return JSON.parse(bytes.toString('utf8', start, bytes.indexOf(PATH_END, start) + 1)) as string
+  }
+  while (lo >= 0 && lo < hi) {
+    let at = bytes.indexOf(ENTRY, lo + ((hi - lo) >>> 1))
+    if (at < 0 || at >= hi) at = lo
+    const p = pathAt(at)
+    if (p === path) {
+      const end = bytes.indexOf(10, at + 1)
+      const entry = JSON.parse(bytes.toString('utf8', at + 5, end < 0 ? bytes.length : end).replace(/,$/, '')) as Partial<ManifestEntry>
+      return entry.path === path && typeof entry.blob === 'string' ? entry.blob : undefined
+    }
+    if (path < p) hi = at
+    else {
+      const next = bytes.indexOf(ENTRY, at + 1)
+      lo = next < 0 ? hi : next
+    }
+  }
+  return undefined
+}
+
+/** Whether a manifest signed by `keyid` (with this public key, when given) may be trusted now, signature aside. */
+function ownerKeyNow(keyring: Keyring, keyid: string, publicKey?: Uint8Array): boolean {
+  const v = ownerVerdict(keyring, keyid)
+  return v.ok && (publicKey === undefined || Buffer.from(v.publicKey).equals(Buffer.from(publicKey)))
 }

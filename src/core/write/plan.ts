@@ -1,0 +1,267 @@
+/**
+ * The write path's plan: everything `writeMemory` decides before it touches git, as pure
+ * functions of the write's arguments, the session record, the store's config and a
+ * read-only view of the file the write is about. No I/O here, so every decision is
+ * testable without a repository; write.ts runs the vote and applies the plan under the
+ * store lock.
+ */
+import {writeRoute, type WriteRoute} from '../session/access.js'
+import {checkTitle, decodeContent} from '../store/content.js'
+import type {StoredMemory} from '../memory/curated.js'
+import type {EngramConfig} from '../store/config.js'
+import {badInput, refused} from '../store/errors.js'
+import {AGENT_ORIGINS, ELEVATED_ORIGINS, MemoryFrontmatter, Origin, deriveTitle, inheritedTaint, isOrigin, serializeMemory} from '../memory/memory.js'
+import {validateMemoryPath} from '../store/paths.js'
+import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from '../review/proposal.js'
+import {redact} from './redact/index.js'
+import {normalise, stripInvisible} from './normalise.js'
+import {formatScope, parseScope, scopeDir} from '../store/scope.js'
+import type {SessionRecord} from '../session/sessions.js'
+import type {VoteResult, WriteCandidate} from './vote/types.js'
+
+export interface WriteInput {
+  scope: string
+  path: string
+  content: Buffer | string
+  title?: string
+  tags?: string[]
+  origin?: string
+  /** the blob id this write changes, 'none' for a new file; default: the file as it is when the write starts */
+  base?: string
+}
+
+/** The file at a path as the plan sees it: its blob id and parsed memory. */
+export type StoredFile = Pick<StoredMemory, 'blob' | 'memory'>
+
+/** What a plan may know of the store: its config, and the file at a scope and path now (read-only). */
+export interface WriteView {
+  config: EngramConfig
+  read(scope: string, path: string): StoredFile | undefined
+}
+
+export interface WritePlan {
+  route: WriteRoute
+  session: SessionRecord
+  scope: string
+  /** scope-relative */
+  path: string
+  /** store-relative */
+  rel: string
+  origin: Origin
+  tainted: boolean
+  taintReasons: string[]
+  /** redacted; from here on only redacted text exists */
+  title: string
+  tags: string[]
+  body: string
+  redactions: Record<string, number>
+  /** the blob the write is made against, null for "no file": any other file under the lock is a conflict */
+  expectedBase: string | null
+  /** when the write began: the memory's updated (and created, for a new file) */
+  now: string
+  /** what the vote decides on (proposal route only) */
+  candidate?: WriteCandidate
+  /** the burst window the vote counts recent writes in, in minutes (proposal route only) */
+  burstWindowMinutes?: number
+}
+
+/** What the vote decided, as the entry stores it. */
+export interface WriteDecision {
+  passed: boolean
+  dissent: boolean
+  summary: string
+  flags: StoredFlag[]
+  votes: StoredVote[]
+}
+
+/**
+ * Only the origins of the one table (memory.ts ORIGIN_TABLE) are accepted; "system" and
+ * anything else are bad input, so no entry is ever stored with an origin the tool would
+ * later call hand-edited. An elevated origin from an agent is refused or quarantined below.
+ */
+function checkOrigin(origin: string | undefined): Origin {
+  const o = origin ?? 'direct_chat'
+  // the value is not echoed: whatever was passed here may be a secret
+  if (!isOrigin(o)) throw badInput('Unknown origin.', `use one of: ${AGENT_ORIGINS.join(', ')}`)
+  return o
+}
+
+/**
+ * Validate → redact → taint → (for a proposal) the vote's candidate (README.md, "The
+ * write path"). Author, role, status and taint come from the session record, never from
+ * the write's arguments or content. Bad input throws before the view is read.
+ */
+export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString()): WritePlan {
+  const {config} = view
+  const scope = formatScope(parseScope(input.scope))
+  const path = validateMemoryPath(input.path)
+  // Paths and scopes are stored in clear (file names, commit subjects): they may not carry secrets.
+  for (const [what, text] of [['path', path], ['scope', scope]] as const) {
+    const kinds = Object.keys(redact(text, config.redaction.extra).redactions)
+    if (kinds.length > 0) throw badInput(`The memory ${what} looks like it contains a secret (${kinds.join(', ')}).`, `choose a ${what} without credentials`)
+  }
+  const route = writeRoute(session, scope, config)
+  const origin = checkOrigin(input.origin)
+  if (route === 'direct' && ELEVATED_ORIGINS.includes(origin)) {
+    throw refused(`An agent cannot record origin "${origin}".`, 'the owner and the dreaming job write through their own keys')
+  }
+  const raw = decodeContent(input.content, config.max_body_bytes)
+  const title0 = checkTitle(input.title)
+  if (input.base !== undefined && input.base !== 'none' && !/^[0-9a-f]{40}$/.test(input.base)) {
+    throw badInput(`--base-blob must be a 40-hex git blob id or "none".`, 'give the blob id `engram read <path> --json` shows (`blob`), or "none" for a new file')
+  }
+
+  // Redaction first: from here on only redacted text exists in this process's outputs.
+  const extra = config.redaction.extra
+  // Invisible characters are dropped before redaction (a zero-width space must not hide a
+  // secret) and before storage; the flags still report that they were there.
+  const hiddenIn = normalise(raw).hidden
+  const red = redact(stripInvisible(raw), extra)
+  const titleRed = redact(title0 ?? deriveTitle(red.text), extra)
+  const redactions = {...red.redactions}
+  for (const [k, n] of Object.entries(titleRed.redactions)) redactions[k] = (redactions[k] ?? 0) + n
+  const body = red.text
+  const title = titleRed.text
+  const tags = (input.tags ?? []).map((t) => redact(t, extra).text)
+
+  const existing = view.read(scope, path)
+  const observedBase = existing?.blob ?? null
+  const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
+
+  const {tainted, reasons: taintReasons} = inheritedTaint(session, origin)
+  const plan: WritePlan = {
+    route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, body, redactions, expectedBase, now,
+  }
+  if (route === 'direct') return plan
+
+  // Proposal route: flags and the vote decide between the review queue and quarantine.
+  const norm0 = normalise(body)
+  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])]}
+  plan.candidate = {
+    scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
+    origin, author: session.agent,
+    session: {id: session.id, agent: session.agent, tainted: session.tainted, taint_reasons: session.taint_reasons},
+    redactions, bodyBytes: Buffer.byteLength(body), maxBodyBytes: config.max_body_bytes,
+    claim: ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
+    baseBody: existing?.memory.body,
+  }
+  plan.burstWindowMinutes = config.vote.burst.window_minutes
+  return plan
+}
+
+/** The vote's result as an entry stores it. */
+export function decisionOf(outcome: VoteResult): WriteDecision {
+  return {
+    passed: outcome.passed, dissent: outcome.dissent, summary: outcome.summary,
+    flags: outcome.flags.map((f) => ({flag: f.flag, reason: f.reason})),
+    votes: outcome.votes.map((v) => ({validator: v.validator, verdict: v.verdict, confidence: v.confidence, reason: v.reason})),
+  }
+}
+
+/**
+ * The memory's frontmatter against the file found at apply time (`base`): its id and
+ * created date carry over, its version grows by one; `newId` names a new memory.
+ */
+export function memoryFor(plan: WritePlan, base: StoredFile | undefined, proposalId: string | null, newId: () => string): MemoryFrontmatter {
+  return {
+    id: base?.memory.frontmatter.id ?? newId(),
+    title: plan.title,
+    scope: plan.scope,
+    tags: plan.tags,
+    author: plan.session.agent,
+    source_session: plan.session.id,
+    origin: plan.origin,
+    tainted: plan.tainted,
+    taint_reasons: plan.taintReasons,
+    created: base?.memory.frontmatter.created ?? plan.now,
+    updated: plan.now,
+    version: (base?.memory.frontmatter.version ?? 0) + 1,
+    proposal: proposalId,
+    reviewed_by: null,
+    digest: null,
+    signature: null,
+  }
+}
+
+export interface PlannedCommit {
+  subject: string
+  trailers: Record<string, string | boolean | undefined>
+  changes: {path: string; content: string}[]
+}
+
+/** A direct write's file and commit, against the file found under the lock. */
+export function directCommit(plan: WritePlan, base: StoredFile | undefined, newId: () => string): PlannedCommit {
+  const text = serializeMemory({frontmatter: memoryFor(plan, base, null, newId), body: plan.body})
+  return {
+    subject: `${base ? 'Update' : 'Add'} ${plan.scope}/${plan.path} from session ${plan.session.id}`,
+    trailers: provenanceTrailers(plan.session, plan.origin, plan.tainted, {'Engram-Operation': 'write', 'Engram-Redactions': redactionSummary(plan.redactions)}),
+    changes: [{path: plan.rel, content: text}],
+  }
+}
+
+/**
+ * The review-queue or quarantine entry a write is kept as, against the file found under
+ * the lock: a proposal when the vote passed, a quarantine entry when it did not, and a
+ * conflict (never dropped) when the file is not the one the write was made against.
+ * `decision` is undefined for a direct write that lost a race: it is kept for review
+ * without a vote.
+ */
+export function entryFor(
+  plan: WritePlan,
+  base: StoredFile | undefined,
+  decision: WriteDecision | undefined,
+  id: string,
+  created: string,
+  newId: () => string,
+): {proposal: Proposal; digest: string; commit: PlannedCommit; conflict: boolean} {
+  const nowBase = base?.blob ?? null
+  const conflict = nowBase !== plan.expectedBase
+  const status = decision && !decision.passed ? 'quarantined' : 'pending'
+  const memory = memoryFor(plan, base, id, newId)
+  const proposal: Proposal = {
+    id, status, kind: conflict ? 'conflict' : 'write', operation: base ? 'update' : 'create', scope: plan.scope, path: plan.path,
+    base: nowBase, author: plan.session.agent, session: plan.session.id, origin: plan.origin, tainted: plan.tainted, taint_reasons: plan.taintReasons,
+    created, flags: decision?.flags ?? [], redactions: plan.redactions, votes: decision?.votes ?? [],
+    vote: decision ? {passed: decision.passed, dissent: decision.dissent, summary: decision.summary} : null, evidence: [],
+    note: conflict ? conflictNote(plan.expectedBase, nowBase) : null,
+    memory: decision ? withDissent(memory, decision.votes, decision.dissent) : memory, body: plan.body,
+  }
+  const digest = proposalDigest(proposal)
+  const where = `${plan.scope}/${plan.path}`
+  const subject = !decision
+    ? `Keep a conflicting write to ${where} as proposal ${id}`
+    : status === 'pending' ? `Propose ${proposal.operation} of ${where} (${id})` : `Quarantine a write to ${where} (${id}): ${decision.summary}`
+  const trailers = provenanceTrailers(plan.session, plan.origin, plan.tainted, decision
+    ? {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Vote': decision.summary, 'Engram-Redactions': redactionSummary(plan.redactions)}
+    : {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest})
+  return {proposal, digest, conflict, commit: {subject, trailers, changes: [{path: entryFile(proposal), content: serializeProposal(proposal)}]}}
+}
+
+/**
+ * A write that passed with dissent carries the dissent into its memory (covered by the
+ * digest, so the reviewer sees it), and serving labels it.
+ */
+function withDissent(memory: MemoryFrontmatter, votes: StoredVote[], dissent: boolean): MemoryFrontmatter {
+  if (!dissent) return memory
+  const against = votes.filter((v) => v.verdict === 'reject').map((v) => `vote dissent: ${v.validator} (${v.confidence.toFixed(2)}) ${v.reason}`.slice(0, 200))
+  return {...memory, taint_reasons: [...memory.taint_reasons, ...against]}
+}
+
+function conflictNote(expected: string | null, found: string | null): string {
+  return `conflict: written against ${expected ?? 'no file'}, but the file is now ${found ?? 'absent'}`
+}
+
+export function provenanceTrailers(session: SessionRecord, origin: string, tainted: boolean, extra: Record<string, string | undefined> = {}) {
+  return {
+    'Engram-Author': session.agent,
+    'Engram-Session': session.id,
+    'Engram-Origin': origin,
+    'Engram-Tainted': tainted,
+    ...extra,
+  }
+}
+
+function redactionSummary(r: Record<string, number>): string | undefined {
+  const parts = Object.entries(r).map(([k, n]) => `${k}×${n}`)
+  return parts.length > 0 ? parts.join(', ') : undefined
+}
