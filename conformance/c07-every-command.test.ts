@@ -139,7 +139,7 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
     expect(st.sessions).toBe(1)
     const owner = store.ok(['status'])
     expect(owner.pending).toBeGreaterThan(1)
-    expect(store.ok(['session', 'list'], {session: acme}).sessions.map((s: any) => s.id)).toEqual([acme])
+    expect(store.ok(['session', 'list'], {session: acme}).items.map((s: any) => s.id)).toEqual([acme])
     const other = store.run(['session', 'show', globex, '--json'], {session: acme})
     const missing = store.run(['session', 'show', 's-nobody00', '--json'], {session: acme})
     expect(other.code).toBe(4)

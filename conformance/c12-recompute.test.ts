@@ -70,7 +70,7 @@ describe('C12b — every recomputable fact is recomputed at show and accept (R12
     store.write(entry(id), setField(store.read(entry(id)), 'scope', 'tenant:globex'))
     store.gitCommitAll('fix scope')
     refuses(id, /scope/)
-    expect(store.run(['list', '--scope', 'tenant:globex', '--json']).json.memories).toEqual([])
+    expect(store.run(['list', '--scope', 'tenant:globex', '--json']).json.items).toEqual([])
   })
 
   it('scope moved to org: an agent never writes org', () => {

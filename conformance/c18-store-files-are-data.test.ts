@@ -326,7 +326,7 @@ describe('C18 — a broken entry is listed as broken and never hides the rest (R
       }
     }
     store.gitCommitAll('plant broken entries')
-    for (const [args, key] of [[['review', 'list'], 'items'], [['quarantine', 'list'], 'items'], [['pending', 'list'], 'pending']] as const) {
+    for (const [args, key] of [[['review', 'list'], 'items'], [['quarantine', 'list'], 'items'], [['pending', 'list'], 'items']] as const) {
       const r = store.run([...args, '--json'])
       expect(r.code, `${args.join(' ')}: ${r.stderr}${r.stdout.slice(0, 500)}`).toBe(0)
       const shown = new Set<string>([...r.json[key].map((i: {id: string}) => i.id), ...r.json.broken.map((b: {file: string}) => b.file.replace(/^.*\//, '').replace(/\.md$/, ''))])

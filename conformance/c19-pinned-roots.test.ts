@@ -69,8 +69,8 @@ describe('R19: a root is never granted from the store', () => {
       const v = store.run(['verify', '--json'])
       expect(v.code, caches).toBe(7)
       const keys = store.ok(['keys', 'list'])
-      const roots = keys.keys.filter((k: any) => k.root && k.status === 'trusted')
-      expect(roots.map((k: any) => k.fingerprint), caches).not.toContain(evil.ok(['keys', 'list']).keys[0].fingerprint)
+      const roots = keys.items.filter((k: any) => k.root && k.status === 'trusted')
+      expect(roots.map((k: any) => k.fingerprint), caches).not.toContain(evil.ok(['keys', 'list']).items[0].fingerprint)
     }
   })
 
@@ -87,7 +87,7 @@ describe('R19: a root is never granted from the store', () => {
     }
     store.git('checkout', '--', rel)
     expect(store.read(rel)).toBe(forged) // git now shows the forgery everywhere
-    const mine = store.ok(['session', 'list']).sessions.find((s: any) => s.id === session)
+    const mine = store.ok(['session', 'list']).items.find((s: any) => s.id === session)
     expect(mine).toMatchObject({assigned: 'tenant:acme', tainted: true})
     const other = store.run(['list', '--scope', 'tenant:globex', '--json'], {session})
     expect(other.code).toBe(3)
@@ -117,7 +117,7 @@ describe('R19: a root is never granted from the store', () => {
 
   it('a fresh clone serves no curated memory until its root is pinned by fingerprint, and says so', () => {
     const {store} = victim()
-    const fingerprint = store.ok(['keys', 'list']).keys.find((k: any) => k.root).fingerprint as string
+    const fingerprint = store.ok(['keys', 'list']).items.find((k: any) => k.root).fingerprint as string
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/)
     for (const config of ['same', 'other']) {
       const dir = join(tempDir(), 'clone')

@@ -36,7 +36,7 @@ describe('C21 — policy only from a config signed by a trusted owner key (R21)'
     expect(w.stdout, label).not.toMatch(/engram: warning/)
     const v = store.run(['verify', '--json'])
     expect(v.code, label).toBe(7)
-    expect(v.json.error.data.problems.map((p: any) => p.kind), label).toContain('config-unsigned')
+    expect(v.json.items.map((p: any) => p.kind), label).toContain('config-unsigned')
     expect(store.ok(['status']).config.state, label).toBe('unsigned')
   }
 

@@ -38,8 +38,8 @@ describe('C23 — history and labels claim only what is proven (R23)', () => {
 
   it('history: a commit with forged trailers is not "reviewed"; the signed version is', () => {
     const h = store.ok(['history', 'plan.md', '--scope', 'tenant:acme'])
-    const top = h.entries.find((e: any) => e.commit === forged)
-    const old = h.entries.find((e: any) => e.commit === genuine)
+    const top = h.items.find((e: any) => e.commit === forged)
+    const old = h.items.find((e: any) => e.commit === genuine)
     expect(top.reviewed_by).toBeNull()
     expect(JSON.stringify(top.claims)).toContain('owner (0123456789abcdef)')
     expect(old.reviewed_by).toMatch(/owner/)
@@ -66,7 +66,7 @@ describe('C23 — history and labels claim only what is proven (R23)', () => {
 
   it('a forged file in another session\'s scratchpad, committed with git: never labelled owner, in read, list, search, context', () => {
     notOwner(store.ok(['read', 'forged.md', '--scope', `run:${b}`], {session: b}).frontmatter)
-    notOwner(store.ok(['list', '--scope', `run:${b}`], {session: b}).memories.find((m: any) => m.path === 'forged.md'))
+    notOwner(store.ok(['list', '--scope', `run:${b}`], {session: b}).items.find((m: any) => m.path === 'forged.md'))
     for (const env of [{}, {ENGRAM_NO_FAST: '1'}]) {
       const hits = store.ok(['search', 'quokkafish'], {session: b, env}).hits
       notOwner(hits.find((h: any) => h.path === 'forged.md'))
@@ -77,7 +77,7 @@ describe('C23 — history and labels claim only what is proven (R23)', () => {
 
   it('a forged file in the own scratchpad, not committed: never labelled owner', () => {
     notOwner(store.ok(['read', 'forged.md', '--scope', `run:${a}`], {session: a}).frontmatter)
-    notOwner(store.ok(['list', '--scope', `run:${a}`], {session: a}).memories.find((m: any) => m.path === 'forged.md'))
+    notOwner(store.ok(['list', '--scope', `run:${a}`], {session: a}).items.find((m: any) => m.path === 'forged.md'))
   })
 
   it('the session\'s own write is labelled by its agent, untainted session, not reviewed', () => {

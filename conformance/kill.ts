@@ -148,7 +148,7 @@ async function check(lane: Lane, failures: string[], where: string): Promise<voi
   const status = await runGit(st, ['status', '--porcelain', '--untracked-files=all'])
   if (status.out.trim() !== '') fail(`work tree or index differs from HEAD:\n${status.out.slice(0, 600)}`)
   const list = await runKilled(st, ['list', '--json'], {})
-  const served = new Set<string>((list.json?.memories ?? []).map((m: {scope: string; path: string}) => `${m.scope}/${m.path}`))
+  const served = new Set<string>((list.json?.items ?? []).map((m: {scope: string; path: string}) => `${m.scope}/${m.path}`))
   if (list.code !== 0) fail(`list exited ${list.code}`)
   for (const p of lane.curated) if (!served.has(`${SCOPE}/${p}`)) fail(`acknowledged accept of ${p} is not served`)
   for (const p of lane.run) if (!served.has(p)) fail(`acknowledged run: write ${p} is not served`)

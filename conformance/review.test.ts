@@ -25,7 +25,7 @@ describe('C6 — full history with provenance, and one-step restore (R6)', () =>
     const h = store.ok(['history', 'plan.md', '--scope', 'tenant:acme'])
     const text = JSON.stringify(h)
     for (const needle of ['agent-h', s, v1.digest, v2.digest, 'owner']) expect(text).toContain(needle)
-    expect(h.entries.length).toBeGreaterThanOrEqual(2)
+    expect(h.items.length).toBeGreaterThanOrEqual(2)
 
     // An agent session cannot restore, and neither can someone without an owner key.
     const before = store.state()
@@ -43,7 +43,7 @@ describe('C6 — full history with provenance, and one-step restore (R6)', () =>
     const read = store.ok(['read', 'plan.md', '--scope', 'tenant:acme'], {session: s})
     expect(read.body).toBe('The plan is Gold, renewed yearly.\n')
     const after = store.ok(['history', 'plan.md', '--scope', 'tenant:acme'])
-    expect(after.entries.length).toBe(h.entries.length + 1)
+    expect(after.items.length).toBe(h.items.length + 1)
     expect(JSON.stringify(after)).toContain(v1commit)
     expect(store.run(['verify', '--json']).code).toBe(0)
   })
@@ -246,8 +246,8 @@ describe('C13 — curated memory is signed; a hand edit, move, copy, deletion or
     }
     const list = store.ok(['list', '--scope', 'tenant:acme'], {session: s})
     // copied.md is still intact at its own path; only its copy in tenant:globex is forged.
-    expect(list.memories.map((m: any) => m.path).sort()).toEqual(['copied.md', 'intact.md'])
-    expect(store.ok(['list', '--scope', 'tenant:globex'], {session: g}).memories.map((m: any) => m.path)).toEqual(['own.md'])
+    expect(list.items.map((m: any) => m.path).sort()).toEqual(['copied.md', 'intact.md'])
+    expect(store.ok(['list', '--scope', 'tenant:globex'], {session: g}).items.map((m: any) => m.path)).toEqual(['own.md'])
   })
 
   it('verify names every problem and exits 7', () => {

@@ -74,7 +74,7 @@ describe('C11 — pending and quarantined entries are never served; memory canno
     expect(JSON.stringify(r)).toMatch(/pending|proposal/)
     expect(existsSync(store.path('tenant/acme/q.md'))).toBe(false)
     expect(store.run(['read', 'q.md', '--scope', 'tenant:acme', '--json'], {session: s}).code).toBe(4)
-    expect(store.ok(['pending', 'list']).pending.map((p: any) => p.path)).toContain('q.md')
+    expect(store.ok(['pending', 'list']).items.map((p: any) => p.path)).toContain('q.md')
   })
 
   it('a memory that forges the wrapper cannot close it or open a new one', () => {

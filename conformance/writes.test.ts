@@ -86,7 +86,7 @@ describe('C2 — writes above run: are pending until the owner accepts them (R2)
     expect(store.run(['read', 'billing.md', '--scope', 'tenant:acme'], {session: s}).code).toBe(4)
     expect(JSON.stringify(store.ok(['list'], {session: s}))).not.toContain('billing.md')
     const pending = store.ok(['pending', 'list', '--scope', 'tenant:acme'])
-    expect(pending.pending.map((p: any) => p.path)).toContain('billing.md')
+    expect(pending.items.map((p: any) => p.path)).toContain('billing.md')
   })
 
   it('an update of a curated memory leaves the curated text untouched until accepted', () => {

@@ -5,7 +5,7 @@ import {safeJson, visible} from '../core/text/visible.js'
  * The one way an error reaches the user, from a command (base.ts) or from before any
  * command runs (an unknown command, a bad global flag: main.ts): `engram: <message>` and
  * `  next: <step>` on stderr, or `{"error":{code,exitCode,message,nextStep}}` on stdout
- * with --json. Message and next step are redacted like stored text (they can echo input).
+ * with --json (beside the command's own output when the error carries it, EngramError.output). Message and next step are redacted like stored text (they can echo input).
  */
 export async function reportError(err: EngramError, json: boolean): Promise<void> {
   const {redact} = await import('../core/write/redact/index.js')
@@ -14,13 +14,16 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
   const message = clean(err.message)!
   const nextStep = clean(err.nextStep)
   if (json) {
-    let data: unknown
-    try {
-      data = err.data ? JSON.parse(clean(JSON.stringify(err.data))!) : undefined
-    } catch {
-      data = undefined // redaction broke the JSON: leave the detail out rather than risk a secret
+    const cleanJson = (value: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
+      try {
+        return value ? JSON.parse(clean(JSON.stringify(value))!) : undefined
+      } catch {
+        return undefined // redaction broke the JSON: leave the detail out rather than risk a secret
+      }
     }
-    process.stdout.write(`${safeJson({error: {code: err.code, exitCode: err.exitCode, message, nextStep, ...(data ? {data} : {})}})}\n`)
+    const data = cleanJson(err.data)
+    const output = cleanJson(err.output)
+    process.stdout.write(`${safeJson({...output, error: {code: err.code, exitCode: err.exitCode, message, nextStep, ...(data ? {data} : {})}})}\n`)
   } else {
     // an error can quote a stored string (a broken file's field): shown terminal-safe
     process.stderr.write(`engram: ${visible(message)}\n`)

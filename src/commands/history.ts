@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {limitFlag, listEnvelope, moreLine} from '../cli/list.js'
 import {memoryHistory} from '../core/serve/history.js'
 import {currentSession} from '../core/session/sessions.js'
 import {Store} from '../core/store/store.js'
@@ -11,15 +12,15 @@ export default class History extends EngramCommand {
   static override description = 'A version is "reviewed by" a key only when that version of the file carries a valid signature by an owner key trusted now. Commit trailers (author, session, origin, taint, reviewer, digest) are anyone\'s to write and are shown as unverified claims.'
   static override examples = ['<%= config.bin %> history prefs.md --scope run:$S', '<%= config.bin %> history billing.md --scope tenant:acme --json']
   static override args = {path: Args.string({description: 'memory path inside the scope', required: true})}
-  static override flags = {scope: Flags.string({description: 'scope', required: true}), session: sessionFlag}
+  static override flags = {scope: Flags.string({description: 'scope', required: true}), limit: limitFlag, session: sessionFlag}
 
   async run() {
     const {args, flags} = await this.parse(History)
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
-    const entries = await memoryHistory(store, session, flags.scope, args.path)
+    const out = listEnvelope(await memoryHistory(store, session, flags.scope, args.path), {scope: flags.scope, path: args.path}, flags.limit)
     if (!this.jsonEnabled()) {
-      for (const e of entries) {
+      for (const e of out.items) {
         this.log(visible(`${e.commit.slice(0, 10)}  ${e.date}  ${e.subject}`))
         const c = e.claims
         if (e.reviewed_by) this.log(visible(`            reviewed by ${e.reviewed_by} (signature verified)`))
@@ -32,7 +33,9 @@ export default class History extends EngramCommand {
         ].filter(Boolean)
         if (claims.length) this.log(visible(`            unverified claims: ${claims.join(', ')}`))
       }
+      const more = moreLine(out.items.length, out.total)
+      if (more) this.note(more)
     }
-    return {scope: flags.scope, path: args.path, entries}
+    return out
   }
 }

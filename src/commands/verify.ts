@@ -1,13 +1,13 @@
 import {Flags} from '@oclif/core'
 
 import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {listEnvelope, table} from '../cli/list.js'
 import {visibleScopes} from '../core/session/access.js'
-import {verificationFailed} from '../core/store/errors.js'
+import {EngramError} from '../core/store/errors.js'
 import {loadKeyring} from '../core/trust/keys.js'
 import {verifyStore} from '../core/trust/verify.js'
 import {currentSession} from '../core/session/sessions.js'
 import {Store} from '../core/store/store.js'
-import {visible} from '../cli/render.js'
 
 export default class Verify extends EngramCommand {
   static override summary = 'Check every curated file, manifest and key; name each problem. Exit 7 when any.'
@@ -29,18 +29,23 @@ export default class Verify extends EngramCommand {
     if (policy.state === 'unsigned') {
       report.problems.unshift({kind: 'config-unsigned', path: '.engram/config.yml', detail: `${policy.problem}; in force: ${policy.source === 'built-in defaults' ? 'the built-in defaults' : `the last signed version (${policy.source}, serial ${policy.serial})`}`})
     }
-    const result = {checked: report.checked, problems: report.problems}
+    // one shape, pass or fail (README "JSON output"): the problems are the items
+    const result = listEnvelope(report.problems, {checked: report.checked})
+    if (!this.jsonEnabled()) for (const line of table(['PROBLEM', 'PATH', 'DETAIL'], report.problems.map((p) => [p.kind, p.path, p.detail]))) this.log(line)
     if (report.problems.length > 0) {
-      if (!this.jsonEnabled()) for (const p of report.problems) this.log(visible(`${p.kind}\t${p.path}\t${p.detail}`))
-      throw verificationFailed(
+      throw new EngramError(
+        'verification',
         `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
-        policy.state === 'unsigned' && report.problems.length === 1
-          ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
-          : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign a config.yml change with `engram config sign` or put the signed version back',
-        result,
+        {
+          nextStep: policy.state === 'unsigned' && report.problems.length === 1
+            ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
+            : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign a config.yml change with `engram config sign` or put the signed version back',
+          output: result,
+        },
       )
     }
-    this.note(`ok: ${report.checked} curated file(s) verified`)
+    // the verdict is the result: on stdout, where a script or a person piping it looks
+    if (!this.jsonEnabled()) this.log(`ok: ${report.checked} curated file(s) verified`)
     return result
   }
 }

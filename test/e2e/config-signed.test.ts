@@ -38,7 +38,7 @@ describe('config.yml is owner-signed: an agent cannot change the policy', () => 
     expect(w.json.warnings.join('\n')).toMatch(/config\.yml is not in force/)
     const v = sb.run(['verify', '--json'])
     expect(v.code).toBe(7)
-    expect(v.json.error.data.problems[0]).toMatchObject({kind: 'config-unsigned', path: CONFIG})
+    expect(v.json.items[0]).toMatchObject({kind: 'config-unsigned', path: CONFIG})
     expect(v.json.error.nextStep).toMatch(/engram config sign/)
     const st = sb.run(['status', '--json'])
     expect(st.json.config).toMatchObject({state: 'unsigned'})
@@ -159,7 +159,7 @@ describe('config.yml is owner-signed: an agent cannot change the policy', () => 
     // the agent puts back the older, validly signed config (serial 1) in the work tree…
     putBack()
     expect(sb.run(['config', 'show', '--json']).json).toMatchObject({state: 'unsigned', serial: 2})
-    expect(sb.run(['verify', '--json']).json.error.data.problems[0].detail).toMatch(/serial 1, older than serial 2/)
+    expect(sb.run(['verify', '--json']).json.items[0].detail).toMatch(/serial 1, older than serial 2/)
     // …and commits it: the highest signed serial in history still applies
     git(sb.dir, 'commit', '-qm', 'restore', '--', CONFIG, SIG)
     expect(sb.run(['config', 'show', '--json']).json).toMatchObject({state: 'unsigned', serial: 2, config: {vote: {veto: 1}}})

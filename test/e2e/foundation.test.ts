@@ -66,7 +66,7 @@ describe('sessions', () => {
     const rec = JSON.parse(readFileSync(file, 'utf8'))
     writeFileSync(file, JSON.stringify({...rec, tainted: false, taint_reasons: []}))
     expect(sb.run(['session', 'show', s, '--json']).json.tainted).toBe(true)
-    expect(sb.run(['session', 'list', '--json']).json.sessions.map((x: any) => x.id)).toContain(s)
+    expect(sb.run(['session', 'list', '--json']).json.items.map((x: any) => x.id)).toContain(s)
   })
 
   it('refuses a missing or foreign session id and a session started from inside a session', () => {
@@ -101,7 +101,7 @@ describe('write path routing', () => {
     expect(r.json.body).toBe('The user prefers short answers\n')
     const h = sb.run(['history', 'prefs.md', '--scope', `run:${s}`, '--json'], {env})
     expect(h.code).toBe(0)
-    expect(h.json.entries[0]).toMatchObject({claims: {author: 'claude-code', session: s, tainted: false}, session_write: true, reviewed_by: null})
+    expect(h.json.items[0]).toMatchObject({claims: {author: 'claude-code', session: s, tainted: false}, session_write: true, reviewed_by: null})
   })
 
   it('stores a write to the assigned scope as a pending proposal, not as memory', () => {

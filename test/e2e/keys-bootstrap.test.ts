@@ -15,7 +15,7 @@ it('a store made with --no-key gets its first owner from `keys trust` with that 
   const first = sb.run(['keys', 'trust', join(sb.configDir, 'alice.pub'), '--role', 'owner', '--json'])
   expect(first.code, first.stderr).toBe(0)
   const keys = sb.run(['keys', 'list', '--json']).json
-  const alice = (Array.isArray(keys) ? keys : keys.keys).find((k: any) => k.name === 'alice')
+  const alice = keys.items.find((k: any) => k.name === 'alice')
   expect(alice).toMatchObject({role: 'owner', status: 'trusted', root: true})
   // from now on, the bootstrap path is closed: a new owner needs alice's endorsement
   expect(sb.run(['keys', 'trust', join(sb.configDir, 'mallory.pub'), '--role', 'owner', '--key', 'mallory']).code).toBe(3)

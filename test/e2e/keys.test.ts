@@ -19,7 +19,7 @@ function ok(r: RunResult): RunResult {
   return r
 }
 
-const keyOf = (sb: Sandbox, name: string) => sb.run(['keys', 'list', '--json']).json.keys.find((k: {name: string}) => k.name === name)
+const keyOf = (sb: Sandbox, name: string) => sb.run(['keys', 'list', '--json']).json.items.find((k: {name: string}) => k.name === name)
 
 describe('keys generate', () => {
   it('writes a 0600 private key, prints the public record, and never overwrites without --force', () => {
@@ -85,7 +85,7 @@ describe('keys trust, list and revoke', () => {
   it('lists the store owner from init as a trusted root whose private key is here', () => {
     const r = sb.run(['keys', 'list', '--json'])
     expect(r.code).toBe(0)
-    expect(r.json.keys).toEqual([expect.objectContaining({name: 'owner', role: 'owner', status: 'trusted', root: true, local: true})])
+    expect(r.json.items).toEqual([expect.objectContaining({name: 'owner', role: 'owner', status: 'trusted', root: true, local: true})])
   })
 
   it('an owner trusts a key with a role: endorsed record, one commit, listed as trusted', () => {
@@ -145,7 +145,7 @@ describe('keys trust, list and revoke', () => {
       expect(a.json.error.message).toMatch(/not trusted/)
       const v = sb.run(['verify', '--json'])
       expect(v.code).toBe(7)
-      expect(v.json.error.data.problems).toContainEqual(expect.objectContaining({kind: 'key-untrusted', path: '.engram/keys/mallory.pub'}))
+      expect(v.json.items).toContainEqual(expect.objectContaining({kind: 'key-untrusted', path: '.engram/keys/mallory.pub'}))
     } finally {
       git(sb.dir, 'rm', '-q', '.engram/keys/mallory.pub')
       git(sb.dir, 'commit', '-qm', 'remove key')
@@ -185,7 +185,7 @@ describe('keys trust, list and revoke', () => {
     expect(sb.run(['read', 'billing.md', '--scope', 'tenant:acme'], {env: {ENGRAM_SESSION: session}}).code).toBe(4)
     const v = sb.run(['verify', '--json'])
     expect(v.code).toBe(7)
-    expect(v.json.error.data.problems).toContainEqual(expect.objectContaining({kind: 'revoked-key', path: 'tenant/acme/billing.md'}))
+    expect(v.json.items).toContainEqual(expect.objectContaining({kind: 'revoked-key', path: 'tenant/acme/billing.md'}))
 
     // revoked once is revoked: no second record, no re-trust
     expect(sb.run(['keys', 'revoke', 'bob', '--reason', 'again', '--key', 'owner', '--json']).code).toBe(3)

@@ -51,12 +51,12 @@ describe('the SAMS-style flow: pending list → pending show → review show →
 
     const pending = s.sb.run(['pending', 'list', '--scope', 'tenant:acme', '--json'])
     expect(pending.code).toBe(0)
-    expect(pending.json.pending).toHaveLength(1)
-    expect(pending.json.pending[0]).toMatchObject({id: p.id, path: 'billing.md', session: s.session, status: 'pending'})
+    expect(pending.json.items).toHaveLength(1)
+    expect(pending.json.items[0]).toMatchObject({id: p.id, path: 'billing.md', session: s.session, status: 'pending'})
 
     const shown = s.sb.run(['pending', 'show', '--scope', 'tenant:acme', 'billing.md', s.session, '--json'])
     expect(shown.code).toBe(0)
-    expect(shown.json.pending[0]).toMatchObject({id: p.id, digest: p.digest, stale: false})
+    expect(shown.json.items[0]).toMatchObject({id: p.id, digest: p.digest, stale: false})
 
     const text = s.sb.run(['review', 'show', p.id.slice(0, 4)])
     expect(text.code).toBe(0)
@@ -91,17 +91,17 @@ describe('the SAMS-style flow: pending list → pending show → review show →
     expect(list.json).toMatchObject({skipped: 0, memories: [{path: 'billing.md', reviewed_by: 'owner'}]})
 
     const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-    expect(h.json.entries[0]).toMatchObject({claims: {proposal: p.id, digest: p.digest, operation: 'accept'}, signature: 'verified'})
-    expect(h.json.entries[0].reviewed_by).toMatch(/^owner \([0-9a-f]{16}\)$/)
+    expect(h.json.items[0]).toMatchObject({claims: {proposal: p.id, digest: p.digest, operation: 'accept'}, signature: 'verified'})
+    expect(h.json.items[0].reviewed_by).toMatch(/^owner \([0-9a-f]{16}\)$/)
     const ht = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme'])
     expect(ht.stdout).toMatch(/reviewed by owner/)
     expect(ht.stdout).toContain(`digest ${p.digest.slice(0, 16)}`)
 
     const v = s.sb.run(['verify', '--json'])
     expect(v.code).toBe(0)
-    expect(v.json).toEqual({checked: 1, problems: []})
+    expect(v.json).toEqual({items: [], total: 0, checked: 1})
 
-    expect(s.sb.run(['pending', 'list', '--json']).json.pending).toEqual([])
+    expect(s.sb.run(['pending', 'list', '--json']).json.items).toEqual([])
   })
 })
 
@@ -201,7 +201,7 @@ describe('accept refuses what was not reviewed, and changes nothing', () => {
   it('after all that, the untouched proposal still accepts with the reviewed digest', () => {
     expect(readFileSync(proposalFile(s, p.id), 'utf8')).toBe(original)
     accept(s, p, ['--key', 'owner'])
-    expect(s.sb.run(['verify', '--json']).json).toEqual({checked: 1, problems: []})
+    expect(s.sb.run(['verify', '--json']).json).toEqual({items: [], total: 0, checked: 1})
   })
 
   it('refuses a proposal whose base moved since it was proposed (exit 6, "stale")', () => {
@@ -237,7 +237,7 @@ describe('a proposal file with broken frontmatter', () => {
     expect(human.code).toBe(0)
     expect(human.stdout).toContain(p.id)
     expect(human.stderr).toContain(broken)
-    expect(s.sb.run(['pending', 'list', '--json']).json.pending).toHaveLength(1)
+    expect(s.sb.run(['pending', 'list', '--json']).json.items).toHaveLength(1)
 
     const show = s.sb.run(['review', 'show', 'zzzz'])
     expect(show.code).toBe(2)
@@ -285,7 +285,7 @@ describe('interactive review without a terminal', () => {
     expect(r.stdout).not.toMatch(/accept \(y\)/)
     expect(r.stderr).toMatch(/not a terminal/)
     const j = s.sb.run(['review', '--json'], {input: 'y\n'})
-    expect(j.json.decided).toEqual([])
+    expect(j.json).toEqual({items: [expect.objectContaining({id: p.id})], total: 1, broken: []})
     expect(j.json.items.map((i: {id: string}) => i.id)).toEqual([p.id])
     expect(head(s.sb.dir)).toBe(before)
     expect(existsSync(proposalFile(s, p.id))).toBe(true)
@@ -317,7 +317,7 @@ describe('serving only what verifies: tampering with curated memory', () => {
     const v = s.sb.run(['verify', '--json'])
     expect(v.code, v.stdout).toBe(7)
     expect(v.json.error.code).toBe('verification')
-    expect(v.json.error.data.problems).toContainEqual(expect.objectContaining({kind, path}))
+    expect(v.json.items).toContainEqual(expect.objectContaining({kind, path}))
   }
   /** the agent is not served billing.md; list says how many were skipped */
   function notServed(path = 'billing.md', skipped = 1) {
@@ -325,12 +325,12 @@ describe('serving only what verifies: tampering with curated memory', () => {
     expect(read.code).toBe(4)
     const list = s.agent(['list', '--scope', 'tenant:acme', '--json'])
     expect(list.json.skipped).toBe(skipped)
-    expect(list.json.memories.map((m: {path: string}) => m.path)).not.toContain(path)
+    expect(list.json.items.map((m: {path: string}) => m.path)).not.toContain(path)
   }
 
   it('serves the accepted memories and verifies clean to begin with', () => {
     expect(s.agent(['read', 'billing.md', '--scope', 'tenant:acme', '--json']).json.body).toBe('Acme renews its contract in April.\n')
-    expect(s.sb.run(['verify', '--json']).json).toEqual({checked: 2, problems: []})
+    expect(s.sb.run(['verify', '--json']).json).toEqual({items: [], total: 0, checked: 2})
   })
 
   it('a curated file edited by hand is not served and verify names it', () => {
@@ -438,10 +438,10 @@ describe('restore', () => {
     const read = s.agent(['read', 'billing.md', '--scope', 'tenant:acme', '--json'])
     expect(read.json.body).toBe('Acme renews its contract in March.\n')
     expect(read.json.frontmatter).toMatchObject({version: 3, reviewed_by: 'owner'})
-    expect(s.sb.run(['verify', '--json']).json).toEqual({checked: 1, problems: []})
+    expect(s.sb.run(['verify', '--json']).json).toEqual({items: [], total: 0, checked: 1})
     const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-    expect(h.json.entries[0]).toMatchObject({claims: {operation: 'restore', restored_from: v1}, signature: 'verified'})
-    expect(h.json.entries[0].reviewed_by).toMatch(/^owner /)
+    expect(h.json.items[0]).toMatchObject({claims: {operation: 'restore', restored_from: v1}, signature: 'verified'})
+    expect(h.json.items[0].reviewed_by).toMatch(/^owner /)
     expect(lastMessage(s.sb.dir)).toContain(`Engram-Restored-From: ${v1}`)
   })
 })
@@ -458,7 +458,7 @@ describe('provenance the digest does not cover', () => {
     const r = s.sb.run(['review', 'accept', p.id, '--digest', p.digest, '--json'])
     if (r.code === 0) {
       const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
-      expect(h.json.entries[0]).toMatchObject({claims: {author: 'claude-code', origin: 'direct_chat'}})
+      expect(h.json.items[0]).toMatchObject({claims: {author: 'claude-code', origin: 'direct_chat'}})
     } else {
       // refusing such a proposal is as good
       expect(r.code).toBe(6)

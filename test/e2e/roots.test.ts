@@ -37,7 +37,7 @@ describe('root pins (R19)', () => {
     expect(grab.json.error.nextStep).toMatch(/engram keys trust --root [0-9a-f]{64}/)
     expect(existsSync(join(clone, '.engram/keys/mallory.pub'))).toBe(false)
     const list = sb.run(['keys', 'list', '--json'], {env: other, cwd: clone})
-    expect(list.json.keys.filter((k: any) => k.status === 'trusted')).toEqual([])
+    expect(list.json.items.filter((k: any) => k.status === 'trusted')).toEqual([])
     expect(list.json.root_not_pinned.roots).toHaveLength(1)
     expect(list.stderr).toContain(list.json.root_not_pinned.command)
   })
@@ -49,7 +49,7 @@ describe('root pins (R19)', () => {
     curate(sb, s, 'tenant:acme', 'plan.md', 'The plan changed: we renew in May.')
     const clone = join(tempDir(), 'shallow')
     git(sb.dir, 'clone', '-q', '--depth', '1', `file://${sb.dir}`, clone)
-    const fp = sb.run(['keys', 'list', '--json']).json.keys.find((k: any) => k.root).fingerprint
+    const fp = sb.run(['keys', 'list', '--json']).json.items.find((k: any) => k.root).fingerprint
     expect(sb.run(['keys', 'trust', '--root', fp], {cwd: clone}).code).toBe(0)
     const read = sb.run(['read', 'plan.md', '--scope', 'tenant:acme', '--json'], {cwd: clone})
     expect(read.code).toBe(7)

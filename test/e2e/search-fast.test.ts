@@ -174,7 +174,7 @@ describe('search: what a fresh process caches never outlives trust', () => {
       expect(sb.run(['keys', 'trust', bobPub, '--role', 'owner']).code).toBe(0)
       const w = sb.run(['write', 'bob-made.md', '--scope', 'tenant:acme', '--json'], {input: 'Bob wrote this about the blue pipeline.', env: {ENGRAM_SESSION: acme}})
       // bob's machine pins the store's root first (R19), as a clone would
-      const fp = sb.run(['keys', 'list', '--json']).json.keys.find((k: any) => k.root).fingerprint
+      const fp = sb.run(['keys', 'list', '--json']).json.items.find((k: any) => k.root).fingerprint
       expect(sb.run(['keys', 'trust', '--root', fp], {env: {ENGRAM_CONFIG_DIR: bobDir}}).code).toBe(0)
       const bobAccept = sb.run(['review', 'accept', w.json.proposal, '--digest', w.json.digest, '--json'], {env: {ENGRAM_CONFIG_DIR: bobDir, ENGRAM_KEY: join(bobDir, 'keys', 'bob.key')}})
       expect(bobAccept.code, bobAccept.stderr).toBe(0)

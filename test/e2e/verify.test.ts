@@ -12,16 +12,17 @@ import {initWithSession, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 
 describe('verify', () => {
-  it('passes an empty store: exit 0, {checked: 0, problems: []}', () => {
+  it('passes an empty store: exit 0, the list envelope with no items, "ok" on stdout', () => {
     const sb = sandbox()
     initWithSession(sb)
     const r = sb.run(['verify', '--json'])
     expect(r.code).toBe(0)
-    expect(r.json).toEqual({checked: 0, problems: []})
+    expect(r.json).toEqual({items: [], total: 0, checked: 0})
     const human = sb.run(['verify'])
     expect(human.code).toBe(0)
-    expect(human.stdout).toBe('')
-    expect(human.stderr).toMatch(/ok: 0 curated file/)
+    // the verdict is the result: stdout, where `engram verify | tee log` keeps it
+    expect(human.stdout).toBe('ok: 0 curated file(s) verified\n')
+    expect(human.stderr).toBe('')
   })
 
   describe('over two tenants', () => {
@@ -48,12 +49,15 @@ describe('verify', () => {
       writeFileSync(abs, readFileSync(abs, 'utf8').replace('by card.', 'by wire to IBAN X.'))
     })
 
-    it('names each problem with kind, path and detail, exit 7, problems in the JSON error', () => {
+    it('names each problem with kind, path and detail, exit 7; the JSON keeps the success shape and adds the error', () => {
       const r = sb.run(['verify', '--json'])
       expect(r.code).toBe(7)
-      expect(r.json.error).toMatchObject({code: 'verification', exitCode: 7})
-      expect(r.json.error.data.checked).toBe(2)
-      expect(r.json.error.data.problems).toEqual([
+      expect(Object.keys(r.json)).toEqual(['items', 'total', 'checked', 'error'])
+      expect(r.json.error).toMatchObject({code: 'verification', exitCode: 7, message: '1 problem(s) in 2 curated file(s) checked; files with problems are not served.'})
+      expect(r.json.error.data).toBeUndefined()
+      expect(r.json.checked).toBe(2)
+      expect(r.json.total).toBe(1)
+      expect(r.json.items).toEqual([
         {kind: 'bad-signature', scope: 'tenant:globex', path: globexFile, detail: expect.stringMatching(/does not match this content at this path/)},
       ])
       const human = sb.run(['verify'])
@@ -63,7 +67,7 @@ describe('verify', () => {
     })
 
     it('--scope checks one scope', () => {
-      expect(sb.run(['verify', '--scope', 'tenant:acme', '--json']).json).toEqual({checked: 1, problems: []})
+      expect(sb.run(['verify', '--scope', 'tenant:acme', '--json']).json).toEqual({items: [], total: 0, checked: 1})
       expect(sb.run(['verify', '--scope', 'tenant:globex', '--json']).code).toBe(7)
       expect(sb.run(['verify', '--scope', 'Tenant:../x', '--json']).code).toBe(2)
     })
@@ -72,7 +76,7 @@ describe('verify', () => {
       const env = {ENGRAM_SESSION: acme}
       const r = sb.run(['verify', '--json'], {env})
       expect(r.code).toBe(0)
-      expect(r.json).toEqual({checked: 1, problems: []})
+      expect(r.json).toEqual({items: [], total: 0, checked: 1})
       const other = sb.run(['verify', '--scope', 'tenant:globex', '--json'], {env})
       expect(other.code).toBe(3)
       expect(other.stdout + other.stderr).not.toContain(globexFile)
@@ -80,7 +84,7 @@ describe('verify', () => {
 
     it('a clean checkout verifies again', () => {
       git(sb.dir, 'checkout', '-q', '--', globexFile)
-      expect(sb.run(['verify', '--json']).json).toEqual({checked: 2, problems: []})
+      expect(sb.run(['verify', '--json']).json).toEqual({items: [], total: 0, checked: 2})
     })
   })
 })

@@ -1,7 +1,7 @@
 import {EngramCommand} from '../../cli/base.js'
+import {listEnvelope, table} from '../../cli/list.js'
 import {listKeys} from '../../core/trust/keyops.js'
 import {Store} from '../../core/store/store.js'
-import {visible} from '../../cli/render.js'
 
 export default class KeysList extends EngramCommand {
   static override summary = 'List the keys this store knows of: role, status (trusted, untrusted, revoked) and why.'
@@ -13,9 +13,9 @@ export default class KeysList extends EngramCommand {
     const notice = await this.rootNotice(store)
     const keys = await listKeys(store)
     if (!this.jsonEnabled()) {
-      for (const k of keys) this.log(visible(`${k.name}\t${k.keyid || '-'}\t${k.role}\t${k.status}${k.local ? '\t(private key here)' : ''}\t${k.reason}`))
+      for (const line of table(['NAME', 'KEYID', 'ROLE', 'STATUS', 'HERE', 'WHY'], keys.map((k) => [k.name, k.keyid || '-', k.role, k.status, k.local ? '(private key here)' : '', k.reason]))) this.log(line)
       if (keys.length === 0) this.note('no keys')
     }
-    return {keys, ...(notice ? {root_not_pinned: notice} : {})}
+    return listEnvelope(keys, notice ? {root_not_pinned: notice} : {})
   }
 }

@@ -6,6 +6,7 @@ import {listQueue, showEntryChecked} from '../../core/review/review.js'
 import {currentSession} from '../../core/session/sessions.js'
 import {Store} from '../../core/store/store.js'
 import {renderEntry} from '../../cli/render.js'
+import {listEnvelope} from '../../cli/list.js'
 
 export default class PendingShow extends EngramCommand {
   static override summary = 'Show the pending write to a path (optionally by one session), with its diff and digest.'
@@ -26,6 +27,7 @@ export default class PendingShow extends EngramCommand {
     if (matches.length === 0) throw notFound(`Nothing pending for ${args.path} in ${flags.scope}${args.session ? ` from ${args.session}` : ''}.`, 'see `engram pending list`')
     const shown = await Promise.all(matches.map((m) => showEntryChecked(store, 'pending', m.id, session)))
     if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e)}\n`)
-    return {pending: shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}))}
+    // several sessions may have a write pending for one path: a list, in the list envelope
+    return listEnvelope(shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck})))
   }
 }

@@ -7,6 +7,7 @@ import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from
 import {currentSession} from '../../core/session/sessions.js'
 import {Store} from '../../core/store/store.js'
 import {renderEntry} from '../../cli/render.js'
+import {listEnvelope, QUEUE_HEADER, queueRows, table} from '../../cli/list.js'
 
 export default class Review extends EngramCommand {
   static override summary = 'Walk the review queue in a terminal: each diff, flags, votes and digest; accept, reject or skip.'
@@ -22,11 +23,12 @@ export default class Review extends EngramCommand {
     const q = listQueue(store, 'pending', {scope: flags.scope, session})
     if (!process.stdin.isTTY || !process.stdout.isTTY || this.jsonEnabled() || session) {
       if (!this.jsonEnabled()) {
-        for (const i of q.items) this.log(`${i.id}\t${i.operation}\t${i.scope}/${i.path}\t${i.author}`)
+        for (const line of table(QUEUE_HEADER, queueRows(q.items))) this.log(line)
         for (const b of q.broken) this.warnLine(`${b.file}: ${b.error}`)
         this.note('not a terminal: listing only; use `engram review show <id>` and `engram review accept <id> --digest <hex>`')
       }
-      return {items: q.items, decided: []}
+      // the JSON of `review list`: --json never prompts, so nothing is decided here
+      return listEnvelope(q.items, {broken: q.broken})
     }
     // Unlock the owner key before readline takes the terminal: its passphrase prompt and the
     // queue's questions must not read the same keystrokes. Later decisions reuse the open key.
@@ -59,6 +61,6 @@ export default class Review extends EngramCommand {
     } finally {
       rl.close()
     }
-    return {items: q.items, decided}
+    return listEnvelope(q.items, {broken: q.broken, decided})
   }
 }

@@ -35,13 +35,19 @@ export class EngramError extends Error {
   readonly nextStep?: string
   /** Extra machine-readable detail for --json (never secrets: callers pass redacted data). */
   readonly data?: Record<string, unknown>
+  /**
+   * The command's own --json output, printed at the root beside `error` (a list command
+   * that fails, like `verify`, keeps its success shape: README "JSON output").
+   */
+  readonly output?: Record<string, unknown>
 
-  constructor(code: ErrorCode, message: string, opts: {nextStep?: string; data?: Record<string, unknown>} = {}) {
+  constructor(code: ErrorCode, message: string, opts: {nextStep?: string; data?: Record<string, unknown>; output?: Record<string, unknown>} = {}) {
     super(message)
     this.name = 'EngramError'
     this.code = code
     this.nextStep = opts.nextStep
     this.data = opts.data
+    this.output = opts.output
   }
 
   get exitCode(): number {
