@@ -26,7 +26,7 @@ const fail = (msg) => {
   process.exit(2)
 }
 
-const built = join(root, 'dist', 'core', 'vote', 'learned.js')
+const built = join(root, 'dist', 'core', 'write', 'vote', 'learned.js')
 if (!existsSync(built)) fail('dist/core/write/vote/learned.js is missing: run `npm run build` first.')
 const {features} = await import(pathToFileURL(built).href)
 
