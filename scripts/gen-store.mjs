@@ -155,13 +155,13 @@ if (!signer) {
  */
 async function openSigner(storeRoot) {
   const dist = join(resolve(opt('dist', join(dirname(fileURLToPath(import.meta.url)), '..', 'dist'))), 'core')
-  if (!existsSync(join(dist, 'init.js'))) {
+  if (!existsSync(join(dist, 'store', 'init.js'))) {
     console.error('--sign needs the built CLI: run `npm run build` first')
     process.exit(2)
   }
   const load = (m) => import(pathToFileURL(join(dist, m)).href)
   const [{initStore}, keys, privatekey, memory, sign, manifest, hash, store] = await Promise.all(
-    ['init.js', 'keys.js', 'privatekey.js', 'memory.js', 'sign.js', 'manifest.js', 'hash.js', 'store.js'].map(load))
+    ['store/init.js', 'trust/keys.js', 'trust/privatekey.js', 'memory/memory.js', 'trust/sign.js', 'trust/manifest.js', 'memory/hash.js', 'store/store.js'].map(load))
   // the owner key is encrypted: its passphrase comes from ENGRAM_PASSPHRASE_FILE or the terminal
   const made = await initStore(storeRoot)
   const key = await privatekey.loadPrivateKey(made.owner.name)
