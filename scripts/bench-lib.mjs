@@ -300,7 +300,7 @@ export async function votePipeline() {
 /**
  * Neighbours exactly as src/core/write/neighbours.ts finds them (findNeighbours: the write's
  * rarest words over the scope's index, each hit read, parsed and passed through the
- * serving gate), with the engine and gate a warm server keeps: the shard opened once, no
+ * serving gate), with the engine and gate a warm server keeps: the index loaded once, no
  * git call per lookup while HEAD (read from .git's files) is unchanged — the vote target
  * excludes git.
  */
@@ -313,7 +313,7 @@ export async function warmNeighbourLookup(storeDir, scope) {
   const serving = new WarmServing(store)
   const session = {id: 's-bench0001', agent: 'bench-agent', assigned: scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
   const lookup = async (text, limit) => findNeighbours(store, session, text, limit, {engine, gate: await serving.open(await readHead(store.top))})
-  // open the shard and load the keyring before anything is timed
+  // load the index and the keyring before anything is timed
   await lookup('warm up', 1)
   return {lookup, close: () => engine.close()}
 }
@@ -338,6 +338,8 @@ export async function loadBetterSqlite(log) {
   }
   let Database = existsSync(modDir) ? await tryLoad() : undefined
   if (Database) return {Database}
+  // the sqlite3 shell does the same without compiling a native module (slow on a busy machine)
+  if (which('sqlite3')) return {cli: true, note: 'SQLite FTS5 through the `sqlite3` shell (better-sqlite3 is not installed in .bench): one query as a whole process; no in-process query time.'}
   log('installing better-sqlite3@12 into .bench/node_modules (compiles from source, ~90 s) …')
   mkdirSync(BENCH, {recursive: true})
   if (!existsSync(join(BENCH, 'package.json'))) writeFileSync(join(BENCH, 'package.json'), '{"private": true}\n')
@@ -386,3 +388,31 @@ export function buildFts(Database, dbFile, storeDir, files) {
 }
 
 export const FTS_SQL = 'SELECT path FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 3, 2, 1) LIMIT 10'
+
+const sqlText = (v) => `'${String(v).replace(/'/g, "''")}'`
+
+/**
+ * The same FTS5 table built with the `sqlite3` command-line shell (one SQL script on its
+ * stdin), for a machine where better-sqlite3 is not installed: no native module to compile.
+ */
+export function buildFtsCli(dbFile, storeDir, files) {
+  rmSync(dbFile, {force: true})
+  const lines = ['PRAGMA journal_mode = OFF;', 'PRAGMA synchronous = OFF;', "CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = 'porter unicode61');", 'BEGIN;']
+  for (const rel of files) {
+    const text = readFileSync(join(storeDir, rel), 'utf8')
+    const end = text.indexOf('\n---\n', 3)
+    const fm = text.slice(4, end)
+    const title = /^title: (.*)$/m.exec(fm)
+    const tags = /^tags: (.*)$/m.exec(fm)
+    lines.push(`INSERT INTO docs (path, title, tags, body) VALUES (${sqlText(rel)}, ${sqlText(title ? JSON.parse(title[1]) : '')}, ${sqlText(tags ? JSON.parse(tags[1]).join(' ') : '')}, ${sqlText(text.slice(end + 5))});`)
+  }
+  lines.push('COMMIT;', "INSERT INTO docs(docs) VALUES('optimize');")
+  const t0 = performance.now()
+  execFileSync('sqlite3', [dbFile], {input: lines.join('\n'), maxBuffer: 1 << 30})
+  return performance.now() - t0
+}
+
+/** One FTS5 query as a whole `sqlite3` process (the query as an SQL literal: the shell takes no parameters). */
+export function ftsCliArgs(dbFile, match) {
+  return ['-readonly', dbFile, FTS_SQL.replace('?', sqlText(match))]
+}

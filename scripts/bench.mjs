@@ -11,13 +11,14 @@
 // `node bin/run.js …` with the OS page cache warm (one unmeasured run first).
 import {execFileSync} from 'node:child_process'
 import {cpus, loadavg, totalmem, release} from 'node:os'
-import {existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {
-  ask, BENCH, BIN, buildFts, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, forgetStoreState, FTS_SQL,
-  ftsQuery, hasTimeV, loadBetterSqlite, memoryFiles, ROOT, snapshotCli, startServe, stats, timed, timedRss, votePipeline,
+  ask, BENCH, BIN, buildFts, buildFtsCli, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, forgetStoreState, FTS_SQL,
+  ftsCliArgs, ftsQuery, hasTimeV, loadBetterSqlite, memoryFiles, ROOT, snapshotCli, startServe, stats, timed, timedRss, votePipeline,
   warmNeighbourLookup, which,
 } from './bench-lib.mjs'
 
@@ -41,8 +42,8 @@ for (const s of sizes) {
 const RUNS = Math.max(5, Number(opt('runs', '7')))
 /** cold searches are short: more runs for a steadier median */
 const COLD_RUNS = 15
-// --parts rebuild,cold,baselines,coldcache,warm,incr,vote,verify: run only these (for working on one)
-const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,coldcache,warm,incr,vote,verify').split(','))
+// --parts rebuild,cold,baselines,coldcache,auto,warm,incr,vote,verify: run only these (for working on one)
+const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,coldcache,auto,warm,incr,vote,verify').split(','))
 const WARM_REQUESTS = 200
 /** time allowed for each warm series (engram serve; WarmEngine) before it stops early */
 const WARM_BUDGET_MS = 45_000
@@ -161,6 +162,7 @@ async function benchSize(size, spec, r) {
   if (PARTS.has('cold')) benchNoCaches(ctx, cases[0])
   if (PARTS.has('baselines')) benchBaselines(ctx, cases[0])
   if (PARTS.has('coldcache') && size !== '1k') benchColdCache(ctx, cases[0])
+  if (PARTS.has('auto') && spec.scope) await benchAutoServe(ctx)
   if (PARTS.has('warm')) await benchWarm(ctx)
   if (size === '10k') {
     if (PARTS.has('incr')) await benchIncremental(dir, spec, r)
@@ -324,8 +326,17 @@ function benchBaselines({size, spec, dir, files, queries, r}, main) {
     log(`${size}: ripgrep`)
     r.rows.rg = base((q) => timed(rg, ['-il', '--glob', '*.md', ...words(q), '--', ...paths], {allowExit: [0, 1]}))
   }
-  if (!sqlite.Database) return
+  if (!sqlite.Database && !sqlite.cli) return
   const ftsFiles = spec.layout === 'mixed' ? memoryFiles(dir) : files
+  if (sqlite.cli) {
+    log(`${size}: SQLite FTS5 through the sqlite3 shell (build over ${ftsFiles.length} files)`)
+    mkdirSync(join(BENCH, 'fts'), {recursive: true})
+    const db = join(BENCH, 'fts', `${size}.db`)
+    r.rows.ftsBuild = {ms: buildFtsCli(db, dir, ftsFiles)}
+    r.ftsBytes = statSync(db).size
+    r.rows.ftsCold = base((q) => timed('sqlite3', ftsCliArgs(db, ftsQuery(q))))
+    return
+  }
   log(`${size}: SQLite FTS5 (build over ${ftsFiles.length} files)`)
   mkdirSync(join(BENCH, 'fts'), {recursive: true})
   const db = join(BENCH, 'fts', `${size}.db`)
@@ -343,6 +354,45 @@ function benchBaselines({size, spec, dir, files, queries, r}, main) {
   }
   h.close()
   r.rows.ftsWarm = stats(t)
+}
+
+/**
+ * The warm path as a session meets it: no server runs; the first `engram search` of a
+ * session (with its token) answers in-process and starts `engram serve` in the background
+ * (the store is over the size, src/core/serve/serve-client.ts); the later searches are
+ * whole processes answered by that server. The server stops itself (idle timeout, 3 s
+ * here) before the next round.
+ */
+async function benchAutoServe({size, spec, dir, queries, r}) {
+  const root = realpathSync(dir)
+  const sock = join(CONFIG_DIR, 'private', `serve-${createHash('sha256').update(root).digest('hex').slice(0, 16)}.sock`)
+  if (existsSync(sock)) return notes.push(`${size}: a server already listens on ${sock}; the first-search rows are not measured`)
+  const first = []
+  const ready = []
+  const later = []
+  for (let round = 0; round < 3; round++) {
+    log(`${size}: first search of a session starts engram serve, round ${round + 1}/3`)
+    const s = JSON.parse(engram(['session', 'start', '--base', dir, '--agent', 'bench-auto', '--assigned', spec.scope, '--json']).stdout)
+    const env = childEnv({ENGRAM_SESSION: s.id, ENGRAM_SESSION_TOKEN: s.token, ENGRAM_AUTOSERVE_IDLE: '3'})
+    const search = (q) => engram(['search', q, '--base', dir, '--scope', spec.scope, '--limit', '10', '--json'], {env})
+    const t0 = performance.now()
+    const f = search(queries[round % queries.length])
+    if (JSON.parse(f.stdout).hits.length === 0) throw new Error(`the first session search served no hit: ${f.stderr.slice(0, 300)}`)
+    first.push(f.ms)
+    while (!existsSync(sock) && performance.now() - t0 < 120_000) await new Promise((res) => setTimeout(res, 20))
+    if (!existsSync(sock)) throw new Error('the first search did not start engram serve within 120 s')
+    ready.push(performance.now() - t0)
+    for (let i = 0; i < 10; i++) {
+      const t = search(queries[(round + i) % queries.length])
+      if (!existsSync(sock)) throw new Error('engram serve went away during the later searches')
+      later.push(t.ms)
+    }
+    const t1 = performance.now()
+    while (existsSync(sock) && performance.now() - t1 < 60_000) await new Promise((res) => setTimeout(res, 100))
+  }
+  r.rows.autoFirst = stats(first)
+  r.rows.autoReady = stats(ready)
+  r.rows.autoLater = stats(later)
 }
 
 /**
@@ -385,7 +435,7 @@ async function benchWarm({size, spec, dir, files, queries, r}) {
  * Index upkeep after one accepted write, on a clone of the 10k store (the generated store
  * is never changed): a real write through the CLI (vote, proposal), `review accept`
  * (signs, re-signs the manifest, commits), then the first `engram search` after the commit
- * — which applies the change to the delta segment — against the same search again.
+ * — which applies the change to the delta file — against the same search again.
  */
 async function benchIncremental(dir, spec, r) {
   log('10k: incremental update after accepted writes (clone)')
@@ -579,6 +629,9 @@ function report() {
   out.push(line('SQLite FTS5: build (in-process) / size', (r, x) => r.ftsBuild && `${fmtMs(r.ftsBuild.ms)} / ${fmtBytes(x.ftsBytes)}`))
   out.push(line('cold `engram search`, store out of the page cache', (r) => p(r.pcSearch)))
   out.push(line('ripgrep, store out of the page cache', (r) => p(r.pcRg)))
+  out.push(line('**first `engram search` of a session**, whole process (answers in-process, starts `engram serve`)', (r) => p(r.autoFirst)))
+  out.push(line('from that search\'s start until the server listens (indexes loaded)', (r) => p(r.autoReady)))
+  out.push(line('**later searches of the session**, whole process, answered by the server', (r) => p(r.autoLater)))
   out.push(line('**warm query** (`engram serve`, socket) p50 / p95', (r) => pp(r.warm)))
   out.push(line('`engram serve` start to first answer', (r) => r.serveReady && fmtMs(r.serveReady.ms)))
   out.push(line('in-process WarmEngine.search (index only) p50 / p95', (r) => pp(r.engine)))
@@ -603,7 +656,7 @@ function report() {
     if (ten.vote) {
       const v = results['10k']
       out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's index (no git) | ${pp(ten.vote)} |`)
-      out.push(`| of which the neighbour lookup (the write's 12 rarest words over the open shard, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
+      out.push(`| of which the neighbour lookup (the write's 12 rarest words over the loaded index, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
       out.push(`| of which redaction, flags and validators p50 / p95 | ${pp(ten.voteChecks)} |`)
       out.push(`| neighbour lookup as the write path wires it today (one-shot index, git ls-tree, keyring from git) p50 / p95 | ${pp(ten.voteWired)} |`)
       out.push(`| votes that passed / had neighbours | ${(100 * v.votePassed).toFixed(0)} % / ${(100 * v.voteWithNeighbours).toFixed(0)} % |`)
@@ -615,21 +668,19 @@ function report() {
   const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? 'pass' : 'FAIL')
   const t = (label, measured, ok) => out.push(`| ${label} | ${measured ?? '–'} | ${verdict(measured === undefined ? undefined : ok)} |`)
   const one = R('1k')
-  t('cold search, 1k: all 1,000 memories, p50 ≤ 0.3 s', one.coldAll && fmtMs(one.coldAll.p50), one.coldAll?.p50 <= 300)
-  t(`cold search, 1k: agent session (${one.coldSession?.memories ?? '?'} memories), p50 ≤ 0.3 s`, one.coldSession && fmtMs(one.coldSession.p50), one.coldSession?.p50 <= 300)
-  t('cold search, one 10k scope: p50 ≤ 0.6 s', ten.coldAll && fmtMs(ten.coldAll.p50), ten.coldAll?.p50 <= 600)
-  t('cold search, one 10k scope: faster than ripgrep (run alternately; median of the per-run ratio < 1)', ten.coldAll && ten.rgPaired && `${fmtMs(ten.coldAll.p50)} vs rg ${fmtMs(ten.rgPaired.p50)}; ratio ${ten.rgRatio.p50.toFixed(2)}`, ten.rgRatio?.p50 < 1)
   const hk = R('100k')
-  t('warm query p50 ≤ 2 ms at 10k', ten.warm && fmtMs(ten.warm.p50), ten.warm?.p50 <= 2)
-  t('warm query p50 ≤ 30 ms at 100k', hk.warm && fmtMs(hk.warm.p50), hk.warm?.p50 <= 30)
-  t('cold search, one 10k scope, store out of the page cache: faster than ripgrep', ten.pcSearch && ten.pcRg && `${fmtMs(ten.pcSearch.p50)} vs rg ${fmtMs(ten.pcRg.p50)}`, ten.pcSearch?.p50 < ten.pcRg?.p50)
-  t('engram verify, 10k files, no signature cache: < 3 s', ten.verifyCold && fmtMs(ten.verifyCold.p50), ten.verifyCold?.p50 < 3000)
-  t('index upkeep after one accepted write at 10k ≤ 100 ms (in-process refresh; whole-process difference in the table above)', ten.incrRefresh && fmtMs(ten.incrRefresh.p50), ten.incrRefresh?.p50 <= 100)
-  t('full rebuild 10k ≤ 6 s', ten.rebuild && fmtMs(ten.rebuild.p50), ten.rebuild?.p50 <= 6000)
-  t('full rebuild 100k ≤ 90 s', hk.rebuild && fmtMs(hk.rebuild.p50), hk.rebuild?.p50 <= 90000)
+  t(`cold search, 1k: agent session (${one.coldSession?.memories ?? '?'} memories), no server, p50 ≤ 0.2 s`, one.coldSession && fmtMs(one.coldSession.p50), one.coldSession?.p50 <= 200)
+  t('first search of a 10k scope (answers, starts the server) ≤ 0.8 s', ten.autoFirst && fmtMs(ten.autoFirst.p50), ten.autoFirst?.p50 <= 800)
+  t('every later search in that session ≤ 100 ms, whole process', ten.autoLater && fmtMs(ten.autoLater.p50), ten.autoLater?.p50 <= 100)
+  t('every later search in that session ≤ 2 ms in the server (socket request, p50)', ten.warm && fmtMs(ten.warm.p50), ten.warm?.p50 <= 2)
+  t('warm query at 100k ≤ 20 ms p50 in the server', hk.warm && fmtMs(hk.warm.p50), hk.warm?.p50 <= 20)
+  t('index upkeep after one accept at 10k ≤ 100 ms, no whole-scope rewrite (in-process refresh: a delta file)', ten.incrRefresh && fmtMs(ten.incrRefresh.p50), ten.incrRefresh?.p50 <= 100)
+  t('rebuild 10k ≤ 4 s', ten.rebuild && fmtMs(ten.rebuild.p50), ten.rebuild?.p50 <= 4000)
+  t('rebuild 100k ≤ 60 s', hk.rebuild && fmtMs(hk.rebuild.p50), hk.rebuild?.p50 <= 60000)
   const peak = Math.max(...cols.map((s) => R(s).rebuildRss?.max ?? 0))
-  t('rebuild peak memory ≤ 3 GB', peak ? fmtBytes(peak) : undefined, peak <= 3e9)
-  t('vote overhead p50 ≤ 2 ms, p95 ≤ 10 ms (10k curated neighbours, no git)', ten.vote && pp(ten.vote), ten.vote?.p50 <= 2 && ten.vote?.p95 <= 10)
+  t('rebuild peak memory under 2 GB', peak ? fmtBytes(peak) : undefined, peak < 2e9)
+  t('vote overhead at 10k (neighbours from a loaded index) ≤ 2 ms p50', ten.vote && pp(ten.vote), ten.vote?.p50 <= 2)
+  t('engram verify, 10k files, no signature cache: < 3 s', ten.verifyCold && fmtMs(ten.verifyCold.p50), ten.verifyCold?.p50 < 3000)
   out.push('')
   if (notes.length) out.push('Notes:', '', ...notes.map((n) => `- ${n}`), '')
   const q = results[cols[0]]?.queries

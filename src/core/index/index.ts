@@ -1,4 +1,4 @@
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {randomBytes} from 'node:crypto'
 
 import MiniSearch from 'minisearch'
@@ -6,7 +6,6 @@ import type {Options, Query, SearchOptions as MiniSearchOptions, SearchResult} f
 
 import {catBlobs} from '../git/git.js'
 import type {Provenance} from '../memory/memory.js'
-import {writeFileAtomic} from '../store/fsutil.js'
 import {formatScope, parseScope} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 import {readHead, readHeadFromFiles} from './head.js'
@@ -742,9 +741,15 @@ function writeTreeRecord(store: Store, head: string, trees: Map<string, string |
   }
 }
 
-/** Atomic (temp file and rename): a reader sees the old file or the new one. */
+/**
+ * Temp file and rename: a reader sees the old file or the new one. No fsync (unlike
+ * fsutil's writeFileAtomic, for files that must survive a crash): the index is derived, a
+ * file lost to a power cut is rebuilt, and an fsync per scope costs seconds on a busy disk.
+ */
 function writeAtomic(path: string, text: string): void {
-  writeFileAtomic(path, text)
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  writeFileSync(tmp, text)
+  renameSync(tmp, path)
 }
 
 function removeFile(path: string): void {

@@ -140,7 +140,7 @@ export const AUTOSERVE_IDLE_SECONDS = 900
  * sessions that prove themselves with their token, and its replies are MACed, so starting
  * it gives a session nothing it could not already do. Only from the CLI (`bin` is the
  * running bin/run.js). ENGRAM_NO_AUTOSERVE=1 turns this off; ENGRAM_AUTOSERVE_DOCS sets
- * the size. Never throws: a search does not depend on it.
+ * the size and ENGRAM_AUTOSERVE_IDLE the idle seconds. Never throws: a search does not depend on it.
  */
 export async function startServerInBackground(store: Store, docs: number, bin: string | undefined): Promise<boolean> {
   try {
@@ -148,11 +148,13 @@ export async function startServerInBackground(store: Store, docs: number, bin: s
     const env = process.env.ENGRAM_AUTOSERVE_DOCS
     const threshold = env !== undefined && /^[0-9]{1,9}$/.test(env) ? Number(env) : AUTOSERVE_DOCS
     if (docs < threshold) return false
+    const idleEnv = process.env.ENGRAM_AUTOSERVE_IDLE
+    const idle = idleEnv !== undefined && /^[1-9][0-9]{0,4}$/.test(idleEnv) ? Number(idleEnv) : AUTOSERVE_IDLE_SECONDS
     const {spawn} = await import('node:child_process')
     const childEnv: NodeJS.ProcessEnv = {...process.env}
     delete childEnv.ENGRAM_SESSION
     delete childEnv.ENGRAM_SESSION_TOKEN
-    const child = spawn(process.execPath, [bin, 'serve', '--base', store.root, '--idle-timeout', String(AUTOSERVE_IDLE_SECONDS)], {
+    const child = spawn(process.execPath, [bin, 'serve', '--base', store.root, '--idle-timeout', String(idle)], {
       cwd: store.root,
       env: childEnv,
       detached: true,
