@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // The write and accept paths, whole process: `engram write` (an agent's pending write:
 // vote, proposal commit) and `engram review accept` (sign, manifest, commit) on a freshly
-// generated, signed store (.bench/tmp/bench-git, removed afterwards), plus the number of git processes each one starts. These two
-// commands are where engram's git calls are (the warm search path makes none).
+// generated, signed store (.bench/tmp/bench-git, removed afterwards), with the number of
+// git processes each starts; then the git layer alone, in-process: the one commit function
+// and two reads (one that prints nothing, one that prints a line).
 //
-//   node scripts/bench-git.mjs [--memories 1000] [--runs 10] [--cli DIR]
+//   node scripts/bench-git.mjs [--memories 1000] [--runs 10] [--cli DIR]...
 //
-// --cli drives another build (a folder holding bin/run.js, dist/, the oclif manifest),
-// e.g. a copy of an older build, to compare before and after. Needs `npm run build`.
+// --cli names a build to drive (a folder holding bin/run.js, dist/ and the oclif manifest;
+// default: this checkout). Given twice or more, the builds take turns run by run on the
+// same store, so that a shared machine's drift hits all alike: e.g. a copy of the build
+// before a change against the build after it. Needs `npm run build`.
 import {execFileSync} from 'node:child_process'
 import {chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
@@ -23,10 +26,10 @@ const opt = (name, dflt) => {
 }
 const memories = Number(opt('memories', '1000'))
 const runs = Number(opt('runs', '10'))
-const cli = opt('cli')
-const BIN = cli ? join(resolve(cli), 'bin', 'run.js') : new URL('../bin/run.js', import.meta.url).pathname
+const clis = args.flatMap((a, i) => (a === '--cli' ? [resolve(args[i + 1])] : []))
+const builds = (clis.length > 0 ? clis : [resolve(new URL('..', import.meta.url).pathname)]).map((dir) => ({dir, bin: join(dir, 'bin', 'run.js'), dist: join(dir, 'dist')}))
 const log = (m) => process.stderr.write(`${m}\n`)
-const engram = (a, opts) => timed(process.execPath, [BIN, ...a], opts)
+const engram = (b, a, opts) => timed(process.execPath, [b.bin, ...a], opts)
 
 const spec = {memories, layout: 'single', scope: 'project:big', seed: 7}
 // generated where it is used: a store's trust root is pinned for its path, so a clone elsewhere would serve nothing
@@ -35,7 +38,7 @@ forgetStoreState(clone)
 rmSync(clone, {recursive: true, force: true})
 mkdirSync(join(BENCH, 'tmp'), {recursive: true})
 log(`generating a signed store of ${memories} memories …`)
-timed(process.execPath, [new URL('gen-store.mjs', import.meta.url).pathname, clone, '--memories', String(memories), '--layout', spec.layout, '--scope', spec.scope, '--seed', String(spec.seed), '--sign', '--dist', cli ? join(resolve(cli), 'dist') : DIST])
+timed(process.execPath, [new URL('gen-store.mjs', import.meta.url).pathname, clone, '--memories', String(memories), '--layout', spec.layout, '--scope', spec.scope, '--seed', String(spec.seed), '--sign', '--dist', clis.length > 0 ? builds[0].dist : DIST])
 
 // a `git` on PATH that counts its starts, then runs the real one
 const shim = join(BENCH, 'tmp', 'git-count')
@@ -54,56 +57,61 @@ const starts = () => {
 }
 
 try {
-  engram(['index', 'rebuild', '--base', clone, '--json'])
-  const session = JSON.parse(engram(['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
+  const b0 = builds[0]
+  engram(b0, ['index', 'rebuild', '--base', clone, '--json'])
+  const session = JSON.parse(engram(b0, ['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
   const agent = childEnv({ENGRAM_SESSION: session})
-  const rows = {write: [], accept: [], writeGit: [], acceptGit: []}
-  for (let k = 0; k < runs + 1; k++) {
-    const text = `Bench note ${k}: the nightly export job number ${k} for the analytics warehouse now runs at 02:${String(k).padStart(2, '0')} UTC.\n`
-    rmSync(counter, {force: true})
-    const w = engram(['write', `bench/git-${k}.md`, '--base', clone, '--scope', spec.scope, '--json'], {env: counted(agent), input: text})
-    const wGit = starts()
-    const out = JSON.parse(w.stdout)
-    if (out.status !== 'pending') throw new Error(`bench write ${k} was ${out.status}: ${w.stdout.slice(0, 300)}`)
-    rmSync(counter, {force: true})
-    const a = engram(['review', 'accept', out.proposal, '--base', clone, '--digest', out.digest, '--json'], {env: counted(childEnv())})
-    const aGit = starts()
-    if (k === 0) continue // the first of each warms the caches a long-lived store has
-    rows.write.push(w.ms)
-    rows.accept.push(a.ms)
-    rows.writeGit.push(wGit)
-    rows.acceptGit.push(aGit)
+  for (const b of builds) {
+    b.rows = {write: [], accept: [], writeGit: [], acceptGit: [], commit: [], silent: [], read: []}
+    const load = (m) => import(pathToFileURL(join(b.dist, m)).href)
+    ;[{Store: b.Store}, {commitChanges: b.commitChanges}, {gitRead: b.gitRead}] = await Promise.all(['core/store/store.js', 'core/git/commit.js', 'core/git/git.js'].map(load))
   }
-  // in-process, the git layer alone: the one commit function (blobs, private index, tree,
-  // commit, compare-and-swap of the branch, work tree, index), and a read that prints nothing
-  const load = (m) => import(pathToFileURL(join(cli ? join(resolve(cli), 'dist') : DIST, m)).href)
-  const [{Store}, {commitChanges}, {gitRead}] = await Promise.all(['core/store/store.js', 'core/git/commit.js', 'core/git/git.js'].map(load))
-  const store = new Store(clone, clone)
-  rows.commit = []
-  rows.silent = []
-  rows.read = []
-  for (let k = 0; k < runs * 2 + 1; k++) {
-    let t0 = performance.now()
-    await commitChanges(store, {subject: `bench ${k}`, changes: [{path: `bench-git/c-${k}.txt`, content: `change ${k}\n`}]})
-    const commitMs = performance.now() - t0
-    t0 = performance.now()
-    await gitRead(clone, ['log', '-1', '--format=%H', '--', 'no/such/path'])
-    const silentMs = performance.now() - t0
-    t0 = performance.now()
-    await gitRead(clone, ['rev-parse', 'HEAD'])
-    const readMs = performance.now() - t0
-    if (k === 0) continue
-    rows.commit.push(commitMs)
-    rows.silent.push(silentMs)
-    rows.read.push(readMs)
+  let k = 0
+  for (let run = 0; run < runs + 1; run++) {
+    // builds in turn, the order swapped every run
+    for (const b of run % 2 ? [...builds].reverse() : builds) {
+      k++
+      const text = `Bench note ${k}: the nightly export job number ${k} for the analytics warehouse now runs at 02:${String(k % 60).padStart(2, '0')} UTC.\n`
+      rmSync(counter, {force: true})
+      const w = engram(b, ['write', `bench/git-${k}.md`, '--base', clone, '--scope', spec.scope, '--json'], {env: counted(agent), input: text})
+      const wGit = starts()
+      const out = JSON.parse(w.stdout)
+      if (out.status !== 'pending') throw new Error(`bench write ${k} was ${out.status}: ${w.stdout.slice(0, 300)}`)
+      rmSync(counter, {force: true})
+      const a = engram(b, ['review', 'accept', out.proposal, '--base', clone, '--digest', out.digest, '--json'], {env: counted(childEnv())})
+      const aGit = starts()
+      // in-process, the git layer alone: the one commit function (blobs, private index, tree,
+      // commit, compare-and-swap of the branch, work tree, index), a read that prints nothing, one that prints a line
+      const store = new b.Store(clone, clone)
+      let t0 = performance.now()
+      await b.commitChanges(store, {subject: `bench ${k}`, changes: [{path: `bench-git/c-${k}.txt`, content: `change ${k}\n`}]})
+      const commitMs = performance.now() - t0
+      t0 = performance.now()
+      await b.gitRead(clone, ['log', '-1', '--format=%H', '--', 'no/such/path'])
+      const silentMs = performance.now() - t0
+      t0 = performance.now()
+      await b.gitRead(clone, ['rev-parse', 'HEAD'])
+      const readMs = performance.now() - t0
+      if (run === 0) continue // the first of each warms the caches a long-lived store has
+      b.rows.write.push(w.ms)
+      b.rows.accept.push(a.ms)
+      b.rows.writeGit.push(wGit)
+      b.rows.acceptGit.push(aGit)
+      b.rows.commit.push(commitMs)
+      b.rows.silent.push(silentMs)
+      b.rows.read.push(readMs)
+    }
   }
   const n = (xs) => stats(xs).p50
-  console.log(`engram ${cli ? `(${cli}) ` : ''}on ${memories} memories, ${runs} runs each, medians (min–max)`)
-  console.log(`| \`engram write\` (agent, pending) | ${fmtStat(stats(rows.write))} | ${n(rows.writeGit)} git processes |`)
-  console.log(`| \`engram review accept\` | ${fmtStat(stats(rows.accept))} | ${n(rows.acceptGit)} git processes |`)
-  console.log(`| commitChanges, one file, in-process | ${fmtStat(stats(rows.commit))} | |`)
-  console.log(`| a git read that prints nothing (\`log -1 -- <absent path>\`), in-process | ${fmtStat(stats(rows.silent))} | |`)
-  console.log(`| a git read that prints a line (\`rev-parse HEAD\`), in-process | ${fmtStat(stats(rows.read))} | |`)
+  console.log(`${memories} memories, ${runs} runs of each build, in turns; medians (min–max)`)
+  console.log(`| | ${builds.map((b) => b.dir).join(' | ')} |`)
+  console.log(`|---|${builds.map(() => '---|').join('')}`)
+  const row = (label, key, countKey) => console.log(`| ${label} | ${builds.map((b) => `${fmtStat(stats(b.rows[key]))}${countKey ? `, ${n(b.rows[countKey])} git processes` : ''}`).join(' | ')} |`)
+  row('`engram write` (agent, pending), whole process', 'write', 'writeGit')
+  row('`engram review accept`, whole process', 'accept', 'acceptGit')
+  row('commitChanges of one file, in-process', 'commit')
+  row('a git read that prints nothing (`log -1 -- <absent path>`), in-process', 'silent')
+  row('a git read that prints a line (`rev-parse HEAD`), in-process', 'read')
 } finally {
   forgetStoreState(clone)
   rmSync(clone, {recursive: true, force: true})
