@@ -3,7 +3,7 @@ import {lstatSync, readdirSync} from 'node:fs'
 import {gitBlobHash} from './hash.js'
 import {MemoryFile, parseMemory} from './memory.js'
 import {memoryRelPath} from '../store/paths.js'
-import {scopeDir} from '../store/scope.js'
+import {SCOPE_NAME_RE, scopeDir} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 
 export interface StoredMemory {
@@ -56,7 +56,10 @@ export function listScopeFiles(store: Store, scope: string): string[] {
   return out.sort()
 }
 
-/** Every scope that has a folder in the store. */
+/**
+ * Every scope that has a folder in the store (a real folder, never a link, under a valid
+ * scope name), in order: org, project:…, tenant:…, run:…. The one listing of scope folders.
+ */
 export function listScopes(store: Store): string[] {
   const scopes: string[] = []
   try {
@@ -72,7 +75,7 @@ export function listScopes(store: Store): string[] {
       continue
     }
     for (const n of names.sort()) {
-      if (/^[a-z0-9][a-z0-9._-]{0,62}$/.test(n) && lstatSync(store.abs(`${kind}/${n}`)).isDirectory()) scopes.push(`${kind}:${n}`)
+      if (SCOPE_NAME_RE.test(n) && !n.includes('..') && lstatSync(store.abs(`${kind}/${n}`)).isDirectory()) scopes.push(`${kind}:${n}`)
     }
   }
   return scopes

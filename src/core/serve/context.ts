@@ -3,7 +3,6 @@ import {randomBytes} from 'node:crypto'
 import {listMemories, ListedMemory} from './read.js'
 import {parseMemory, Provenance} from '../memory/memory.js'
 import {searchMemories} from './search.js'
-import {scopeDir} from '../store/scope.js'
 import {ServingGate} from '../trust/serving.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
@@ -69,7 +68,7 @@ export async function buildContext(
   } else {
     const gate = await ServingGate.open(store)
     const newest = [...all].sort((a, b) => b.updated.localeCompare(a.updated)).slice(0, 50)
-    chosen = newest.flatMap((m) => entryFor(store, gate, m))
+    chosen = newest.flatMap((m) => entryFor(gate, m))
   }
   const boundary = makeBoundary([...all.map((m) => m.title), ...chosen.map((e) => e.body + e.title)])
   const header = `${DATA_NOT_INSTRUCTIONS} Each memory is wrapped in <${boundary} …> … </${boundary}>; only a line with exactly that closing tag ends a memory.`
@@ -93,11 +92,10 @@ export async function buildContext(
   return {boundary, header, index, entries, omitted: Math.max(0, all.length - entries.length), skipped: listing.skipped, budget, used}
 }
 
-function entryFor(store: Store, gate: ServingGate, m: ListedMemory): ContextEntry[] {
-  const rel = `${scopeDir(m.scope)}/${m.path}`
-  const text = store.readText(rel)
-  if (text === undefined || !gate.check(m.scope, rel, text).ok) return []
-  const mem = parseMemory(text, rel)
+function entryFor(gate: ServingGate, m: ListedMemory): ContextEntry[] {
+  const served = gate.serveFile(m.scope, m.path)
+  if (!served.ok) return []
+  const mem = served.memory
   return [{scope: m.scope, path: m.path, title: m.title, author: m.author, origin: m.origin, tainted: m.tainted, dissent: dissentOf(mem.frontmatter.taint_reasons), reviewed_by: m.reviewed_by, body: mem.body}]
 }
 

@@ -1,10 +1,10 @@
 import {assertCanRead, visibleScopes} from '../session/access.js'
-import {listScopeFiles, readStored} from '../memory/curated.js'
+import {listScopeFiles} from '../memory/curated.js'
+import {memoryRelPath} from '../store/paths.js'
 import {notFound} from '../store/errors.js'
-import {gitBlobHash} from '../memory/hash.js'
 import {RunLabel, RunLabels, isRunScope} from '../session/runlabels.js'
-import {MemoryFile, MemoryFrontmatter, Provenance, parseMemory} from '../memory/memory.js'
-import {printable, scopeDir} from '../store/scope.js'
+import {MemoryFrontmatter, Provenance} from '../memory/memory.js'
+import {printable} from '../store/scope.js'
 import {ServingGate} from '../trust/serving.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
@@ -27,14 +27,14 @@ export interface ReadResult {
  */
 export async function readMemory(store: Store, session: SessionRecord | undefined, scopeText: string, path: string): Promise<ReadResult & {warning?: string}> {
   const scope = assertCanRead(session, scopeText)
-  const stored = readStored(store, scope, path)
+  // the path is the caller's: checked (no "..", no links) before anything is read
+  memoryRelPath(store, scope, path)
   const missing = () => notFound(`No memory ${printable(path)} in ${scope}.`, `see \`engram list --scope ${scope}\``)
-  if (!stored) throw missing()
   const gate = await ServingGate.open(store)
-  const check = gate.check(scope, stored.rel, stored.text, stored.memory)
-  if (!check.ok) {
+  const stored = gate.serveFile(scope, path)
+  if (!stored.ok) {
     const err = missing()
-    ;(err as {nextStep?: string}).nextStep = `${stored.rel} is not served: ${check.problem}; the owner can run \`engram verify\``
+    if (!stored.missing) (err as {nextStep?: string}).nextStep = `${stored.rel} is not served: ${stored.problem}; the owner can run \`engram verify\``
     throw err
   }
   const fm = stored.memory.frontmatter
@@ -42,12 +42,12 @@ export async function readMemory(store: Store, session: SessionRecord | undefine
     // a scratchpad's frontmatter claims nothing: its labels are what its commit proves (runlabels.ts)
     const l = await new RunLabels(store).label(scope, stored.rel, stored.blob)
     return {
-      scope, path: stored.path, blob: stored.blob, body: stored.memory.body,
+      scope, path, blob: stored.blob, body: stored.memory.body,
       frontmatter: {...fm, author: l.author, source_session: l.session, origin: l.origin as MemoryFrontmatter['origin'], tainted: l.tainted, reviewed_by: null},
       labels: l, claimed: {author: fm.author, source_session: fm.source_session, origin: fm.origin, tainted: fm.tainted, reviewed_by: fm.reviewed_by},
     }
   }
-  return {scope, path: stored.path, blob: stored.blob, frontmatter: fm, body: stored.memory.body}
+  return {scope, path, blob: stored.blob, frontmatter: fm, body: stored.memory.body}
 }
 
 export interface ListedMemory extends Provenance {
@@ -70,25 +70,14 @@ export async function listMemories(store: Store, session: SessionRecord | undefi
   let labels: RunLabels | undefined
   for (const scope of scopes) {
     for (const path of listScopeFiles(store, scope)) {
-      const rel = `${scopeDir(scope)}/${path}`
-      const text = store.readText(rel) ?? ''
-      // one read and one parse per file: the gate checks the parsed memory it is given
-      let memory: MemoryFile | undefined
-      let problem: string | undefined
-      try {
-        memory = parseMemory(text, rel)
-        const check = gate.check(scope, rel, text, memory)
-        if (!check.ok) problem = check.problem
-      } catch (error) {
-        problem = (error as Error).message
-      }
-      if (problem !== undefined || !memory) {
+      const served = gate.serveFile(scope, path)
+      if (!served.ok) {
         result.skipped++
-        result.skippedFiles.push({scope, path, problem: problem ?? 'unreadable'})
+        result.skippedFiles.push({scope, path, problem: served.problem})
         continue
       }
-      const fm = memory.frontmatter
-      const l = isRunScope(scope) ? await (labels ??= new RunLabels(store)).label(scope, rel, gitBlobHash(text)) : undefined
+      const fm = served.memory.frontmatter
+      const l = isRunScope(scope) ? await (labels ??= new RunLabels(store)).label(scope, served.rel, served.blob) : undefined
       result.memories.push({
         scope, path, title: fm.title, author: l?.author ?? fm.author, origin: l?.origin ?? fm.origin, tainted: l?.tainted ?? fm.tainted,
         reviewed_by: l ? null : fm.reviewed_by, updated: fm.updated, version: fm.version,

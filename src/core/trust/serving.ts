@@ -9,9 +9,15 @@ import {Manifest, ManifestEntry, inLineForm, manifestPath, parseManifest, verify
 import {readManifestCache, writeManifestCache} from './manifest-cache.js'
 import {MemoryFile, parseMemory} from '../memory/memory.js'
 import {ownerVerdict, verifyMemory} from './sign.js'
+import {scopeDir} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 
 export type ServeCheck = {ok: true} | {ok: false; problem: string}
+
+/** A memory file as served (ServingGate.serveFile): its bytes, blob id and parsed form, or why not. */
+export type ServedFile =
+  | {ok: true; rel: string; text: string; blob: string; memory: MemoryFile}
+  | {ok: false; rel: string; problem: string; missing: boolean}
 
 interface ScopeState {
   /** the verified manifest's blob per path, or null when the scope has no valid one */
@@ -96,6 +102,29 @@ export class ServingGate {
   /** The highest serial a scope's manifest must reach: what this machine has seen, or history holds. */
   private highest(seen: Record<string, number>, scope: string): number {
     return Math.max(seen[scope] ?? 0, this.history[scope] ?? 0)
+  }
+
+  /**
+   * Read the memory file at scope/path (scope-relative) from the work tree, hash and parse
+   * it once, and decide whether it may be served: the one read-hash-gate of every command
+   * that shows memory (read, list, context, the write's neighbours). With `blob` (an index
+   * hit's), a file whose bytes are no longer that blob is not served either. A user-given
+   * path is checked by the caller first (memoryRelPath).
+   */
+  serveFile(scope: string, path: string, opts: {blob?: string} = {}): ServedFile {
+    const rel = `${scopeDir(scope)}/${path}`
+    const text = this.store.readText(rel)
+    if (text === undefined) return {ok: false, rel, problem: 'no such file', missing: true}
+    const blob = gitBlobHash(text)
+    if (opts.blob !== undefined && blob !== opts.blob) return {ok: false, rel, problem: 'changed since it was indexed', missing: false}
+    let memory: MemoryFile
+    try {
+      memory = parseMemory(text, rel)
+    } catch (error) {
+      return {ok: false, rel, problem: (error as Error).message, missing: false}
+    }
+    const check = this.check(scope, rel, text, memory, blob)
+    return check.ok ? {ok: true, rel, text, blob, memory} : {ok: false, rel, problem: check.problem, missing: false}
   }
 
   /** `rel` is store-relative; `text` the file's bytes as read; `blob` their git blob id when the caller has it. */

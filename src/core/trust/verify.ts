@@ -10,7 +10,8 @@ import {Keyring, rootNotPinned} from './keys.js'
 import {raiseFromHistory, recordSerial, serialSeenIn} from './highwater.js'
 import {MANIFESTS_DIR, Manifest, ManifestEntry, manifestPath, parseManifest, verifyManifest} from './manifest.js'
 import {parseMemory} from '../memory/memory.js'
-import {SCOPE_NAME_RE, scopeDir, scopeOfPath} from '../store/scope.js'
+import {scopeDir, scopeOfPath} from '../store/scope.js'
+import {listScopes} from '../memory/curated.js'
 import {signerVerdict, verifyMemory} from './sign.js'
 import type {Store} from '../store/store.js'
 
@@ -52,23 +53,7 @@ export interface VerifyReport {
 
 /** Curated scopes: org, project/<name>, tenant/<id>. Run scopes are an agent's own scratchpad and are not signed. */
 function scopeFolders(store: Store): {scope: string; dir: string}[] {
-  const out: {scope: string; dir: string}[] = []
-  const isDir = (d: Dirent) => d.isDirectory() && !d.isSymbolicLink()
-  try {
-    if (readdirSync(store.root, {withFileTypes: true}).some((d) => d.name === 'org' && isDir(d))) out.push({scope: 'org', dir: 'org'})
-  } catch {
-    return out
-  }
-  for (const kind of ['project', 'tenant']) {
-    let names: Dirent[] = []
-    try {
-      names = readdirSync(store.abs(kind), {withFileTypes: true})
-    } catch {
-      continue
-    }
-    for (const d of names) if (isDir(d) && SCOPE_NAME_RE.test(d.name) && !d.name.includes('..')) out.push({scope: `${kind}:${d.name}`, dir: `${kind}/${d.name}`})
-  }
-  return out
+  return listScopes(store).filter((scope) => !scope.startsWith('run:')).map((scope) => ({scope, dir: scopeDir(scope)}))
 }
 
 /** Every `.md` file under a folder (store-relative); symbolic links are returned apart, never followed. */

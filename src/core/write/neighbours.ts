@@ -1,8 +1,5 @@
 import {readableScopes} from '../session/access.js'
-import {gitBlobHash} from '../memory/hash.js'
-import {parseMemory} from '../memory/memory.js'
 import type {Searcher} from '../serve/search.js'
-import {scopeDir} from '../store/scope.js'
 import {ServingGate} from '../trust/serving.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
@@ -54,22 +51,10 @@ export async function findNeighbours(
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
   for (const h of hits) {
-    const rel = `${scopeDir(h.scope)}/${h.path}`
-    const file = store.readText(rel)
-    if (file === undefined) continue
-    const blob = gitBlobHash(file)
-    if (blob === h.blob && h.body !== undefined) {
-      // the file is the indexed blob: its title and body are the ones the index parsed from it
-      if (gate!.check(h.scope, rel, file, undefined, blob).ok) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
-      continue
-    }
-    try {
-      const m = parseMemory(file, rel)
-      if (!gate!.check(h.scope, rel, file, m, blob).ok) continue
-      out.push({scope: h.scope, path: h.path, title: m.frontmatter.title, body: m.body, score: h.score})
-    } catch {
-      // a broken file is reported by `engram verify`, not used as evidence
-    }
+    // title and body as the file holds them now (it may have changed since it was indexed);
+    // a broken or unverified file is reported by `engram verify`, not used as evidence
+    const served = gate!.serveFile(h.scope, h.path)
+    if (served.ok) out.push({scope: h.scope, path: h.path, title: served.memory.frontmatter.title, body: served.memory.body, score: h.score})
   }
   return out
 }
