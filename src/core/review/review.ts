@@ -5,15 +5,16 @@ import {EngramError, badInput, notFound, refused, usageError, verificationFailed
 import {gitBlobHash} from '../memory/hash.js'
 import {gitRead, revParse} from '../git/git.js'
 import {raiseFromHistory, recordSerial, seenSerials, serialSeenIn} from '../trust/highwater.js'
-import {RecheckFinding, describeFindings, recheckEntry, unrecordedFlags} from './recheck.js'
+import {RecheckFinding, recheckEntry, unrecordedFlags} from './recheck.js'
+import {AcceptView, SignedChangePlan, planAccept, planSignedChange} from './accept-plan.js'
 import {Keyring, loadKeyring} from '../trust/keys.js'
 import {findPrivateKey, unlockPrivateKey} from '../trust/privatekey.js'
-import {Manifest, manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from '../trust/manifest.js'
+import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest, verifyManifest} from '../trust/manifest.js'
 import {rememberSignedManifest} from '../trust/manifest-cache.js'
 import {MemoryFile, parseMemory, serializeMemory} from '../memory/memory.js'
 import {memoryRelPath} from '../store/paths.js'
-import {EntryStatus, Proposal, QUARANTINE_DIR, StoredFlag, entryFile, findEntry, findEntryFile, listEntries, matchEntryId, proposalDigest} from './proposal.js'
-import {checkDigestArg, requireReviewedDigest} from './digest.js'
+import {EntryStatus, Proposal, StoredFlag, findEntry, findEntryFile, listEntries, matchEntryId, proposalDigest} from './proposal.js'
+import {checkDigestArg} from './digest.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {formatScope, parseScope, printable} from '../store/scope.js'
 import {refuseInsideSession, type SessionRecord} from '../session/sessions.js'
@@ -133,71 +134,46 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
   return {key, keyring}
 }
 
-/** The scope manifest, refusing to build on one that does not verify (that would launder a forgery). */
-function trustedManifest(store: Store, keyring: Keyring, scope: string): Manifest | undefined {
-  const m = readManifest(store, scope)
-  if (m && !verifyManifest(keyring, m).ok) {
-    throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
+/** What an accept or a restore may read of the store, under the lock (accept-plan.ts). */
+function storeView(store: Store, keyring: Keyring): AcceptView {
+  return {
+    keyring,
+    recheck: (p) => recheckEntry(store, p),
+    rel: (scope, path) => memoryRelPath(store, scope, path),
+    read: (scope, path) => readStored(store, scope, path),
+    manifest: (scope) => readManifest(store, scope),
+    seenSerial: (scope) => seenSerials(store)[scope] ?? 0,
   }
-  // re-signing an old manifest above the serial it lost to would make the rollback stick
-  const seen = seenSerials(store)[scope] ?? 0
-  if (m && m.serial < seen) {
-    throw verificationFailed(`The manifest of ${scope} has serial ${m.serial}, older than serial ${seen} seen before (rolled back); refusing to build on it.`, 'run `engram verify`, which says how to fix it')
-  }
-  return m
 }
 
 /**
- * A signed memory file (or its deletion) and its re-signed manifest, as changes for one
- * atomic commit; `committed` records what must follow the commit only (the serial seen,
- * the manifest's verified-signature record), never before it.
+ * Sign a planned change: the memory file (or its deletion) and its re-signed manifest, as
+ * changes for one atomic commit; `committed` records what must follow the commit only
+ * (the serial seen, the manifest's verified-signature record), never before it.
  */
-function signedChanges(store: Store, key: KeyPair, keyring: Keyring, scope: string, rel: string, memory: MemoryFile | null): {changes: FileChange[]; committed: () => void} {
-  const prev = trustedManifest(store, keyring, scope)
-  let next
+function signChange(store: Store, key: KeyPair, keyring: Keyring, c: SignedChangePlan): {changes: FileChange[]; committed: () => void} {
   const changes: FileChange[] = []
-  if (memory) {
-    const signed = signMemory(key, rel, memory)
-    const check = verifyMemory(keyring, rel, signed)
+  let next
+  if (c.memory) {
+    const signed = signMemory(key, c.rel, c.memory)
+    const check = verifyMemory(keyring, c.rel, signed)
     if (!check.ok) throw new EngramError('verification', `The new signature does not verify (${check.detail}); nothing written.`)
     const text = serializeMemory(signed)
-    changes.push({path: rel, content: text})
-    next = nextManifest(prev, scope, {upsert: [manifestEntry(rel, text)]})
+    changes.push({path: c.rel, content: text})
+    next = nextManifest(c.prev, c.scope, {upsert: [manifestEntry(c.rel, text)]})
   } else {
-    changes.push({path: rel, content: null})
-    next = nextManifest(prev, scope, {remove: [rel]})
+    changes.push({path: c.rel, content: null})
+    next = nextManifest(c.prev, c.scope, {remove: [c.rel]})
   }
-  // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
-  next.serial = Math.max(next.serial, (seenSerials(store)[scope] ?? 0) + 1)
-  const mrel = manifestPath(scope)
+  next.serial = c.serial
   const signed = signManifest(key, next)
   const text = serializeManifest(signed)
-  changes.push({path: mrel, content: text})
+  changes.push({path: manifestPath(c.scope), content: text})
   const committed = () => {
-    recordSerial(store, scope, next.serial)
+    recordSerial(store, c.scope, next.serial)
     rememberSignedManifest(store, text, signed, key)
   }
   return {changes, committed}
-}
-
-/**
- * The checks that run before an accept writes anything (recheck.ts): every fact that can
- * be recomputed is, and any disagreement refuses (exit 3), naming each fact.
- */
-async function refuseDisagreement(store: Store, p: Proposal): Promise<void> {
-  const check = await recheckEntry(store, p)
-  if (check.findings.length === 0) return
-  const data = {recheck: check.findings}
-  if (check.quarantinedAs) {
-    throw new EngramError('refused', `Proposal ${p.id} is a quarantined write (entry ${check.quarantinedAs}) moved into the review queue by hand; nothing written.`, {
-      nextStep: `put it back (\`git checkout -- ${QUARANTINE_DIR}/${check.quarantinedAs}.md\` and remove ${entryFile(p)}), look at it with \`engram quarantine show ${check.quarantinedAs}\`, and release it with \`engram quarantine release\` if it should be reviewed`,
-      data,
-    })
-  }
-  throw new EngramError('refused', `Proposal ${p.id} disagrees with what engram recomputed, so what review shows of it is not true: ${describeFindings(check.findings)}. Nothing written.`, {
-    nextStep: `reject it with \`engram review reject ${p.id} --reason "edited after it was written"\`; \`engram review show ${p.id}\` marks each fact`,
-    data,
-  })
 }
 
 /** showEntry plus the recomputed facts (recheck.ts): what `review show` and `quarantine show` print. */
@@ -222,42 +198,24 @@ export interface AcceptResult {
  * Accept exactly what was reviewed (STANDARD R12): recompute the digest from the proposal
  * as it is now and refuse when it differs from the reviewed one ("does not match"), when
  * a recomputed fact disagrees with the shown one (recheck.ts), or when the file moved
- * since the proposal was made ("stale"); then write, sign, re-sign the
- * manifest, remove the proposal, and make one commit with the provenance.
+ * since the proposal was made ("stale") — the plan (accept-plan.ts), from what the store
+ * holds under the lock; then sign the file and the re-signed manifest, remove the
+ * proposal, and make one commit with the provenance.
  */
 export async function acceptProposal(store: Store, id: string, digestArg: string, opts: {keyName?: string} = {}): Promise<AcceptResult> {
   const digest = checkDigestArg(digestArg)
   const {key, keyring} = await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
-    const p = findEntry(store, 'pending', id)
-    const now = proposalDigest(p)
-    requireReviewedDigest(now, digest, `Proposal ${p.id}`, `review it again with \`engram review show ${p.id}\` and accept with the digest shown there`)
-    await refuseDisagreement(store, p)
-    const scope = formatScope(parseScope(p.scope))
-    if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)
-    const rel = memoryRelPath(store, scope, p.path)
-    const current = readStored(store, scope, p.path)
-    if ((current?.blob ?? null) !== p.base) {
-      throw new EngramError('stale-digest', `Proposal ${p.id} is stale: the file changed since this was proposed; re-review.`, {
-        nextStep: `compare with \`engram review show ${p.id}\`; reject it, or ask for a new write against the current version`,
-      })
-    }
-    const memory: MemoryFile | null =
-      p.operation === 'delete' ? null : {frontmatter: {...p.memory, reviewed_by: key.name, digest: now, signature: null}, body: p.body}
-    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
-    const file = entryFile(p)
+    const plan = await planAccept(findEntry(store, 'pending', id), digest, key, storeView(store, keyring))
+    const {proposal: p, change} = plan
+    const {changes, committed} = signChange(store, key, keyring, change)
     // file, manifest, the proposal's removal and the commit: all or nothing (commitChanges)
     const commit = await commitChanges(store, {
-      subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
-      trailers: {
-        'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': now,
-        // provenance from the digest-covered memory, never from the proposal's other fields
-        'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined,
-        'Engram-Origin': p.memory.origin, 'Engram-Tainted': p.memory.tainted, 'Engram-Reviewed-By': `${key.name} (${key.keyid})`,
-      },
-      changes: [...changes, {path: file, content: null}],
+      subject: plan.subject,
+      trailers: plan.trailers,
+      changes: [...changes, {path: plan.entry, content: null}],
     }, {afterCommit: committed})
-    return {id: p.id, scope, path: p.path, operation: p.operation, digest: now, commit, reviewed_by: key.name, version: memory?.frontmatter.version ?? null}
+    return {id: p.id, scope: change.scope, path: p.path, operation: p.operation, digest: plan.digest, commit, reviewed_by: key.name, version: change.memory?.frontmatter.version ?? null}
   })
 }
 
@@ -333,7 +291,7 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
       },
       body: oldMemory.body,
     }
-    const {changes, committed} = signedChanges(store, key, keyring, scope, rel, memory)
+    const {changes, committed} = signChange(store, key, keyring, planSignedChange(storeView(store, keyring), scope, rel, memory))
     const commit = await commitChanges(store, {
       subject: `Restore ${scope}/${path} to its version at ${rev} (${commitId.slice(0, 10)})`,
       trailers: {

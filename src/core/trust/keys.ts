@@ -229,135 +229,159 @@ export interface KeyringInput {
   roots: {keyid: string; name: string; publicKey: Uint8Array; reason: string}[]
 }
 
-export class Keyring {
-  private readonly infos = new Map<string, KeyInfo>()
-  private readonly keys = new Map<string, Uint8Array>()
-  /** malformed records that name no usable key id, for `list()` and verify */
-  private readonly broken: KeyInfo[] = []
+/** What a keyring decides: every key's status, the public keys it knows, and the records it cannot use. */
+export interface KeyDecisions {
+  infos: Map<string, KeyInfo>
+  keys: Map<string, Uint8Array>
+  /** malformed records that name no usable key id */
+  broken: KeyInfo[]
+}
 
-  constructor(input: KeyringInput) {
-    const nodes = new Map<string, Node>()
-    const seen = new Map<string, string[]>()
-    for (const {path, text} of input.records) {
-      const file = path.split('/').pop() as string
-      let rec: PublicKeyRecord
-      try {
-        rec = parsePublicKeyRecord(text, path)
-        if (`${rec.name}.pub` !== file) throw badInput(`${path}: the record names key "${rec.name}", not the file's name.`)
-      } catch (error) {
-        this.broken.push({name: file.replace(/\.pub$/, ''), keyid: '', role: 'dreamer', status: 'untrusted', reason: (error as Error).message, path, root: false})
-        continue
-      }
-      seen.set(rec.keyid, [...(seen.get(rec.keyid) ?? []), path])
-      const publicKey = fromB64(rec.public_key, 32) as Uint8Array
-      nodes.set(rec.keyid, {keyid: rec.keyid, name: rec.name, role: rec.role, publicKey, record: rec, path})
+/**
+ * Which keys are trusted, from the store's records and revocations and the roots (pins):
+ * no I/O, so the whole trust model can be tested from plain values. The gathering is
+ * keyringInput's.
+ */
+export function decideKeys(input: KeyringInput): KeyDecisions {
+  const infos = new Map<string, KeyInfo>()
+  const keys = new Map<string, Uint8Array>()
+  const broken: KeyInfo[] = []
+  const nodes = new Map<string, Node>()
+  const seen = new Map<string, string[]>()
+  for (const {path, text} of input.records) {
+    const file = path.split('/').pop() as string
+    let rec: PublicKeyRecord
+    try {
+      rec = parsePublicKeyRecord(text, path)
+      if (`${rec.name}.pub` !== file) throw badInput(`${path}: the record names key "${rec.name}", not the file's name.`)
+    } catch (error) {
+      broken.push({name: file.replace(/\.pub$/, ''), keyid: '', role: 'dreamer', status: 'untrusted', reason: (error as Error).message, path, root: false})
+      continue
     }
-    // two records for one key: which role was meant is unknowable, so neither counts
-    for (const [keyid, paths] of seen) {
-      if (paths.length > 1) (nodes.get(keyid) as Node).problem = `${paths.length} records claim this key (${paths.join(', ')}); keep one`
-    }
-    for (const r of input.roots) {
-      const n = nodes.get(r.keyid)
-      if (n) {
-        n.root = r.reason
-        n.role = 'owner'
-        n.publicKey = r.publicKey
-        n.problem = undefined
-      } else {
-        nodes.set(r.keyid, {keyid: r.keyid, name: r.name, role: 'owner', publicKey: r.publicKey, root: r.reason})
-      }
-    }
-    for (const n of nodes.values()) if (n.publicKey) this.keys.set(n.keyid, n.publicKey)
-
-    const endorser = (n: Node): string | undefined => (n.record ? parseSignature(n.record.endorsement)?.keyid : undefined)
-    const endorsementValid = (n: Node): boolean => {
-      const sig = n.record ? parseSignature(n.record.endorsement) : undefined
-      const pk = sig ? this.keys.get(sig.keyid) : undefined
-      return !!(sig && pk && n.record && verifyBytes(pk, endorsementPayload(n.record), sig.sig))
-    }
-    const usable = (n: Node) => !n.root && !n.problem && endorsementValid(n) && endorser(n) !== n.keyid
-
-    // Keys reachable from a root if nothing were revoked: who may sign revocations.
-    const reach = (mayEndorse: (signer: string, target: string) => boolean): Set<string> => {
-      const out = new Set<string>()
-      for (const n of nodes.values()) if (n.root) out.add(n.keyid)
-      for (let grew = true; grew; ) {
-        grew = false
-        for (const n of nodes.values()) {
-          if (out.has(n.keyid) || !usable(n)) continue
-          const s = endorser(n) as string
-          const sn = nodes.get(s)
-          if (out.has(s) && sn && sn.role === 'owner' && mayEndorse(s, n.keyid)) {
-            out.add(n.keyid)
-            grew = true
-          }
-        }
-      }
-      return out
-    }
-    const everTrusted = reach(() => true)
-
-    const revoked = new Map<string, {keep: Set<string>; reasons: string[]}>()
-    for (const {path, text} of input.revocations) {
-      let rv: RevocationRecord
-      try {
-        rv = parseRevocationRecord(text, path)
-      } catch {
-        continue
-      }
-      const sig = parseSignature(rv.signature)
-      if (!sig || !everTrusted.has(sig.keyid)) continue
-      const signer = nodes.get(sig.keyid) as Node
-      if (signer.role !== 'owner' && sig.keyid !== rv.keyid) continue
-      if (!verifyBytes(signer.publicKey as Uint8Array, revocationPayload(rv), sig.sig)) continue
-      const prev = revoked.get(rv.keyid)
-      const keep = new Set(rv.keep.filter((k) => !prev || prev.keep.has(k)))
-      const by = sig.keyid === rv.keyid ? 'itself' : signer.name
-      revoked.set(rv.keyid, {keep, reasons: [...(prev?.reasons ?? []), `revoked by ${by} at ${rv.revoked_at}${rv.reason ? `: ${rv.reason}` : ''}`]})
-    }
-
-    const trusted = reach((signer, target) => !revoked.has(signer) || (revoked.get(signer) as {keep: Set<string>}).keep.has(target))
-
-    for (const n of nodes.values()) {
-      const rv = revoked.get(n.keyid)
-      let status: KeyStatus
-      let reason: string
-      if (rv) {
-        status = 'revoked'
-        reason = rv.reasons.join('; ')
-      } else if (trusted.has(n.keyid)) {
-        status = 'trusted'
-        reason = n.root ?? `endorsed by ${nodes.get(endorser(n) as string)?.name ?? endorser(n)}`
-      } else {
-        status = 'untrusted'
-        reason = this.whyUntrusted(n, nodes, endorser(n), endorsementValid(n), revoked, trusted)
-      }
-      this.infos.set(n.keyid, {
-        name: n.name,
-        keyid: n.keyid,
-        role: n.role,
-        status,
-        reason,
-        path: n.path,
-        endorsedBy: n.root ? n.keyid : endorser(n),
-        created: n.record?.created,
-        root: !!n.root,
-        fingerprint: n.publicKey ? fingerprintOf(n.publicKey) : undefined,
-      })
+    seen.set(rec.keyid, [...(seen.get(rec.keyid) ?? []), path])
+    const publicKey = fromB64(rec.public_key, 32) as Uint8Array
+    nodes.set(rec.keyid, {keyid: rec.keyid, name: rec.name, role: rec.role, publicKey, record: rec, path})
+  }
+  // two records for one key: which role was meant is unknowable, so neither counts
+  for (const [keyid, paths] of seen) {
+    if (paths.length > 1) (nodes.get(keyid) as Node).problem = `${paths.length} records claim this key (${paths.join(', ')}); keep one`
+  }
+  for (const r of input.roots) {
+    const n = nodes.get(r.keyid)
+    if (n) {
+      n.root = r.reason
+      n.role = 'owner'
+      n.publicKey = r.publicKey
+      n.problem = undefined
+    } else {
+      nodes.set(r.keyid, {keyid: r.keyid, name: r.name, role: 'owner', publicKey: r.publicKey, root: r.reason})
     }
   }
+  for (const n of nodes.values()) if (n.publicKey) keys.set(n.keyid, n.publicKey)
 
-  private whyUntrusted(n: Node, nodes: Map<string, Node>, by: string | undefined, valid: boolean, revoked: Map<string, unknown>, trusted: Set<string>): string {
-    if (n.problem) return n.problem
-    if (!by) return 'its endorsement is malformed'
-    if (by === n.keyid) return 'self-endorsed, but not a root key pinned on this machine'
-    const e = nodes.get(by)
-    if (!e) return `endorsed by unknown key ${by}`
-    if (!valid) return `its endorsement by ${e.name} does not verify`
-    if (e.role !== 'owner') return `endorsed by ${e.name}, a ${e.role} key (only owners endorse)`
-    if (revoked.has(by)) return `endorsed by ${e.name}, which is revoked`
-    if (!trusted.has(by)) return `endorsed by ${e.name}, which is not trusted`
-    return 'not endorsed by a trusted owner'
+  const endorser = (n: Node): string | undefined => (n.record ? parseSignature(n.record.endorsement)?.keyid : undefined)
+  const endorsementValid = (n: Node): boolean => {
+    const sig = n.record ? parseSignature(n.record.endorsement) : undefined
+    const pk = sig ? keys.get(sig.keyid) : undefined
+    return !!(sig && pk && n.record && verifyBytes(pk, endorsementPayload(n.record), sig.sig))
+  }
+  const usable = (n: Node) => !n.root && !n.problem && endorsementValid(n) && endorser(n) !== n.keyid
+
+  // Keys reachable from a root if nothing were revoked: who may sign revocations.
+  const reach = (mayEndorse: (signer: string, target: string) => boolean): Set<string> => {
+    const out = new Set<string>()
+    for (const n of nodes.values()) if (n.root) out.add(n.keyid)
+    for (let grew = true; grew; ) {
+      grew = false
+      for (const n of nodes.values()) {
+        if (out.has(n.keyid) || !usable(n)) continue
+        const s = endorser(n) as string
+        const sn = nodes.get(s)
+        if (out.has(s) && sn && sn.role === 'owner' && mayEndorse(s, n.keyid)) {
+          out.add(n.keyid)
+          grew = true
+        }
+      }
+    }
+    return out
+  }
+  const everTrusted = reach(() => true)
+
+  const revoked = new Map<string, {keep: Set<string>; reasons: string[]}>()
+  for (const {path, text} of input.revocations) {
+    let rv: RevocationRecord
+    try {
+      rv = parseRevocationRecord(text, path)
+    } catch {
+      continue
+    }
+    const sig = parseSignature(rv.signature)
+    if (!sig || !everTrusted.has(sig.keyid)) continue
+    const signer = nodes.get(sig.keyid) as Node
+    if (signer.role !== 'owner' && sig.keyid !== rv.keyid) continue
+    if (!verifyBytes(signer.publicKey as Uint8Array, revocationPayload(rv), sig.sig)) continue
+    const prev = revoked.get(rv.keyid)
+    const keep = new Set(rv.keep.filter((k) => !prev || prev.keep.has(k)))
+    const by = sig.keyid === rv.keyid ? 'itself' : signer.name
+    revoked.set(rv.keyid, {keep, reasons: [...(prev?.reasons ?? []), `revoked by ${by} at ${rv.revoked_at}${rv.reason ? `: ${rv.reason}` : ''}`]})
+  }
+
+  const trusted = reach((signer, target) => !revoked.has(signer) || (revoked.get(signer) as {keep: Set<string>}).keep.has(target))
+
+  for (const n of nodes.values()) {
+    const rv = revoked.get(n.keyid)
+    let status: KeyStatus
+    let reason: string
+    if (rv) {
+      status = 'revoked'
+      reason = rv.reasons.join('; ')
+    } else if (trusted.has(n.keyid)) {
+      status = 'trusted'
+      reason = n.root ?? `endorsed by ${nodes.get(endorser(n) as string)?.name ?? endorser(n)}`
+    } else {
+      status = 'untrusted'
+      reason = whyUntrusted(n, nodes, endorser(n), endorsementValid(n), revoked, trusted)
+    }
+    infos.set(n.keyid, {
+      name: n.name,
+      keyid: n.keyid,
+      role: n.role,
+      status,
+      reason,
+      path: n.path,
+      endorsedBy: n.root ? n.keyid : endorser(n),
+      created: n.record?.created,
+      root: !!n.root,
+      fingerprint: n.publicKey ? fingerprintOf(n.publicKey) : undefined,
+    })
+  }
+  return {infos, keys, broken}
+}
+
+function whyUntrusted(n: Node, nodes: Map<string, Node>, by: string | undefined, valid: boolean, revoked: Map<string, unknown>, trusted: Set<string>): string {
+  if (n.problem) return n.problem
+  if (!by) return 'its endorsement is malformed'
+  if (by === n.keyid) return 'self-endorsed, but not a root key pinned on this machine'
+  const e = nodes.get(by)
+  if (!e) return `endorsed by unknown key ${by}`
+  if (!valid) return `its endorsement by ${e.name} does not verify`
+  if (e.role !== 'owner') return `endorsed by ${e.name}, a ${e.role} key (only owners endorse)`
+  if (revoked.has(by)) return `endorsed by ${e.name}, which is revoked`
+  if (!trusted.has(by)) return `endorsed by ${e.name}, which is not trusted`
+  return 'not endorsed by a trusted owner'
+}
+
+export class Keyring {
+  private readonly infos: Map<string, KeyInfo>
+  private readonly keys: Map<string, Uint8Array>
+  /** malformed records that name no usable key id, for `list()` and verify */
+  private readonly broken: KeyInfo[]
+
+  constructor(input: KeyringInput) {
+    const decided = decideKeys(input)
+    this.infos = decided.infos
+    this.keys = decided.keys
+    this.broken = decided.broken
   }
 
   /** The key, when it is trusted and not revoked. */
@@ -578,7 +602,12 @@ export function regularKeyRecords(store: Store, suffix = '.pub'): {path: string;
   return regularFiles(dir, suffix).map((f) => ({path: `${KEYS_DIR}/${f}`, text: readFileSync(join(dir, f), 'utf8')}))
 }
 
+/** What a keyring is made from: the store's key records and revocations in the work tree, and this machine's root pins. */
+export function keyringInput(store: Store): KeyringInput {
+  return {records: regularKeyRecords(store), revocations: regularKeyRecords(store, '.revoked'), roots: pinnedRoots(store)}
+}
+
 /** Read every key record and revocation in the store and decide what is trusted, from this machine's root pins. */
 export async function loadKeyring(store: Store): Promise<Keyring> {
-  return new Keyring({records: regularKeyRecords(store), revocations: regularKeyRecords(store, '.revoked'), roots: pinnedRoots(store)})
+  return new Keyring(keyringInput(store))
 }

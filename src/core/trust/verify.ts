@@ -73,26 +73,58 @@ function walk(store: Store, dir: string, files: string[], links: string[]): void
 }
 
 /**
+ * What verification reads of a store, read-only: gathered by `storeView` (two git-backed
+ * facts up front, files on demand), so that `checkStore` decides without I/O.
+ */
+export interface VerifyView {
+  /** why this store's root is not pinned on this machine, if it is not */
+  unpinned?: string
+  /** the entries of the manifests folder */
+  manifestFiles: {name: string; regular: boolean}[]
+  /** a manifest file's text (throws when it cannot be read) */
+  manifestText(rel: string): string
+  /** the highest manifest serial per scope seen here or in committed history (raiseFromHistory) */
+  seenSerial: Record<string, number>
+  /** the commit that highest serial was seen in, if any */
+  seenIn(scope: string): string | undefined
+  /** curated scope folders */
+  folders: {scope: string; dir: string}[]
+  /** the `.md` files and the symbolic links under a scope folder (store-relative) */
+  walk(dir: string): {files: string[]; links: string[]}
+  /** a file's bytes */
+  bytes(rel: string): Buffer
+  /** what an earlier run found of these bytes at this path (`rel\0blob`): a valid signature by this key */
+  signedBefore(key: string): SignedFile | undefined
+}
+
+/** What a check found, with what it leaves to record: the serials it accepted and the signatures it saw. */
+export interface VerifyOutcome {
+  report: VerifyReport
+  /** serial per scope of each manifest that verified (recordSerial) */
+  serials: Record<string, number>
+  /** `rel\0blob` → signature, for every file whose signature holds now */
+  signed: Map<string, SignedFile>
+  /** the scopes walked */
+  scopes: Set<string>
+}
+
+/**
  * Check every curated file, manifest and key of the store. A file is servable when its
  * signature is by a trusted owner for its path and scope, and its blob id matches its
  * entry in a manifest whose owner signature verifies. `scopes` limits the check (e.g. to
  * the scopes a session may read, so a report never names another tenant's files).
  */
 export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?: string[]; cache?: boolean} = {}): Promise<VerifyReport> {
-  const problems: VerifyProblem[] = []
-  const servable = new Set<string>()
-  const wanted = opts.scopes ? new Set(opts.scopes) : undefined
-  let checked = 0
+  const cache = opts.cache === false ? new Map<string, SignedFile>() : readVerifiedCache(store)
+  const out = checkStore(keyring, await storeView(store, keyring, cache), opts.scopes)
+  for (const [scope, serial] of Object.entries(out.serials)) recordSerial(store, scope, serial)
+  if (opts.cache !== false) writeVerifiedCache(store, cache, out.signed, out.scopes)
+  return out.report
+}
 
-  const unpinned = await rootNotPinned(store)
-  if (unpinned) problems.push({kind: 'root-not-pinned', path: KEYS_PIN_PATH, detail: unpinned.message})
-  for (const k of keyring.list()) {
-    if (k.status === 'untrusted') problems.push({kind: 'key-untrusted', path: k.path ?? `key ${k.keyid}`, detail: `key ${k.name}${k.keyid ? ` (${k.keyid})` : ''}: ${k.reason}`})
-  }
-
-  // Manifests: good ones by scope; scopes whose manifest exists but cannot be used.
-  const manifests = new Map<string, Map<string, ManifestEntry>>()
-  const badManifest = new Set<string>()
+/** The store as verification reads it: the root pin and committed history first, files as they are asked for; `signed` is what earlier runs found (the cache below). */
+export async function storeView(store: Store, keyring: Keyring, signed: Map<string, SignedFile> = new Map()): Promise<VerifyView> {
+  const unpinned = (await rootNotPinned(store))?.message
   let manifestFiles: Dirent[] = []
   try {
     manifestFiles = readdirSync(store.abs(MANIFESTS_DIR), {withFileTypes: true})
@@ -100,7 +132,42 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
     // no manifests yet
   }
   const seenSerial = await raiseFromHistory(store, keyring)
-  for (const d of manifestFiles) {
+  return {
+    unpinned,
+    manifestFiles: manifestFiles.map((d) => ({name: d.name, regular: d.isFile() && !d.isSymbolicLink()})),
+    manifestText: (rel) => readFileSync(store.abs(rel), 'utf8'),
+    seenSerial,
+    seenIn: (scope) => serialSeenIn(store, scope),
+    folders: scopeFolders(store),
+    walk: (dir) => {
+      const files: string[] = []
+      const links: string[] = []
+      walk(store, dir, files, links)
+      return {files, links}
+    },
+    bytes: (rel) => readFileSync(store.abs(rel)),
+    signedBefore: (key) => signed.get(key),
+  }
+}
+
+/** The whole-store check over a view: no I/O but the view's. */
+export function checkStore(keyring: Keyring, view: VerifyView, only?: string[]): VerifyOutcome {
+  const problems: VerifyProblem[] = []
+  const servable = new Set<string>()
+  const wanted = only ? new Set(only) : undefined
+  const serials: Record<string, number> = {}
+  let checked = 0
+
+  if (view.unpinned) problems.push({kind: 'root-not-pinned', path: KEYS_PIN_PATH, detail: view.unpinned})
+  for (const k of keyring.list()) {
+    if (k.status === 'untrusted') problems.push({kind: 'key-untrusted', path: k.path ?? `key ${k.keyid}`, detail: `key ${k.name}${k.keyid ? ` (${k.keyid})` : ''}: ${k.reason}`})
+  }
+
+  // Manifests: good ones by scope; scopes whose manifest exists but cannot be used.
+  const manifests = new Map<string, Map<string, ManifestEntry>>()
+  const badManifest = new Set<string>()
+  const seenSerial = view.seenSerial
+  for (const d of view.manifestFiles) {
     if (!d.name.endsWith('.json')) continue
     const rel = `${MANIFESTS_DIR}/${d.name}`
     const fileScope = d.name.slice(0, -5).replace('_', ':')
@@ -110,13 +177,13 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       badManifest.add(fileScope)
       problems.push({kind: 'manifest-bad-signature', scope: fileScope, path: rel, detail})
     }
-    if (!d.isFile() || d.isSymbolicLink()) {
+    if (!d.regular) {
       fail('not a regular file')
       continue
     }
     let m: Manifest
     try {
-      m = parseManifest(readFileSync(store.abs(rel), 'utf8'), rel)
+      m = parseManifest(view.manifestText(rel), rel)
     } catch (error) {
       fail((error as Error).message)
       continue
@@ -133,7 +200,7 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
     const highest = seenSerial[m.scope] ?? 0
     if (m.serial < highest) {
       badManifest.add(fileScope)
-      const where = serialSeenIn(store, m.scope)
+      const where = view.seenIn(m.scope)
       problems.push({
         kind: 'rolled-back', scope: fileScope, path: rel,
         detail: `manifest serial ${m.serial} is older than serial ${highest} seen ${where ? `in commit ${where.slice(0, 10)}` : 'on this machine'} ` +
@@ -142,22 +209,18 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       })
       continue
     }
-    recordSerial(store, m.scope, m.serial)
+    serials[m.scope] = m.serial
     manifests.set(m.scope, new Map(m.entries.map((e) => [e.path, e])))
   }
   // blob id → path it is listed at, to name a signed file that was moved or copied
   const listedAt = new Map<string, string>()
   for (const entries of manifests.values()) for (const e of entries.values()) listedAt.set(e.blob, e.path)
 
-  const folders = scopeFolders(store).filter((f) => !wanted || wanted.has(f.scope))
+  const folders = view.folders.filter((f) => !wanted || wanted.has(f.scope))
   const scopes = new Set([...folders.map((f) => f.scope), ...manifests.keys()])
-  const cache = opts.cache === false ? new Map<string, SignedFile>() : readVerifiedCache(store)
   const seen = new Map<string, SignedFile>()
   for (const scope of [...scopes].sort()) {
-    const dir = scopeDir(scope)
-    const files: string[] = []
-    const links: string[] = []
-    walk(store, dir, files, links)
+    const {files, links} = view.walk(scopeDir(scope))
     files.sort()
     const entries = manifests.get(scope)
     for (const rel of links) problems.push({kind: 'extra', scope, path: rel, detail: 'a symbolic link in a curated folder (not followed, not served)'})
@@ -166,11 +229,11 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
     }
     for (const rel of files) {
       checked++
-      const bytes = readFileSync(store.abs(rel))
+      const bytes = view.bytes(rel)
       const blob = gitBlobHash(bytes)
       const add = (kind: ProblemKind, detail: string) => problems.push({kind, scope, path: rel, detail})
       const cacheKey = `${rel}\0${blob}`
-      let signed = cache.get(cacheKey)
+      let signed = view.signedBefore(cacheKey)
       if (signed) {
         // these bytes at this path were seen with a valid signature by this key; its trust is checked now
         const v = signerVerdict(keyring, signed.keyid)
@@ -218,14 +281,13 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
       }
     }
   }
-  if (opts.cache !== false) writeVerifiedCache(store, cache, seen, scopes)
-  return {problems, checked, servable}
+  return {report: {problems, checked, servable}, serials, signed: seen, scopes}
 }
 
 // ---------------------------------------------------------------- verified-signature cache
 
 /** A file whose signature verified: by which key, at which version. */
-interface SignedFile {
+export interface SignedFile {
   keyid: string
   version: number
 }
