@@ -22,6 +22,7 @@ export interface WriteInput {
   path: string
   content: Buffer | string
   title?: string
+  /** undefined: an update keeps the file's tags, a new file has none; [] clears them */
   tags?: string[]
   origin?: string
   /** the blob id this write changes, 'none' for a new file; default: the file as it is when the write starts */
@@ -90,9 +91,12 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   for (const [k, n] of Object.entries(titleRed.redactions)) redactions[k] = (redactions[k] ?? 0) + n
   const body = red.text
   const title = titleRed.text
-  const tags = (input.tags ?? []).map((t) => redact(t, extra).text)
+  const given = input.tags?.map((t) => redact(t, extra).text)
 
   const existing = readStored(store, scope, path)
+  // an update that names no tags keeps the ones the file has (they were redacted when written)
+  const tagsOf = (base: typeof existing): string[] => given ?? [...(base?.memory.frontmatter.tags ?? [])]
+  const tags = tagsOf(existing)
   const observedBase = existing?.blob ?? null
   const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
   const warnings: string[] = []
@@ -107,7 +111,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
     id: base?.memory.frontmatter.id ?? newMemoryId(),
     title,
     scope,
-    tags,
+    tags: tagsOf(base),
     author: session.agent,
     source_session: session.id,
     origin,
