@@ -119,3 +119,5 @@ export const passphraseFileFlag = Flags.string({description: 'file (mode 0600) w
 export const sessionFlag = Flags.string({description: 'view as this agent session (owner only; inside a session ENGRAM_SESSION decides)'})
 export const scopeFlag = (required = false) =>
   Flags.string({description: 'scope: org, project:<name>, tenant:<id> or run:<session>', required})
+/** `--full` of the commands that show an entry: the whole files' diff, bookkeeping fields included (render.ts renderReviewDiff). */
+export const fullFlag = Flags.boolean({description: 'diff the whole files, reviewer, digest, signature, version and dates included (default: the fields that change, then the body)'})

@@ -1,5 +1,6 @@
 import {Chalk} from 'chalk'
 
+import {FIELD_ORDER, parseFrontmatter} from '../core/memory/memory.js'
 import type {ShownEntry} from '../core/review/review.js'
 import {visible} from '../core/text/visible.js'
 
@@ -17,6 +18,51 @@ export async function renderDiff(e: ShownEntry, label: string): Promise<string> 
     {name: e.baseText === null ? '/dev/null' : `a/${label}`, text: e.baseText ?? '', header: e.currentBase ?? 'new file'},
     {name: e.proposal.operation === 'delete' ? '/dev/null' : `b/${label}`, text: e.proposedText, header: `proposal ${e.proposal.id}`},
   )
+}
+
+/**
+ * Frontmatter fields that every accept rewrites (the reviewer's name, digest and signature
+ * of the last accept, the version counter, the update time and proposal id): their change
+ * says nothing about the memory, and it used to fill most of a short diff. Every other
+ * field, including any the schema does not know, is shown when it changes.
+ */
+const BOOKKEEPING = new Set(['reviewed_by', 'digest', 'signature', 'version', 'updated', 'proposal'])
+
+/**
+ * What the reviewer decides on (README "Review"): the frontmatter fields that change (all
+ * of them for a new file), then the diff of the body alone. `full` (or a file that does not
+ * parse) gives the unified diff of the whole files, as they are written.
+ */
+export async function renderReviewDiff(e: ShownEntry, label: string, full = false): Promise<string> {
+  if (full) return renderDiff(e, label)
+  let base: {data: Record<string, unknown>; body: string} | null
+  let next: {data: Record<string, unknown>; body: string} | null
+  try {
+    base = e.baseText === null ? null : parseFrontmatter(e.baseText, label)
+    next = e.proposal.operation === 'delete' ? null : parseFrontmatter(e.proposedText, label)
+  } catch {
+    return renderDiff(e, label) // a file that does not parse is shown as it is
+  }
+  const c = colours()
+  const lines: string[] = []
+  const keys = [...new Set([...FIELD_ORDER, ...Object.keys(base?.data ?? {}), ...Object.keys(next?.data ?? {})])]
+  const shown = (v: unknown) => (v === undefined ? '(none)' : JSON.stringify(v))
+  for (const k of keys) {
+    if (BOOKKEEPING.has(k)) continue
+    const was = base?.data[k]
+    const now = next?.data[k]
+    if (JSON.stringify(was) === JSON.stringify(now)) continue
+    if (!base) lines.push(visible(`  ${k}: ${shown(now)}`))
+    else if (!next) continue
+    else lines.push(`  ${visible(`${k}:`)} ${c.red(visible(shown(was)))} → ${c.green(visible(shown(now)))}`)
+  }
+  const head = !base ? 'fields (new file):' : !next ? 'deletes the file' : lines.length ? 'fields changed:' : 'fields: unchanged'
+  const same = base !== null && next !== null && base.body === next.body
+  const body = same ? '' : await renderTextDiff(
+    {name: base ? `a/${label}` : '/dev/null', text: base?.body ?? '', header: e.currentBase ?? 'new file'},
+    {name: next ? `b/${label}` : '/dev/null', text: next?.body ?? '', header: `proposal ${e.proposal.id}`},
+  )
+  return [c.bold(head), ...lines, c.bold(same ? 'body: unchanged' : 'body:'), ...(same ? [] : [body]), c.gray('(reviewer, digest, signature, version, update time and proposal id left out: --full shows the whole files)')].join('\n')
 }
 
 /** A unified diff of two texts, terminal-safe and coloured. */
@@ -37,7 +83,7 @@ export async function renderTextDiff(a: {name: string; text: string; header: str
  * string is passed through `visible` before colour is added (STANDARD.md R16); the result
  * is printed as is (EngramCommand.logRendered).
  */
-export async function renderEntry(e: ShownEntry): Promise<string> {
+export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): Promise<string> {
   const c = colours()
   const p = e.proposal
   const v = visible
@@ -62,7 +108,7 @@ export async function renderEntry(e: ShownEntry): Promise<string> {
   }
   for (const ev of p.evidence) lines.push(v(`evidence: ${[ev.session, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`))
   lines.push('')
-  lines.push(await renderDiff(e, `${p.scope}/${p.path}`))
+  lines.push(await renderReviewDiff(e, `${p.scope}/${p.path}`, opts.full))
   lines.push(c.bold(`digest ${e.digest}`))
   return lines.join('\n')
 }

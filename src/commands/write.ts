@@ -23,7 +23,7 @@ export default class Write extends EngramCommand {
     scope: Flags.string({description: 'target scope', required: true}),
     file: Flags.string({description: 'read the content from this file (default: stdin)'}),
     title: Flags.string({description: 'title (default: the first line)'}),
-    tags: Flags.string({description: 'comma-separated tags'}),
+    tags: Flags.string({description: 'comma-separated tags (default: an update keeps the file\'s tags; "" clears them)'}),
     origin: Flags.string({description: `how the content reached the agent: ${AGENT_ORIGINS.join(', ')}`, default: 'direct_chat'}),
     'base-blob': Flags.string({description: 'the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'}),
     session: sessionFlag,
@@ -34,7 +34,8 @@ export default class Write extends EngramCommand {
     const store = await Store.open(flags.base)
     const session = await currentSession(store, flags.session)
     if (!session) refuseWithoutSession()
-    const tags = parseTags(flags.tags)
+    // no --tags: an update keeps the file's tags; --tags "" clears them
+    const tags = flags.tags === undefined ? undefined : parseTags(flags.tags)
     // a write that will be refused is refused before any content is read
     writeRoute(session, formatScope(parseScope(flags.scope)), store.config)
     const content = await readContent(flags.file, store.config.max_body_bytes)

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {EngramCommand, sessionFlag} from '../../cli/base.js'
+import {EngramCommand, fullFlag, sessionFlag} from '../../cli/base.js'
 import {notFound} from '../../core/store/errors.js'
 import {listQueue, showEntryChecked} from '../../core/review/review.js'
 import {currentSession} from '../../core/session/sessions.js'
@@ -15,7 +15,7 @@ export default class PendingShow extends EngramCommand {
     path: Args.string({description: 'memory path inside the scope', required: true}),
     session: Args.string({description: 'the writing session (when several are pending for the path)'}),
   }
-  static override flags = {scope: Flags.string({description: 'scope', required: true}), session: sessionFlag}
+  static override flags = {scope: Flags.string({description: 'scope', required: true}), full: fullFlag, session: sessionFlag}
 
   async run() {
     const {args, flags} = await this.parse(PendingShow)
@@ -26,7 +26,7 @@ export default class PendingShow extends EngramCommand {
     )
     if (matches.length === 0) throw notFound(`Nothing pending for ${args.path} in ${flags.scope}${args.session ? ` from ${args.session}` : ''}.`, 'see `engram pending list`')
     const shown = await Promise.all(matches.map((m) => showEntryChecked(store, 'pending', m.id, session)))
-    if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e)}\n`)
+    if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e, {full: flags.full})}\n`)
     // several sessions may have a write pending for one path: a list, in the list envelope
     return listEnvelope(shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck})))
   }

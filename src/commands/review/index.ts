@@ -34,13 +34,41 @@ export default class Review extends EngramCommand {
     // queue's questions must not read the same keystrokes. Later decisions reuse the open key.
     if (q.items.length > 0) await ownerKey(store, flags.key)
     const rl = createInterface({input: process.stdin, output: process.stdout})
+    // Ctrl-C and Ctrl-D end the walk quietly (null), like q: nothing undecided is touched
+    const ask = (prompt: string) =>
+      new Promise<string | null>((resolve) => {
+        const quit = () => resolve(null)
+        rl.once('close', quit)
+        rl.once('SIGINT', quit)
+        rl.question(prompt).then(
+          (a) => {
+            rl.off('close', quit)
+            rl.off('SIGINT', quit)
+            resolve(a)
+          },
+          quit,
+        )
+      })
     const decided: {id: string; decision: string}[] = []
+    let quit = false
     try {
       for (const item of q.items) {
+        if (quit) break
         const e = await showEntryChecked(store, 'pending', item.id)
         this.logRendered(`\n${await renderEntry(e)}`)
-        const answer = (await rl.question('accept (y), reject (n), skip (s), quit (q)? ')).trim().toLowerCase()
-        if (answer === 'q') break
+        let answer: string | null = ''
+        for (;;) {
+          answer = await ask('accept (y), reject (n), skip (s), full diff (f), quit (q), help (?) ')
+          answer = answer === null ? null : answer.trim().toLowerCase()
+          if (answer === 'f') this.logRendered(await renderEntry(e, {full: true}))
+          else if (answer === '?' || answer === 'h') this.log(REVIEW_HELP)
+          else if (answer === null || ['y', 'n', 's', 'q'].includes(answer)) break
+          else this.log(`"${answer}" is not an answer here: y, n, s, f, q or ? (help)`)
+        }
+        if (answer === null || answer === 'q') {
+          quit = true
+          break
+        }
         if (answer === 'y') {
           try {
             // the digest displayed above, not one recomputed now: a change since display refuses
@@ -52,7 +80,12 @@ export default class Review extends EngramCommand {
             this.warnLine(error.message)
           }
         } else if (answer === 'n') {
-          const reason = (await rl.question('reason: ')).trim() || 'rejected in interactive review'
+          const given = await ask('reason: ')
+          if (given === null) {
+            quit = true
+            break
+          }
+          const reason = given.trim() || 'rejected in interactive review'
           await rejectEntry(store, 'pending', e.proposal.id, reason, {keyName: flags.key})
           this.log(`rejected ${e.proposal.id}`)
           decided.push({id: e.proposal.id, decision: 'rejected'})
@@ -61,6 +94,17 @@ export default class Review extends EngramCommand {
     } finally {
       rl.close()
     }
+    const count = (d: string) => decided.filter((x) => x.decision === d).length
+    const left = q.items.length - count('accepted') - count('rejected')
+    this.log(`\n${quit ? 'quit: ' : ''}accepted ${count('accepted')}, rejected ${count('rejected')}, skipped ${count('skipped')}; ${left} left in the queue`)
     return listEnvelope(q.items, {broken: q.broken, decided})
   }
 }
+
+const REVIEW_HELP = [
+  'y  accept: sign and commit exactly the change shown above (its digest)',
+  'n  reject: asks a reason, removes the proposal, records who and why in a commit',
+  's  skip: leave it in the queue, go to the next',
+  'f  show the whole files\' diff (reviewer, digest, signature, version and dates included)',
+  'q  quit (also Ctrl-C or Ctrl-D): what is not decided stays in the queue',
+].join('\n')

@@ -24,6 +24,7 @@ export interface WriteInput {
   path: string
   content: Buffer | string
   title?: string
+  /** undefined: an update keeps the file's tags, a new file has none; [] clears them */
   tags?: string[]
   origin?: string
   /** the blob id this write changes, 'none' for a new file; default: the file as it is when the write starts */
@@ -52,7 +53,10 @@ export interface WritePlan {
   taintReasons: string[]
   /** redacted; from here on only redacted text exists */
   title: string
+  /** the tags as the file found now would get them (the vote's candidate) */
   tags: string[]
+  /** the tags the write names, redacted; undefined: keep the file's (memoryFor) */
+  givenTags?: string[]
   body: string
   redactions: Record<string, number>
   /** the blob the write is made against, null for "no file": any other file under the lock is a conflict */
@@ -122,15 +126,17 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   for (const [k, n] of Object.entries(titleRed.redactions)) redactions[k] = (redactions[k] ?? 0) + n
   const body = red.text
   const title = titleRed.text
-  const tags = (input.tags ?? []).map((t) => redact(t, extra).text)
+  const givenTags = input.tags?.map((t) => redact(t, extra).text)
 
   const existing = view.read(scope, path)
+  // an update that names no tags keeps the ones the file has (they were redacted when written)
+  const tags = givenTags ?? [...(existing?.memory.frontmatter.tags ?? [])]
   const observedBase = existing?.blob ?? null
   const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
 
   const {tainted, reasons: taintReasons} = inheritedTaint(session, origin)
   const plan: WritePlan = {
-    route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, body, redactions, expectedBase, now,
+    route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, givenTags, body, redactions, expectedBase, now,
   }
   if (route === 'direct') return plan
 
@@ -167,7 +173,7 @@ export function memoryFor(plan: WritePlan, base: StoredFile | undefined, proposa
     id: base?.memory.frontmatter.id ?? newId(),
     title: plan.title,
     scope: plan.scope,
-    tags: plan.tags,
+    tags: plan.givenTags ?? [...(base?.memory.frontmatter.tags ?? [])],
     author: plan.session.agent,
     source_session: plan.session.id,
     origin: plan.origin,

@@ -1,0 +1,75 @@
+/**
+ * The README's Quick start, run literally (issue #16): the block as it stands in README.md,
+ * line by line in one bash, in a fresh home folder, each line's exit code checked (0, or
+ * the `exit N` its comment announces). The ids and digest come from the previous command's
+ * output through the block's own `jq` lines: an unmarked placeholder (`7f3k`, `9c1e…`)
+ * fails as an unknown id, an unset variable fails under `set -u`.
+ *
+ * Only the install lines (`npm ci`, `npm link`) are not run: the built CLI is put on PATH
+ * as `engram` instead, which is what `npm link` does. `engram init` asks its passphrase at
+ * the terminal; here ENGRAM_PASSPHRASE_FILE answers it (README "Keys").
+ */
+import {spawnSync} from 'node:child_process'
+import {chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {BIN, sandbox, tempDir} from '../helpers/cli.js'
+
+const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')
+
+/** The first ```sh block after "## Quick start". */
+function quickStart(readme: string): string[] {
+  const m = /^## Quick start\n[\s\S]*?^```sh\n([\s\S]*?)^```$/m.exec(readme)
+  if (!m) throw new Error('README.md has no ```sh block under "## Quick start"')
+  return m[1].split('\n')
+}
+
+// the block uses jq, as the README says; a machine without it cannot follow it either
+describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start', () => {
+  const home = tempDir('engram-home-')
+  const checkout = tempDir('engram-checkout-')
+  afterAll(() => {
+    rmSync(home, {recursive: true, force: true})
+    rmSync(checkout, {recursive: true, force: true})
+  })
+
+  it('runs as written: every line exits as its comment says', () => {
+    const lines = quickStart(README)
+    const run = lines.filter((l) => l.trim() !== '' && !/^npm (ci|link)\b/.test(l))
+    expect(run.length).toBeGreaterThan(15)
+    const script = ['set -u -o pipefail']
+    run.forEach((line, i) => {
+      const expected = /#.*\bexit (\d)\b/.exec(line)?.[1] ?? '0'
+      script.push(line)
+      script.push(`__rc=$?; if [ "$__rc" != "${expected}" ]; then echo "QUICKSTART step ${i} exited $__rc, expected ${expected}" >&2; exit 99; fi`)
+    })
+    const bin = join(home, '.bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
+    chmodSync(join(bin, 'engram'), 0o755)
+    const sb = sandbox()
+    // started where a newcomer stands: a checkout of engram (a git repository), which the block must leave alone
+    spawnSync('git', ['init', '-q'], {cwd: checkout})
+    const r = spawnSync('bash', ['-c', script.join('\n')], {
+      cwd: checkout,
+      env: {...sb.env, HOME: home, PATH: `${bin}:${sb.env.PATH}`},
+      input: '',
+      encoding: 'utf8',
+      timeout: 280_000,
+    })
+    const step = /QUICKSTART step (\d+)/.exec(r.stderr)?.[1]
+    expect(r.status, `${step === undefined ? '' : `failed at: ${run[Number(step)]}\n`}${r.stderr}\n${r.stdout.slice(-3000)}`).toBe(0)
+    expect(existsSync(join(checkout, '.engram')), 'the Quick start made a store in the folder it started in').toBe(false)
+    expect(existsSync(join(home, 'memory', '.engram'))).toBe(true)
+    // what each step is there to show
+    expect(r.stdout).toMatch(/^accepted [0-9a-z]+: create tenant:acme\/billing\.md v1, signed by owner/m)
+    expect(r.stdout).toMatch(/^rejected [0-9a-z]+: tenant:acme\/payment\.md$/m)
+    expect(r.stdout).toMatch(/<engram-[0-9a-f]+ scope="tenant:acme" path="billing\.md"[^>]*>\nAcme renews in March\n<\/engram-/)
+    expect(r.stdout).toContain('"path": "billing.md"')
+    expect(r.stdout).toMatch(/ok: 1 curated file\(s\) verified\n$/)
+    expect(r.stderr).toContain('Scope org is read-only for agents.')
+    expect(r.stderr).toContain('may not read scope tenant:globex')
+  }, 300_000)
+})
