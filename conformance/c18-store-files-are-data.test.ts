@@ -10,7 +10,7 @@ import {existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync,
 import {dirname, join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, Run, Store, argv, newStore, startSession, tempDir, write} from './harness.js'
+import {BIN, Run, Store, argv, logSpawn, newStore, startSession, tempDir, write} from './harness.js'
 
 interface CommandShape {
   id: string
@@ -68,6 +68,7 @@ function argsFor(c: CommandShape, t: Targets): string[] {
 function runCommand(store: Store, args: string[], session?: string): Run | Promise<Run> {
   if (args[0] !== 'serve') return store.run(args, {session, input: 'planted fact from the sweep'})
   const [cmd, full] = argv(args)
+  const started = Date.now()
   return new Promise((resolve) => {
     const child = spawn(cmd, full, {cwd: store.dir, env: {...store.env, ...(session ? {ENGRAM_SESSION: session} : {})}})
     let stdout = ''
@@ -93,6 +94,7 @@ function runCommand(store: Store, args: string[], session?: string): Run | Promi
     child.on('close', (code) => {
       clearTimeout(timer)
       clearInterval(poll)
+      logSpawn(started, args)
       store.transcript.push(stdout, stderr)
       resolve({args, code: code ?? -1, stdout, stderr, json: undefined})
     })
