@@ -7,10 +7,11 @@
  */
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync} from 'node:fs'
+import {connect} from 'node:net'
 import {dirname, join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, Run, Store, argv, newStore, startSession, tempDir, write} from './harness.js'
+import {BIN, Run, Store, argv, logSpawn, newStore, startSession, tempDir, write} from './harness.js'
 
 interface CommandShape {
   id: string
@@ -60,53 +61,66 @@ function argsFor(c: CommandShape, t: Targets): string[] {
 }
 
 /**
- * Run one command. `serve` runs until it is stopped: it is stopped (SIGTERM) as soon as it
- * says it is serving, when it has opened the store and read what it reads before any
- * request, or when it exits first. A fixed wait would idle a core for seconds per run and,
- * on a loaded machine, could stop it before it had read anything.
+ * Run one command. `serve` runs until it is stopped: it is stopped (SIGTERM) once it
+ * listens, when it has opened the store and read what it reads before any request, or
+ * when it exits first. A fixed wait idled a core for seconds per run and, on a loaded
+ * machine, could stop it before it had read anything.
  */
 function runCommand(store: Store, args: string[], session?: string): Run | Promise<Run> {
   if (args[0] !== 'serve') return store.run(args, {session, input: 'planted fact from the sweep'})
   const [cmd, full] = argv(args)
+  const started = Date.now()
   return new Promise((resolve) => {
     const child = spawn(cmd, full, {cwd: store.dir, env: {...store.env, ...(session ? {ENGRAM_SESSION: session} : {})}})
     let stdout = ''
     let stderr = ''
-    const stop = () => child.kill('SIGTERM')
+    let stopping = false
+    // a moment after it listens it has set its SIGTERM handler, and stops cleanly
+    const stop = (afterMs: number) => {
+      if (stopping) return
+      stopping = true
+      setTimeout(() => child.kill('SIGTERM'), afterMs)
+    }
     // a server that never comes up is stopped all the same (the sweep's checks then see its output)
-    const timer = setTimeout(stop, 60_000)
-    // with --json it prints nothing until it stops: a new socket (in the key folder) says it
-    // listens; a moment later it has set its SIGTERM handler and stops cleanly
-    const stale = sockets(store.configDir)
-    const poll = setInterval(() => {
-      if ([...sockets(store.configDir)].some(([p, ino]) => stale.get(p) !== ino)) {
-        clearInterval(poll)
-        setTimeout(stop, 100)
-      }
+    const timer = setTimeout(() => child.kill('SIGTERM'), 60_000)
+    // with --json it prints nothing until it stops: a socket in the key folder that accepts a
+    // connection says it listens (one a killed server left behind refuses)
+    let polling = false
+    const poll = setInterval(async () => {
+      if (polling || stopping) return
+      polling = true
+      if (await listening(store.configDir)) stop(100)
+      polling = false
     }, 25)
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => {
       stderr += d
-      if (/serving .* on |already running/.test(stderr)) stop()
+      if (/serving .* on |already running/.test(stderr)) stop(100)
     })
     child.stdin.end()
     child.on('close', (code) => {
       clearTimeout(timer)
       clearInterval(poll)
+      stopping = true
+      logSpawn(started, args)
       store.transcript.push(stdout, stderr)
       resolve({args, code: code ?? -1, stdout, stderr, json: undefined})
     })
   })
 }
 
-/** The Unix sockets under `dir`, by path, with their inode numbers. */
-function sockets(dir: string): Map<string, number> {
-  const found = new Map<string, number>()
-  for (const name of readdirSync(dir, {recursive: true}) as string[]) {
-    const st = lstatSync(join(dir, name), {throwIfNoEntry: false})
-    if (st?.isSocket()) found.set(name, st.ino)
-  }
-  return found
+/** Whether a Unix socket under `dir` accepts a connection. */
+async function listening(dir: string): Promise<boolean> {
+  const found = (readdirSync(dir, {recursive: true}) as string[]).map((n) => join(dir, n)).filter((p) => lstatSync(p, {throwIfNoEntry: false})?.isSocket())
+  const answers = await Promise.all(found.map((p) => new Promise<boolean>((resolve) => {
+    const c = connect(p)
+    c.once('connect', () => {
+      c.destroy()
+      resolve(true)
+    })
+    c.once('error', () => resolve(false))
+  })))
+  return answers.includes(true)
 }
 
 /** Every command, as the owner and as the agent (text, and --json when asked); `check` sees each run. */
