@@ -316,6 +316,8 @@ const RULES: Rule[] = [
     kind: 'repetition',
     strength: 'medium',
     label: 'a word repeated to force attention',
+    // a log repeats its level ("ERROR ERROR …") and tells nobody anything: the repetition counts when the text turns to its reader
+    gate: [['assistant', ' you', 'user', 'tell', 'treat', 'must', 'obey', 'agent', 'model', 'follow', 'ai ', 'give', 'send', 'share', 'reply', 'answer', 'paste', 'forward', 'please', 'task']],
     re: /\b([\p{L}]{4,})\b(?:[\s,.!:;]+\1\b){4,}/iu,
   },
   {

@@ -21,7 +21,7 @@ const CLAIMS: RegExp[] = [
   /\bsignature\s*(?:[:=]\s*)?(?:verified|valid|checked|confirmed|ok|attached|present|matches)\b|\b(?:verified|valid|authentic|trusted)\s+(?:owner\s+)?signature\b|\b(?:cryptographically|digitally)\s+signed\b|\bsigned\s*(?:[:=]|by\b)\s*(?:the\s+)?(?:owner|admin|system|root|operator)|--\s*signed\b/i,
   // "OWNER OVERRIDE", "ADMIN OVERRIDE", "owner instruction", "verified owner note"
   // ("system instructions" is how people speak of a prompt: only an override or directive of the system counts)
-  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
+  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b(?!\s+(?:codes?|keys?|buttons?|switch(?:es)?|panel|settings?|line|tool|options?|flags?|menu|page|screen|form|field|permissions?|pins?))|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
   // metadata written into the text: "source=owner", "origin: system", "trust=high", "[SYSTEM MEMORY | …]"
   /\b(?:source|origin|author|provenance|trust|authority|role|from)\s*[=:]\s*["']?(?:owner|system|admin|root|operator|high|trusted|verified)\b/i,
   /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i,
