@@ -34,7 +34,7 @@ const BITS = 16
 const SEED = 20261201
 const EPOCHS = 12
 const LR = 0.5
-const L2 = 1e-5
+const L2 = Number(process.env.ENGRAM_TRAIN_L2 ?? 1e-4)
 // thresholds on the probability, chosen from the cross-source table (README "How well the vote works")
 const THRESHOLDS = {indirect: 0.9, dissent: 0.8, direct: 0.97, accept: 0.3}
 
@@ -75,8 +75,11 @@ if (sharedDir) {
   for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
   for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question'})
 }
-for (const file of readdirSync(corpusDir).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort()) {
-  for (const l of lines(read(corpusDir, file))) {
+// corpus/ and its tuning folder corpus/dev/; never corpus/holdout/, which measures what was not trained on
+const corpusFiles = [corpusDir, join(corpusDir, 'dev')].filter((d) => existsSync(d)).flatMap((d) =>
+  readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
+for (const [dir, file] of corpusFiles) {
+  for (const l of lines(read(dir, file))) {
     const r = JSON.parse(l)
     const text = Array.isArray(r.text) ? r.text.join('\n') : r.text
     cases.push({source: r.source ?? 'project', text, label: r.label === 'attack' ? 1 : 0, category: r.category ?? 'project'})
@@ -161,6 +164,7 @@ if (argv.includes('--cross')) {
     {name: 'B', held: ['bipia-text', 'bipia-code', 'bipia-email', 'bipia-code-clean']},
     {name: 'C', held: ['engram-own']},
     {name: 'D', held: ['project']},
+    {name: 'E', held: ['engram-dev']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
@@ -179,6 +183,16 @@ if (argv.includes('--cross')) {
       const att = ps.filter((x) => x.label === 1)
       const ben = ps.filter((x) => x.label === 0)
       console.log(`| ${fold.name} | ${trainedOn} | ${s} | ${pct(att.filter((x) => x.p >= THRESHOLDS.indirect).length, att.length)} | ${pct(att.filter((x) => x.p >= THRESHOLDS.dissent).length, att.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.indirect).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.dissent).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.direct).length, ben.length)} |`)
+      // per category: the attack styles and kinds of note the source labels
+      const cats = [...new Set(rows.map((r) => r.category))].sort()
+      if (cats.length > 1 && cats.length <= 30) {
+        for (const cat of cats) {
+          const cr = ps.filter((_, i) => rows[i].category === cat)
+          const ca = cr.filter((x) => x.label === 1)
+          const cb = cr.filter((x) => x.label === 0)
+          console.log(`|  | | ${s} / ${cat} | ${pct(ca.filter((x) => x.p >= THRESHOLDS.indirect).length, ca.length)} | ${pct(ca.filter((x) => x.p >= THRESHOLDS.dissent).length, ca.length)} | ${pct(cb.filter((x) => x.p >= THRESHOLDS.indirect).length, cb.length)} | ${pct(cb.filter((x) => x.p >= THRESHOLDS.dissent).length, cb.length)} | ${pct(cb.filter((x) => x.p >= THRESHOLDS.direct).length, cb.length)} |`)
+        }
+      }
       if (process.env.SWEEP) console.error(s, [0.5, 0.6, 0.7, 0.8, 0.9, 0.95].map((t) => `${t}: ${att.filter((x) => x.p >= t).length}/${att.length} fp ${ben.filter((x) => x.p >= t).length}/${ben.length}`).join('  '))
     }
   }

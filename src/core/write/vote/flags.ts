@@ -101,6 +101,14 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   out.push(...directionHits(c, kinds))
+  const collapsed = collapseSpelled(visibleText(c))
+  if (collapsed !== null) {
+    for (const h of detectInstructions(collapsed)) {
+      if (kinds.has(h.kind)) continue
+      kinds.add(h.kind)
+      out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
+    }
+  }
   for (const blob of c.normalised.decoded) {
     const found = detectInstructions(blob)
     if (found.length > 0) {
@@ -109,6 +117,17 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   return out
+}
+
+// Words spelt letter by letter with a separator ("e.x.p.o.r.t", "s-h-a-r-e"): a filter reads
+// letters, a model reads the word. Three letters at least, so "e.g." and "i.e." stay as they are.
+const SPELLED = /(?<![\p{L}\p{N}])\p{L}(?:[-._*\u00b7]\p{L}(?![\p{L}\p{N}])){2,}[-._*\u00b7]?/gu
+
+/** The text with each spelt-out word joined, or null when there is none. */
+export function collapseSpelled(text: string): string | null {
+  if (!SPELLED.test(text)) return null
+  SPELLED.lastIndex = 0
+  return text.replace(SPELLED, (m) => m.replace(/[-._*\u00b7]/g, ''))
 }
 
 export interface FlagEvidence {

@@ -43,6 +43,7 @@ const DIRECTIVE_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|dir
 const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|exports?|everything|information|info|details)`
 /** "your next reply": which of the assistant's outputs a directive is aimed at */
 const NEXT = String.raw`(?:(?:next|following|upcoming|subsequent|final|first|last)\s+)?`
+const SECRET_NOUN = String.raw`(?:passwords?|passphrases?|pins?|api\s+keys?|private\s+keys?|keys?|secrets?|tokens?|credentials?|records|list|data(?:base)?|files?|history|logs?)\b`
 const ADDRESS = String.raw`(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?:\/\/|www\.|\[REDACTED:email)`
 
 /** What ends the text before an imperative: a clause start, a conjunction, "please", or an order or licence given to "you". */
@@ -173,7 +174,7 @@ const RULES: Rule[] = [
     kind: 'authority',
     strength: 'medium',
     label: 'claim of authority',
-    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:admin(?:istrator)?|developer|god|debug|maintenance|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
+    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:god|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
   },
   {
     kind: 'pipe-to-shell',
@@ -288,7 +289,15 @@ const RULES: Rule[] = [
     kind: 'virtualisation',
     strength: 'medium',
     label: 'claims a special mode or a role for the assistant',
-    re: /\b(?:simulation|sandbox|developer|debug|maintenance|god|admin(?:istrator)?|root|kernel|unrestricted|jailbreak|system)(?:[- ]level)?\s+(?:mode|context|level|console|channel|privileges?|build|directive)\b[^.\n]{0,60}?\b(?:enabled|unlocked|granted|active|activated|on|offline|suspended|elevated|detected|turned\s+off)\b|\b(?:enter|begin|start)\s+(?:a\s+)?(?:simulation|sandbox|game|role-?play)\b|\b(?:act|play|behave)\s+(?:as|the\s+role\s+of)\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:terminal|shell|console|character)\b|\bstay\s+in\s+character\s+for\s+the\s+rest\b|\byou\s+are\s+(?:now\s+)?(?:running|operating)\s+(?:in|inside)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root)\b|\bpolicy\s+checks\s+are\s+(?:turned\s+)?off\b|\bsafety\s+layer\s+offline\b/i,
+    re: /\b(?:enter|begin|start)\s+(?:a\s+)?(?:simulation|sandbox|game|role-?play)\b|\b(?:act|play|behave)\s+(?:as|the\s+role\s+of)\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:terminal|shell|console|character)\b|\bstay\s+in\s+character\s+for\s+the\s+rest\b|\byou\s+are\s+(?:now\s+)?(?:running|operating)\s+(?:in|inside)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root)\b|\bpolicy\s+checks\s+are\s+(?:turned\s+)?off\b|\bsafety\s+layer\s+offline\b/i,
+  },
+  {
+    kind: 'virtualisation',
+    strength: 'medium',
+    label: 'claims a special mode or a role for the assistant',
+    // A mode matters only to a reader it tells how to behave: "developer mode in the app is enabled by …" tells no model anything.
+    gate: [['mode', 'context', 'console', 'channel', 'privilege', 'build', 'directive', 'level'], ['assistant', 'agent', ' you', 'model', ' ai ', ' ai,', 'bot', 'llm', 'request', 'filter', 'polic', 'restriction', 'safety']],
+    re: /\b(?:simulation|sandbox|developer|debug|maintenance|god|admin(?:istrator)?|root|kernel|unrestricted|jailbreak|system)(?:[- ]level)?\s+(?:mode|context|level|console|channel|privileges?|build|directive)\b[^.\n]{0,60}?\b(?:enabled|unlocked|granted|active|activated|on|offline|suspended|elevated|detected|turned\s+off)\b/i,
   },
   {
     kind: 'bypass-controls',
@@ -308,6 +317,8 @@ const RULES: Rule[] = [
     kind: 'repetition',
     strength: 'medium',
     label: 'a word repeated to force attention',
+    // a log repeats its level ("ERROR ERROR …") and tells nobody anything: the repetition counts when the text turns to its reader
+    gate: [['assistant', ' you', 'user', 'tell', 'treat', 'must', 'obey', 'agent', 'model', 'follow', 'ai ', 'give', 'send', 'share', 'reply', 'answer', 'paste', 'forward', 'please', 'task']],
     re: /\b([\p{L}]{4,})\b(?:[\s,.!:;]+\1\b){4,}/iu,
   },
   {
@@ -342,6 +353,143 @@ const RULES: Rule[] = [
     re: /\b(?:copy|reuse|merge|read|show|share|tell|move)\b[^.\n]{0,60}?\b(?:tenant:[\w-]+|other\s+(?:team|tenant|customer)s?(?:'s?)?|all\s+tenants|another\s+customer|private\s+scope)|\b(?:tenant:[\w-]+|all\s+tenants|another\s+customer)\b[^.\n]{0,60}?\b(?:copy|reuse|merge|show|share)\b/i,
   },
 
+  // Shapes written for no word list: what the text asks of a model that reads it, however it
+  // is worded. Each one needs two parts — an act and a target in the reader's own world (its
+  // earlier instructions, its replies, its memory, the user it serves, the secrets it holds) —
+  // so that mail telling a human to "upgrade today" or "reply to confirm" matches neither.
+  {
+    kind: 'void-instructions',
+    strength: 'medium',
+    label: 'declares earlier instructions void',
+    re: new RegExp(String.raw`\b(?:what(?:ever)?\s+(?:guidance|instructions?|directions?|rules|you\s+(?:were|have\s+been)\s+(?:told|given|configured\s+with))|(?:any|all|the|your|none\s+of\s+(?:the|your)|everything)\s+(?:(?:earlier|previous|prior|initial|original|above|preceding)\s+|you\s+were\s+(?:configured|set\s+up)\s+with)(?:guidance|instructions?|directions?|setup|set-up|configuration|brief|briefing|rules|orders|prompt)\b)[^.\n]{0,60}?\b(?:(?:is|are|was|were|has|have)\s+(?:now\s+)?(?:been\s+)?(?:obsolete|void|null|invalid|expired|withdrawn|cancell?ed|revoked)|(?:as|to\s+be)\s+(?:void|obsolete|null|withdrawn|cancell?ed)|(?:no\s+longer|don['’]?t|do\s+not|does\s+not|doesn['’]?t)\s+(?:apply|applies|count|counts|matter|matters|hold|holds|bind|binds)|count\s+(?:for\s+nothing|any\s+more|anymore)|a\s+draft\s+that)\b|\b(?:wipe|clear)\s+the\s+slate\b|\b(?:start|begin)\s+(?:over|fresh|again)\b[^.\n]{0,40}?\b(?:follow|only|with\s+(?:the\s+following|this)|answer)|\b(?:drop|discard|abandon|shed|set\s+aside|put\s+aside)\s+(?:them|those|these|it|all\s+of\s+(?:them|that))\b(?<=\b(?:directions?|instructions?|guidance|rules|setup|brief)\b[^.\n]{0,60})`, 'i'),
+  },
+  {
+    kind: 'standing-condition',
+    strength: 'medium',
+    label: 'a standing order for later conversations',
+    // "Whenever the user asks for X, suggest Y": only an assistant answers users' future questions.
+    re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b[^.\n]{0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people)\b/i,
+  },
+  {
+    kind: 'summary-steer',
+    strength: 'medium',
+    label: 'steers what a reader of this text reports',
+    re: /\b(?:when(?:ever)?\s+you\s+(?:summari[sz]e|translate|describe|read|process|answer\s+about|report\s+on)|(?:any|every|each|a|the|your)\s+(?:summary|summaries|translation|description|overview|report|answer|response)\s+(?:of|about)|(?:if|when)\s+(?:asked|you\s+are\s+asked)\s+(?:about|to\s+summari[sz]e))\s+(?:this|these|the\s+following|the\s+attached)\s+(?:page|document|e-?mail|message|text|article|site|post|file|thread|content|report|section)/i,
+  },
+  {
+    kind: 'every-reply',
+    strength: 'medium',
+    label: 'a directive on every reply',
+    before: IMPERATIVE_BEFORE,
+    re: /\b(?:format|wrap|end|begin|start|prefix|suffix|close|sign|stamp|append\s+to|add\s+to|put\s+\S+(?:\s+\S+){0,6}?\s+(?:at\s+the\s+(?:end|bottom|top|start)\s+of|in|into))\s+(?:(?:all|every|each)\s+(?:one\s+)?(?:of\s+)?(?:your\s+|the\s+)?|your\s+)(?:future\s+|next\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|summar(?:y|ies)|e-?mails?\s+you\s+draft)\b/gi,
+  },
+  {
+    kind: 'every-reply',
+    strength: 'medium',
+    label: 'a directive on every reply',
+    re: /\b(?:at\s+the\s+(?:end|bottom|top|start)\s+of|to\s+the\s+(?:end|bottom)\s+of|in|on|into)\s+(?:every|each|all)\s+(?:of\s+)?(?:your\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|e-?mails?)\s+(?:you\s+(?:write|send|give|draft|produce))\b/i,
+  },
+  {
+    kind: 'prompt-leak',
+    strength: 'medium',
+    label: "asks for the reader's own instructions",
+    re: /\b(?:repeat|print|show|reveal|output|include|dump|display|quote|copy|paste|list|share|holds?|contains?)\b[^.\n]{0,40}?\b(?:your|its|the\s+assistant['’]s|the\s+agent['’]s)\s+(?:(?:full|hidden|whole|complete|original|exact|internal|secret)\s+)*(?:system\s+prompt|instructions|configuration|config|prompt|directives|rules|guidelines|setup)\b(?:\s+word\s+for\s+word|\s+verbatim)?/i,
+  },
+  {
+    kind: 'asks-for-secret',
+    strength: 'medium',
+    label: 'asks for stored secrets',
+    // Someone else's secrets, or secrets handed to the writer: "paste your API key into the config" tells a human about their own.
+    before: /(?:^|[.!?:;,\n(])[\s"'`*#>-]*(?:(?:please|just|now|then|so|and|go\s+ahead\s+and|kindly)\s+)*$|\b(?:and|then|please|just|you\s+(?:can|may|should|must|will|could)|for\s+you\s+to|unless\s+you|would|to)\s+$/i,
+    re: new RegExp(
+      String.raw`\b(?:give|send|hand\s+over|share|paste|print|show|list|reveal|tell|read\s+out|post|forward|dump|provide|display|disclose|e-?mail|leak|upload|export|attach|include|copy)\b` +
+        String.raw`(?:\s+(?:me|us|them|him|her)\s+(?:[\w-]+\s+){0,3}?${SECRET_NOUN}|\s+(?:(?:all|every|each|any|those|these|the|its|full|complete|whole|entire)\s+)*(?:(?:stored|saved|remembered|admin(?:istrator)?|root|internal|private|real|actual|vpn|ssh|database|db|customer|payroll|master|conversation|chat|user['’]s|users['’])\s+)+(?:[\w-]+\s+)?${SECRET_NOUN}|\s+(?:all|every)\s+(?:the\s+|of\s+the\s+)?(?:[\w-]+\s+)?${SECRET_NOUN})` +
+        String.raw`|\b${SECRET_NOUN}\s+(?:you|it)\s+(?:remember|hold|have\s+(?:seen|stored|saved)|stored|know)\b|\b${SECRET_NOUN}\s+(?:stored|saved|kept)\s+in\s+(?:your|the\s+assistant['’]s)\b`,
+      'gi',
+    ),
+  },
+  {
+    kind: 'hypothetical',
+    strength: 'medium',
+    label: 'hypothetical framing around an order to the assistant',
+    gate: [['hypothetic', 'imagine', 'suppose', 'picture', 'pretend', 'thought e', 'story', 'world where', 'game']],
+    re: /\b(?:hypothetically|imagine|suppose|picture|pretend|(?:as\s+a\s+)?thought\s+(?:exercise|experiment)|in\s+(?:this|the|a)\s+story|in\s+a\s+world\s+where|(?:let['’]?s|we['’]?ll)\s+play\s+a\s+game)\b[^\n]{0,160}?(?:[.:;!?]\s*|,\s*(?:then\s+|now\s+|so\s+)?)(?:approve|list|show|print|reveal|give|send|share|write\s+the\s+next|do\s+(?:that|it|so)\s+now|answer|tell|output|confirm|disable|skip|act)\b|\b(?:hypothetically|imagine|suppose|picture|pretend|in\s+this\s+story)\b[^\n]{0,160}?\b(?:(?:stored|real|your|its\s+owner['’]s)\s+(?:passwords?|keys|secrets|credentials|tokens|values)|private\s+keys\s+in\s+your|if\s+you\s+(?:had|were|have)\s+no\b)/i,
+  },
+  {
+    kind: 'persuasion',
+    strength: 'medium',
+    label: 'pressure on the assistant to drop its care',
+    re: /\b(?:an?|any)\s+(?:good|truly\s+helpful|helpful|real|smart|decent|proper)\s+(?:ai\s+)?(?:assistant|ai|agent|model|bot)\s+(?:would|never|always|should|wouldn['’]?t)\b|\b(?:assistants?|ai|agents?|bots?)\s+like\s+you\s+(?:should|must|always|never|can)\b|\bnobody\s+will\s+(?:ever\s+)?(?:find\s+out|know|notice)|\bno\s+one\s+will\s+(?:ever\s+)?(?:find\s+out|know|notice)|\b(?:it['’]?s|it\s+is)\s+(?:fine|ok(?:ay)?|safe|allowed)\s+for\s+you\s+to\b|\byou\s+can\s+skip\s+(?:checking|the\s+check|verification|confirmation|asking)|\bdon['’]?t\s+apply\s+to\s+(?:emergencies|you|this)\b/i,
+  },
+  {
+    kind: 'safeguard-off',
+    strength: 'medium',
+    label: 'claims a safeguard is off',
+    re: /\b(?:safety|security|content|memory|policy|review|approval|moderation|privacy|confirmation)\s+(?:checks?|filters?|modules?|layers?|guards?|rules|gates?|controls?|mechanisms?|systems?)\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|temporarily|currently)\s+)*(?:suspended|unloaded|disabled|released|lifted|removed|paused|bypassed|deactivated|switched\s+off|turned\s+off|off|offline|down)\b|\b(?:all|every|any)\s+(?:[\w-]+\s+)?(?:filters?|safeguards?|restrictions|limits|checks)\s+(?:are\s+)?(?:released|lifted|removed|suspended|disabled|off)\b|\bprivilege\s+level\s+(?:raised|elevated|set)\b|\b(?:executes?|processe?s?|runs?|approves?)\s+(?:every|all|any)?\s*(?:requests?|writes?|commands?|changes?)\s+without\s+(?:confirmation|review|approval|checks?)\b/i,
+  },
+  {
+    kind: 'special-mode',
+    strength: 'medium',
+    label: 'claims a mode in which the assistant behaves otherwise',
+    // "Service mode is on. While service mode is on, the assistant shows …": any mode, if it tells the reader what to do in it
+    re: /\b(?:[\w-]+\s+)?mode\b[^.\n]{0,40}?\b(?:is\s+(?:now\s+)?(?:on|active|enabled|engaged)|entered|entering|activated)\b|\b(?:entering|enter|switching\s+to|now\s+in)\s+(?:[\w-]+\s+){0,2}mode\b/i,
+    gate: [['mode'], ['assistant', ' agent', ' you', 'model', ' ai ', 'bot']],
+  },
+  {
+    kind: 'test-harness',
+    strength: 'medium',
+    label: 'tells the reader its output has no consequence',
+    re: /\bnothing\s+you\s+(?:output|say|write|print|do|send)\b[^.\n]{0,40}?\b(?:reaches|matters|counts|is\s+(?:real|seen|logged|shown))|\bno\s+real\s+(?:data|person|user|one)\s+(?:leaves|is\s+affected|will\s+see|sees)|\b(?:usual|normal)\s+(?:care|rules|caution|restrictions|limits)\s+(?:is|are)\s+(?:unnecessary|not\s+needed|suspended|off)|\byou\s+are\s+(?:now\s+)?(?:inside|in|running\s+in)\s+(?:a\s+)?(?:test\s+harness|sandbox|simulation|test\s+environment)\b/i,
+  },
+  {
+    kind: 'persona',
+    strength: 'medium',
+    label: 'gives the assistant another identity',
+    re: /\byou\s+are\s+(?:now\s+)?[A-Z][\w-]*(?:GPT|Bot|AI)\b|\b(?:role|persona|identity)\s*:\s*you\s+are\b|\ba\s+copy\s+of\s+yourself\b|\b(?:none|free)\s+of\s+your\s+(?:usual\s+)?(?:limits|rules|restrictions|filters)\b|\bwith\s+no\s+(?:safety\s+)?(?:rules|limits|restrictions|filters|policy)\s+at\s+all\b|\bif\s+you\s+had\s+no\s+(?:content\s+)?(?:policy|rules|limits|restrictions|filters)\b/,
+  },
+  {
+    kind: 'meant-for-you',
+    strength: 'medium',
+    label: 'tells the reader which text to obey',
+    re: /\b(?:is|are)\s+(?:meant|intended|written|addressed)\s+for\s+you\b|\b(?:instructions?|orders|directions|commands|steps)\s+(?:that\s+(?:matter|count)|for\s+you)\b[^.\n]{0,40}?\b(?:in|at|on|inside)\b|\b(?:rather\s+than|instead\s+of|not)\s+(?:by\s+)?(?:what\s+)?the\s+(?:user|visible\s+(?:text|request)|person)\s+(?:says|asks|wants|request)|\bwhat\s+the\s+user\s+(?:really|actually|truly)\s+wants\b|\b(?:act|carry)\s+on\s+it\s+without\s+(?:checking|asking|confirming)\b|\bfollow\s+it\s+and\s+not\b|\bcarry\s+(?:them|it)\s+out\s+before\s+you\b/i,
+  },
+  {
+    kind: 'code-task',
+    strength: 'medium',
+    label: 'asks to build something that moves data out',
+    re: /\b(?:write|create|build|set\s+up|add|make|generate|install|schedule)\s+(?:a|an|the)\s+(?:\w+\s+)?(?:script|cron\s*job|job|task|service|hook|function|program|macro|workflow|rule)\s+(?:that|which|to)\b[^.\n]{0,120}?\b(?:uploads?|copies|copy|sends?|exfiltrat\w*|ships?|posts?|forwards?|syncs?)\b[^.\n]{0,80}?(?:\bexternal\b|\bremote\b|transfer\.sh|pastebin|\bftp\b|https?:\/\/|~\/\.ssh|\.ssh\b|home\s+(?:folder|directory)|credentials|\.env\b|\.aws\b)/i,
+  },
+  {
+    kind: 'fragment',
+    strength: 'medium',
+    label: 'a fragment of an instruction to be assembled',
+    re: /\b(?:remember|memori[sz]e|note|keep\s+in\s+mind)\s+(?:that\s+)?(?:the\s+)?(?:word|phrase|code\s*word|term|token|string)\s+\S+\s+(?:means|stands\s+for|=|is)\b|\b(?:remember|note)\s+the\s+phrase\s+\w+\s*=|\bwhenever\s+\w\s+and\s+\w\s+appear|\b(?:part|step|note|piece|fragment)\s+(?:[a-z]|\d+|one|two|three)\s*(?:of\s+(?:the\s+)?(?:\d+|two|three|standing\s+\w+)|\/\s*\d+)\s*:(?=[^.\n]{0,80}\b(?:future|all|every|pre-?approved|without|no\s+(?:sign-?off|approval|review)|means|remember)\b)/i,
+  },
+  {
+    kind: 'cross-tenant',
+    strength: 'medium',
+    label: "reaches into another tenant's memory",
+    re: /\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b[^.\n]{0,50}?\b(?:(?:the\s+)?[\w-]+\s+(?:tenant|workspace)(?:['’]s)?|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?))/i,
+  },
+  // Other languages: an address to the assistant, or a standing order about the user.
+  {
+    kind: 'addressed-other-language',
+    strength: 'medium',
+    label: 'addressed to the assistant (other language)',
+    re: /(?:^|[.!?\n]\s*)(?:(?:hinweis|nachricht|notiz)\s+an\s+den\s+|an\s+den\s+|à\s+l['’]|note\s+pour\s+l['’]|pour\s+l['’]|para\s+(?:el|o|la|a)\s+|nota\s+(?:para|per)\s+(?:el\s+|o\s+|l['’])|per\s+l['’]|al\s+|ao\s+)?(?:ki-|ia\s+)?(?:assistent(?:en|in)?|assistant|assistente|asistente|ассистент(?:у|а)?|ии)\s*(?:qui\s+lit\s+ceci\s*)?[,:;]|(?:给|給)?(?:助手|助理|AI)(?:的说明|的指示|请注意|：|:)|アシスタント(?:へ|への指示|様)/i,
+  },
+  {
+    kind: 'standing-order-other-language',
+    strength: 'medium',
+    label: 'a standing order (other language)',
+    re: /\b(?:ab\s+sofort|von\s+nun\s+an|künftig|désormais|dorénavant|à\s+partir\s+de\s+maintenant|a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|d['’]ora\s+in\s+poi|a\s+partir\s+de\s+agora|daqui\s+em\s+diante|отныне|с\s+этого\s+момента|впредь)\b[^.\n]{0,120}?(?:nutzer|benutzer|utilisateur|usuario|utente|usuário|пользовател|antwort|réponse|respuesta|risposta|resposta|ответ|@|https?:\/\/|www\.|approuv|aprueb|approva|aprova|одобр)|(?:从现在开始|今后|從現在開始|今後|これ以降|以后)[^。\n]{0,60}?(?:用户|用戶|ユーザー|@|http|回答|回复|承認|批准)/i,
+  },
+  {
+    kind: 'secrecy',
+    strength: 'medium',
+    label: "asks to act behind the user's back (other language)",
+    re: /\bsans\s+(?:prévenir|informer|le\s+dire\s+à)\s+(?:personne|l['’]utilisateur)|\b(?:sag|sage)\s+dem\s+(?:nutzer|benutzer)\s+nichts|\bohne\s+(?:den\s+)?(?:nutzer|benutzer)\s+zu\s+(?:informieren|fragen)|\bsin\s+(?:avisar|decir|informar)(?:le)?\s+(?:al\s+usuario|a\s+nadie)|\bnon\s+dire\s+all['’]utente|\bsenza\s+(?:dire|avvisare|chiedere)|\bsem\s+(?:avisar|dizer|informar)|не\s+говори|ничего\s+не\s+(?:говори|объясняй)|不要告诉用户|不要告訴用戶|ユーザーに(?:確認|知らせ)せず/i,
+  },
   {
     kind: 'exfiltration',
     strength: 'medium',

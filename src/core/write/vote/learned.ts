@@ -85,7 +85,61 @@ export function features(text: string, bits: number): Uint32Array {
     for (let i = 0; i + 5 <= p.length; i++) out.add(fnv(p.slice(i, i + 5), 6) & mask)
   }
   out.add(fnv(`${prev} </s>`, 2) & mask)
+  for (const f of structure(words)) out.add(fnv(f, 7) & mask)
   return Uint32Array.from(out).sort()
+}
+
+/**
+ * Word classes that carry across wording and language: who is addressed (the assistant, "you"),
+ * whom it serves (the user), the reader's own world (its replies, memory, instructions), secrets,
+ * and the standing-order and licence words. An instruction to an assistant is a shape over these
+ * classes ("imperative … your reply", "the user … secrets"); each class and each pair of classes
+ * in a sentence is a feature, so that the model learns the shape, not only the words it saw.
+ */
+const CLASS_WORDS: Record<string, string> = {
+  YOU: 'you your yours yourself du dich dir dein deine ihr sie vous votre vos tu ton ta tes te toi usted tú tus você voce ты вы тебя твой 你 您 あなた',
+  AI: 'assistant assistants ai agent agents model llm bot chatbot gpt claude assistent assistenten assistente asistente ассистент ассистенту 助手 アシスタント',
+  USER: 'user users nutzer benutzer utilisateur usuario utente usuário пользователь пользователя 用户 ユーザー human owner',
+  META: 'instruction instructions prompt guidance directions directives rules brief setup configuration config memory memories notes conversation chat reply replies response responses answer answers output summary filter filters policy restrictions limits',
+  SECRET: 'password passwords credential credentials token tokens secret secrets key keys pin api ssh cookie cookies env passwort mot contraseña contraseñas senha пароль 密码 パスワード',
+  NOW: 'now henceforth onward onwards forward future whenever always every each sofort désormais ahora agora poi отныне 今后 今後',
+  FREE: 'without skip bypass ignore forget disregard void obsolete suspended disabled unrestricted unfiltered sans ohne sin senza sem без',
+  SEND: 'send forward upload post email mail share paste leak export attach envoie sende envía invia envie отправь отправляй 发送 送信',
+  LINK: 'http https www com net io ru cn xyz',
+}
+/** word → its classes: one lookup a word, which keeps the featuriser within the millisecond */
+const CLASS_OF = new Map<string, string[]>()
+for (const [name, list] of Object.entries(CLASS_WORDS)) for (const w of list.split(' ')) CLASS_OF.set(w, [...(CLASS_OF.get(w) ?? []), name])
+const SENTENCE_WORD = new Set(['.', '!', '?', ';', ':', '\n', '。', '！', '？', '：'])
+
+function structure(words: string[]): string[] {
+  const out: string[] = []
+  let seen = new Set<string>()
+  let first = true
+  const flush = () => {
+    const list = [...seen].sort()
+    for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) out.push(`${list[i]}&${list[j]}`)
+    seen = new Set()
+  }
+  for (const w of words) {
+    if (SENTENCE_WORD.has(w)) {
+      flush()
+      first = true
+      continue
+    }
+    // the sentence's first word: imperative mood shows there
+    if (first) out.push(`^${w}`)
+    first = false
+    const classes = w === '@' ? ['LINK'] : CLASS_OF.get(w)
+    if (classes) {
+      for (const name of classes) {
+        out.push(name)
+        seen.add(name)
+      }
+    }
+  }
+  flush()
+  return out
 }
 
 /** The probability that `text` is an injection, under `model`. */

@@ -20,7 +20,7 @@ const CLAIMS: RegExp[] = [
   /\bsignature\s*(?:[:=]\s*)?(?:verified|valid|checked|confirmed|ok|attached|present|matches)\b|\b(?:verified|valid|authentic|trusted)\s+(?:owner\s+)?signature\b|\b(?:cryptographically|digitally)\s+signed\b|\bsigned\s*(?:[:=]|by\b)\s*(?:the\s+)?(?:owner|admin|system|root|operator)|--\s*signed\b/i,
   // "OWNER OVERRIDE", "ADMIN OVERRIDE", "owner instruction", "verified owner note"
   // ("system instructions" is how people speak of a prompt: only an override or directive of the system counts)
-  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
+  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b(?!\s+(?:codes?|keys?|buttons?|switch(?:es)?|panel|settings?|line|tool|options?|flags?|menu|page|screen|form|field|permissions?|pins?))|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
   // metadata written into the text: "source=owner", "origin: system", "trust=high", "[SYSTEM MEMORY | …]"
   /\b(?:source|origin|author|provenance|trust|authority|role|from)\s*[=:]\s*["']?(?:owner|system|admin|root|operator|high|trusted|verified)\b/i,
   /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i,
@@ -28,6 +28,10 @@ const CLAIMS: RegExp[] = [
   // reviewed / approved / pre-approved by the owner, "owner-signed", "authenticated message"
   new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i'),
   new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i'),
+  // stamps of a check this text cannot carry: "HMAC valid", "checksum OK", "(authenticated)", "integrity=passed", "countersigned"
+  /\b(?:hmac|checksum|integrity(?:\s+check)?|mac|hash|seal)\s*(?:[:=(]\s*|check\s+)?["']?(?:valid|ok|passed|verified|matches|good|intact)\b|\((?:authenticated|verified|signed|signature\s+verified|owner[- ]approved|approved)\)|\b(?:counter|co)-?signed\b|\bmessage\s+authenticated\b|\bauthenticated\s+(?:by|from)\s+(?:the\s+)?\w+|\b(?:priority|integrity|clearance|privilege|level)\s*[=:]\s*["']?(?:root|system|owner|admin|critical|passed|top)\b/i,
+  // an order said to come from the top: "per the CEO's instruction", "the owner's seal", "cleared by compliance", "confirmed by the head of IT"
+  /\b(?:per|on|by|under)\s+(?:the\s+)?(?:ceo|cto|cfo|owner|admin(?:istrator)?|founder|board|head\s+of\s+it)['’]s\s+(?:instructions?|orders?|request|authority|direction|mandate)\b|\b(?:owner|admin(?:istrator)?|ceo|system)['’]s\s+(?:seal|signature|stamp|authori[sz]ation|mandate)\b|\b(?:cleared|confirmed|authori[sz]ed|approved|signed\s+off)\s+by\s+(?:the\s+)?(?:head\s+of\s+(?:it|security)|it(?:\s+department)?|security\s+team|compliance|legal)\b(?=[^.\n]{0,80}\b(?:assistant|agent|may|can|no\s+longer|now|skip|share|must)\b)/i,
   // de
   /\bsignatur\s+(?:verifiziert|geprüft|bestätigt|gültig)|\b(?:vom|von\s+der|durch\s+den)\s+(?:eigentümer|besitzer|administrator|admin|system|inhaber)\s+(?:genehmigt|freigegeben|signiert|bestätigt|autorisiert)|\b(?:systemnachricht|systemhinweis|systemanweisung|administratoranweisung)\b|\banweisung\s+(?:des|vom)\s+(?:eigentümers|administrators|systems|inhabers)/i,
   // fr
