@@ -1,4 +1,5 @@
 import {execFileSync} from 'node:child_process'
+import {cpuMs} from '../helpers/cpu.js'
 import {existsSync, mkdtempSync, realpathSync, writeFileSync} from 'node:fs'
 import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -187,9 +188,7 @@ describe('YAML in store files and config.yml', () => {
   it('finds config keys by line in linear time (a 1 MB line costs well under 100 ms)', () => {
     const line = `  a${' '.repeat(1024 * 1024)}b`
     for (const l of [line, `a${':'.repeat(1024 * 1024)}`, `"${'a'.repeat(1024 * 1024)}`, `a${' '.repeat(1024 * 1024)}`]) {
-      const started = performance.now()
-      expect(keyOfLine(l)).toBeUndefined()
-      expect(performance.now() - started).toBeLessThan(100)
+      expect(cpuMs(() => expect(keyOfLine(l)).toBeUndefined())).toBeLessThan(100)
     }
     expect(keyOfLine('  - - name: x')).toEqual({indent: 6, key: 'name'})
     expect(keyOfLine('"ve to"  : 1')).toEqual({indent: 0, key: 've to'})
