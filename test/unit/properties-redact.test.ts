@@ -1,4 +1,5 @@
 import {describe, expect, it} from 'vitest'
+import {cpuMs} from '../helpers/cpu.js'
 
 import {redact} from '../../src/core/write/redact/index.js'
 import {fc, runs} from './properties-seed.js'
@@ -160,9 +161,7 @@ describe('properties: the redactor', () => {
       fc.property(fc.array(fc.constantFrom(...UNITS), {minLength: 1, maxLength: 3}), fc.string({maxLength: 8}), (units, noise) => {
         const unit = units.join('') + noise
         const text = unit.repeat(Math.ceil((64 * 1024) / unit.length)).slice(0, 64 * 1024)
-        const start = performance.now()
-        redact(text)
-        expect(performance.now() - start).toBeLessThan(8000)
+        expect(cpuMs(() => redact(text))).toBeLessThan(8000)
       }),
       {numRuns: runs(6)},
     )
@@ -171,9 +170,7 @@ describe('properties: the redactor', () => {
   it('a 256 KiB random string is redacted within the bound', () => {
     fc.assert(
       fc.property(fc.string({unit: 'binary-ascii', minLength: 256 * 1024, maxLength: 256 * 1024}), (text) => {
-        const start = performance.now()
-        redact(text)
-        expect(performance.now() - start).toBeLessThan(8000)
+        expect(cpuMs(() => redact(text))).toBeLessThan(8000)
       }),
       {numRuns: runs(2)},
     )
