@@ -40,8 +40,11 @@ for (const s of sizes) {
   }
 }
 const RUNS = Math.max(5, Number(opt('runs', '7')))
-/** cold searches are short: more runs for a steadier median */
-const COLD_RUNS = 15
+/** cold searches are short: more runs for a steadier median (--cold-runs, for a busy machine) */
+const COLD_RUNS = Math.max(3, Number(opt('cold-runs', '15')))
+/** --rebuild-runs and --incr-rounds shorten the slowest parts on a busy machine */
+const REBUILD_RUNS = opt('rebuild-runs') ? Math.max(1, Number(opt('rebuild-runs'))) : undefined
+const INCR_ROUNDS = Math.max(1, Math.min(8, Number(opt('incr-rounds', '6'))))
 // --parts rebuild,cold,baselines,coldcache,auto,warm,incr,vote,verify: run only these (for working on one)
 const PARTS = new Set(opt('parts', 'rebuild,cold,baselines,coldcache,auto,warm,incr,vote,verify').split(','))
 const WARM_REQUESTS = 200
@@ -208,7 +211,7 @@ async function bounded(n, budgetMs, min, fn) {
 
 /** Full rebuild as a whole process (`engram index rebuild`), with its peak memory. */
 async function benchRebuild({size, dir, r}) {
-  const runs = !PARTS.has('rebuild') ? 1 : size === '100k' ? 2 : 5
+  const runs = !PARTS.has('rebuild') ? 1 : REBUILD_RUNS ?? (size === '100k' ? 2 : 5)
   const rb = []
   for (let i = 0; i < runs; i++) {
     log(`${size}: index rebuild ${i + 1}/${runs}`)
@@ -228,7 +231,7 @@ async function benchRebuild({size, dir, r}) {
  * that drift in the machine's speed hits both alike; the ratio is taken run by run.
  */
 function benchCold({size, dir, files, queries, r}, cases) {
-  const runs = Math.max(RUNS, COLD_RUNS)
+  const runs = opt('cold-runs') ? COLD_RUNS : Math.max(RUNS, COLD_RUNS)
   for (const c of cases) {
     if (c.key === 'coldSession') c.memories = c.dirs.reduce((n, d) => n + files.filter((f) => f.startsWith(`${d}/`)).length, 0)
     log(`${size}: cold engram search, ${c.label}${rg && c === cases[0] ? ', paired with ripgrep' : ''}`)
@@ -460,7 +463,7 @@ async function benchIncremental(dir, spec, r) {
       return {word, acceptMs: a.ms, path: `bench/note-${k}.md`}
     }
     const whole = []
-    for (let k = 0; k < 6; k++) {
+    for (let k = 0; k < INCR_ROUNDS; k++) {
       const {word, acceptMs, path} = acceptOne(k)
       const search = () => engram(['search', word, '--base', clone, '--scope', spec.scope, '--limit', '10', '--json'])
       const first = search()
@@ -470,7 +473,7 @@ async function benchIncremental(dir, spec, r) {
       whole.push({first: first.ms, plain, accept: acceptMs})
     }
     const inproc = []
-    for (let k = 6; k < 12; k++) {
+    for (let k = INCR_ROUNDS; k < 2 * INCR_ROUNDS; k++) {
       acceptOne(k)
       let t0 = performance.now()
       await refresh(store, [spec.scope])

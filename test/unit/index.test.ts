@@ -458,3 +458,22 @@ describe('the warm engine moved forward in memory', () => {
     }
   }, 60_000)
 })
+
+describe('a delta file written by something else', () => {
+  it('that parses but holds no valid document is dropped with a warning, and the answers are a rebuild', async () => {
+    const r = repo()
+    for (let i = 0; i < 10; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.commit()
+    await refresh(r.store, ['org'])
+    r.put('org/new.md', {body: 'alpha brandnew\n'})
+    r.commit()
+    await refresh(r.store, ['org'])
+    const expected = paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50}))
+    const delta = JSON.parse(readFileSync(deltaFile(r, 'org'), 'utf8'))
+    delta.changes[0].doc.body = 42
+    writeFileSync(deltaFile(r, 'org'), JSON.stringify(delta))
+    const warnings: string[] = []
+    expect(paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50, onWarning: (m) => warnings.push(m)}))).toEqual(expected)
+    expect(warnings.join('\n')).toMatch(/delta for org is unreadable/)
+  })
+})

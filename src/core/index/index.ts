@@ -603,7 +603,14 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
     removeScopeFiles(store, scope)
     return undefined
   }
-  for (const c of delta?.changes ?? []) applyDoc(ms, c.path, c.doc)
+  try {
+    for (const c of delta?.changes ?? []) applyDoc(ms, c.path, c.doc)
+  } catch (error) {
+    // a delta that parses but does not replay (written by something else): start over
+    warn(`search index delta for ${scope} is unreadable (${(error as Error).message}); rebuilding the index`)
+    removeScopeFiles(store, scope)
+    return undefined
+  }
   return {ms, tree: delta?.tree ?? meta.tree, build: meta.build}
 }
 
