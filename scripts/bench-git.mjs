@@ -7,7 +7,7 @@
 //
 //   node scripts/bench-git.mjs [--memories 1000] [--runs 10] [--cli DIR]...
 //
-// --cli names a build to drive (a folder holding bin/run.js, dist/ and the oclif manifest;
+// --cli names a build to drive (a folder holding bin/run.js, dist/, models/, the oclif manifest;
 // default: this checkout). Given twice or more, the builds take turns run by run on the
 // same store, so that a shared machine's drift hits all alike: e.g. a copy of the build
 // before a change against the build after it. Needs `npm run build`.
@@ -59,8 +59,6 @@ const starts = () => {
 try {
   const b0 = builds[0]
   engram(b0, ['index', 'rebuild', '--base', clone, '--json'])
-  const session = JSON.parse(engram(b0, ['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
-  const agent = childEnv({ENGRAM_SESSION: session})
   for (const b of builds) {
     b.rows = {write: [], accept: [], writeGit: [], acceptGit: [], commit: [], silent: [], read: []}
     const load = (m) => import(pathToFileURL(join(b.dist, m)).href)
@@ -71,7 +69,12 @@ try {
     // builds in turn, the order swapped every run
     for (const b of run % 2 ? [...builds].reverse() : builds) {
       k++
-      const text = `Bench note ${k}: the nightly export job number ${k} for the analytics warehouse now runs at 02:${String(k % 60).padStart(2, '0')} UTC.\n`
+      // a word of its own and the same figures in every note: no contradiction, no near duplicate
+      const word = `zorbi${[...k.toString(26)].map((c) => 'abcdefghijklmnopqrstuvwxyz'[parseInt(c, 26)]).join('')}quant`
+      const text = `Bench note: the ${word} batch job for the analytics warehouse now runs nightly at 02:00 UTC.\n`
+      // a session of its own for each write: the delivery validator limits a session's writes per window
+      const session = JSON.parse(engram(b0, ['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
+      const agent = childEnv({ENGRAM_SESSION: session})
       rmSync(counter, {force: true})
       const w = engram(b, ['write', `bench/git-${k}.md`, '--base', clone, '--scope', spec.scope, '--json'], {env: counted(agent), input: text})
       const wGit = starts()
