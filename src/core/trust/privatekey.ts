@@ -21,7 +21,7 @@ import {createCipheriv, createDecipheriv, randomBytes, scryptSync} from 'node:cr
 import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeSync} from 'node:fs'
 import {dirname, join, resolve, sep} from 'node:path'
 
-import {writeWarning} from '../../cli/output.js'
+import {writeWarning} from '../text/warning.js'
 import {configDir} from '../store/cachefile.js'
 import {writeFileAtomic} from '../store/fsutil.js'
 import {canonicalJson} from '../memory/canonical.js'
