@@ -159,7 +159,7 @@ export interface EvalReport {
 }
 
 /** The shared tuning sets, recognised by name. */
-export const SHARED_FILES = {
+const SHARED_FILES = {
   'bipia_text_attack_train.json': 'bipia-text',
   'bipia_code_attack_train.json': 'bipia-code',
   'bipia_email_train.jsonl': 'bipia-email',
@@ -170,11 +170,11 @@ export const SHARED_FILES = {
 } as const
 
 /** BIPIA attacks are third-party text: run once per indirect vector, and once from direct chat. */
-export const ATTACK_ORIGINS = ['email', 'webpage', 'document', 'tool_output', 'direct_chat'] as const
+const ATTACK_ORIGINS = ['email', 'webpage', 'document', 'tool_output', 'direct_chat'] as const
 
-export const CURATED_FILE = 'curated.jsonl'
+const CURATED_FILE = 'curated.jsonl'
 /** Every case is written to this scope, assigned to the eval sessions: it goes through the vote. */
-export const EVAL_SCOPE = 'tenant:eval'
+const EVAL_SCOPE = 'tenant:eval'
 
 // a corpus case may claim "system": the vote must still judge such a claim
 const CASE_ORIGINS: readonly string[] = [...new Set([...ORIGINS, ...AUTHORITY_CLAIMS])]

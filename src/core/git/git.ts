@@ -168,12 +168,6 @@ export async function headCommit(root: string): Promise<string | undefined> {
   return out.trim() || undefined
 }
 
-/** The blob id of `relPath` at HEAD (store-relative to the repo top), or undefined. */
-export async function blobAtHead(top: string, repoRelPath: string): Promise<string | undefined> {
-  const out = await gitRead(top, ['rev-parse', '--verify', '-q', `HEAD:${repoRelPath}`], {allowFail: true})
-  return out.trim() || undefined
-}
-
 /**
  * The first parent of a commit read from its loose object in `<top>/.git/objects` (a
  * commit just made is loose), or undefined when unsure: a packed object, a linked

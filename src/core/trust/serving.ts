@@ -176,7 +176,7 @@ function manifestStamp(store: Store, scope: string): {stamp: string; stable: boo
  * revocations and the local trust pins, by name and content. Small files, read in full:
  * a cached keyring is reused only while this is byte-for-byte the same.
  */
-export function keyMaterial(store: Store): string {
+function keyMaterial(store: Store): string {
   const parts: string[] = []
   for (const dir of [store.abs(KEYS_DIR), join(configDir(), 'trust')]) {
     let names: string[]

@@ -10,7 +10,7 @@ import type {Neighbour} from './vote/index.js'
  * frequency), exactly. Rare shared words are what makes two texts about the same thing;
  * the common ones and prefix/fuzzy variants only cost time on a long text.
  */
-export const NEIGHBOUR_TERMS = 12
+const NEIGHBOUR_TERMS = 12
 /** Only the start of a long write is looked at (as before: the index caps a query's work). */
 const NEIGHBOUR_TEXT_CHARS = 4000
 
