@@ -45,7 +45,7 @@ function makeBoundary(texts: string[]): string {
 const attr = (v: unknown) => String(v).replace(/[\u0000-\u001f\u007f"<>&]/g, ' ').slice(0, 200)
 
 /**
- * The session-start block (DESIGN.md §6): one line saying that what follows is data, a
+ * The session-start block (docs/architecture.md, "Session start and taint"; README "Serving"): one line saying that what follows is data, a
  * compact index of titles, then the best matches for the query (or the newest memories)
  * in full, each wrapped in a per-block random boundary its text cannot close or forge,
  * with provenance on each entry, within a token budget.
