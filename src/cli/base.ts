@@ -1,4 +1,4 @@
-import {Command, Flags, Interfaces} from '@oclif/core'
+import {Command, Flags} from '@oclif/core'
 import {format} from 'node:util'
 
 import {writeWarning} from './output.js'
@@ -8,8 +8,6 @@ import {RootNotPinned, rootNotPinned} from '../core/trust/keys.js'
 import {setPassphraseFile} from '../core/trust/privatekey.js'
 import {Store} from '../core/store/store.js'
 import {safeJson, visible} from '../core/text/visible.js'
-
-export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EngramCommand)['baseFlags'] & T['flags']>
 
 /**
  * Every engram command: `--json` (oclif's own flag: run() returns the data), `--base`
@@ -117,7 +115,5 @@ export const passphraseFileFlag = Flags.string({description: 'file (mode 0600) w
 // No `env:` here: ENGRAM_SESSION is read by sessionIdInUse (sessions.ts), which refuses a
 // flag that differs from it; oclif would let the flag silently win over the variable.
 export const sessionFlag = Flags.string({description: 'view as this agent session (owner only; inside a session ENGRAM_SESSION decides)'})
-export const scopeFlag = (required = false) =>
-  Flags.string({description: 'scope: org, project:<name>, tenant:<id> or run:<session>', required})
 /** `--full` of the commands that show an entry: the whole files' diff, bookkeeping fields included (render.ts renderReviewDiff). */
 export const fullFlag = Flags.boolean({description: 'diff the whole files, reviewer, digest, signature, version and dates included (default: the fields that change, then the body)'})

@@ -1,8 +1,2 @@
-import {redactText} from '../core/write/redact/index.js'
-import {visible} from '../core/text/visible.js'
-
-/** A warning line on stderr, the same from the oclif commands and the fast search entry (stdout stays pure with --json). */
-export function writeWarning(message: string): void {
-  // a warning can echo a path or a query: redacted like every message, then made terminal-safe
-  process.stderr.write(`engram: warning: ${visible(redactText(message))}\n`)
-}
+// The warning writer lives in the core (src/core never imports src/cli); the commands and the fast entry take it from here.
+export {writeWarning} from '../core/text/warning.js'

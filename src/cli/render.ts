@@ -13,7 +13,7 @@ export function colours() {
 }
 
 /** A unified diff of the base file against the proposed file (the `diff` package), coloured. */
-export async function renderDiff(e: ShownEntry, label: string): Promise<string> {
+async function renderDiff(e: ShownEntry, label: string): Promise<string> {
   return renderTextDiff(
     {name: e.baseText === null ? '/dev/null' : `a/${label}`, text: e.baseText ?? '', header: e.currentBase ?? 'new file'},
     {name: e.proposal.operation === 'delete' ? '/dev/null' : `b/${label}`, text: e.proposedText, header: `proposal ${e.proposal.id}`},

@@ -35,7 +35,7 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
  * oclif's parse errors as one line: "The following error occurred:" headers, "See more
  * help" trailers and indentation dropped, the remaining lines joined with "; ".
  */
-export function parseErrorMessage(raw: string): string {
+function parseErrorMessage(raw: string): string {
   const lines = raw
     .split('\n')
     // a "Missing required arg" list: "name   description" → "name (description)"

@@ -159,7 +159,7 @@ export interface EvalReport {
 }
 
 /** The shared tuning sets, recognised by name. */
-export const SHARED_FILES = {
+const SHARED_FILES = {
   'bipia_text_attack_train.json': 'bipia-text',
   'bipia_code_attack_train.json': 'bipia-code',
   'bipia_email_train.jsonl': 'bipia-email',
@@ -170,11 +170,11 @@ export const SHARED_FILES = {
 } as const
 
 /** BIPIA attacks are third-party text: run once per indirect vector, and once from direct chat. */
-export const ATTACK_ORIGINS = ['email', 'webpage', 'document', 'tool_output', 'direct_chat'] as const
+const ATTACK_ORIGINS = ['email', 'webpage', 'document', 'tool_output', 'direct_chat'] as const
 
-export const CURATED_FILE = 'curated.jsonl'
+const CURATED_FILE = 'curated.jsonl'
 /** Every case is written to this scope, assigned to the eval sessions: it goes through the vote. */
-export const EVAL_SCOPE = 'tenant:eval'
+const EVAL_SCOPE = 'tenant:eval'
 
 // a corpus case may claim "system": the vote must still judge such a claim
 const CASE_ORIGINS: readonly string[] = [...new Set([...ORIGINS, ...AUTHORITY_CLAIMS])]
@@ -192,7 +192,7 @@ const ratio = (count: number, total: number): Rate => ({total, count, rate: tota
 /** Parse one line of a project corpus file; errors name the file and line and show a valid line. */
 export function parseCaseLine(line: string, file: string, lineNo: number): EvalCase {
   const where = `${file}:${lineNo}`
-  let r: any
+  let r: Record<string, unknown>
   try {
     r = JSON.parse(line)
   } catch {
@@ -214,13 +214,13 @@ export function parseCaseLine(line: string, file: string, lineNo: number): EvalC
   }
   let expect: EvalCase['expect']
   if (r.expect !== undefined) {
-    const e = r.expect
-    if (!e || typeof e !== 'object' || Array.isArray(e)) throw badInput(`${where}: "expect" must be an object {status?, flags?}.`, `a case looks like ${CASE_EXAMPLE}`)
-    if (e.status !== undefined && !STATUSES.includes(e.status)) throw badInput(`${where}: "expect.status" must be one of ${STATUSES.join(', ')}.`)
+    if (!r.expect || typeof r.expect !== 'object' || Array.isArray(r.expect)) throw badInput(`${where}: "expect" must be an object {status?, flags?}.`, `a case looks like ${CASE_EXAMPLE}`)
+    const e = r.expect as Record<string, unknown>
+    if (e.status !== undefined && !(typeof e.status === 'string' && STATUSES.includes(e.status))) throw badInput(`${where}: "expect.status" must be one of ${STATUSES.join(', ')}.`)
     if (e.flags !== undefined && !(Array.isArray(e.flags) && e.flags.every((f: unknown) => typeof f === 'string'))) {
       throw badInput(`${where}: "expect.flags" must be a list of flag names.`)
     }
-    expect = {status: e.status, flags: e.flags}
+    expect = {status: e.status as NonNullable<EvalCase['expect']>['status'], flags: e.flags as string[] | undefined}
   }
   if (r.path !== undefined && typeof r.path !== 'string') throw badInput(`${where}: "path" must be a string.`)
   if (r.title !== undefined && typeof r.title !== 'string') throw badInput(`${where}: "title" must be a string.`)
@@ -229,7 +229,7 @@ export function parseCaseLine(line: string, file: string, lineNo: number): EvalC
 }
 
 function parseSeedLine(line: string, file: string, lineNo: number): CuratedSeed {
-  let r: any
+  let r: Record<string, unknown>
   try {
     r = JSON.parse(line)
   } catch {
@@ -303,7 +303,7 @@ export function loadCorpus(dir: string, opts: {limit?: number} = {}): EvalCorpus
     } else if (shared === 'notinject') {
       const data = readJson(dir, name)
       if (!Array.isArray(data)) throw badInput(`${name} must be a list of {prompt, …}.`)
-      const cases = data.slice(0, limit).map((r: any, i: number): EvalCase => ({
+      const cases = data.slice(0, limit).map((r: Record<string, unknown> | null, i: number): EvalCase => ({
         set: name, id: `#${i + 1}`, parts: [typeof r?.prompt === 'string' ? r.prompt : ''], origin: 'direct_chat', label: 'benign', secrets: [],
       }))
       sets.push({name, format: shared, cases})
@@ -323,7 +323,7 @@ export function loadCorpus(dir: string, opts: {limit?: number} = {}): EvalCorpus
       const data = readJson(dir, name)
       if (!Array.isArray(data)) throw badInput(`${name} must be a list of {text | prompt, label, …}.`)
       // PINT: labelled prompts, run as third-party text (a webpage); wildguard: benign questions from direct chat
-      const cases = data.slice(0, limit).map((r: any, i: number): EvalCase => ({
+      const cases = data.slice(0, limit).map((r: Record<string, unknown> | null, i: number): EvalCase => ({
         set: name, id: `#${i + 1}`, parts: [typeof r?.text === 'string' ? r.text : typeof r?.prompt === 'string' ? r.prompt : ''],
         origin: shared === 'pint' ? 'webpage' : 'direct_chat', label: shared === 'pint' && r?.label === 1 ? 'attack' : 'benign', secrets: [],
         category: typeof r?.category === 'string' ? r.category : shared === 'pint' ? (r?.label === 1 ? 'injection' : 'benign') : 'question',

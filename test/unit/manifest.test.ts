@@ -329,3 +329,30 @@ describe('manifest lookups for serving', () => {
     expect(manifestForServing(store, keyring, 'project:web')).toBeUndefined()
   })
 })
+
+describe('the one read-hash-gate (ServingGate.serveFile)', () => {
+  it('serves a signed, listed file with its blob and parsed form, and refuses a missing, edited or rolled-back one', async () => {
+    const {ServingGate} = await import('../../src/core/trust/serving.js')
+    const v1 = await accept('org/deploy.md', memory('m1', 'org'))
+    await accept('org/other.md', memory('m2', 'org'))
+    const open = async (remember = false) => ServingGate.open(await Store.open(root), {remember})
+    for (const remember of [false, true]) {
+      const gate = await open(remember)
+      const ok = gate.serveFile('org', 'deploy.md')
+      expect(ok).toMatchObject({ok: true, rel: 'org/deploy.md', blob: gitBlobHash(v1)})
+      if (ok.ok) expect(ok.memory.frontmatter.id).toBe('m1')
+      // an index hit names the blob it indexed: bytes that are another blob are not served
+      expect(gate.serveFile('org', 'deploy.md', {blob: gitBlobHash('something else')})).toMatchObject({ok: false, missing: false})
+      expect(gate.serveFile('org', 'absent.md')).toMatchObject({ok: false, missing: true})
+    }
+    // a hand edit: no longer the signed bytes
+    put('org/deploy.md', v1.replace('Fact m1.', 'Fact m1, edited.'))
+    expect((await open()).serveFile('org', 'deploy.md')).toMatchObject({ok: false, missing: false})
+    // the next signed version, then the old one put back: a rollback against the manifest
+    await accept('org/deploy.md', memory('m1', 'org', 2, 'Fact m1, version 2.\n'))
+    put('org/deploy.md', v1)
+    const back = (await open()).serveFile('org', 'deploy.md')
+    expect(back.ok).toBe(false)
+    if (!back.ok) expect(back.problem).toMatch(/manifest/)
+  })
+})

@@ -4,6 +4,7 @@ import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
 import {protectPrivateKey} from '../../core/trust/privatekey.js'
 
 export default class KeysProtect extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Encrypt an unencrypted private key with a passphrase (same key, same trust; only its file changes).'
   static override description =
     'Keys made before engram 0.2.0 lie unencrypted in your key folder: any process running as you can copy them. ' +

@@ -5,6 +5,7 @@ import {resignManifest} from '../../core/review/review.js'
 import {Store} from '../../core/store/store.js'
 
 export default class ManifestResign extends EngramCommand {
+  static override ownerOnly = true
   static override summary = 'Re-sign a scope\'s manifest, as it stands, above the highest serial seen (owner).'
   static override description =
     'For the case `verify` explains: an owner-signed manifest with a higher serial than the scope\'s real one was committed by mistake, ' +

@@ -272,11 +272,6 @@ export async function headCommit(root: string): Promise<string | undefined> {
   return revParse(root, 'HEAD')
 }
 
-/** The blob id of `relPath` at HEAD (store-relative to the repo top), or undefined. */
-export async function blobAtHead(top: string, repoRelPath: string): Promise<string | undefined> {
-  return revParse(top, `HEAD:${repoRelPath}`)
-}
-
 /** The object a revision names (`rev-parse --verify -q`), or undefined. A revision starting with `-` is a revision, never an option. */
 export async function revParse(root: string, rev: string): Promise<string | undefined> {
   try {

@@ -11,7 +11,7 @@ export function gitMissing(): EngramError {
 }
 
 /** True when an executable `git` is on PATH: a few stat calls, no process started. */
-export function gitOnPath(path = process.env.PATH ?? ''): boolean {
+function gitOnPath(path = process.env.PATH ?? ''): boolean {
   const names = process.platform === 'win32' ? ['git.exe', 'git.cmd', 'git'] : ['git']
   for (const dir of path.split(delimiter)) {
     if (!dir) continue

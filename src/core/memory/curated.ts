@@ -25,13 +25,6 @@ export function readStored(store: Store, scope: string, path: string): StoredMem
   return {scope, path, rel, text, blob: gitBlobHash(text), memory: parseMemory(text, rel)}
 }
 
-/** The blob id of the file at scope/path now, or null when there is none. */
-export function currentBlob(store: Store, scope: string, path: string): string | null {
-  const rel = memoryRelPath(store, scope, path)
-  const text = store.readText(rel)
-  return text === undefined ? null : gitBlobHash(text)
-}
-
 /** Scope-relative paths of every .md file in a scope folder (symlinks and hidden entries skipped). */
 export function listScopeFiles(store: Store, scope: string): string[] {
   const base = scopeDir(scope)

@@ -9,7 +9,7 @@ import {printable} from '../store/scope.js'
 // parseCanonicalMemory), so it is loaded on first use only.
 let jsYaml: typeof JsYaml | undefined
 
-export const YAML_ALIAS_REFUSED = 'YAML aliases are not allowed in store files'
+const YAML_ALIAS_REFUSED = 'YAML aliases are not allowed in store files'
 
 /**
  * Parse YAML from a store file or config.yml: js-yaml 4's `load` with its default schema,
@@ -54,8 +54,6 @@ export const ORIGINS: readonly Origin[] = Object.keys(ORIGIN_TABLE) as Origin[]
 export const AGENT_ORIGINS: readonly Origin[] = originsWhere((o) => o.statedBy === 'agent')
 /** Origins only the tool sets (owner, dream); an agent stating one is refused or quarantined. */
 export const ELEVATED_ORIGINS: readonly Origin[] = originsWhere((o) => o.statedBy === 'tool')
-/** Origins that deliver third-party text to the agent (indirect prompt-injection vectors). */
-export const INDIRECT_ORIGINS: readonly Origin[] = originsWhere((o) => o.indirect)
 /**
  * Words a text or a vote candidate may use to claim authority: the elevated origins and
  * "system", which is no origin at all (a write stating it is refused as bad input).

@@ -62,9 +62,9 @@ const ORDER = [
   'taint_reasons', 'created', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note', 'memory',
 ] as const
 
-export const PROPOSALS_DIR = '.engram/proposals'
+const PROPOSALS_DIR = '.engram/proposals'
 export const QUARANTINE_DIR = '.engram/quarantine'
-export const entryDir = (status: EntryStatus) => (status === 'pending' ? PROPOSALS_DIR : QUARANTINE_DIR)
+const entryDir = (status: EntryStatus) => (status === 'pending' ? PROPOSALS_DIR : QUARANTINE_DIR)
 export const entryFile = (p: Pick<Proposal, 'id' | 'status'>) => `${entryDir(p.status)}/${p.id}.md`
 
 export function serializeProposal(p: Proposal): string {

@@ -22,7 +22,7 @@ const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
  * hides nothing from the reviewer. Not recomputed: contradiction and duplicate (they need
  * the memory around the write as it was) and hidden characters (stripped before storage).
  */
-export function recheckFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
+function recheckFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
   if (p.operation === 'delete') return []
   const m = p.memory
   // the write counts what it redacted in the title and body (tags are redacted, not counted)

@@ -36,23 +36,24 @@ export function validateSessionId(id: string): string {
 }
 
 export function parseRecord(text: string, label: string): SessionRecord {
-  let r: any
+  let parsed: unknown
   try {
-    r = JSON.parse(text)
+    parsed = JSON.parse(text)
   } catch {
     throw badInput(`${label} is not valid JSON.`, 'restore it with `git checkout -- <file>`')
   }
-  const ok =
-    r && typeof r.id === 'string' && typeof r.agent === 'string' && typeof r.assigned === 'string' &&
-    typeof r.tainted === 'boolean' && Array.isArray(r.taint_reasons)
-  if (!ok) throw badInput(`${label} is not a session record.`, 'restore it with `git checkout -- <file>`')
+  const r: Record<string, unknown> = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+  const {id, agent, assigned, tainted, taint_reasons: reasons} = r
+  if (typeof id !== 'string' || typeof agent !== 'string' || typeof assigned !== 'string' || typeof tainted !== 'boolean' || !Array.isArray(reasons)) {
+    throw badInput(`${label} is not a session record.`, 'restore it with `git checkout -- <file>`')
+  }
   return {
-    id: r.id,
-    agent: r.agent,
-    assigned: r.assigned,
+    id,
+    agent,
+    assigned,
     reads: Array.isArray(r.reads) ? r.reads.map(String) : [],
-    tainted: r.tainted,
-    taint_reasons: r.taint_reasons.map(String),
+    tainted,
+    taint_reasons: reasons.map(String),
     created: String(r.created ?? ''),
     updated: String(r.updated ?? ''),
     proof: typeof r.proof === 'string' ? r.proof : '',
@@ -203,7 +204,7 @@ export async function loadSessionFor(store: Store, id: string, caller: SessionRe
 }
 
 /** Whether this process runs inside an agent session: ENGRAM_SESSION set at all, even to an empty string. */
-export function insideSession(): boolean {
+function insideSession(): boolean {
   return process.env.ENGRAM_SESSION !== undefined
 }
 

@@ -247,7 +247,7 @@ function describe(v: unknown): string {
 }
 
 /** config.yml is a few hundred bytes; a larger one is malformed, so an unsigned config costs a command next to nothing. */
-export const MAX_CONFIG_BYTES = 64 * 1024
+const MAX_CONFIG_BYTES = 64 * 1024
 
 /**
  * Parse config.yml strictly: malformed YAML, an unknown key, a wrong type or an out-of-range
@@ -268,9 +268,9 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
     throw badInput(`${label} is malformed: ${reason}`, 'fix the YAML, or compare with the example in README "Configuration"')
   }
   if (raw === undefined || raw === null) raw = {}
-  const rd = new ConfigReader(text, label)
+  const rd: ConfigReader = new ConfigReader(text, label)
   rd.check(raw, SCHEMA, [])
-  const r = raw as Record<string, any>
+  const r = raw as RawConfig
   const c: EngramConfig = structuredClone(DEFAULT_CONFIG)
   if (r.version !== undefined && r.version !== null && r.version !== 1) rd.fail(['version'], `unsupported config version ${String(r.version)}.`)
   if (r.read_only !== undefined && r.read_only !== null) {
@@ -287,7 +287,7 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
   if (b.per_session != null) c.vote.burst.per_session = rd.num(b.per_session, ['vote', 'burst', 'per_session'], 1, 1e6)
   if (b.per_author != null) c.vote.burst.per_author = rd.num(b.per_author, ['vote', 'burst', 'per_author'], 1, 1e6)
   if (v.external != null) {
-    c.vote.external = (v.external as Record<string, any>[]).map((e, i) => {
+    c.vote.external = v.external.map((e, i) => {
       const at = ['vote', 'external', i]
       if (typeof e.command !== 'string' || e.command.length === 0) rd.fail(at, `\`${dotted(at)}\` needs a "command".`)
       // the tool runs this command as the user who runs engram: a bare name would depend on the
@@ -328,7 +328,7 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
   }
   const extra = r.redaction?.extra
   if (extra != null) {
-    c.redaction.extra = (extra as Record<string, any>[]).map((e, i) => {
+    c.redaction.extra = extra.map((e, i) => {
       const at = ['redaction', 'extra', i]
       if (typeof e.kind !== 'string' || typeof e.pattern !== 'string') rd.fail(at, `\`${dotted(at)}\` needs "kind" and "pattern".`)
       try {
@@ -340,6 +340,26 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
     })
   }
   return c
+}
+
+/**
+ * config.yml as it is once `check` has held it against SCHEMA: each key absent, null, or
+ * of its schema's type; values read through `num` or checked below are left unknown.
+ */
+interface RawConfig {
+  version?: unknown
+  read_only?: string[] | null
+  max_body_bytes?: unknown
+  escalate_after?: unknown
+  vote?: {
+    pass_ratio?: unknown
+    veto?: unknown
+    burst?: {window_minutes?: unknown; per_session?: unknown; per_author?: unknown} | null
+    external?: {name?: unknown; command?: unknown; args?: string[]; timeout_ms?: unknown}[] | null
+    learned?: {weights?: string | null} | null
+    protected?: {paths?: string[] | null; terms?: string[] | null} | null
+  } | null
+  redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
 }
 
 function isInside(file: string, root: string): boolean {

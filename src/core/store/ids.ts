@@ -4,7 +4,7 @@ import {randomBytes} from 'node:crypto'
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 
 /** A random id of `len` base32 characters (5 bits each): unique without coordination between hosts. */
-export function randomId(len = 8): string {
+function randomId(len = 8): string {
   const bytes = randomBytes(len)
   let out = ''
   for (let i = 0; i < len; i++) out += ALPHABET[bytes[i] & 31]

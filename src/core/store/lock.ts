@@ -36,7 +36,7 @@ function alive(pid: number): boolean {
 }
 
 /** A process's start time (Linux: field 22 of /proc/<pid>/stat), or undefined where unknown. */
-export function processStart(pid: number): string | undefined {
+function processStart(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]

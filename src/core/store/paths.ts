@@ -40,7 +40,7 @@ export function memoryRelPath(store: Store, scope: string, path: string): string
   return rel
 }
 
-export function assertNoSymlinks(store: Store, rel: string): void {
+function assertNoSymlinks(store: Store, rel: string): void {
   const parts = rel.split('/')
   let cur = ''
   for (const part of parts) {

@@ -86,7 +86,7 @@ export function configSignatureText(store: Store, bytes: Buffer | string, key: K
   return `engram config signature ${rec.keyid} serial=${rec.serial} sha256=${rec.sha256}\n${canonicalJson(rec)}\n`
 }
 
-export function parseConfigSignature(text: string, label = CONFIG_SIG): ConfigSignature {
+function parseConfigSignature(text: string, label = CONFIG_SIG): ConfigSignature {
   const {comment, json: j} = readRecordLines(text, label)
   if (j.v !== 1 || j.kind !== KIND || typeof j.store !== 'string' || typeof j.path !== 'string' || typeof j.sha256 !== 'string' ||
     !/^[0-9a-f]{64}$/.test(j.sha256) || !Number.isInteger(j.serial) || (j.serial as number) < 1 || typeof j.signed_at !== 'string' ||

@@ -148,7 +148,7 @@ function children(dir: string): Dirent[] {
  * folder in their place would otherwise fail every command as an unexpected error. Checked before any command reads or writes; a few directory
  * listings, so cheap enough for every open.
  */
-export function assertStoreLayout(root: string): void {
+function assertStoreLayout(root: string): void {
   for (const e of children(join(root, ENGRAM_DIR))) {
     if (e.isSymbolicLink()) throw symlinked(`${ENGRAM_DIR}/${e.name}`)
     if (ENGRAM_FILES.has(e.name) && !e.isFile()) throw notAFile(`${ENGRAM_DIR}/${e.name}`)

@@ -21,7 +21,7 @@ import {createCipheriv, createDecipheriv, randomBytes, scryptSync} from 'node:cr
 import {chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, writeSync} from 'node:fs'
 import {dirname, join, resolve, sep} from 'node:path'
 
-import {writeWarning} from '../../cli/output.js'
+import {writeWarning} from '../text/warning.js'
 import {configDir} from '../store/cachefile.js'
 import {writeFileAtomic} from '../store/fsutil.js'
 import {canonicalJson} from '../memory/canonical.js'
@@ -33,7 +33,7 @@ import {KeyPair, keyPairFromSecret} from './sign.js'
 import {openTerminal} from './tty.js'
 
 /** scrypt cost for new keys: 64 MiB; measured at 0.56 s on a busy 2-core machine (2^17 took 0.74 s there). */
-export const KDF_COST = {N: 2 ** 16, r: 8, p: 1}
+const KDF_COST = {N: 2 ** 16, r: 8, p: 1}
 /**
  * The least cost a key file may ask for. Test suites that make hundreds of keys on shared
  * machines set ENGRAM_INSECURE_TEST_KDF=1 to seal new keys at it; the cost is written in
@@ -79,7 +79,7 @@ function passphraseFileName(): string | undefined {
 const HOW_TO_UNLOCK = 'run it in a terminal, or name a file of mode 0600 holding the passphrase with --passphrase-file PATH (or env ENGRAM_PASSPHRASE_FILE)'
 
 /** The folder holding `.engram/` at or above `path`, if any: a store the agent may write. */
-export function storeAbove(path: string): string | undefined {
+function storeAbove(path: string): string | undefined {
   let dir = path
   for (;;) {
     try {
@@ -202,7 +202,7 @@ function openSealed(rec: Sealed, passphrase: string): KeyPair | undefined {
 }
 
 /** The first, unencrypted form (v1). New keys are never written in it. */
-export function parsePrivateKey(text: string, label: string): KeyPair {
+function parsePrivateKey(text: string, label: string): KeyPair {
   const {comment, json} = readRecordLines(text, label)
   const secret = fromB64(json.secret_key, 32)
   if (json.v !== 1 || typeof json.name !== 'string' || !KEY_NAME_RE.test(json.name) || !secret) {

@@ -16,7 +16,7 @@ export type ServeCheck = {ok: true} | {ok: false; problem: string}
 
 /** A memory file as served (ServingGate.serveFile): its bytes, blob id and parsed form, or why not. */
 export type ServedFile =
-  | {ok: true; rel: string; text: string; blob: string; memory: MemoryFile}
+  | {ok: true; rel: string; text: string; blob: string; readonly memory: MemoryFile}
   | {ok: false; rel: string; problem: string; missing: boolean}
 
 interface ScopeState {
@@ -117,34 +117,41 @@ export class ServingGate {
     if (text === undefined) return {ok: false, rel, problem: 'no such file', missing: true}
     const blob = gitBlobHash(text)
     if (opts.blob !== undefined && blob !== opts.blob) return {ok: false, rel, problem: 'changed since it was indexed', missing: false}
-    let memory: MemoryFile
-    try {
-      memory = parseMemory(text, rel)
-    } catch (error) {
-      return {ok: false, rel, problem: (error as Error).message, missing: false}
+    // parsed at most once, and only when needed: a warm gate's remembered verdict needs no parse
+    let memory: MemoryFile | undefined
+    const parse = () => (memory ??= parseMemory(text, rel))
+    const check = this.check(scope, rel, text, parse, blob)
+    if (!check.ok) return {ok: false, rel, problem: check.problem, missing: false}
+    return {
+      ok: true, rel, text, blob,
+      get memory() {
+        return parse()
+      },
     }
-    const check = this.check(scope, rel, text, memory, blob)
-    return check.ok ? {ok: true, rel, text, blob, memory} : {ok: false, rel, problem: check.problem, missing: false}
   }
 
-  /** `rel` is store-relative; `text` the file's bytes as read; `blob` their git blob id when the caller has it. */
-  check(scope: string, rel: string, text: string, memory?: MemoryFile, blob?: string): ServeCheck {
-    if (!this.remember) return this.decide(scope, rel, text, memory)
+  /**
+   * `rel` is store-relative; `text` the file's bytes as read; `memory` its parsed form (or
+   * a function that parses it once) when the caller has it; `blob` the git blob id of
+   * exactly `text` when the caller computed it. Most callers want serveFile.
+   */
+  check(scope: string, rel: string, text: string, memory?: MemoryFile | (() => MemoryFile), blob?: string): ServeCheck {
+    if (!this.remember) return this.decide(scope, rel, text, memory, blob)
     const state = this.scope(scope)
     const key = `${rel}\0${blob ?? gitBlobHash(text)}`
     let verdict = state.verdicts.get(key)
     if (!verdict) {
-      verdict = this.decide(scope, rel, text, memory)
+      verdict = this.decide(scope, rel, text, memory, blob)
       if (state.verdicts.size >= MAX_VERDICTS) state.verdicts.clear()
       state.verdicts.set(key, verdict)
     }
     return verdict
   }
 
-  private decide(scope: string, rel: string, text: string, memory?: MemoryFile): ServeCheck {
-    let mem = memory
+  private decide(scope: string, rel: string, text: string, memory?: MemoryFile | (() => MemoryFile), blob?: string): ServeCheck {
+    let mem: MemoryFile
     try {
-      mem ??= parseMemory(text, rel)
+      mem = typeof memory === 'function' ? memory() : (memory ?? parseMemory(text, rel))
     } catch (error) {
       return {ok: false, problem: (error as Error).message}
     }
@@ -156,7 +163,7 @@ export class ServingGate {
     if (!blobs) return {ok: false, problem: `scope ${scope} has no valid signed manifest`}
     const entry = blobs.blob(rel)
     if (entry === undefined) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
-    if (entry !== gitBlobHash(text)) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
+    if (entry !== (blob ?? gitBlobHash(text))) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
     return {ok: true}
   }
 }
@@ -177,7 +184,7 @@ function manifestStamp(store: Store, scope: string): {stamp: string; stable: boo
  * revocations and the local trust pins, by name and content. Small files, read in full:
  * a cached keyring is reused only while this is byte-for-byte the same.
  */
-export function keyMaterial(store: Store): string {
+function keyMaterial(store: Store): string {
   const parts: string[] = []
   for (const dir of [store.abs(KEYS_DIR), join(configDir(), 'trust')]) {
     let names: string[]

@@ -10,7 +10,7 @@ import type {Neighbour} from './vote/index.js'
  * frequency), exactly. Rare shared words are what makes two texts about the same thing;
  * the common ones and prefix/fuzzy variants only cost time on a long text.
  */
-export const NEIGHBOUR_TERMS = 12
+const NEIGHBOUR_TERMS = 12
 /** Only the start of a long write is looked at (as before: the index caps a query's work). */
 const NEIGHBOUR_TEXT_CHARS = 4000
 
@@ -51,10 +51,13 @@ export async function findNeighbours(
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
   for (const h of hits) {
-    // title and body as the file holds them now (it may have changed since it was indexed);
     // a broken or unverified file is reported by `engram verify`, not used as evidence
     const served = gate!.serveFile(h.scope, h.path)
-    if (served.ok) out.push({scope: h.scope, path: h.path, title: served.memory.frontmatter.title, body: served.memory.body, score: h.score})
+    if (!served.ok) continue
+    // still the indexed blob: its title and body are the ones the index parsed from it (no
+    // second parse); a file changed since it was indexed is used as it is now
+    if (served.blob === h.blob && h.body !== undefined) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
+    else out.push({scope: h.scope, path: h.path, title: served.memory.frontmatter.title, body: served.memory.body, score: h.score})
   }
   return out
 }

@@ -24,7 +24,7 @@ const MARKER_OPEN = '[REDACTED:'
 const SECRET_GROUPS = ['secret', 'secret2', 'secret3'] as const
 
 /** Kind names are lowercase-hyphenated so a marker always reads `[REDACTED:[a-z0-9-]+]`. */
-export function normaliseKind(kind: string): string {
+function normaliseKind(kind: string): string {
   return (
     kind
       .toLowerCase()

@@ -8,7 +8,7 @@ import {isIndirectOrigin} from '../../memory/memory.js'
 import {type InstructionHit, strongest} from './instruction.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
 
-export const DELIVERY = 'delivery'
+const DELIVERY = 'delivery'
 
 
 interface Objection {
@@ -30,7 +30,7 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
  * Terms are matched in the folded text, case-insensitively, at word starts: "approval"
  * also catches "approvals".
  */
-export function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'normalised'>, p: {paths: string[]; terms: string[]} | undefined): string | null {
+function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'normalised'>, p: {paths: string[]; terms: string[]} | undefined): string | null {
   if (!p) return null
   const path = p.paths.find((prefix) => c.path === prefix.replace(/\/$/, '') || c.path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
   if (path) return `the protected path ${path}`

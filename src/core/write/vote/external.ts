@@ -47,7 +47,7 @@ export function externalPayload(c: WriteCandidate, flags: FlagHit[]): ExternalPa
 
 const oneLine = (s: string, n = 160) => clip(s, n)
 
-export function parseAnswer(validator: string, stdout: string): Vote {
+function parseAnswer(validator: string, stdout: string): Vote {
   const abstain = (why: string): Vote => ({validator, verdict: 'abstain', confidence: 0, reason: why})
   let answer: unknown
   try {

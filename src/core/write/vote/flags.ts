@@ -11,7 +11,7 @@ import type {FlagHit, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
 
 /** A body at or above this share of the limit is flagged as near it. */
-export const NEAR_LIMIT = 0.9
+const NEAR_LIMIT = 0.9
 
 /** The text a reader of this memory would see: title and body. */
 export const visibleText = (c: WriteCandidate) => (c.title ? `${c.title}\n${c.body}` : c.body)
@@ -27,7 +27,7 @@ const REVERSED_WORDS = /\b(?:eht|dna|rof|htiw|tuohtiw|uoy|ruoy|siht|taht|era|mor
 const reversed = (s: string) => [...s].reverse().join('')
 
 /** The text as a reader sees it: each right-to-left override span reversed. */
-export function asDisplayed(text: string): string {
+function asDisplayed(text: string): string {
   return text.replace(OVERRIDE_SPAN, (_m, inner: string) => reversed(inner))
 }
 

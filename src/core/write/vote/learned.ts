@@ -16,8 +16,8 @@ import {fileURLToPath} from 'node:url'
 import {isIndirectOrigin} from '../../memory/memory.js'
 import type {Vote, WriteCandidate} from './types.js'
 
-export const LEARNED = 'learned'
-export const MODEL_FORMAT = 'engram-lr/1'
+const LEARNED = 'learned'
+const MODEL_FORMAT = 'engram-lr/1'
 /** The shipped weights: models/vote-lr.json at the package root (dist/core/vote → ../../..). */
 export const DEFAULT_WEIGHTS = fileURLToPath(new URL('../../../../models/vote-lr.json', import.meta.url))
 
@@ -52,7 +52,7 @@ const TOKEN = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
 const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 
 /** The text the model reads: folded (NFKC, lower case), head and tail of a long one. */
-export function modelText(text: string): string {
+function modelText(text: string): string {
   let t = text.normalize('NFKC').toLowerCase()
   if (t.length > HEAD_CHARS + TAIL_CHARS) t = `${t.slice(0, HEAD_CHARS)}\n${t.slice(-TAIL_CHARS)}`
   return t

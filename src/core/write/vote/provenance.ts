@@ -68,7 +68,7 @@ export function forgedAuthority(text: string): string | null {
   return null
 }
 
-export const PROVENANCE = 'provenance'
+const PROVENANCE = 'provenance'
 
 export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: PROVENANCE, verdict, confidence, reason})

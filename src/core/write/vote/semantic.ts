@@ -353,7 +353,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
 }
 
 
-export const SEMANTIC = 'semantic'
+const SEMANTIC = 'semantic'
 
 export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], findings: SemanticFinding[], lookupError?: string): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: SEMANTIC, verdict, confidence, reason})
