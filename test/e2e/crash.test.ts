@@ -82,11 +82,16 @@ describe.skipIf(process.env.ENGRAM_BIN)('crash safety', () => {
     const workers = 8
     const mod = (p: string) => fileURLToPath(new URL(`../../dist/core/${p}`, import.meta.url))
     const racer = fileURLToPath(new URL('../fixtures/lock-racer.mjs', import.meta.url))
-    const lockModule = process.env.LOCK_MODULE ?? mod('lock.js')
+    const lockModule = process.env.LOCK_MODULE ?? mod('store/lock.js')
+    // a worker that died (it cannot load the lock module, say) fails the test now, not at the trial's deadline
+    const died: string[] = []
     const procs = Array.from({length: workers}, (_, id) =>
       new Promise<number>((resolve) => {
-        const c = spawn(process.execPath, [racer, lockModule, mod('store.js'), dir, String(id), String(trials)], {stdio: ['ignore', 'inherit', 'inherit']})
-        c.on('close', (code) => resolve(code ?? -1))
+        const c = spawn(process.execPath, [racer, lockModule, mod('store/store.js'), dir, String(id), String(trials)], {stdio: ['ignore', 'inherit', 'inherit']})
+        c.on('close', (code) => {
+          if (code !== 0) died.push(`worker ${id} exited ${code}`)
+          resolve(code ?? -1)
+        })
       }))
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
     for (let t = 0; t < trials; t++) {
@@ -96,6 +101,7 @@ describe.skipIf(process.env.ENGRAM_BIN)('crash safety', () => {
       writeFileSync(join(dir, `go-${t}`), '')
       const deadline = Date.now() + 120_000
       while (Array.from({length: workers}, (_, id) => existsSync(join(dir, `done-${t}-${id}`))).includes(false)) {
+        if (died.length > 0) throw new Error(`trial ${t}: ${died.join(', ')}`)
         if (Date.now() > deadline) throw new Error(`trial ${t} did not finish`)
         await sleep(5)
       }
