@@ -89,6 +89,7 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       budget: ['500', '500'],
       format: ['json', 'markdown'],
       limit: ['5', '5'],
+      'idle-timeout': ['1', '1'],
       concurrency: ['1', '1'],
       owner: ['owner-x', 'owner-x'],
       out: [join(tempDir('engram-conf-out-'), 'k.pub'), join(tempDir('engram-conf-out-'), 'k.pub')],
