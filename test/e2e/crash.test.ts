@@ -82,10 +82,10 @@ describe.skipIf(process.env.ENGRAM_BIN)('crash safety', () => {
     const workers = 8
     const mod = (p: string) => fileURLToPath(new URL(`../../dist/core/${p}`, import.meta.url))
     const racer = fileURLToPath(new URL('../fixtures/lock-racer.mjs', import.meta.url))
-    const lockModule = process.env.LOCK_MODULE ?? mod('lock.js')
+    const lockModule = process.env.LOCK_MODULE ?? mod('store/lock.js')
     const procs = Array.from({length: workers}, (_, id) =>
       new Promise<number>((resolve) => {
-        const c = spawn(process.execPath, [racer, lockModule, mod('store.js'), dir, String(id), String(trials)], {stdio: ['ignore', 'inherit', 'inherit']})
+        const c = spawn(process.execPath, [racer, lockModule, mod('store/store.js'), dir, String(id), String(trials)], {stdio: ['ignore', 'inherit', 'inherit']})
         c.on('close', (code) => resolve(code ?? -1))
       }))
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
