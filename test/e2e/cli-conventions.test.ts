@@ -234,8 +234,8 @@ describe('CLI conventions', () => {
       expect(shown).toContain('--full shows the whole files')
       const full = sb.run(['review', 'show', w.json.proposal, '--full']).stdout
       expect(full).toMatch(/^-signature: /m)
-      expect(full).toMatch(/^-reviewed_by: owner$/m)
-      expect(full).toMatch(/^\+title: Billing day$/m)
+      expect(full).toMatch(/^-reviewed_by: "owner"$/m)
+      expect(full).toMatch(/^\+title: "Billing day"$/m)
       // a new file: every field it would be written with, and its body
       const n = agent(['write', 'terms.md', '--scope', 'tenant:acme', '--tags', 'billing,terms', '--json'], 'Acme pays net 30.')
       const fresh = sb.run(['review', 'show', n.json.proposal]).stdout

@@ -88,7 +88,7 @@ describe('the SAMS-style flow: pending list → pending show → review show →
     expect(read.json.body).toBe('Acme renews its contract in March.\n')
     expect(read.json.frontmatter).toMatchObject({reviewed_by: 'owner', author: 'claude-code', digest: p.digest})
     const list = s.agent(['list', '--scope', 'tenant:acme', '--json'])
-    expect(list.json).toMatchObject({skipped: 0, memories: [{path: 'billing.md', reviewed_by: 'owner'}]})
+    expect(list.json).toMatchObject({skipped: 0, items: [{path: 'billing.md', reviewed_by: 'owner'}], total: 1})
 
     const h = s.sb.run(['history', 'billing.md', '--scope', 'tenant:acme', '--json'])
     expect(h.json.items[0]).toMatchObject({claims: {proposal: p.id, digest: p.digest, operation: 'accept'}, signature: 'verified'})
