@@ -36,6 +36,19 @@ function aliasBombProposal(id: string, levels: number): string {
   return `${lines.join('\n')}\n`
 }
 
+/**
+ * How long a CLI run takes, and the bound an attack's run must stay under: three times the
+ * same command on benign input run just before, plus 3 s. A loaded machine slows both
+ * alike; the holes these guard against cost tens of seconds or more (exponential YAML,
+ * super-linear scans), far past the bound.
+ */
+function timed<T>(f: () => T): {value: T; ms: number} {
+  const started = Date.now()
+  const value = f()
+  return {value, ms: Date.now() - started}
+}
+const boundFrom = (baselineMs: number) => baselineMs * 3 + 3000
+
 describe('attacks on a1: store files are data', () => {
   // was a hole: YAML aliases were expanded without bound; now anchors/aliases are refused in store YAML (memory.ts loadYaml) and plain() refuses shared nodes and caps the node count.
   it('a YAML alias bomb in a proposal is listed as broken, never expanded', () => {
@@ -43,14 +56,13 @@ describe('attacks on a1: store files are data', () => {
     const s = initWithSession(sb)
     const ok = sb.run(['write', 'f.md', '--scope', 'tenant:acme', '--json'], {input: 'an ordinary fact', env: {ENGRAM_SESSION: s}})
     expect(ok.json.status).toBe('pending')
+    const baseline = timed(() => sb.run(['review', 'list', '--json'])).ms
     writeFileSync(join(sb.dir, '.engram/proposals/bomb0001.md'), aliasBombProposal('bomb0001', 7))
-    const started = Date.now()
-    const list = sb.run(['review', 'list', '--json'])
-    const elapsed = Date.now() - started
+    const {value: list, ms: elapsed} = timed(() => sb.run(['review', 'list', '--json']))
     expect(list.code, list.stderr).toBe(0)
     expect(list.json.items.map((i: {id: string}) => i.id)).toEqual([ok.json.proposal])
     expect(list.json.broken.map((b: {file: string}) => b.file)).toEqual(['.engram/proposals/bomb0001.md'])
-    expect(elapsed).toBeLessThan(10_000)
+    expect(elapsed).toBeLessThan(boundFrom(baseline))
   })
 })
 
@@ -59,13 +71,12 @@ describe('attacks on a1: policy', () => {
   it('an unsigned config.yml with a long line of spaces does not slow every command down', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
+    const baseline = timed(() => sb.run(['list', '--scope', 'tenant:acme'], {env: {ENGRAM_SESSION: s}})).ms
     writeFileSync(join(sb.dir, '.engram/config.yml'), `read_only: [\n  a${' '.repeat(120_000)}b\n]\nversion: "x"\n`)
-    const started = Date.now()
-    const st = sb.run(['list', '--scope', 'tenant:acme'], {env: {ENGRAM_SESSION: s}})
-    const elapsed = Date.now() - started
+    const {value: st, ms: elapsed} = timed(() => sb.run(['list', '--scope', 'tenant:acme'], {env: {ENGRAM_SESSION: s}}))
     expect(st.code, st.stderr).toBe(0)
     expect(st.stderr).toMatch(/config\.yml is not in force/)
-    expect(elapsed).toBeLessThan(5_000)
+    expect(elapsed).toBeLessThan(boundFrom(baseline))
   }, 120_000)
 
   // was a hole: a folder in place of .engram/config.sig (or config.yml) failed every
@@ -190,12 +201,14 @@ describe('attacks on a1: redaction cost', () => {
     const sb = sandbox()
     const s = initWithSession(sb)
     signConfig(sb, 'version: 1\nmax_body_bytes: 2097152\n')
+    // the same size of ordinary prose first: what a 1 MB write costs on this machine now
+    const prose = 'the quick brown fox jumps over the lazy dog '.repeat(25_000).slice(0, 1 << 20)
+    const base = timed(() => sb.run(['write', 'prose.md', '--scope', `run:${s}`, '--json'], {input: prose, env: {ENGRAM_SESSION: s}}))
+    expect(base.value.code, base.value.stderr).toBe(0)
     const body = 'ghp_ '.repeat(210_000).slice(0, 1 << 20)
-    const started = Date.now()
-    const w = sb.run(['write', 'big.md', '--scope', `run:${s}`, '--json'], {input: body, env: {ENGRAM_SESSION: s}})
-    const elapsed = Date.now() - started
+    const {value: w, ms: elapsed} = timed(() => sb.run(['write', 'big.md', '--scope', `run:${s}`, '--json'], {input: body, env: {ENGRAM_SESSION: s}}))
     expect(w.code, w.stderr).toBe(0)
-    expect(elapsed).toBeLessThan(5_000)
+    expect(elapsed).toBeLessThan(boundFrom(base.ms))
   }, 180_000)
 })
 
