@@ -374,17 +374,23 @@ export function buildFts(Database, dbFile, storeDir, files) {
   const t0 = performance.now()
   db.transaction(() => {
     for (const rel of files) {
-      const text = readFileSync(join(storeDir, rel), 'utf8')
-      const end = text.indexOf('\n---\n', 3)
-      const fm = text.slice(4, end)
-      const title = /^title: (.*)$/m.exec(fm)
-      const tags = /^tags: (.*)$/m.exec(fm)
-      ins.run(rel, title ? JSON.parse(title[1]) : '', tags ? JSON.parse(tags[1]).join(' ') : '', text.slice(end + 5))
+      const r = ftsRow(storeDir, rel)
+      ins.run(rel, r.title, r.tags, r.body)
     }
   })()
   db.exec("INSERT INTO docs(docs) VALUES('optimize')")
   db.close()
   return performance.now() - t0
+}
+
+/** One generated memory file as an FTS5 row: its title, tags (space-separated) and body. */
+function ftsRow(storeDir, rel) {
+  const text = readFileSync(join(storeDir, rel), 'utf8')
+  const end = text.indexOf('\n---\n', 3)
+  const fm = text.slice(4, end)
+  const title = /^title: (.*)$/m.exec(fm)
+  const tags = /^tags: (.*)$/m.exec(fm)
+  return {title: title ? JSON.parse(title[1]) : '', tags: tags ? JSON.parse(tags[1]).join(' ') : '', body: text.slice(end + 5)}
 }
 
 export const FTS_SQL = 'SELECT path FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 3, 2, 1) LIMIT 10'
@@ -399,12 +405,8 @@ export function buildFtsCli(dbFile, storeDir, files) {
   rmSync(dbFile, {force: true})
   const lines = ['PRAGMA journal_mode = OFF;', 'PRAGMA synchronous = OFF;', "CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = 'porter unicode61');", 'BEGIN;']
   for (const rel of files) {
-    const text = readFileSync(join(storeDir, rel), 'utf8')
-    const end = text.indexOf('\n---\n', 3)
-    const fm = text.slice(4, end)
-    const title = /^title: (.*)$/m.exec(fm)
-    const tags = /^tags: (.*)$/m.exec(fm)
-    lines.push(`INSERT INTO docs (path, title, tags, body) VALUES (${sqlText(rel)}, ${sqlText(title ? JSON.parse(title[1]) : '')}, ${sqlText(tags ? JSON.parse(tags[1]).join(' ') : '')}, ${sqlText(text.slice(end + 5))});`)
+    const r = ftsRow(storeDir, rel)
+    lines.push(`INSERT INTO docs (path, title, tags, body) VALUES (${sqlText(rel)}, ${sqlText(r.title)}, ${sqlText(r.tags)}, ${sqlText(r.body)});`)
   }
   lines.push('COMMIT;', "INSERT INTO docs(docs) VALUES('optimize');")
   const t0 = performance.now()
