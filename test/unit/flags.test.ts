@@ -120,6 +120,12 @@ describe('sensitive', () => {
     expect(reason).not.toMatch(/dana|7946|4111|WEST/)
   })
 
+  it('counts an address once when the title is the body\'s first line (the default title), twice only when both hold it', () => {
+    const body = 'Write to dana@contoso.example for refunds.\nShe answers within a day.'
+    expect(reasonOf(cand(body, {title: 'Write to dana@contoso.example for refunds.'}), 'sensitive')).toBe('1 email address')
+    expect(reasonOf(cand(body, {title: 'Refunds: dana@contoso.example'}), 'sensitive')).toBe('2 email addresses')
+  })
+
   it.each([
     'Release 2024-05-01 shipped build 20240501.3.',
     'Order 4111111111111112 was refunded.',

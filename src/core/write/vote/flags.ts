@@ -139,7 +139,9 @@ export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
   const flags: FlagHit[] = []
   if (ev.hits.length > 0) flags.push({flag: 'instruction-like', reason: ev.hits.map((h) => h.reason).join('; ')})
 
-  const pii = describeSensitive(findSensitive(`${c.title}\n${c.body}`))
+  // a title that is the body's own first line (the default) is not counted a second time
+  const titleInBody = c.title !== '' && c.body.includes(c.title.replace(/…$/, ''))
+  const pii = describeSensitive(findSensitive(titleInBody ? c.body : `${c.title}\n${c.body}`))
   if (pii) flags.push({flag: 'sensitive', reason: pii})
 
   const taint: string[] = []
