@@ -1,6 +1,6 @@
 import {visibleScopes} from '../session/access.js'
 import {badInput} from '../store/errors.js'
-import {gitBlobHash} from '../memory/hash.js'
+import type {MemoryFile} from '../memory/memory.js'
 import type {SearchHit, SearchOptions} from '../index/index.js'
 import {RunLabels, isRunScope} from '../session/runlabels.js'
 import {scopeDir} from '../store/scope.js'
@@ -50,13 +50,11 @@ export async function searchMemories(
     scopes,
     limit,
     onWarning: opts.onWarning,
+    // the file must still be the indexed blob and pass the serving gate (ServingGate.serveFile)
     filter: (h) => {
-      const rel = `${scopeDir(h.scope)}/${h.path}`
-      const text = store.readText(rel)
-      if (text === undefined || gitBlobHash(text) !== h.blob) return false
-      if (!gate.check(h.scope, rel, text, undefined, h.blob).ok) return false
-      if (opts.withBody) bodies.set(rel, text)
-      return true
+      const f = gate.serveFile(h.scope, h.path, {blob: h.blob})
+      if (f.ok && opts.withBody) bodies.set(f.rel, f.text)
+      return f.ok
     },
   })
   const served: ServedHit[] = hits.map((h) => {
@@ -93,22 +91,25 @@ export async function verifyServedHits(store: Store, session: SessionRecord | un
   if (!Array.isArray(hits)) return []
   const allowed = new Set(searchScopes(store, session, scope))
   const gate = await ServingGate.open(store)
-  const {parseMemory} = await import('../memory/memory.js')
   const {validateMemoryPath} = await import('../store/paths.js')
   const out: SearchHit[] = []
   for (const h of hits as Partial<SearchHit>[]) {
     if (!h || typeof h.scope !== 'string' || typeof h.path !== 'string' || !allowed.has(h.scope)) continue
-    let rel: string
+    let path: string
     try {
-      rel = `${scopeDir(h.scope)}/${validateMemoryPath(h.path)}`
+      path = validateMemoryPath(h.path)
     } catch {
       continue
     }
-    const text = store.readText(rel)
-    if (text === undefined) continue
-    const blob = gitBlobHash(text)
-    if (!gate.check(h.scope, rel, text, undefined, blob).ok) continue
-    const m = parseMemory(text, rel)
+    const f = gate.serveFile(h.scope, path)
+    if (!f.ok) continue
+    const {blob} = f
+    let m: MemoryFile
+    try {
+      m = f.memory
+    } catch {
+      continue // a file the gate passed without parsing (a remembered verdict) that no longer parses
+    }
     const snippet = typeof h.snippet === 'string' && m.body.includes(h.snippet.replace(/^…|…$/g, '').trim()) ? h.snippet : m.body.slice(0, 160).trim()
     const fm = m.frontmatter
     out.push({
