@@ -448,6 +448,10 @@ async function benchIncremental(dir, spec, r) {
   mkdirSync(join(BENCH, 'tmp'), {recursive: true})
   execFileSync('git', ['clone', '-q', dir, clone])
   try {
+    // a clone is a new store to this machine: its root is pinned by fingerprint, as a user does (README "Clones")
+    const root = JSON.parse(engram(['keys', 'list', '--base', dir, '--json']).stdout).items.find((k) => k.root)
+    if (!root) throw new Error('the generated store names no root key')
+    engram(['keys', 'trust', '--root', root.fingerprint, '--base', clone])
     engram(['index', 'rebuild', '--base', clone, '--json'])
     const session = JSON.parse(engram(['session', 'start', '--base', clone, '--agent', 'bench-agent', '--assigned', spec.scope, '--json']).stdout).id
     const agent = childEnv({ENGRAM_SESSION: session})
