@@ -6,7 +6,7 @@ import {git, initWithSession, sandbox} from '../helpers/cli.js'
 
 // Counterexamples the property tests found, performed through the real CLI and git.
 describe('fuzz findings through the CLI', () => {
-  it('a memory file whose YAML aliases loop or explode is bad input (exit 2), never a crash or a hang', () => {
+  it('a memory file whose YAML aliases loop or explode is not served (exit 4, naming why), never a crash or a hang', () => {
     const sb = sandbox()
     const s = initWithSession(sb, 'tenant:acme')
     let bomb = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n'
@@ -20,8 +20,9 @@ describe('fuzz findings through the CLI', () => {
     for (const file of ['loop.md', 'bomb.md']) {
       const start = Date.now()
       const r = sb.run(['read', file, '--scope', `run:${s}`], {env: {ENGRAM_SESSION: s}})
-      expect(r.code, r.stderr).toBe(2)
-      expect(r.stderr).toMatch(/YAML aliases are not allowed/)
+      // read answers through the one serving gate (ServingGate.serveFile): a file it cannot parse is not served
+      expect(r.code, r.stderr).toBe(4)
+      expect(r.stderr).toMatch(/is not served: .*YAML aliases are not allowed/)
       expect(r.stderr).not.toMatch(/^\s+at |unexpected error/m)
       expect(Date.now() - start).toBeLessThan(30_000)
     }
