@@ -8,7 +8,7 @@ import {safeJson} from '../core/text/visible.js'
 export const SEARCH_LIMIT = {default: 10, min: 1, max: 1000} as const
 
 /**
- * `engram search` without loading oclif (about 90 ms of a search's start, PERF-NOTES):
+ * `engram search` without loading oclif (about 90 ms of a search's start, README "Performance"):
  * it is what an agent runs most, and each run is a fresh process. Only the plain,
  * well-formed case is handled here: any help request, a flag this does not know or a
  * repeated one, a value that is not plainly valid, or any error at all returns false, and

@@ -22,8 +22,8 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  *
  * Always in-process, never through `engram serve`'s socket: any process of the user
  * could be listening there, and an answer of "no neighbours" cannot be checked, so a
- * fake server could hide the memory a write contradicts. In-process the lookup costs a
- * few milliseconds (the index record of trees, the root-key and manifest caches).
+ * fake server could hide the memory a write contradicts. In-process it loads the scope's
+ * whole MiniSearch index: 690 ms a write at 10k memories (README "Performance").
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
   return findNeighbours(store, session, text, limit)
