@@ -8,7 +8,7 @@ export default class Eval extends EngramCommand {
   static override ownerOnly = true
   static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
   static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; and the confusion table (attacks quarantined or let through, benign writes quarantined or let through). Exits 7 when a secret leaked.`
-  static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ../shared/corpus --limit 20 --json']
+  static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ~/corpora/public --limit 20 --json']
   static override args = {dir: Args.string({description: 'corpus folder', required: true})}
   static override flags = {
     limit: Flags.integer({description: 'at most this many cases of each set', min: 1}),

@@ -148,14 +148,9 @@ describe('neighbours', () => {
     expect(found.map((n) => `${n.scope}/${n.path}`)).toEqual(['project:web/deploy.md', 'project:web/lunch.md'])
     // exact words only: a prefix of the rare word finds nothing
     expect(await findNeighbours(r.store, session, 'zorbl', 8)).toEqual([])
-
-    server = await startServer(r.store)
-    // the server wants a session it can load itself: an unknown one is refused, not guessed
-    const refused = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: 's-unknown1', token: '0'.repeat(64)}, 20_000)
-    expect(refused?.ok).toBe(false)
   })
 
-  it('are served by a running server for a session it loads itself, as in-process, and never from another tenant', async () => {
+  it('are what the write path finds in-process, never from another tenant, and a later commit is seen', async () => {
     putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n'})
     putSigned('tenant:other', {'secret.md': 'The zorblat cluster belongs to another tenant.\n'})
     r.commit('memory')
@@ -163,15 +158,12 @@ describe('neighbours', () => {
     const text = 'Actually the zorblat cluster deploy happens at noon instead.'
     const local = await findNeighbours(r.store, s, text, 8)
     expect(local.map((n) => n.path)).toEqual(['deploy.md'])
-    server = await startServer(r.store)
-    const res = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id, token: s.token}, 20_000)
-    expect(res).toEqual({ok: true, neighbours: local})
     expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
     // a commit after the first answer (a new memory) is seen by the next one
     putSigned('project:web', {'zorblat.md': 'The zorblat cluster was renamed.\n'})
     r.commit('more')
-    const again = await askServer(r.store, {op: 'neighbours', text, limit: 8, session: s.id, token: s.token}, 20_000)
-    expect(again?.ok && again.neighbours.map((n) => n.path).sort()).toEqual(['deploy.md', 'zorblat.md'])
+    const again = await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)
+    expect(again.map((n) => n.path).sort()).toEqual(['deploy.md', 'zorblat.md'])
   })
 
   it('ignore an answer on the socket that is not the files on disk of readable scopes', async () => {

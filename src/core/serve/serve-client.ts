@@ -6,7 +6,6 @@ import {ensurePrivateFolder, mac, sameMac, sessionSecret, socketPath} from '../s
 import {printable} from '../store/scope.js'
 import type {ServedHit} from './search.js'
 import type {Store} from '../store/store.js'
-import type {Neighbour} from '../write/vote/index.js'
 
 /**
  * The client side of `engram serve` (server.ts): what a command needs to ask it, and
@@ -26,21 +25,11 @@ export interface SearchRequest {
   token: string
 }
 
-/** Curated memories close to a write's text (the semantic validator's evidence), for a session. */
-export interface NeighboursRequest {
-  op: 'neighbours'
-  text: string
-  limit: number
-  session: string
-  token: string
-}
-
-export type Request = SearchRequest | NeighboursRequest
+export type Request = SearchRequest
 
 export type Failure = {ok: false; error: {code: string; message: string; nextStep?: string}}
 export type SearchResponse = {ok: true; hits: ServedHit[]; scopes: string[]} | Failure
-export type NeighboursResponse = {ok: true; neighbours: Neighbour[]} | Failure
-export type Response = SearchResponse | NeighboursResponse
+export type Response = SearchResponse
 
 /** A reply line: the response as JSON text, and the server's MAC of it bound to the request's nonce. */
 export const replyProof = (secret: Buffer, nonce: string, body: string) => mac(secret, 'engram-serve-reply', nonce, body)
@@ -73,7 +62,6 @@ function serverSocket(store: Store): string | undefined {
  * Throws when the answer is not the real server's.
  */
 export function askServer(store: Store, req: SearchRequest, timeoutMs?: number): Promise<SearchResponse | undefined>
-export function askServer(store: Store, req: NeighboursRequest, timeoutMs?: number): Promise<NeighboursResponse | undefined>
 export async function askServer(store: Store, req: Request, timeoutMs = 2000): Promise<Response | undefined> {
   const path = serverSocket(store)
   if (!path) return undefined

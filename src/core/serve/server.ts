@@ -12,7 +12,7 @@ import type {Store} from '../store/store.js'
 import {replyProof, Request, Response} from './serve-client.js'
 
 export {askServer} from './serve-client.js'
-export type {NeighboursRequest, Request, SearchRequest} from './serve-client.js'
+export type {Request, SearchRequest} from './serve-client.js'
 
 /**
  * What a warm server keeps between requests, every piece keyed on the commit HEAD points
@@ -165,14 +165,6 @@ async function answer(warm: WarmState, line: string): Promise<{nonce: string; re
       const gate = await warm.serving.open(head)
       const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate})
       return {nonce, response: {ok: true, hits: r.hits, scopes: r.scopes}}
-    }
-    if (req?.op === 'neighbours' && typeof req.text === 'string') {
-      const limit = req.limit
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new EngramError('bad-input', 'The neighbour limit must be a whole number from 1 to 100.')
-      const session = await warm.proven(req, head)
-      const gate = await warm.serving.open(head)
-      const {findNeighbours} = await import('../write/neighbours.js')
-      return {nonce, response: {ok: true, neighbours: await findNeighbours(store, session, req.text.slice(0, 10_000), limit, {engine: warm.engine, gate})}}
     }
     throw new EngramError('bad-input', 'Unknown request.')
   } catch (error) {
