@@ -79,6 +79,8 @@ interface Lane {
   /** recent whole-run times per operation (ms): the kill window follows the machine's load */
   took: Record<Op, number[]>
   n: number
+  /** operations run by the campaign (every fifth is not killed) */
+  ops: number
   /** writes by the current session: a new one every 10 keeps under the vote's burst limits */
   writes: number
   sessions: number
@@ -174,7 +176,7 @@ function runGit(store: Store, args: string[]): Promise<{code: number; out: strin
 async function newLane(): Promise<Lane> {
   const store = newStore()
   const session = startSession(store, SCOPE)
-  const lane: Lane = {store, session, pending: [], curated: new Set(), run: new Set(), took: {propose: [], accept: [], run: [], index: []}, n: 0, writes: 0, sessions: 0}
+  const lane: Lane = {store, session, pending: [], curated: new Set(), run: new Set(), took: {propose: [], accept: [], run: [], index: []}, n: 0, ops: 0, writes: 0, sessions: 0}
   // measure each operation's window first: a whole run, unkilled
   for (const kind of ['propose', 'accept', 'run', 'index'] as Op[]) {
     const r = await op(lane, kind, undefined)
@@ -211,7 +213,10 @@ export async function killCampaign(opts: {lanes: number; kills: number; seed: nu
     while (kills < perLane && (Date.now() - started) / 1000 < opts.maxSeconds) {
       const x = random()
       const kind: Op = lane.pending.length > 0 && x < 0.35 ? 'accept' : x < 0.65 ? 'propose' : x < 0.85 ? 'run' : 'index'
-      const r = await op(lane, kind, killPoint(lane, kind, random))
+      // every fifth operation runs to its end, so each campaign has acknowledged work to
+      // lose (a random kill point can fall after the end, but how often depends on load)
+      const spared = ++lane.ops % 5 === 0
+      const r = await op(lane, kind, spared ? undefined : killPoint(lane, kind, random))
       if (!r.killed && r.code === 0) lane.took[r.kind].splice(0, lane.took[r.kind].length - 4, r.ms)
       opts.onProgress?.(`lane ${li} ${r.kind} ${r.killed ? 'killed' : `exit ${r.code}`} after ${r.ms} ms`)
       if (r.killed) {
