@@ -58,3 +58,12 @@ export function printable(text: string, max = 80): string {
   const clean = redactText(String(text)).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')
   return clean.length > max ? `${clean.slice(0, max)}…` : clean
 }
+
+/**
+ * The project: scope a folder's name stands for when no scope is given (adopt, hooks):
+ * lower-cased, anything outside the scope grammar turned into `-`, clipped to 63.
+ */
+export function projectScopeFor(folderName: string): string {
+  const slug = folderName.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/\.\.+/g, '.').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/[-.]+$/, '')
+  return `project:${slug || 'default'}`
+}
