@@ -97,6 +97,9 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       // an owner-only command is refused inside a session before it reads either
       'passphrase-file': [harmless, harmless],
       root: ['0'.repeat(64), '0'.repeat(64)],
+      project: [store.path('tenant/globex'), tempDir('engram-conf-project-')],
+      store: ['memory', 'memory'],
+      command: ['engram', 'engram'],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)

@@ -131,7 +131,11 @@ const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object'
 /** Whether a hook group is one engram put there (any earlier version of it). */
 function isEngramHookGroup(g: Json): boolean {
   if (!isObject(g) || !Array.isArray(g.hooks)) return false
-  return g.hooks.length > 0 && g.hooks.every((h) => isObject(h) && typeof h.command === 'string' && /\bhook (session-start|user-prompt-submit|post-tool-use|post-tool-use-failure|session-end)\b/.test(h.command) && /engram|run\.js/.test(h.command))
+  const ours = (c: string) =>
+    (/\bhook (session-start|user-prompt-submit|post-tool-use|post-tool-use-failure|session-end)\b/.test(c) && /engram|run\.js/.test(c)) ||
+    // the shell scripts of engram's first Claude Code template, replaced by `engram hook`
+    /(^|\/)engram-(session-start|taint)\.sh$/.test(c.trim())
+  return g.hooks.length > 0 && g.hooks.every((h) => isObject(h) && typeof h.command === 'string' && ours(h.command))
 }
 
 /**

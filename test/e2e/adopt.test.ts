@@ -1,0 +1,126 @@
+/**
+ * `engram adopt claude-code` through the built CLI, in real git repositories: what it
+ * writes, that it merges instead of overwriting, that a second run changes nothing, that
+ * --dry-run and bad input change nothing, and that --check tells confined from
+ * cooperative (README "Claude Code").
+ */
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {git, sandbox} from '../helpers/cli.js'
+
+function project(name = 'Shop Front') {
+  const sb = sandbox()
+  const dir = join(sb.dir, name)
+  mkdirSync(dir)
+  git(dir, 'init', '-q')
+  const adopt = (...args: string[]) => sb.run(['adopt', 'claude-code', '--project', dir, ...args])
+  const read = (rel: string) => readFileSync(join(dir, rel), 'utf8')
+  return {sb, dir, adopt, read}
+}
+
+describe('engram adopt claude-code', () => {
+  it('--dry-run shows every change and writes nothing; the real run writes them; a second run changes nothing', () => {
+    const p = project()
+    const dry = p.adopt('--dry-run')
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toMatch(/would create the store .*memory/)
+    expect(dry.stdout).toContain('+++ b/.claude/settings.json')
+    expect(dry.stdout).toContain('+++ b/.mcp.json')
+    expect(dry.stdout).toContain('"autoMemoryEnabled": false')
+    for (const f of ['.claude', '.mcp.json', 'memory', '.gitignore']) expect(existsSync(join(p.dir, f)), f).toBe(false)
+
+    const run = p.adopt('--json')
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.json.assigned).toBe('project:shop-front')
+    expect(run.json.files.map((f: {path: string}) => f.path).sort()).toEqual(['.claude/settings.json', '.claude/skills/engram/SKILL.md', '.gitignore', '.mcp.json'])
+    expect(run.json.warnings).toEqual([])
+    // the store has a repository of its own, which the project's ignores
+    expect(git(join(p.dir, 'memory'), 'rev-parse', '--show-toplevel').trim()).toBe(join(p.dir, 'memory'))
+    expect(p.read('.gitignore')).toContain('/memory/')
+    const settings = JSON.parse(p.read('.claude/settings.json'))
+    expect(settings.hooks.SessionStart[0].hooks[0].command).toMatch(/ hook session-start --base "\$CLAUDE_PROJECT_DIR"\/memory --assigned project:shop-front/)
+    expect(Object.keys(settings.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'SessionEnd', 'SessionStart', 'UserPromptSubmit'])
+    expect(settings.permissions.deny).toEqual(expect.arrayContaining(['Read(/memory/**)', 'Edit(/memory/**)', 'Edit(/.mcp.json)', 'Bash(engram review accept:*)']))
+    expect(settings.sandbox).toMatchObject({enabled: true, allowUnsandboxedCommands: false})
+    const mcp = JSON.parse(p.read('.mcp.json'))
+    expect(mcp.mcpServers.engram.args).toEqual(expect.arrayContaining(['mcp', '--assigned', 'project:shop-front', '--agent', 'claude-code']))
+    expect(p.read('.claude/skills/engram/SKILL.md')).toMatch(/^---\nname: engram\n/)
+
+    const before = ['.claude/settings.json', '.mcp.json', '.gitignore', '.claude/skills/engram/SKILL.md'].map(p.read)
+    const head = git(join(p.dir, 'memory'), 'rev-parse', 'HEAD')
+    const again = p.adopt('--json')
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.json.files).toEqual([])
+    expect(again.json.createStore).toBe(false)
+    expect(['.claude/settings.json', '.mcp.json', '.gitignore', '.claude/skills/engram/SKILL.md'].map(p.read)).toEqual(before)
+    expect(git(join(p.dir, 'memory'), 'rev-parse', 'HEAD')).toBe(head)
+    expect(p.adopt('--dry-run').stdout).toContain('nothing to change')
+    expect(p.adopt('--check').code).toBe(0)
+  }, 300_000)
+
+  it('merges into existing settings: the project\'s own rules, hooks and servers stay; the old template\'s hook scripts are replaced', () => {
+    const p = project('api')
+    mkdirSync(join(p.dir, '.claude'))
+    writeFileSync(join(p.dir, '.claude/settings.json'), JSON.stringify({
+      model: 'opus',
+      permissions: {allow: ['Bash(npm test)'], deny: ['Read(./.env)']},
+      sandbox: {filesystem: {allowWrite: ['~/.cache/build']}},
+      hooks: {
+        PostToolUse: [
+          {matcher: 'Edit', hooks: [{type: 'command', command: 'npx prettier --write "$FILE"'}]},
+          {matcher: 'WebFetch|WebSearch|mcp__.*', hooks: [{type: 'command', command: '.claude/hooks/engram-taint.sh'}]},
+        ],
+        SessionStart: [{hooks: [{type: 'command', command: '.claude/hooks/engram-session-start.sh'}]}],
+      },
+    }))
+    writeFileSync(join(p.dir, '.mcp.json'), JSON.stringify({mcpServers: {github: {command: 'gh-mcp'}}}))
+    const r = p.adopt('--assigned', 'tenant:acme', '--json')
+    expect(r.code, r.stderr).toBe(0)
+    const s = JSON.parse(p.read('.claude/settings.json'))
+    expect(s.model).toBe('opus')
+    expect(s.permissions.allow).toEqual(['Bash(npm test)'])
+    expect(s.permissions.deny[0]).toBe('Read(./.env)')
+    expect(s.permissions.deny).toContain('Edit(/memory/**)')
+    expect(s.sandbox.filesystem.allowWrite).toEqual(['~/.cache/build'])
+    expect(s.hooks.PostToolUse.map((g: any) => g.hooks[0].command)).toEqual(['npx prettier --write "$FILE"', expect.stringMatching(/ hook post-tool-use --base /)])
+    expect(s.hooks.SessionStart).toHaveLength(1)
+    expect(s.hooks.SessionStart[0].hooks[0].command).toMatch(/ hook session-start .*--assigned tenant:acme/)
+    const mcp = JSON.parse(p.read('.mcp.json'))
+    expect(Object.keys(mcp.mcpServers).sort()).toEqual(['engram', 'github'])
+  }, 300_000)
+
+  it('bad input changes nothing: a broken settings file, a bad scope, inside an agent session', () => {
+    const p = project('broken')
+    mkdirSync(join(p.dir, '.claude'))
+    writeFileSync(join(p.dir, '.claude/settings.json'), '{"permissions": ')
+    const broken = p.adopt()
+    expect(broken.code).toBe(2)
+    expect(broken.stderr).toMatch(/\.claude\/settings\.json is not valid JSON.*changed nothing/)
+    expect(broken.stderr).not.toMatch(/\n\s+at /)
+    expect(existsSync(join(p.dir, 'memory'))).toBe(false)
+    expect(existsSync(join(p.dir, '.mcp.json'))).toBe(false)
+    expect(p.read('.claude/settings.json')).toBe('{"permissions": ')
+    writeFileSync(join(p.dir, '.claude/settings.json'), '{}')
+    expect(p.adopt('--assigned', 'Tenant:ACME').code).toBe(2)
+    const inside = p.sb.run(['adopt', 'claude-code', '--project', p.dir], {env: {ENGRAM_SESSION: 's-abcd1234'}})
+    expect(inside.code).toBe(3)
+    expect(existsSync(join(p.dir, 'memory'))).toBe(false)
+    expect(p.read('.claude/settings.json')).toBe('{}')
+  }, 300_000)
+
+  it('--check names what keeps the agent from being confined: a store sharing the project\'s repository, a loosened sandbox', () => {
+    const p = project('shared')
+    // a store made the old way, inside the project's repository
+    const init = p.sb.run(['init', '--base', join(p.dir, 'memory'), '--json'])
+    expect(init.code, init.stderr).toBe(0)
+    const r = p.adopt('--json')
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.warnings.join('\n')).toMatch(/no git repository of its own/)
+    const check = p.adopt('--check', '--json')
+    expect(check.code).toBe(7)
+    expect(check.json.warnings.join('\n')).toMatch(/no git repository of its own/)
+    expect(check.json.confined).toBe(false)
+  }, 300_000)
+})
