@@ -61,6 +61,21 @@ function readJson(project: string, rel: string): JsonObject | undefined {
 const current = (project: string, rel: string) => (existsSync(join(project, rel)) ? readFileSync(join(project, rel), 'utf8') : undefined)
 const json = (v: Json) => `${JSON.stringify(v, null, 2)}\n`
 
+/** The scope and agent of an earlier adoption, from its `.mcp.json` entry (unset when none or unreadable). */
+export function adoptedAs(project: string): {assigned?: string; agent?: string} {
+  try {
+    const args = (readJson(project, '.mcp.json')?.mcpServers as {engram?: {args?: unknown}} | undefined)?.engram?.args
+    if (!Array.isArray(args)) return {}
+    const after = (flag: string) => {
+      const i = args.indexOf(flag)
+      return i >= 0 && typeof args[i + 1] === 'string' ? (args[i + 1] as string) : undefined
+    }
+    return {assigned: after('--assigned'), agent: after('--agent')}
+  } catch {
+    return {}
+  }
+}
+
 export function planAdoption(input: SettingsInput): AdoptPlan {
   const {project, store} = input
   const files: FilePlan[] = []

@@ -5,7 +5,7 @@ import {basename, resolve} from 'node:path'
 import {homedir} from 'node:os'
 
 import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
-import {applyAdoption, confinementWarnings, defaultCommand, planAdoption} from '../../agent/claude-code/adopt.js'
+import {adoptedAs, applyAdoption, confinementWarnings, defaultCommand, planAdoption} from '../../agent/claude-code/adopt.js'
 import {gitInit, gitTopLevel} from '../../core/git/git.js'
 import {configDir} from '../../core/store/cachefile.js'
 import {EngramError, badInput} from '../../core/store/errors.js'
@@ -30,8 +30,8 @@ export default class AdoptClaudeCode extends EngramCommand {
     'passphrase-file': passphraseFileFlag,
     project: Flags.string({description: 'the repository Claude Code works in (default: the git work tree holding the current folder)'}),
     store: Flags.string({description: 'the store folder, relative to the project', default: 'memory'}),
-    assigned: Flags.string({description: 'the scope sessions propose to (default: project:<the project folder\'s name>)'}),
-    agent: Flags.string({description: 'the agent name sessions write as', default: 'claude-code'}),
+    assigned: Flags.string({description: 'the scope sessions propose to (default: what the project was adopted with, else project:<the project folder\'s name>)'}),
+    agent: Flags.string({description: 'the agent name sessions write as (default: claude-code, or what the project was adopted with)'}),
     command: Flags.string({description: 'how hooks and the MCP server start engram (default: this installation, by absolute path)'}),
     owner: Flags.string({description: 'name of the owner key when adopt creates the store', default: 'owner'}),
     'no-key': Flags.boolean({description: 'when adopt creates the store: make no owner key (see `engram init --no-key`)'}),
@@ -45,8 +45,10 @@ export default class AdoptClaudeCode extends EngramCommand {
     const start = resolve(flags.project ?? process.cwd())
     const project = realpathSync(flags.project ? start : ((await gitTopLevel(start)) ?? start))
     const store = resolve(project, flags.store)
-    const assigned = formatScope(parseScope(flags.assigned ?? projectScopeFor(basename(project))))
-    const input = {project, store, configDir: resolve(configDir()), home: homedir(), command: flags.command ?? defaultCommand(), assigned, agent: flags.agent}
+    // a later run (or --check) keeps the scope and agent the project was adopted with
+    const adopted = adoptedAs(project)
+    const assigned = formatScope(parseScope(flags.assigned ?? adopted.assigned ?? projectScopeFor(basename(project))))
+    const input = {project, store, configDir: resolve(configDir()), home: homedir(), command: flags.command ?? defaultCommand(), assigned, agent: flags.agent ?? adopted.agent ?? 'claude-code'}
     if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(input.agent)) throw badInput(`Bad agent name "${input.agent}".`, 'use letters, digits and . _ @ -, up to 64 characters')
 
     if (flags.check) {
