@@ -1,5 +1,5 @@
 /**
- * The confined mode, for real (README "Claude Code: confined and cooperative", STANDARD
+ * C27 — the confined mode, for real (README "Confined and cooperative", STANDARD
  * R27). `engram adopt claude-code` writes the project's Claude Code settings; this test
  * reads the sandbox rules it wrote (`sandbox.filesystem.denyRead` / `denyWrite`) and runs
  * the agent's shell under bubblewrap with exactly those rules, the way Claude Code's
@@ -15,7 +15,7 @@ import {existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSyn
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, Sandbox, curate, git, sandbox, tempDir} from '../helpers/cli.js'
+import {BIN, Sandbox, curate, git, sandbox, tempDir} from '../test/helpers/cli.js'
 
 const hasBwrap = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-all', 'true']).status === 0
 
