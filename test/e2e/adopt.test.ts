@@ -4,11 +4,12 @@
  * --dry-run and bad input change nothing, and that --check tells confined from
  * cooperative (README "Claude Code").
  */
+import {spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {git, sandbox} from '../helpers/cli.js'
+import {BIN, git, sandbox} from '../helpers/cli.js'
 
 function project(name = 'Shop Front') {
   const sb = sandbox()
@@ -122,5 +123,20 @@ describe('engram adopt claude-code', () => {
     expect(check.code).toBe(7)
     expect(check.json.warnings.join('\n')).toMatch(/no git repository of its own/)
     expect(check.json.confined).toBe(false)
+  }, 300_000)
+})
+
+describe('README "Adopt a repository"', () => {
+  it('runs as written in a fresh repository, as the owner', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const m = /^### Adopt a repository\n[\s\S]*?^```\n([\s\S]*?)^```$/m.exec(readme)
+    expect(m, 'README has a code block under "### Adopt a repository"').toBeTruthy()
+    const p = project('readme')
+    const bin = join(p.sb.configDir, 'bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {mode: 0o755})
+    const r = spawnSync('bash', ['-c', `set -euo pipefail\n${m![1]}`], {cwd: p.dir, env: {...p.sb.env, PATH: `${bin}:${process.env.PATH}`}, encoding: 'utf8'})
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
+    expect(r.stdout).toMatch(/confined: /)
   }, 300_000)
 })
