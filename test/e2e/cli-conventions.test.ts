@@ -277,7 +277,7 @@ describe('CLI conventions', () => {
         })
         expect(r.answered, r.output).toBe(4)
         expect(r.code, r.output).toBe(0)
-        expect(r.output).toContain('"zz" is not an answer here: y, n, s, f, q or ? (help)')
+        expect(r.output).toContain('"zz" is not an answer here: y, n, s, f, t, q or ? (help)')
         expect(r.output).toMatch(/quit: accepted 0, rejected 0, skipped 1; \d+ left in the queue/)
         expect(r.output).not.toMatch(/unexpected error|this is a bug/)
       }
@@ -286,6 +286,33 @@ describe('CLI conventions', () => {
       expect(ids).toEqual(expect.arrayContaining([a.json.proposal, b.json.proposal]))
       sb.run(['review', 'reject', a.json.proposal, '--reason', 'test'])
       sb.run(['review', 'reject', b.json.proposal, '--reason', 'test'])
+    })
+
+    it('long review output goes through the pager on a terminal ($ENGRAM_PAGER, $PAGER), never when piped or with --no-pager', () => {
+      const w = agent(['write', 'paged.md', '--scope', 'tenant:acme', '--json'], 'Acme pays by SEPA transfer.')
+      const dir = tempDir('engram-pager-')
+      const seen = join(dir, 'paged.txt')
+      // a pager that keeps what it was given: what a reader would have scrolled through
+      const pager = `cat > '${seen}'`
+      const show = runOnPty([process.execPath, BIN, 'review', 'show', w.json.proposal], {cwd: sb.dir, env: {...sb.env, ENGRAM_PAGER: pager}, timeoutSeconds: 60})
+      expect(show.code, show.output).toBe(0)
+      expect(readFileSync(seen, 'utf8')).toContain('+Acme pays by SEPA transfer.')
+      expect(show.output).not.toContain('SEPA')
+      rmSync(seen)
+      const plain = runOnPty([process.execPath, BIN, 'review', 'show', w.json.proposal, '--no-pager'], {cwd: sb.dir, env: {...sb.env, ENGRAM_PAGER: pager}, timeoutSeconds: 60})
+      expect(plain.output).toContain('SEPA')
+      expect(existsSync(seen)).toBe(false)
+      expect(sb.run(['review', 'show', w.json.proposal], {env: {ENGRAM_PAGER: pager}}).stdout).toContain('SEPA')
+      expect(existsSync(seen)).toBe(false)
+      // in the walk, t pages the text the memory will have; the walk goes on afterwards
+      const walk = runInTerminal([process.execPath, BIN, 'review', '--scope', 'tenant:acme'], {
+        cwd: sb.dir, env: {...sb.env, ENGRAM_PAGER: pager}, timeoutSeconds: 120,
+        answers: [{expect: 'help \\(\\?\\) ', send: 't'}, {expect: 'help \\(\\?\\) ', send: 'q'}],
+      })
+      expect(walk.answered, walk.output).toBe(2)
+      expect(walk.code, walk.output).toBe(0)
+      expect(readFileSync(seen, 'utf8')).toMatch(/^---\n[\s\S]*\n---\nAcme pays by SEPA transfer\.\n/)
+      sb.run(['review', 'reject', w.json.proposal, '--reason', 'test'])
     })
 
     it('`review show` of a decided id says what happened, when and by whom; `review list --decided` lists them', () => {

@@ -6,6 +6,8 @@ import {EngramError} from '../../core/store/errors.js'
 import {acceptProposal, listQueue, ownerKey, rejectEntry, showEntryChecked} from '../../core/review/review.js'
 import {currentSession} from '../../core/session/sessions.js'
 import {Store} from '../../core/store/store.js'
+import {visible} from '../../core/text/visible.js'
+import {page} from '../../cli/pager.js'
 import {renderEntry} from '../../cli/render.js'
 import {listEnvelope, QUEUE_HEADER, queueRows, table} from '../../cli/list.js'
 
@@ -58,12 +60,19 @@ export default class Review extends EngramCommand {
         this.logRendered(`\n${await renderEntry(e)}`)
         let answer: string | null = ''
         for (;;) {
-          answer = await ask('accept (y), reject (n), skip (s), full diff (f), quit (q), help (?) ')
+          answer = await ask('accept (y), reject (n), skip (s), full diff (f), text (t), quit (q), help (?) ')
           answer = answer === null ? null : answer.trim().toLowerCase()
-          if (answer === 'f') this.logRendered(await renderEntry(e, {full: true}))
+          if (answer === 'f' || answer === 't') {
+            const text = answer === 'f' ? await renderEntry(e, {full: true}) : proposedText(e.proposedText)
+            // the pager takes the terminal; readline gets it back afterwards
+            rl.pause()
+            const paged = page(text)
+            rl.resume()
+            if (!paged) this.logRendered(text)
+          }
           else if (answer === '?' || answer === 'h') this.log(REVIEW_HELP)
           else if (answer === null || ['y', 'n', 's', 'q'].includes(answer)) break
-          else this.log(`"${answer}" is not an answer here: y, n, s, f, q or ? (help)`)
+          else this.log(`"${answer}" is not an answer here: y, n, s, f, t, q or ? (help)`)
         }
         if (answer === null || answer === 'q') {
           quit = true
@@ -101,10 +110,16 @@ export default class Review extends EngramCommand {
   }
 }
 
+/** The file as it will be after accept, every stored string made terminal-safe. */
+function proposedText(text: string): string {
+  return text === '' ? '(the change removes this file: no text after accepting)' : visible(text)
+}
+
 const REVIEW_HELP = [
   'y  accept: sign and commit exactly the change shown above (its digest)',
   'n  reject: asks a reason, removes the proposal, records who and why in a commit',
   's  skip: leave it in the queue, go to the next',
-  'f  show the whole files\' diff (reviewer, digest, signature, version and dates included)',
+  'f  show the whole files\' diff (reviewer, digest, signature, version and dates included), in $ENGRAM_PAGER, $PAGER or less',
+  't  show the whole text the memory will have after accepting, in the pager (a view: nothing typed there is kept)',
   'q  quit (also Ctrl-C or Ctrl-D): what is not decided stays in the queue',
 ].join('\n')

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, fullFlag, sessionFlag} from '../../cli/base.js'
 import {listDecisions} from '../../core/review/decided.js'
@@ -6,6 +6,7 @@ import {showEntryChecked} from '../../core/review/review.js'
 import {EngramError} from '../../core/store/errors.js'
 import {currentSession, SessionRecord} from '../../core/session/sessions.js'
 import {Store} from '../../core/store/store.js'
+import {page} from '../../cli/pager.js'
 import {renderEntry} from '../../cli/render.js'
 
 export default class ReviewShow extends EngramCommand {
@@ -13,7 +14,7 @@ export default class ReviewShow extends EngramCommand {
   static override description = 'An id no longer in the queue is looked up in the history: the error says when it was accepted or rejected, and by whom, as the commit says.'
   static override examples = ['<%= config.bin %> review show 7f3k', '<%= config.bin %> review show 7f3k --full', '<%= config.bin %> review show 7f3k --json | jq -r .digest']
   static override args = {id: Args.string({description: 'proposal id or unambiguous prefix', required: true})}
-  static override flags = {full: fullFlag, session: sessionFlag}
+  static override flags = {full: fullFlag, session: sessionFlag, 'no-pager': Flags.boolean({description: 'print straight to the terminal (default: $ENGRAM_PAGER, $PAGER or less -FRX when stdout is a terminal)'})}
 
   async run() {
     const {args, flags} = await this.parse(ReviewShow)
@@ -26,7 +27,10 @@ export default class ReviewShow extends EngramCommand {
       if (error instanceof EngramError && error.code === 'not-found') throw await decidedError(store, args.id, session, error)
       throw error
     }
-    if (!this.jsonEnabled()) this.logRendered(await renderEntry(e, {full: flags.full}))
+    if (!this.jsonEnabled()) {
+      const text = await renderEntry(e, {full: flags.full})
+      if (flags['no-pager'] || !page(text)) this.logRendered(text)
+    }
     return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}
   }
 }
