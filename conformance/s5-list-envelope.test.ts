@@ -16,7 +16,7 @@ describe('S5 — one JSON envelope for every list (STANDARD §5)', () => {
     write(store, s, 'tenant:acme', 'a.md', 'Acme closes its books on Fridays.\n')
     write(store, s, 'tenant:acme', 'b.md', 'Acme ships from Rotterdam.\n')
     for (const args of [['list'], ['history', 'terms.md', '--scope', 'tenant:acme'], ['review', 'list'], ['pending', 'list'], ['quarantine', 'list'],
-      ['pending', 'show', 'a.md', '--scope', 'tenant:acme'], ['session', 'list'], ['keys', 'list'], ['verify'], ['review', 'list', '--decided']]) {
+      ['pending', 'show', 'a.md', '--scope', 'tenant:acme'], ['session', 'list'], ['keys', 'list'], ['verify'], ['review', 'list', '--decided'], ['doctor', '--no-verify']]) {
       const r = store.ok(args)
       expect(Object.keys(r).slice(0, 2), args.join(' ')).toEqual(['items', 'total'])
       expect(Array.isArray(r.items), args.join(' ')).toBe(true)

@@ -62,15 +62,20 @@ const current = (project: string, rel: string) => (existsSync(join(project, rel)
 const json = (v: Json) => `${JSON.stringify(v, null, 2)}\n`
 
 /** The scope and agent of an earlier adoption, from its `.mcp.json` entry (unset when none or unreadable). */
-export function adoptedAs(project: string): {assigned?: string; agent?: string} {
+export function adoptedAs(project: string): {assigned?: string; agent?: string; command?: string} {
   try {
-    const args = (readJson(project, '.mcp.json')?.mcpServers as {engram?: {args?: unknown}} | undefined)?.engram?.args
+    const server = (readJson(project, '.mcp.json')?.mcpServers as {engram?: {command?: unknown; args?: unknown}} | undefined)?.engram
+    const args = server?.args
     if (!Array.isArray(args)) return {}
+    const mcp = args.indexOf('mcp')
+    const command = typeof server?.command === 'string' && mcp >= 0 && args.slice(0, mcp).every((a) => typeof a === 'string')
+      ? [server.command, ...(args.slice(0, mcp) as string[])].map(shellQuote).join(' ')
+      : undefined
     const after = (flag: string) => {
       const i = args.indexOf(flag)
       return i >= 0 && typeof args[i + 1] === 'string' ? (args[i + 1] as string) : undefined
     }
-    return {assigned: after('--assigned'), agent: after('--agent')}
+    return {assigned: after('--assigned'), agent: after('--agent'), command}
   } catch {
     return {}
   }

@@ -48,7 +48,7 @@ export default class AdoptClaudeCode extends EngramCommand {
     // a later run (or --check) keeps the scope and agent the project was adopted with
     const adopted = adoptedAs(project)
     const assigned = formatScope(parseScope(flags.assigned ?? adopted.assigned ?? projectScopeFor(basename(project))))
-    const input = {project, store, configDir: resolve(configDir()), home: homedir(), command: flags.command ?? defaultCommand(), assigned, agent: flags.agent ?? adopted.agent ?? 'claude-code'}
+    const input = {project, store, configDir: resolve(configDir()), home: homedir(), command: flags.command ?? adopted.command ?? defaultCommand(), assigned, agent: flags.agent ?? adopted.agent ?? 'claude-code'}
     if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(input.agent)) throw badInput(`Bad agent name "${input.agent}".`, 'use letters, digits and . _ @ -, up to 64 characters')
 
     if (flags.check) {

@@ -74,6 +74,14 @@ function readLock(file: string): {info?: LockInfo; key: string} | undefined {
   return {key: `i${st.ino}m${Math.floor(st.mtimeMs)}`}
 }
 
+/** Who holds the store lock now, for `doctor`: undefined when nobody; `stale` when its holder is certainly gone. */
+export function lockHolder(store: Store): {pid?: number; host?: string; time?: string; stale: boolean} | undefined {
+  const file = store.abs('.engram/lock')
+  const lock = readLock(file)
+  if (!lock) return undefined
+  return {pid: lock.info?.pid, host: lock.info?.host, time: lock.info?.time, stale: isStale(lock, file)}
+}
+
 function isStale(lock: {info?: LockInfo; key: string}, file: string): boolean {
   if (lock.info) return holderGone(lock.info)
   // created but never written: its writer died at once (or is writing now: give it 2 s)

@@ -1,0 +1,91 @@
+/**
+ * `engram doctor` through the built CLI: a healthy store passes; each planted fault is
+ * named with its fix; `--fix` repairs only the safe ones (a key file's mode, a dead
+ * process's lock) and changes nothing else; inside a session it is refused; around an
+ * adopted project it says whether Claude Code is confined (README "Doctor").
+ */
+import {spawnSync} from 'node:child_process'
+import {chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {hostname} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {curate, git, initWithSession, sandbox} from '../helpers/cli.js'
+
+const byCheck = (items: {check: string}[]) => Object.fromEntries(items.map((c) => [c.check, c]))
+
+describe('engram doctor', () => {
+  it('a healthy store: every check ok, exit 0; faults named with their fix; --fix repairs only the safe ones', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb, 'tenant:acme')
+    curate(sb, s, 'tenant:acme', 'plan.md', 'Acme is on the Gold plan.\n')
+    const healthy = sb.run(['doctor', '--json'])
+    expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0)
+    expect(healthy.json.items.filter((c: {status: string}) => c.status !== 'ok')).toEqual([])
+    expect(Object.keys(byCheck(healthy.json.items))).toEqual(expect.arrayContaining(['git', 'history', 'config', 'keys', 'key modes', 'trust', 'lock', 'index', 'queue', 'sessions', 'verify', 'confinement']))
+
+    // a key readable by others, and a lock left by a process that is gone
+    const keyDir = join(sb.configDir, 'keys')
+    const key = join(keyDir, readdirSync(keyDir).find((n) => n.endsWith('.key'))!)
+    chmodSync(key, 0o644)
+    const dead = spawnSync(process.execPath, ['-e', '']).pid
+    writeFileSync(join(sb.dir, '.engram/lock'), JSON.stringify({pid: dead, host: hostname(), time: new Date().toISOString(), token: 'deadholder'}))
+    const sick = sb.run(['doctor', '--json'])
+    expect(sick.code).toBe(7)
+    const c = byCheck(sick.json.items)
+    expect(c['key modes']).toMatchObject({status: 'fail', fixable: true, fixed: false})
+    expect(c['key modes'].fix).toContain(`chmod 600 '${key}'`)
+    expect(c.lock).toMatchObject({status: 'warn', fixable: true})
+    expect(c.lock.detail).toMatch(/which is gone/)
+    expect(statSync(key).mode & 0o777).toBe(0o644)
+    const text = sb.run(['doctor'])
+    expect(text.stdout).toMatch(/^fail\tkey modes\t/m)
+    expect(text.stderr).toMatch(/key modes: chmod 600 .* \(or `engram doctor --fix`\)/)
+
+    const head = git(sb.dir, 'rev-parse', 'HEAD')
+    const fixed = sb.run(['doctor', '--fix', '--json'])
+    expect(fixed.code, fixed.stdout).toBe(0)
+    expect(byCheck(fixed.json.items)['key modes'].fixed).toBe(true)
+    expect(statSync(key).mode & 0o777).toBe(0o600)
+    expect(sb.run(['doctor', '--json']).json.items.filter((x: {status: string}) => x.status !== 'ok')).toEqual([])
+    // a fix commits nothing and trusts nothing
+    expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
+  }, 300_000)
+
+  it('a hand-edited memory fails verify (exit 7, the same envelope); inside a session doctor is refused', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb, 'tenant:acme')
+    curate(sb, s, 'tenant:acme', 'plan.md', 'Acme is on the Gold plan.\n')
+    const file = join(sb.dir, 'tenant/acme/plan.md')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('Gold', 'Platinum'))
+    const r = sb.run(['doctor', '--json'])
+    expect(r.code).toBe(7)
+    expect(r.json.error.message).toMatch(/check\(s\) failed: verify/)
+    expect(byCheck(r.json.items).verify.detail).toMatch(/tenant\/acme\/plan\.md/)
+    expect(sb.run(['doctor', '--no-verify', '--json']).code).toBe(0)
+    const inside = sb.run(['doctor', '--json'], {env: {ENGRAM_SESSION: s}})
+    expect(inside.code).toBe(3)
+    expect(inside.stdout).not.toContain('Platinum')
+  }, 300_000)
+
+  it('around an adopted project: confined, or cooperative with what is missing', () => {
+    const sb = sandbox()
+    const project = join(sb.dir, 'web')
+    mkdirSync(project)
+    git(project, 'init', '-q')
+    expect(sb.run(['adopt', 'claude-code', '--project', project]).code).toBe(0)
+    const store = join(project, 'memory')
+    const confined = sb.run(['doctor', '--base', store, '--json'])
+    expect(confined.code, confined.stdout).toBe(0)
+    expect(byCheck(confined.json.items).confinement).toMatchObject({status: 'ok'})
+    expect(byCheck(confined.json.items).confinement.detail).toMatch(/is confined/)
+    const settings = join(project, '.claude/settings.json')
+    const loose = JSON.parse(readFileSync(settings, 'utf8'))
+    loose.permissions.deny = loose.permissions.deny.filter((r: string) => !r.startsWith('Read('))
+    writeFileSync(settings, JSON.stringify(loose))
+    const cooperative = sb.run(['doctor', '--base', store, '--json'])
+    expect(cooperative.code).toBe(0)
+    expect(byCheck(cooperative.json.items).confinement).toMatchObject({status: 'warn'})
+    expect(byCheck(cooperative.json.items).confinement.detail).toMatch(/^cooperative: .*Read\(\/memory\/\*\*\) is missing/)
+  }, 300_000)
+})
