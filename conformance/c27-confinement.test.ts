@@ -172,6 +172,20 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
     expect(statSync(settingsFile).isFile()).toBe(true)
   })
 
+  it('init inside a project repository gives the store a repository of its own; sharing the project\'s is asked for and warned', () => {
+    const dir = join(sb.dir, 'Other Project')
+    mkdirSync(dir)
+    git(dir, 'init', '-q')
+    const own = sb.run(['init', '--base', join(dir, 'memory'), '--no-key'])
+    expect(own.code, own.stderr).toBe(0)
+    expect(git(join(dir, 'memory'), 'rev-parse', '--show-toplevel').trim()).toBe(join(dir, 'memory'))
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\/memory\/$/m)
+    const shared = sb.run(['init', '--base', join(dir, 'shared'), '--no-key', '--shared-history'])
+    expect(shared.code, shared.stderr).toBe(0)
+    expect(shared.stderr).toMatch(/warning: .*can rewrite memory's history/)
+    expect(git(join(dir, 'shared'), 'rev-parse', '--show-toplevel').trim()).toBe(dir)
+  })
+
   it('in the cooperative mode (no sandbox rules) the same forgery is possible, and adopt --check says so', () => {
     // the agent's shell without bubblewrap: it can write the store; engram detects, cannot prevent
     const forged = join(store, 'tenant/acme/forged.md')

@@ -10,12 +10,15 @@ export default class Init extends EngramCommand {
   static override flags = {'passphrase-file': passphraseFileFlag, 
     owner: Flags.string({description: 'name of the first owner key', default: 'owner'}),
     'no-key': Flags.boolean({description: 'do not create or register an owner key'}),
+    'shared-history': Flags.boolean({description: 'inside a project repository: commit memory to the project\'s repository (its branches) instead of a repository of the store\'s own'}),
   }
 
   async run() {
     const {flags} = await this.parse(Init)
-    const result = await initStore(flags.base ?? process.cwd(), {owner: flags.owner, noKey: flags['no-key']})
+    const result = await initStore(flags.base ?? process.cwd(), {owner: flags.owner, noKey: flags['no-key'], sharedHistory: flags['shared-history']})
     this.note(`Initialised engram store in ${result.root}${result.gitInitialised ? ' (new git repository)' : ''}`)
+    if (result.insideRepository) this.note(`The store has a git repository of its own inside ${result.insideRepository}, whose .gitignore now leaves it out: memory commits never land on the project's branches (--shared-history to share them)`)
+    if (result.sharedWith) this.warnLine(`the store's commits go to the repository at ${result.sharedWith}, on whatever branch it has checked out; an agent that can commit there can rewrite memory's history (the cooperative mode)`)
     if (result.owner) {
       this.note(
         result.owner.reused

@@ -113,8 +113,8 @@ describe('engram adopt claude-code', () => {
 
   it('--check names what keeps the agent from being confined: a store sharing the project\'s repository, a loosened sandbox', () => {
     const p = project('shared')
-    // a store made the old way, inside the project's repository
-    const init = p.sb.run(['init', '--base', join(p.dir, 'memory'), '--json'])
+    // a store that shares the project's repository (as init made them before 0.3.0)
+    const init = p.sb.run(['init', '--base', join(p.dir, 'memory'), '--shared-history', '--json'])
     expect(init.code, init.stderr).toBe(0)
     const r = p.adopt('--json')
     expect(r.code, r.stderr).toBe(0)
@@ -138,5 +138,32 @@ describe('README "Adopt a repository"', () => {
     const r = spawnSync('bash', ['-c', `set -euo pipefail\n${m![1]}`], {cwd: p.dir, env: {...p.sb.env, PATH: `${bin}:${process.env.PATH}`}, encoding: 'utf8'})
     expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
     expect(r.stdout).toMatch(/confined: /)
+  }, 300_000)
+})
+
+describe('engram init inside a project repository', () => {
+  it('gives the store a repository of its own, which the project ignores: no memory commit on the project\'s branch', () => {
+    const p = project('app')
+    writeFileSync(join(p.dir, 'main.c'), 'int main(){}\n')
+    git(p.dir, 'add', 'main.c')
+    git(p.dir, '-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-qm', 'code')
+    const projectHead = git(p.dir, 'rev-parse', 'HEAD')
+    const init = p.sb.run(['init', '--base', join(p.dir, 'memory'), '--json'])
+    expect(init.code, init.stderr).toBe(0)
+    expect(init.json.insideRepository).toBe(p.dir)
+    expect(git(join(p.dir, 'memory'), 'rev-parse', '--show-toplevel').trim()).toBe(join(p.dir, 'memory'))
+    expect(p.read('.gitignore')).toMatch(/^\/memory\/$/m)
+    // memory's commits are the store's; the project's branch and status are untouched but for .gitignore
+    expect(git(p.dir, 'rev-parse', 'HEAD')).toBe(projectHead)
+    expect(git(p.dir, 'status', '--porcelain')).toBe('?? .gitignore\n')
+    expect(p.sb.run(['doctor', '--base', join(p.dir, 'memory'), '--json']).json.items.find((c: {check: string}) => c.check === 'history').status).toBe('ok')
+
+    const q = project('lib')
+    const shared = q.sb.run(['init', '--base', join(q.dir, 'memory'), '--shared-history'])
+    expect(shared.code, shared.stderr).toBe(0)
+    expect(shared.stderr).toMatch(/cooperative mode/)
+    expect(git(join(q.dir, 'memory'), 'rev-parse', '--show-toplevel').trim()).toBe(q.dir)
+    expect(existsSync(join(q.dir, '.gitignore'))).toBe(false)
+    expect(q.sb.run(['doctor', '--base', join(q.dir, 'memory'), '--json']).json.items.find((c: {check: string}) => c.check === 'history').status).toBe('warn')
   }, 300_000)
 })

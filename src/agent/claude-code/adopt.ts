@@ -12,6 +12,7 @@ import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {badInput} from '../../core/store/errors.js'
+import {ignoreStoreIn} from '../../core/store/init.js'
 import {writeFileAtomic} from '../../core/store/fsutil.js'
 import {Json, JsonObject, SettingsInput, engramMcpServer, engramSettings, inProject, mergeSettings, shellQuote, shortfalls} from './settings.js'
 
@@ -96,11 +97,8 @@ export function planAdoption(input: SettingsInput): AdoptPlan {
   add('.claude/skills/engram/SKILL.md', readFileSync(join(packageRoot(), 'skills', 'engram', 'SKILL.md'), 'utf8'))
   const storeRel = inProject(project, store)
   if (storeRel && existsSync(join(project, '.git'))) {
-    const ignore = current(project, '.gitignore') ?? ''
-    const line = `/${storeRel}/`
-    if (!ignore.split('\n').some((l) => l.trim() === line || l.trim() === `/${storeRel}` || l.trim() === `${storeRel}/`)) {
-      add('.gitignore', `${ignore}${ignore === '' || ignore.endsWith('\n') ? '' : '\n'}# engram's store has a git repository of its own, out of the agent's reach\n${line}\n`)
-    }
+    const next = ignoreStoreIn(project, storeRel, current(project, '.gitignore'))
+    if (next !== undefined) add('.gitignore', next)
   }
   const plan: AdoptPlan = {project, store, createStore: !existsSync(join(store, '.engram')), files, warnings: []}
   plan.warnings = confinementWarnings(input, {afterPlan: plan})

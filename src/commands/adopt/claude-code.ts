@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
 import {createTwoFilesPatch} from 'diff'
-import {mkdirSync, realpathSync} from 'node:fs'
+import {realpathSync} from 'node:fs'
 import {basename, resolve} from 'node:path'
 import {homedir} from 'node:os'
 
 import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
 import {adoptedAs, applyAdoption, confinementWarnings, defaultCommand, planAdoption} from '../../agent/claude-code/adopt.js'
-import {gitInit, gitTopLevel} from '../../core/git/git.js'
+import {gitTopLevel} from '../../core/git/git.js'
 import {configDir} from '../../core/store/cachefile.js'
 import {EngramError, badInput} from '../../core/store/errors.js'
 import {initStore} from '../../core/store/init.js'
@@ -84,9 +84,7 @@ export default class AdoptClaudeCode extends EngramCommand {
       return summary
     }
     if (plan.createStore) {
-      mkdirSync(store, {recursive: true})
-      // its own repository: never the project's, whose history the agent's shell can rewrite
-      if ((await gitTopLevel(store)) !== realpathSync(store)) await gitInit(store)
+      // its own repository (init's default inside a project): never the project's, whose history the agent's shell can rewrite
       await initStore(store, {owner: flags.owner, noKey: flags['no-key']})
       this.note(`created the store ${store}`)
     }

@@ -1,5 +1,5 @@
-import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync} from 'node:fs'
+import {join, relative, resolve, sep} from 'node:path'
 
 import {commitPaths} from '../git/commit.js'
 import {DEFAULT_CONFIG_YAML} from './config.js'
@@ -17,6 +17,10 @@ import {ENGRAM_DIR, Store} from './store.js'
 export interface InitResult {
   root: string
   gitInitialised: boolean
+  /** the project repository the store sits in, which now ignores it (its history is the store's own) */
+  insideRepository?: string
+  /** the project repository whose history the store shares (`--shared-history`) */
+  sharedWith?: string
   owner: {name: string; keyid: string; privateKey: string | null; reused: boolean} | null
   commit?: string
 }
@@ -36,7 +40,20 @@ const KEEP = ['keys', 'manifests', 'proposals', 'quarantine', 'sessions']
  * Make a store: the layout, `git init` when the folder is not in a work tree, the config,
  * and a first owner key (private half 0600 outside the store). Refuses to run twice.
  */
-export async function initStore(dir: string, opts: {owner?: string; noKey?: boolean} = {}): Promise<InitResult> {
+/**
+ * The project's `.gitignore` with the store's folder added, or undefined when it already
+ * ignores it. A store inside a project has a repository of its own: the project's
+ * branches never carry memory commits, and an agent that commits to the project cannot
+ * rewrite memory's history (README "The store").
+ */
+export function ignoreStoreIn(projectTop: string, storeRel: string, current: string | undefined): string | undefined {
+  const text = current ?? ''
+  const line = `/${storeRel}/`
+  if (text.split('\n').some((l) => [line, `/${storeRel}`, `${storeRel}/`, storeRel].includes(l.trim()))) return undefined
+  return `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# engram's store has a git repository of its own, out of the agent's reach\n${line}\n`
+}
+
+export async function initStore(dir: string, opts: {owner?: string; noKey?: boolean; sharedHistory?: boolean} = {}): Promise<InitResult> {
   const root = resolve(dir)
   if (existsSync(join(root, ENGRAM_DIR))) {
     throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
@@ -48,9 +65,23 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   requireGit()
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
-  if (!(await gitTopLevel(root))) {
+  const enclosing = await gitTopLevel(root)
+  const here = realpathSync(root)
+  let insideRepository: string | undefined
+  let sharedWith: string | undefined
+  if (enclosing && enclosing !== here) {
+    if (opts.sharedHistory) sharedWith = enclosing
+    else insideRepository = enclosing
+  }
+  if (!enclosing || insideRepository) {
     await gitInit(root)
     gitInitialised = true
+  }
+  if (insideRepository) {
+    const rel = relative(insideRepository, here).split(sep).join('/')
+    const file = join(insideRepository, '.gitignore')
+    const next = ignoreStoreIn(insideRepository, rel, existsSync(file) ? readFileSync(file, 'utf8') : undefined)
+    if (next !== undefined) writeFileSync(file, next)
   }
   const e = join(root, ENGRAM_DIR)
   for (const d of KEEP) {
@@ -101,5 +132,5 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     trailers: {'Engram-Operation': 'init', 'Engram-Key': owner?.keyid},
     paths,
   })
-  return {root, gitInitialised, owner, commit}
+  return {root, gitInitialised, insideRepository, sharedWith, owner, commit}
 }
