@@ -5,11 +5,11 @@
  * cooperative (README "Claude Code").
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {BIN, git, sandbox} from '../helpers/cli.js'
+import {BIN, curate, git, sandbox} from '../helpers/cli.js'
 
 function project(name = 'Shop Front') {
   const sb = sandbox()
@@ -165,5 +165,39 @@ describe('engram init inside a project repository', () => {
     expect(git(join(q.dir, 'memory'), 'rev-parse', '--show-toplevel').trim()).toBe(q.dir)
     expect(existsSync(join(q.dir, '.gitignore'))).toBe(false)
     expect(q.sb.run(['doctor', '--base', join(q.dir, 'memory'), '--json']).json.items.find((c: {check: string}) => c.check === 'history').status).toBe('warn')
+  }, 300_000)
+
+  it('detach moves a store that shares the project\'s repository into its own, history and signatures intact; a dirty store is refused and left as it was', () => {
+    const p = project('legacy')
+    const base = join(p.dir, 'memory')
+    expect(p.sb.run(['init', '--base', base, '--shared-history']).code).toBe(0)
+    const s = p.sb.run(['session', 'start', '--agent', 'a', '--assigned', 'tenant:acme', '--base', base, '--json']).json.id
+    curate({...p.sb, run: (a, o = {}) => p.sb.run([...a, '--base', base], o)}, s, 'tenant:acme', 'renewal.md', 'Acme renews in March.\n')
+    const projectLog = git(p.dir, 'log', '--format=%H')
+    // a change the project has not committed: refused, nothing moved
+    writeFileSync(join(base, 'tenant/acme/stray.md'), 'stray\n')
+    const dirty = p.sb.run(['detach', '--base', base])
+    expect(dirty.code).toBe(3)
+    expect(dirty.stderr).toMatch(/has not committed/)
+    expect(existsSync(join(base, '.git'))).toBe(false)
+    rmSync(join(base, 'tenant/acme/stray.md'))
+
+    const r = p.sb.run(['detach', '--base', base, '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json).toMatchObject({detached: true, store: base, project: p.dir})
+    expect(r.json.commits).toBeGreaterThanOrEqual(4)
+    expect(git(base, 'rev-parse', '--show-toplevel').trim()).toBe(base)
+    // the project's history is as it was; it only stops tracking the folder (staged) and ignores it
+    expect(git(p.dir, 'log', '--format=%H')).toBe(projectLog)
+    expect(git(p.dir, 'status', '--porcelain')).toMatch(/^D {2}memory\/tenant\/acme\/renewal\.md$/m)
+    expect(p.read('.gitignore')).toMatch(/^\/memory\/$/m)
+    // everything verifies and history still proves the reviewed version
+    expect(p.sb.run(['verify', '--base', base]).code).toBe(0)
+    expect(p.sb.run(['history', 'renewal.md', '--scope', 'tenant:acme', '--base', base]).stdout).toMatch(/reviewed by owner .*\(signature verified\)/)
+    expect(p.sb.run(['read', 'renewal.md', '--scope', 'tenant:acme', '--base', base], {env: {ENGRAM_SESSION: s}}).stdout).toContain('Acme renews in March.')
+    expect(p.sb.run(['config', 'show', '--base', base, '--json']).json.state).toBe('signed')
+    const again = p.sb.run(['detach', '--base', base, '--json'])
+    expect(again.code).toBe(0)
+    expect(again.json.detached).toBe(false)
   }, 300_000)
 })
