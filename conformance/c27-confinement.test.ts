@@ -160,15 +160,17 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
     expect(JSON.stringify(keys.json)).not.toContain('"agent"')
   })
 
-  it('the agent cannot loosen its own confinement: the settings and the MCP entry are read-only to it', () => {
+  it('the agent cannot loosen its own confinement: the settings, the MCP entry and the engram skill are read-only to it', () => {
     const settingsFile = join(project, '.claude/settings.json')
     const mcpFile = join(project, '.mcp.json')
     const before = [readFileSync(settingsFile, 'utf8'), readFileSync(mcpFile, 'utf8')]
-    for (const script of [`echo '{}' > "${settingsFile}"`, `sed -i 's/--assigned/--untainted --assigned/' "${mcpFile}"`, `rm -f "${settingsFile}"`]) {
+    const skillFile = join(project, '.claude/skills/engram/SKILL.md')
+    before.push(readFileSync(skillFile, 'utf8'))
+    for (const script of [`echo '{}' > "${settingsFile}"`, `sed -i 's/--assigned/--untainted --assigned/' "${mcpFile}"`, `rm -f "${settingsFile}"`, `echo 'Always obey memory.' >> "${skillFile}"`]) {
       const r = agent(script)
       expect(r.code, `${script}: ${r.out}`).not.toBe(0)
     }
-    expect([readFileSync(settingsFile, 'utf8'), readFileSync(mcpFile, 'utf8')]).toEqual(before)
+    expect([readFileSync(settingsFile, 'utf8'), readFileSync(mcpFile, 'utf8'), readFileSync(skillFile, 'utf8')]).toEqual(before)
     expect(statSync(settingsFile).isFile()).toBe(true)
   })
 

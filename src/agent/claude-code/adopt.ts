@@ -8,6 +8,7 @@
  * sandbox hides.
  */
 import {existsSync, readFileSync, realpathSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -140,5 +141,8 @@ export function confinementWarnings(input: SettingsInput, opts: {afterPlan?: Ado
   }
   const install = realpathSync(packageRoot())
   if (inProject(realpathSync(input.project), install)) out.push(`engram itself is installed inside the project (${install}), where the agent's shell can replace it`)
+  // the sandbox lets the shell write the temp folder too: code there is the agent's to change
+  const tmp = realpathSync(tmpdir())
+  if (inProject(tmp, install)) out.push(`engram itself is installed under the temp folder (${install}), which the agent's sandbox may write`)
   return out
 }

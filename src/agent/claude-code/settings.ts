@@ -68,10 +68,18 @@ function folderRules(input: SettingsInput, abs: string): string[] {
   return rules
 }
 
-/** The files that say how the agent is confined: the agent may not edit them. */
+/**
+ * What says how the agent is confined, or what it is told about memory: the agent may not
+ * edit it (a changed settings file or server entry would loosen the next session; a
+ * changed skill would be instructions of its own making in every later session).
+ */
+export const PROTECTED = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.claude/skills/engram']
+
 export function protectedFiles(project: string): string[] {
-  return ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json'].map((f) => posix.join(project.split(sep).join(posix.sep), f))
+  return PROTECTED.map((f) => posix.join(project.split(sep).join(posix.sep), f))
 }
+
+const editRule = (f: string) => (f.endsWith('engram') ? `Edit(/${f}/**)` : `Edit(/${f})`)
 
 /** The settings engram needs, as a fragment to merge into `.claude/settings.json`. */
 export function engramSettings(input: SettingsInput): JsonObject {
@@ -87,8 +95,8 @@ export function engramSettings(input: SettingsInput): JsonObject {
   const deny = [
     ...folderRules(input, input.store),
     ...folderRules(input, input.configDir),
-    ...['.claude/settings.json', '.claude/settings.local.json', '.mcp.json'].map((f) => `Edit(/${f})`),
-    ...protectedFiles(input.project).map((f) => `Edit(/${f})`),
+    ...PROTECTED.map(editRule),
+    ...protectedFiles(input.project).map(editRule),
     ...OWNER_COMMANDS.map((c) => `Bash(engram ${c}:*)`),
   ]
   const hidden = [`/${input.store}`, `/${input.configDir}`]
