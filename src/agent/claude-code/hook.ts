@@ -81,11 +81,11 @@ async function openStore(opts: HookOptions, env: NodeJS.ProcessEnv, p: HookPaylo
  * else the private copy made with it (an agent that deletes or edits the store's binding
  * file still gets its real session tainted and ended).
  */
-async function boundSession(store: Store, p: HookPayload): Promise<{session?: SessionRecord; problem?: string}> {
+async function boundSession(store: Store, p: HookPayload, privateCopy = true): Promise<{session?: SessionRecord; problem?: string}> {
   const found = readBinding(store, HOST, p.session_id)
   const candidates: string[] = []
   if (found.binding) candidates.push(found.binding.session)
-  const mine = rememberedBinding(HOST, p.session_id)
+  const mine = privateCopy ? rememberedBinding(HOST, p.session_id) : undefined
   if (mine && mine.store === store.root && !candidates.includes(mine.session)) candidates.push(mine.session)
   let problem = found.binding ? undefined : found.problem
   for (const id of candidates) {
@@ -121,7 +121,8 @@ async function flushPending(store: Store, id: string, opts: HookOptions, say: st
 
 async function sessionStart(p: HookPayload, opts: HookOptions, env: NodeJS.ProcessEnv, say: string[]): Promise<HookAnswer> {
   const store = await openStore(opts, env, p)
-  const found = await boundSession(store, p)
+  // only a binding that verifies continues a session: anything else starts a new, tainted one
+  const found = await boundSession(store, p, false)
   refuseOtherSession('session-start', found.session?.id)
   if (found.problem) say.push(line(`${found.problem}; this Claude Code session gets a new, tainted engram session.`))
   let session = found.session
