@@ -97,6 +97,11 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       // an owner-only command is refused inside a session before it reads either
       'passphrase-file': [harmless, harmless],
       root: ['0'.repeat(64), '0'.repeat(64)],
+      // engram hook: the payload on stdin is the harmless note (not JSON), so every run is refused or bad input
+      event: ['post-tool-use', 'session-start'],
+      'taint-tool': ['WebFetch', 'WebFetch'],
+      'taint-command': ['curl', 'curl'],
+      'lock-timeout': ['500', '500'],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)

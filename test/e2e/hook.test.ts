@@ -25,7 +25,8 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
   let sub: string
   let n = 0
   const uuid = () => `8f0d2c4e-5b1a-4c7e-9a3d-${String(++n).padStart(12, '0')}`
-  const env = () => ({CLAUDE_PROJECT_DIR: project, ENGRAM_BASE: 'memory'})
+  // CLAUDE_ENV_FILE emptied: a test run inside Claude Code must not append to its real file
+  const env = () => ({CLAUDE_PROJECT_DIR: project, ENGRAM_BASE: 'memory', CLAUDE_ENV_FILE: ''})
 
   function hook(event: string, over: Record<string, unknown>, opts: {flags?: string[]; env?: NodeJS.ProcessEnv; cwd?: string; raw?: string} = {}): RunResult {
     const input = opts.raw ?? JSON.stringify({...fixture(event), cwd: opts.cwd ?? sub, ...over})

@@ -74,7 +74,10 @@ export function fetchingCommand(line: string, extra: string[] = []): string | un
   for (const [head, ...rest] of commandHeads(line)) {
     if (list.has(head)) return head
     if (head === 'git') {
-      const sub = rest.find((x) => !x.startsWith('-'))
+      // git's own options come first; -C and -c take a value
+      let i = 0
+      while (i < rest.length && rest[i].startsWith('-')) i += rest[i] === '-C' || rest[i] === '-c' || rest[i] === '--git-dir' || rest[i] === '--work-tree' ? 2 : 1
+      const sub = rest[i]
       if (sub && GIT_FETCHES.has(sub)) return `git ${sub}`
     }
   }
