@@ -185,13 +185,12 @@ async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, 
   const reason = taintReason(EVENT_NAMES[event], p.tool_name ?? '', p.tool_input ?? {}, list)
   let target: {root: string; session: string} | undefined
   if (store) {
+    // no refusal inside a session here: a taint only ever adds to what a session is marked with
     const {session} = await boundSession(store, p)
-    refuseOtherSession(event, session?.id)
     if (session) target = {root: store.root, session: session.id}
   } else {
     // the store does not open: the private copy of the binding still names the session
     const mine = rememberedBinding(HOST, p.session_id)
-    refuseOtherSession(event, mine?.session)
     if (mine) target = {root: mine.store, session: mine.session}
   }
   if (!target) {
