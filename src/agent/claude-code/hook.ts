@@ -194,8 +194,9 @@ async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, 
     if (mine) target = {root: mine.store, session: mine.session}
   }
   if (!target) {
-    if (!reason && !openError) return {stderr: say, exit: 0}
-    return {stderr: [...say, line(`no engram session is bound to this Claude Code session${openError ? ` (${messageOf(openError)})` : ''}; nothing to taint.`)], exit: reason ? FAILED : 0}
+    // a tool that taints nothing needs no session (and no word: this hook runs after every matched tool)
+    if (!reason) return {stderr: say, exit: 0}
+    return {stderr: [...say, line(`no engram session is bound to this Claude Code session${openError ? ` (${messageOf(openError)})` : ''}; nothing to taint.`)], exit: FAILED}
   }
   if (!reason) {
     if (store) await flushPending(store, target.session, opts, say)
