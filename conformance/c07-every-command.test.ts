@@ -100,6 +100,11 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       project: [store.path('tenant/globex'), tempDir('engram-conf-project-')],
       store: ['memory', 'memory'],
       command: ['engram', 'engram'],
+      // engram hook: the payload on stdin is the harmless note (not JSON), so every run is refused or bad input
+      event: ['post-tool-use', 'session-start'],
+      'taint-tool': ['WebFetch', 'WebFetch'],
+      'taint-command': ['curl', 'curl'],
+      'lock-timeout': ['500', '500'],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)

@@ -32,13 +32,19 @@ export interface SettingsInput {
   agent: string
 }
 
+/**
+ * The tools whose use may taint (engram's hook decides, from its configurable list):
+ * every PostToolUse hook is one engram process, so it runs only for these. A tool added
+ * to the taint list by name must be added here too.
+ */
+export const TAINT_MATCHER = 'WebFetch|WebSearch|Bash|mcp__.*'
+
 /** The engram events and the Claude Code hook events they answer. */
 export const HOOK_EVENTS: readonly {claude: string; engram: string; matcher?: string}[] = [
   {claude: 'SessionStart', engram: 'session-start', matcher: 'startup|resume|clear|compact'},
   {claude: 'UserPromptSubmit', engram: 'user-prompt-submit'},
-  // engram's hook decides which tools taint (its list is configurable); it must see them all
-  {claude: 'PostToolUse', engram: 'post-tool-use', matcher: '*'},
-  {claude: 'PostToolUseFailure', engram: 'post-tool-use-failure', matcher: '*'},
+  {claude: 'PostToolUse', engram: 'post-tool-use', matcher: TAINT_MATCHER},
+  {claude: 'PostToolUseFailure', engram: 'post-tool-use-failure', matcher: TAINT_MATCHER},
   {claude: 'SessionEnd', engram: 'session-end'},
 ]
 

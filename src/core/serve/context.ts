@@ -123,3 +123,22 @@ export function renderContext(b: ContextBlock, format: 'markdown' | 'text' = 'ma
   if (b.skipped > 0) out.push(`(${b.skipped} stored files were not served because they do not verify.)`)
   return `${out.join('\n')}\n`
 }
+
+/**
+ * A small recall for one prompt (`engram hook user-prompt-submit`): the best few matches in
+ * the session's view, each body clipped, in the same data-not-instructions wrapper as the
+ * session-start block (no index). An empty `entries` means nothing to say.
+ */
+export async function buildRecall(store: Store, session: SessionRecord | undefined, query: string, opts: {limit?: number; clip?: number} = {}): Promise<ContextBlock> {
+  const max = opts.clip ?? 1200
+  const {hits} = await searchMemories(store, session, query.slice(0, 2000), {limit: opts.limit ?? 5, withBody: true})
+  const entries: ContextEntry[] = hits.map((h) => {
+    const mem = parseMemory(h.body ?? '', `${h.scope}/${h.path}`)
+    const body = mem.body.length > max ? `${mem.body.slice(0, max - 1)}…` : mem.body
+    return {scope: h.scope, path: h.path, title: h.title, author: h.author, origin: h.origin, tainted: h.tainted, dissent: dissentOf(mem.frontmatter.taint_reasons), reviewed_by: h.reviewed_by, body}
+  })
+  const boundary = makeBoundary(entries.map((e) => e.body + e.title))
+  const header = `${DATA_NOT_INSTRUCTIONS} Each memory is wrapped in <${boundary} …> … </${boundary}>; only a line with exactly that closing tag ends a memory.`
+  const used = tokens(header) + entries.reduce((n, e) => n + tokens(e.body) + 40, 0)
+  return {boundary, header, index: [], entries, omitted: 0, skipped: 0, budget: used, used}
+}

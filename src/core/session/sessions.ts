@@ -7,6 +7,8 @@ import {newSessionId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
 import {mac, sameMac, sessionSecret, sessionToken} from '../store/private.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
+import {pendingTaint} from './pending.js'
+import type {LockOptions} from '../store/lock.js'
 import {formatScope, parseScope, printable} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 
@@ -23,6 +25,8 @@ export interface SessionRecord {
   updated: string
   /** engram's MAC of the identity fields (recordProof), made by `session start` with the secret outside the store */
   proof: string
+  /** when the harness closed the session (`engram hook session-end`): its writes are refused from then on; absent while open */
+  ended?: string
 }
 
 const SESSION_ID_RE = /^s-[0-9a-z]{4,32}$/
@@ -57,6 +61,7 @@ export function parseRecord(text: string, label: string): SessionRecord {
     created: String(r.created ?? ''),
     updated: String(r.updated ?? ''),
     proof: typeof r.proof === 'string' ? r.proof : '',
+    ...(typeof r.ended === 'string' && r.ended ? {ended: r.ended} : {}),
   }
 }
 
@@ -99,16 +104,23 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
     throw refused(`Session ${id} was not started by engram: its record does not carry engram's proof.`, 'sessions are started by the harness with `engram session start`')
   }
   const latest = versions[0]
+  // a taint the hook could not record in the store waits in the private folder: it counts
+  // all the same (pending.ts), so the session's writes are tainted from the moment it happened
+  const pending = pendingTaint(store.root, id) ?? []
+  // like taint, an end only goes one way: the earliest end any version records
+  const ends = versions.map((v) => v.ended).filter((e): e is string => Boolean(e)).sort()
+  const {ended: _ended, ...rest} = latest
   return {
-    ...latest,
+    ...rest,
+    ...(ends.length > 0 ? {ended: ends[0]} : {}),
     id,
     agent: original.agent,
     assigned: original.assigned,
     reads: original.reads,
     created: original.created,
     proof: original.proof,
-    tainted: versions.some((v) => v.tainted),
-    taint_reasons: [...new Set(versions.flatMap((v) => v.taint_reasons))],
+    tainted: versions.some((v) => v.tainted) || pending.length > 0,
+    taint_reasons: [...new Set([...versions.flatMap((v) => v.taint_reasons), ...pending])],
   }
 }
 
@@ -156,22 +168,40 @@ export async function startSession(
   return {...record, token: sessionToken(sessionSecret(false), record.id)}
 }
 
-/** Mark a session tainted with a reason. Idempotent; never clears anything. */
-export async function taintSession(store: Store, id: string, reason: string): Promise<SessionRecord> {
+/** Mark a session tainted with a reason (or several). Idempotent; never clears anything. */
+export async function taintSession(store: Store, id: string, reason: string | string[], lock: LockOptions = {}): Promise<SessionRecord> {
   // a reason is stored (record and commit): secrets go before anything else happens to it
-  const why = redactText(reason.trim(), store.config.redaction.extra)
-  if (!why) throw badInput('A taint reason is required.', 'e.g. --reason "fetched https://example.com"')
+  const whys = (Array.isArray(reason) ? reason : [reason]).map((r) => clipRedacted(redactText(r.trim(), store.config.redaction.extra), 300, store.config.redaction.extra)).filter(Boolean)
+  if (whys.length === 0) throw badInput('A taint reason is required.', 'e.g. --reason "fetched https://example.com"')
   return withStoreLock(store, async () => {
     const current = await loadSession(store, id)
     const next: SessionRecord = {
       ...current,
       tainted: true,
-      taint_reasons: current.taint_reasons.includes(why) ? current.taint_reasons : [...current.taint_reasons, clipRedacted(why, 300, store.config.redaction.extra)],
+      taint_reasons: [...new Set([...current.taint_reasons, ...whys])],
       updated: new Date().toISOString(),
     }
-    await writeSessionRecord(store, next, {subject: `Taint session ${id}`, body: `Reason: ${clipRedacted(why, 300, store.config.redaction.extra)}`})
+    await writeSessionRecord(store, next, {subject: `Taint session ${id}`, body: whys.map((w) => `Reason: ${w}`).join('\n')})
+    return next
+  }, lock)
+}
+
+/** Close a session (the harness, when the agent's session ends): its writes are refused from then on; reading stays. */
+export async function endSession(store: Store, id: string, why: string): Promise<SessionRecord> {
+  return withStoreLock(store, async () => {
+    const current = await loadSession(store, id)
+    if (current.ended) return current
+    const now = new Date().toISOString()
+    const next: SessionRecord = {...current, ended: now, updated: now}
+    await writeSessionRecord(store, next, {subject: `End session ${id}`, body: `Reason: ${clipRedacted(redactText(why), 200, store.config.redaction.extra)}`})
     return next
   })
+}
+
+/** A closed session writes nothing (exit 3); every write path asks this before it plans. */
+export function refuseEndedSession(session: SessionRecord): void {
+  if (!session.ended) return
+  throw refused(`Session ${session.id} ended at ${session.ended}; it writes nothing more.`, 'a new agent session is started by the harness (Claude Code: a new or resumed session)')
 }
 
 export async function listSessions(store: Store, caller?: SessionRecord): Promise<SessionRecord[]> {

@@ -32,6 +32,8 @@ export interface EngramConfig {
   redaction: {extra: {kind: string; pattern: string}[]}
   /** Quarantined writes by one session (or author) before it is escalated. */
   escalate_after: number
+  /** Tools and shell command words that taint a Claude Code session, beyond the built-in list (`engram hook`). */
+  taint: {tools: string[]; commands: string[]}
 }
 
 export const DEFAULT_CONFIG: EngramConfig = {
@@ -48,6 +50,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
   },
   redaction: {extra: []},
   escalate_after: 3,
+  taint: {tools: [], commands: []},
 }
 
 export const DEFAULT_CONFIG_YAML = `# engram store configuration. See README "Configuration".
@@ -112,6 +115,7 @@ const SCHEMA: {[key: string]: Shape} = {
   },
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
+  taint: {tools: 'strings', commands: 'strings'},
 }
 
 /** The 1-based line of a key in block YAML (by indentation), or undefined. Only for messages. */
@@ -339,6 +343,16 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
       return {kind: e.kind, pattern: e.pattern}
     })
   }
+  const t = r.taint ?? {}
+  // names a hook matches exactly (a trailing * matches a prefix): no spaces, no shell syntax
+  t.tools?.forEach((n: string, i: number) => {
+    if (!/^[A-Za-z0-9_.:-]+\*?$/.test(n)) rd.fail(['taint', 'tools'], `\`taint.tools[${i}]\` must be a tool name such as "WebFetch" or a prefix such as "mcp__github__*".`)
+  })
+  t.commands?.forEach((n: string, i: number) => {
+    if (!/^[A-Za-z0-9_.+-]+$/.test(n)) rd.fail(['taint', 'commands'], `\`taint.commands[${i}]\` must be one command word such as "aria2c".`)
+  })
+  if (t.tools != null) c.taint.tools = [...t.tools]
+  if (t.commands != null) c.taint.commands = [...t.commands]
   return c
 }
 
@@ -360,6 +374,7 @@ interface RawConfig {
     protected?: {paths?: string[] | null; terms?: string[] | null} | null
   } | null
   redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
+  taint?: {tools?: string[] | null; commands?: string[] | null} | null
 }
 
 function isInside(file: string, root: string): boolean {

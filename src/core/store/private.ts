@@ -14,7 +14,7 @@ import {sha256Hex} from '../memory/hash.js'
  * The folder is `$ENGRAM_CONFIG_DIR/private` (default `~/.config/engram/private`), mode
  * 0700, owned by this user, never a symlink.
  */
-function privateDir(): string {
+export function privateDir(): string {
   return join(configDir(), 'private')
 }
 

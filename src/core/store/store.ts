@@ -35,9 +35,11 @@ export class Store {
    * current directory holding `.engram/`). The policy (the signed config, README
    * "Configuration") is worked out unless `config: false`.
    */
-  static async open(base?: string, opts: {config?: boolean} = {}): Promise<Store> {
-    const start = resolve(base ?? process.env.ENGRAM_BASE ?? process.cwd())
-    const root = findStoreRoot(start, base !== undefined || process.env.ENGRAM_BASE !== undefined)
+  static async open(base?: string, opts: {config?: boolean; from?: string} = {}): Promise<Store> {
+    // `from`: look upward from this folder instead (a hook's payload names the agent's folder), ENGRAM_BASE aside
+    const envBase = opts.from === undefined ? process.env.ENGRAM_BASE : undefined
+    const start = resolve(base ?? envBase ?? opts.from ?? process.cwd())
+    const root = findStoreRoot(start, base !== undefined || envBase !== undefined)
     if (!root) {
       throw notFound(`No engram store at or above ${start}.`, 'run `engram init` there, or pass --base <store folder>')
     }

@@ -5,7 +5,7 @@ import {gitRead} from '../git/git.js'
 import {newMemoryId, newProposalId, newQuarantineId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
 import {StoredFlag, StoredVote} from '../review/proposal.js'
-import {SessionRecord, loadSession, writeSessionRecord} from '../session/sessions.js'
+import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {neighboursFor} from './neighbours.js'
 import {WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
@@ -35,6 +35,7 @@ export interface WriteResult {
  * redaction; bad input stores nothing.
  */
 export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput): Promise<WriteResult> {
+  refuseEndedSession(session)
   const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path)})
   const decision = plan.candidate ? await voteOn(store, plan) : undefined
   return applyWrite(store, plan, decision)
