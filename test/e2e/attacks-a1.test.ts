@@ -261,7 +261,7 @@ describe('attacks on a1: the repository\'s own git config runs code as the owner
   // filter (`filter.<x>.clean`, selected by a .gitattributes) both run when the owner
   // runs `review accept`, as the owner, with the owner's ENGRAM_CONFIG_DIR (private keys)
   // in reach. An agent with a shell writes both: the store is usually a subfolder of the
-  // project's repository, and templates/claude-code denies memory/.engram/** and the scope
+  // project's repository, and the first Claude Code template denied memory/.engram/** and the scope
   // folders but neither .git/ nor the top .gitattributes. (A .git/hooks/pre-commit did
   // not run: engram's commit path skips hooks.) Safe: no command of the repository's
   // config runs — `-c core.fsmonitor=false -c core.hooksPath=/dev/null`, blobs written

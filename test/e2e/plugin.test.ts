@@ -6,18 +6,33 @@ import {expect, it} from 'vitest'
 
 import {BIN, sandbox} from '../helpers/cli.js'
 
-const settings = JSON.parse(readFileSync(fileURLToPath(new URL('../../templates/claude-code/settings.json', import.meta.url)), 'utf8'))
+const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url))
+const json = (p: string) => JSON.parse(readFileSync(root(p), 'utf8'))
+const settings = json('hooks/hooks.json')
 
-it('the settings template\'s hooks run `engram hook <event>`: the harness starts the session, prints the context, and taints after web fetches', () => {
+it('the plugin: its manifest, marketplace entry, skills and MCP server are what Claude Code loads', () => {
+  const pkg = json('package.json')
+  const plugin = json('.claude-plugin/plugin.json')
+  expect(plugin).toMatchObject({name: 'engram', version: pkg.version})
+  expect(plugin.mcpServers.engram).toMatchObject({command: 'engram', args: expect.arrayContaining(['mcp', '--base', '${CLAUDE_PROJECT_DIR}/memory'])})
+  const market = json('.claude-plugin/marketplace.json')
+  expect(market.plugins).toEqual([expect.objectContaining({name: 'engram', source: './', version: pkg.version})])
+  for (const skill of ['engram', 'engram-adopt']) expect(readFileSync(root(`skills/${skill}/SKILL.md`), 'utf8')).toMatch(new RegExp(`^---\\nname: ${skill}\\n`))
+  // the npm package carries the plugin too
+  expect(pkg.files).toEqual(expect.arrayContaining(['.claude-plugin', 'hooks', 'skills']))
+})
+
+it('the plugin\'s hooks run `engram hook <event>` as written: the harness starts the session, prints the context, and taints after web fetches', () => {
   const sb = sandbox()
-  expect(sb.run(['init']).code).toBe(0)
+  // the project, with its store where the plugin's hooks look: $CLAUDE_PROJECT_DIR/memory
+  expect(sb.run(['init', '--base', join(sb.dir, 'memory')]).code).toBe(0)
   // `engram` on PATH, as a user who ran `npm link` has it
   const bin = join(sb.configDir, 'bin')
   mkdirSync(bin)
   writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
   chmodSync(join(bin, 'engram'), 0o755)
-  const env = {...sb.env, PATH: `${bin}:${process.env.PATH}`, CLAUDE_PROJECT_DIR: sb.dir, CLAUDE_ENV_FILE: '', ENGRAM_BASE: sb.dir, ENGRAM_ASSIGNED: 'tenant:acme'}
-  // each hook's command exactly as the template gives it, through a shell as Claude Code runs it
+  const env = {...sb.env, PATH: `${bin}:${process.env.PATH}`, CLAUDE_PROJECT_DIR: sb.dir, CLAUDE_ENV_FILE: '', ENGRAM_ASSIGNED: 'tenant:acme'}
+  // each hook's command exactly as the plugin gives it, through a shell as Claude Code runs it
   const run = (event: string, payload: Record<string, unknown>, matcherInput?: string) => {
     const entries = settings.hooks[event] as {matcher?: string; hooks: {type: string; command: string}[]}[]
     const entry = entries.find((e) => !e.matcher || !matcherInput || new RegExp(`^(?:${e.matcher})$`).test(matcherInput))!
@@ -30,16 +45,15 @@ it('the settings template\'s hooks run `engram hook <event>`: the harness starts
   const ctx = JSON.parse(start.stdout).hookSpecificOutput
   expect(ctx.additionalContext).toMatch(/not instructions/)
   const id = /engram session (s-[0-9a-z]{8})/.exec(ctx.additionalContext)![1]
-  expect(sb.run(['session', 'show', id, '--json']).json).toMatchObject({agent: 'claude-code', assigned: 'tenant:acme', tainted: false})
+  const owner = (args: string[]) => sb.run([...args, '--base', join(sb.dir, 'memory')])
+  expect(owner(['session', 'show', id, '--json']).json).toMatchObject({agent: 'claude-code', assigned: 'tenant:acme', tainted: false})
   const taint = run('PostToolUse', {tool_name: 'WebFetch', tool_input: {url: 'https://example.com'}}, 'WebFetch')
   expect(taint.status, taint.stderr).toBe(0)
-  const after = sb.run(['session', 'show', id, '--json']).json
+  const after = owner(['session', 'show', id, '--json']).json
   expect(after.tainted).toBe(true)
   expect(after.taint_reasons).toContain('PostToolUse: WebFetch https://example.com')
   // every event has its hook, and the tool matchers pass the shell (fetching commands) and MCP tools
   for (const event of ['SessionStart', 'UserPromptSubmit', 'PostToolUse', 'PostToolUseFailure', 'SessionEnd']) expect(settings.hooks[event], event).toBeDefined()
   for (const tool of ['Bash', 'WebSearch', 'mcp__github__get_issue']) expect(new RegExp(`^(?:${settings.hooks.PostToolUse[0].matcher})$`).test(tool), tool).toBe(true)
-  // the settings template denies direct edits of curated memory
-  expect(settings.permissions.deny).toContain('Edit(memory/.engram/**)')
-  execFileSync('git', ['status', '--porcelain'], {cwd: sb.dir})
+  expect(execFileSync('git', ['status', '--porcelain'], {cwd: join(sb.dir, 'memory'), encoding: 'utf8'})).toBe('')
 })
