@@ -36,7 +36,8 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
   const session = (id: string) => owner(['session', 'show', id]).json
   const contextOf = (r: RunResult) => JSON.parse(r.stdout).hookSpecificOutput
   const idIn = (r: RunResult) => /engram session (s-[0-9a-z]+)/.exec(contextOf(r).additionalContext)![1]
-  const commits = () => git(project, 'rev-list', '--count', 'HEAD').trim()
+  // the store has a repository of its own inside the project (engram init's default there)
+  const commits = () => git(store, 'rev-list', '--count', 'HEAD').trim()
   const oneLine = (r: RunResult) => {
     const lines = r.stderr.trim().split('\n').filter((l) => !/^\(node:\d+\)|^\(Use `node/.test(l))
     expect(lines, r.stderr).toHaveLength(1)
@@ -133,7 +134,7 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
     const dir = join(store, '.engram', 'bindings', 'claude-code')
     const file = readdirSync(dir).map((f) => join(dir, f)).find((f) => readFileSync(f, 'utf8').includes(dirtyId))!
     writeFileSync(file, readFileSync(file, 'utf8').replace(dirtyId, cleanId))
-    git(project, 'commit', '-qam', 'rebind')
+    git(store, 'commit', '-qam', 'rebind')
     const back = hook('session-start', {session_id: dirty, source: 'resume'})
     expect(back.code, back.stderr).toBe(0)
     expect(back.stderr).toMatch(/does not carry engram's proof/)
@@ -214,7 +215,7 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
       expect(readFileSync(join(store, 'run', id, 'after.md'), 'utf8')).toMatch(/tainted: true/)
       // the next hook flushes it into the committed record
       expect(hook('post-tool-use', {session_id: hs, tool_name: 'Bash', tool_input: {command: 'ls'}}).code).toBe(0)
-      expect(git(project, 'show', `HEAD:memory/.engram/sessions/${id}.json`)).toContain('PostToolUse: WebFetch https://docs.example.com/deploy')
+      expect(git(store, 'show', `HEAD:.engram/sessions/${id}.json`)).toContain('PostToolUse: WebFetch https://docs.example.com/deploy')
       expect(readdirSync(join(pendingDir, readdirSync(pendingDir)[0]))).toEqual([])
       expect(existsSync(lock)).toBe(false)
     }, 300_000)
