@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {EngramCommand, passphraseFileFlag} from '../cli/base.js'
 import {sha256Hex} from '../core/memory/hash.js'
 import {signConfig} from '../core/trust/configsign.js'
-import {findPrivateKey} from '../core/trust/privatekey.js'
+import {ownerKey} from '../core/review/review.js'
 import {detachHistory} from '../core/store/detach.js'
 import {EngramError} from '../core/store/errors.js'
 import {Store} from '../core/store/store.js'
@@ -23,7 +23,8 @@ export default class Detach extends EngramCommand {
     // config.yml's signature names the store's folder in its repository, which detach
     // changes: the signed bytes in force are signed again for the new place, by the owner
     const signed = store.policy.state === 'signed' ? store.policy.text : undefined
-    if (signed !== undefined && store.top !== store.root) findPrivateKey(flags.key)
+    // unlocked before anything moves: a wrong passphrase leaves the store as it was
+    const key = signed !== undefined && store.top !== store.root ? (await ownerKey(store, flags.key)).key : undefined
     const r = await detachHistory(store)
     if (!r) {
       this.note(`nothing to do: ${store.root} is a git repository of its own`)
@@ -39,7 +40,7 @@ export default class Detach extends EngramCommand {
       } finally {
         Store.onWarning = warn
       }
-      if (again.policy.state !== 'signed') await signConfig(again, {digest: sha256Hex(signed), keyName: flags.key})
+      if (again.policy.state !== 'signed') await signConfig(again, {digest: sha256Hex(signed), unlocked: key})
       again = await Store.open(r.store)
     }
     const report = await verifyStore(again, await loadKeyring(again), {})

@@ -1,16 +1,13 @@
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
-import {homedir} from 'node:os'
-import {basename, dirname, join, resolve} from 'node:path'
+import {dirname, join, resolve} from 'node:path'
 
 import {EngramCommand} from '../cli/base.js'
 import {listEnvelope, table} from '../cli/list.js'
-import {adoptedAs, confinementWarnings, defaultCommand} from '../agent/claude-code/adopt.js'
+import {adoptInput, confinementWarnings} from '../agent/claude-code/adopt.js'
 import {gitTopLevel} from '../core/git/git.js'
-import {configDir} from '../core/store/cachefile.js'
 import {Check, diagnose} from '../core/store/doctor.js'
 import {EngramError} from '../core/store/errors.js'
-import {projectScopeFor} from '../core/store/scope.js'
 import {Store} from '../core/store/store.js'
 
 export default class Doctor extends EngramCommand {
@@ -43,15 +40,12 @@ export default class Doctor extends EngramCommand {
 
 /** The agent host's setup around this store, when there is one: confined, or what makes it cooperative. */
 async function confinement(store: Store): Promise<Check[]> {
-  const project = store.top !== store.root ? store.top : await gitTopLevel(dirname(store.root))
-  if (!project || !(existsSync(join(project, '.claude/settings.json')) || existsSync(join(project, '.mcp.json')))) {
+  // the project around the store: the repository it shares, else the one above it, else its folder
+  const project = store.top !== store.root ? store.top : ((await gitTopLevel(dirname(store.root))) ?? dirname(store.root))
+  if (!(existsSync(join(project, '.claude/settings.json')) || existsSync(join(project, '.mcp.json')))) {
     return [{check: 'confinement', status: 'ok', detail: 'no agent host set up around this store (`engram adopt claude-code` in the project sets one up)'}]
   }
-  const adopted = adoptedAs(project)
-  const warnings = confinementWarnings({
-    project, store: resolve(store.root), configDir: resolve(configDir()), home: homedir(),
-    command: adopted.command ?? defaultCommand(), assigned: adopted.assigned ?? projectScopeFor(basename(project)), agent: adopted.agent ?? 'claude-code',
-  })
+  const warnings = confinementWarnings(adoptInput(project, resolve(store.root)))
   if (warnings.length === 0) return [{check: 'confinement', status: 'ok', detail: `Claude Code in ${project} is confined: it reaches memory only through engram`}]
   return [{check: 'confinement', status: 'warn', detail: `cooperative: ${warnings.join('; ')}`, fix: `run \`engram adopt claude-code --project ${project}\``}]
 }

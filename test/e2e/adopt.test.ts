@@ -90,6 +90,10 @@ describe('engram adopt claude-code', () => {
     expect(s.hooks.SessionStart[0].hooks[0].command).toMatch(/ hook session-start .*--assigned tenant:acme/)
     const mcp = JSON.parse(p.read('.mcp.json'))
     expect(Object.keys(mcp.mcpServers).sort()).toEqual(['engram', 'github'])
+    // kept, and named: what the project's own hook and server run, outside the sandbox, the agent may change
+    expect(r.json.warnings.join('\n')).toMatch(/the PostToolUse hook `npx prettier --write "\$FILE"` runs outside the sandbox/)
+    expect(r.json.warnings.join('\n')).toMatch(/server github runs gh-mcp/)
+    expect(p.adopt('--assigned', 'tenant:acme', '--check').code).toBe(7)
   }, 300_000)
 
   it('bad input changes nothing: a broken settings file, a bad scope, inside an agent session', () => {
@@ -105,6 +109,16 @@ describe('engram adopt claude-code', () => {
     expect(p.read('.claude/settings.json')).toBe('{"permissions": ')
     writeFileSync(join(p.dir, '.claude/settings.json'), '{}')
     expect(p.adopt('--assigned', 'Tenant:ACME').code).toBe(2)
+    // paths the rules could not hold: a store below a folder the agent can rename, the config folder in the project, a planted .git
+    expect(p.adopt('--store', 'data/memory').code).toBe(2)
+    expect(p.sb.run(['adopt', 'claude-code', '--project', p.dir], {env: {ENGRAM_CONFIG_DIR: join(p.dir, 'cfg')}}).code).toBe(2)
+    mkdirSync(join(p.dir, 'memory'))
+    writeFileSync(join(p.dir, 'memory/.git'), `gitdir: ${join(p.dir, '.memgit')}\n`)
+    const planted = p.adopt()
+    expect(planted.code).toBe(3)
+    expect(planted.stderr).toMatch(/already holds a git repository/)
+    expect(existsSync(join(p.dir, 'memory/.engram'))).toBe(false)
+    rmSync(join(p.dir, 'memory'), {recursive: true})
     const inside = p.sb.run(['adopt', 'claude-code', '--project', p.dir], {env: {ENGRAM_SESSION: 's-abcd1234'}})
     expect(inside.code).toBe(3)
     expect(existsSync(join(p.dir, 'memory'))).toBe(false)

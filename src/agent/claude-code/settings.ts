@@ -30,6 +30,8 @@ export interface SettingsInput {
   command: string
   assigned: string
   agent: string
+  /** other files that unlock the owner key (ENGRAM_PASSPHRASE_FILE, ENGRAM_KEY) when they live outside the config folder */
+  secrets?: string[]
 }
 
 /**
@@ -63,29 +65,37 @@ export function inProject(project: string, abs: string): string | undefined {
   return rel.split(sep).join(posix.sep)
 }
 
-/** Rules for one folder: the file tools may neither read nor edit it. */
-function folderRules(input: SettingsInput, abs: string): string[] {
+/** Rules for one folder (or file): the file tools may neither read nor edit it. */
+function hiddenRules(input: SettingsInput, abs: string, folder = true): string[] {
   const rules: string[] = []
+  const tail = folder ? '/**' : ''
   const rel = inProject(input.project, abs)
-  if (rel) rules.push(`Read(/${rel}/**)`, `Edit(/${rel}/**)`)
+  if (rel) rules.push(`Read(/${rel}${tail})`, `Edit(/${rel}${tail})`)
   const underHome = inProject(input.home, abs)
-  if (!rel && underHome) rules.push(`Read(~/${underHome}/**)`, `Edit(~/${underHome}/**)`)
-  rules.push(`Read(/${abs}/**)`, `Edit(/${abs}/**)`)
+  if (!rel && underHome) rules.push(`Read(~/${underHome}${tail})`, `Edit(~/${underHome}${tail})`)
+  rules.push(`Read(/${abs}${tail})`, `Edit(/${abs}${tail})`)
   return rules
 }
 
 /**
- * What says how the agent is confined, or what it is told about memory: the agent may not
- * edit it (a changed settings file or server entry would loosen the next session; a
- * changed skill would be instructions of its own making in every later session).
+ * What says how the agent is confined, or what it is told: the agent may not change it.
+ * The whole `.claude` folder, not its files one by one (a folder whose files are
+ * protected can still be renamed and replaced), so its settings, settings.local.json,
+ * hooks, rules and skills (the engram skill among them: a changed skill would be
+ * instructions of the agent's own making in every later session); and `.mcp.json`.
  */
-export const PROTECTED = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.claude/skills/engram']
+export const PROTECTED = ['.claude', '.mcp.json']
 
-export function protectedFiles(project: string): string[] {
+export function protectedPaths(project: string): string[] {
   return PROTECTED.map((f) => posix.join(project.split(sep).join(posix.sep), f))
 }
 
-const editRule = (f: string) => (f.endsWith('engram') ? `Edit(/${f}/**)` : `Edit(/${f})`)
+const editRule = (f: string) => (f.endsWith('.claude') ? `Edit(/${f}/**)` : `Edit(/${f})`)
+
+/** The folders and files the agent's sandbox can neither read nor write. */
+export function hiddenPaths(input: SettingsInput): string[] {
+  return [input.store, input.configDir, ...(input.secrets ?? [])]
+}
 
 /** The settings engram needs, as a fragment to merge into `.claude/settings.json`. */
 export function engramSettings(input: SettingsInput): JsonObject {
@@ -99,35 +109,36 @@ export function engramSettings(input: SettingsInput): JsonObject {
     hooks[e.claude] = [group]
   }
   const deny = [
-    ...folderRules(input, input.store),
-    ...folderRules(input, input.configDir),
+    ...hiddenRules(input, input.store),
+    ...hiddenRules(input, input.configDir),
+    ...(input.secrets ?? []).flatMap((f) => hiddenRules(input, f, false)),
     ...PROTECTED.map(editRule),
-    ...protectedFiles(input.project).map(editRule),
+    ...protectedPaths(input.project).map(editRule),
+    // defence in depth only: `node …/run.js` is not matched; the sandbox is what keeps the store away
     ...OWNER_COMMANDS.map((c) => `Bash(engram ${c}:*)`),
   ]
-  const hidden = [`/${input.store}`, `/${input.configDir}`]
+  const hidden = hiddenPaths(input).map((p) => `/${p}`)
   return {
     autoMemoryEnabled: false,
-    env: {...(storeRel ? {ENGRAM_BASE: storeRel} : {ENGRAM_BASE: input.store}), CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1'},
+    // the hooks and the MCP server find the config folder the sandbox hides, whatever environment Claude Code starts with
+    env: {ENGRAM_BASE: storeRel ?? input.store, ENGRAM_CONFIG_DIR: input.configDir, CLAUDE_CODE_DISABLE_AUTO_MEMORY: '1'},
     enabledMcpjsonServers: ['engram'],
     permissions: {deny},
     sandbox: {
       enabled: true,
+      // no sandbox (bubblewrap missing, say) is an error, never a silent run outside it
+      failIfUnavailable: true,
       allowUnsandboxedCommands: false,
-      filesystem: {denyRead: hidden, denyWrite: [...hidden, ...protectedFiles(input.project).map((f) => `/${f}`)]},
+      filesystem: {denyRead: hidden, denyWrite: [...hidden, ...protectedPaths(input.project).map((f) => `/${f}`)]},
     },
     hooks,
   }
 }
 
-/** The `.mcp.json` entry: engram's MCP server, started by Claude Code outside its sandbox. */
+/** The `.mcp.json` entry: engram's MCP server, started by Claude Code outside its sandbox, on this store by absolute path. */
 export function engramMcpServer(input: SettingsInput): JsonObject {
   const [cmd, ...pre] = splitCommand(input.command)
-  const storeRel = inProject(input.project, input.store)
-  return {
-    command: cmd,
-    args: [...pre, 'mcp', '--base', storeRel ? `\${CLAUDE_PROJECT_DIR:-.}/${storeRel}` : input.store, '--assigned', input.assigned, '--agent', input.agent],
-  }
+  return {command: cmd, args: [...pre, 'mcp', '--base', input.store, '--assigned', input.assigned, '--agent', input.agent]}
 }
 
 /** A command line of plain words and single-quoted words, as `q` writes them. */

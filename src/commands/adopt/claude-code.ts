@@ -1,16 +1,13 @@
 import {Flags} from '@oclif/core'
 import {createTwoFilesPatch} from 'diff'
-import {realpathSync} from 'node:fs'
-import {basename, resolve} from 'node:path'
-import {homedir} from 'node:os'
+import {existsSync, realpathSync} from 'node:fs'
+import {isAbsolute, join, relative, resolve, sep} from 'node:path'
 
 import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
-import {adoptedAs, applyAdoption, confinementWarnings, defaultCommand, planAdoption} from '../../agent/claude-code/adopt.js'
+import {adoptInput, applyAdoption, confinementWarnings, planAdoption} from '../../agent/claude-code/adopt.js'
 import {gitTopLevel} from '../../core/git/git.js'
-import {configDir} from '../../core/store/cachefile.js'
-import {EngramError, badInput} from '../../core/store/errors.js'
+import {EngramError, badInput, refused} from '../../core/store/errors.js'
 import {initStore} from '../../core/store/init.js'
-import {formatScope, parseScope, projectScopeFor} from '../../core/store/scope.js'
 
 export default class AdoptClaudeCode extends EngramCommand {
   static override ownerOnly = true
@@ -45,10 +42,8 @@ export default class AdoptClaudeCode extends EngramCommand {
     const start = resolve(flags.project ?? process.cwd())
     const project = realpathSync(flags.project ? start : ((await gitTopLevel(start)) ?? start))
     const store = resolve(project, flags.store)
-    // a later run (or --check) keeps the scope and agent the project was adopted with
-    const adopted = adoptedAs(project)
-    const assigned = formatScope(parseScope(flags.assigned ?? adopted.assigned ?? projectScopeFor(basename(project))))
-    const input = {project, store, configDir: resolve(configDir()), home: homedir(), command: flags.command ?? adopted.command ?? defaultCommand(), assigned, agent: flags.agent ?? adopted.agent ?? 'claude-code'}
+    const input = adoptInput(project, store, {assigned: flags.assigned, agent: flags.agent, command: flags.command, passphraseFile: flags['passphrase-file']})
+    const {assigned, configDir: cfg} = input
     if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(input.agent)) throw badInput(`Bad agent name "${input.agent}".`, 'use letters, digits and . _ @ -, up to 64 characters')
 
     if (flags.check) {
@@ -65,6 +60,16 @@ export default class AdoptClaudeCode extends EngramCommand {
       return result
     }
 
+    // the rules protect paths, not what is under them: a store below a folder the agent can
+    // rename, or a config folder inside the project, cannot be confined (README "Claude Code")
+    const rel = relative(project, store)
+    if (!rel.startsWith('..') && !isAbsolute(rel) && rel.includes(sep)) {
+      throw badInput(`The store must be a folder directly in the project (or outside it), not ${rel}: the agent could rename the folders above it and plant another.`, 'use --store memory, or a folder outside the project')
+    }
+    if (!relative(project, cfg).startsWith('..')) throw badInput(`The engram config folder ${cfg} is inside the project, where the agent works.`, 'point ENGRAM_CONFIG_DIR at a folder outside the project (default ~/.config/engram)')
+    if (!existsSync(join(store, '.engram')) && existsSync(join(store, '.git'))) {
+      throw refused(`${store} already holds a git repository (or a .git file pointing elsewhere); adopt makes the store's own.`, 'move it away, or use another --store')
+    }
     const plan = planAdoption(input)
     const summary = {
       project,

@@ -8,11 +8,13 @@
  * tracking the folder (staged, for the owner to commit) and its `.gitignore` leaves it out;
  * the project's history is not rewritten. README "The store".
  */
-import {existsSync, readFileSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, rmSync} from 'node:fs'
 import {join, relative, sep} from 'node:path'
 
 import {gitInit, gitRead, gitWrite} from '../git/git.js'
 import {refused} from './errors.js'
+import {writeFileAtomic} from './fsutil.js'
 import {ignoreStoreIn} from './init.js'
 import {withStoreLock} from './lock.js'
 import type {Store} from './store.js'
@@ -34,9 +36,9 @@ export async function detachHistory(store: Store): Promise<DetachResult | undefi
   if (top === root) return undefined
   const rel = relative(top, root).split(sep).join('/')
   return withStoreLock(store, async () => {
-    const dirty = await gitRead(top, ['status', '--porcelain', '--untracked-files=all', '--', rel])
-    if (dirty.trim() !== '') {
-      throw refused(`The store has changes its project's repository has not committed (${dirty.trim().split('\n').length} path(s)); nothing was moved.`, `commit or drop them (\`git -C ${top} status -- ${rel}\`), then run detach again`)
+    const dirty = await uncommitted(top, rel)
+    if (dirty.length > 0) {
+      throw refused(`The store has changes its project's repository has not committed (${dirty.length} path(s), e.g. ${dirty[0]}); nothing was moved.`, `commit or drop them (\`git -C ${top} status -- ${rel}\`), then run detach again`)
     }
     if (existsSync(join(root, '.git'))) throw refused(`${root} already holds a .git of its own; nothing was moved.`, 'remove the stray .git, or use the store from that repository')
     const branch = (await gitRead(top, ['symbolic-ref', '--short', '-q', 'HEAD'], {allowFail: true})).trim() || 'main'
@@ -66,9 +68,41 @@ export async function detachHistory(store: Store): Promise<DetachResult | undefi
     await gitWrite(top, ['rm', '-r', '-q', '--cached', '--', rel])
     const ignore = join(top, '.gitignore')
     const next = ignoreStoreIn(top, rel, existsSync(ignore) ? readFileSync(ignore, 'utf8') : undefined)
-    if (next !== undefined) writeFileSync(ignore, next)
+    if (next !== undefined) writeFileAtomic(ignore, next)
     const commits = Number((await gitRead(root, ['rev-list', '--count', 'HEAD'])).trim())
     const head = (await gitRead(root, ['rev-parse', 'HEAD'])).trim()
     return {store: root, project: top, commits, head, staged: `git -C '${top}' add .gitignore && git -C '${top}' commit -m 'Move engram memory into a repository of its own'`}
   })
+}
+
+/**
+ * The store's paths whose work tree or index differs from the project's HEAD, worked out
+ * without `git status`: that would run the project's clean filters (its .git/config and
+ * .gitattributes), which an agent may have planted. The index is compared with HEAD by
+ * git (no work tree involved); each file with the index by hashing it here as git would.
+ */
+async function uncommitted(top: string, rel: string): Promise<string[]> {
+  const out: string[] = []
+  const staged = await gitRead(top, ['diff-index', '--cached', '--name-only', '-z', 'HEAD', '--', rel], {allowFail: true})
+  out.push(...staged.split('\0').filter(Boolean))
+  const entries = (await gitRead(top, ['ls-files', '-s', '-z', '--', rel])).split('\0').filter(Boolean)
+  for (const e of entries) {
+    const tab = e.indexOf('\t')
+    const [mode, blob] = e.slice(0, tab).split(' ')
+    const path = e.slice(tab + 1)
+    const abs = join(top, path)
+    let bytes: Buffer
+    try {
+      const st = lstatSync(abs)
+      bytes = mode === '120000' ? (st.isSymbolicLink() ? Buffer.from(readlinkSync(abs)) : Buffer.from('\0not a link')) : st.isFile() ? readFileSync(abs) : Buffer.from('\0not a file')
+    } catch {
+      out.push(path)
+      continue
+    }
+    const sha = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
+    if (sha !== blob) out.push(path)
+  }
+  const untracked = await gitRead(top, ['ls-files', '--others', '--exclude-standard', '-z', '--', rel])
+  out.push(...untracked.split('\0').filter(Boolean))
+  return [...new Set(out)]
 }

@@ -7,7 +7,7 @@
  * signing a config stays the owner's act, named as the next step.
  */
 import {spawnSync} from 'node:child_process'
-import {chmodSync, existsSync, readdirSync, statSync} from 'node:fs'
+import {chmodSync, existsSync, lstatSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {indexLockPath} from '../git/git.js'
@@ -42,7 +42,9 @@ function looseModes(): {path: string; mode: number; want: number}[] {
   const out: {path: string; mode: number; want: number}[] = []
   const look = (path: string, want: number) => {
     try {
-      const st = statSync(path)
+      // a link is never followed (a chmod through it could reach any file); engram refuses linked private files anyway
+      const st = lstatSync(path)
+      if (st.isSymbolicLink()) return
       if ((st.mode & 0o077) !== 0) out.push({path, mode: st.mode & 0o777, want})
     } catch {
       // absent: nothing to tighten
@@ -94,14 +96,23 @@ export async function diagnose(store: Store, opts: {fix?: boolean; verify?: bool
   const loose = looseModes()
   if (loose.length === 0) checks.push(ok('key modes', 'private keys 0600, their folders 0700'))
   else {
-    if (fix) for (const l of loose) chmodSync(l.path, l.want)
+    let fixed = fix
+    if (fix) {
+      for (const l of loose) {
+        try {
+          chmodSync(l.path, l.want)
+        } catch {
+          fixed = false
+        }
+      }
+    }
     checks.push({
       check: 'key modes',
       status: 'fail',
       detail: loose.map((l) => `${l.path} is ${l.mode.toString(8).padStart(3, '0')}`).join('; '),
       fix: loose.map((l) => `chmod ${l.want.toString(8)} '${l.path}'`).join('; '),
       fixable: true,
-      fixed: fix,
+      fixed,
     })
   }
 

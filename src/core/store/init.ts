@@ -3,6 +3,7 @@ import {join, relative, resolve, sep} from 'node:path'
 
 import {commitPaths} from '../git/commit.js'
 import {DEFAULT_CONFIG_YAML} from './config.js'
+import {writeFileAtomic} from './fsutil.js'
 import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from '../trust/highwater.js'
 import {gitInit, gitTopLevel} from '../git/git.js'
@@ -81,7 +82,8 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     const rel = relative(insideRepository, here).split(sep).join('/')
     const file = join(insideRepository, '.gitignore')
     const next = ignoreStoreIn(insideRepository, rel, existsSync(file) ? readFileSync(file, 'utf8') : undefined)
-    if (next !== undefined) writeFileSync(file, next)
+    // atomic, and never through a symbolic link planted in the project's place
+    if (next !== undefined) writeFileAtomic(file, next)
   }
   const e = join(root, ENGRAM_DIR)
   for (const d of KEEP) {

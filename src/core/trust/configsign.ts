@@ -10,6 +10,8 @@ import {CONFIG_FILE, CONFIG_SIG, Policy, checkConfigSignature, configSignatureTe
 import {checkDigestArg, requireReviewedDigest} from '../review/digest.js'
 import {ownerKey} from '../review/review.js'
 import type {Store} from '../store/store.js'
+import type {KeyPair} from './sign.js'
+import {loadKeyring} from './keys.js'
 
 export interface ConfigSignResult {
   /** true when this run wrote a new signature */
@@ -33,7 +35,7 @@ export interface ConfigSignResult {
  * signed by a trusted owner key, the signature checked against the keyring, and both files
  * committed.
  */
-export async function signConfig(store: Store, opts: {digest?: string; keyName?: string} = {}): Promise<ConfigSignResult> {
+export async function signConfig(store: Store, opts: {digest?: string; keyName?: string; unlocked?: KeyPair} = {}): Promise<ConfigSignResult> {
   const read = () => {
     const text = store.readText(CONFIG_FILE)
     if (text === undefined) throw notFound(`No ${CONFIG_FILE} in the store.`, 'write one (README "Configuration" has the keys), then sign it')
@@ -49,7 +51,8 @@ export async function signConfig(store: Store, opts: {digest?: string; keyName?:
   const wanted = checkDigestArg(opts.digest)
   const again = 'review it again with `engram config sign` (without --digest)'
   requireReviewedDigest(digest, wanted, 'config.yml', again)
-  const {key, keyring} = await ownerKey(store, opts.keyName)
+  // a key the caller already unlocked (detach, before it moved anything); the signature is checked against this store's keyring below all the same
+  const {key, keyring} = opts.unlocked ? {key: opts.unlocked, keyring: await loadKeyring(store)} : await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
     const now = read()
     // changed between the check above and the lock
