@@ -11,8 +11,7 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
   const {redact} = await import('../core/write/redact/index.js')
   const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text).text)
   process.exitCode = err.exitCode
-  const message = clean(err.message)!
-  const nextStep = clean(err.nextStep)
+  const {message, nextStep} = await cleanError(err)
   if (json) {
     const cleanJson = (value: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
       try {
@@ -29,6 +28,18 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
     process.stderr.write(`engram: ${visible(message)}\n`)
     if (nextStep) process.stderr.write(`  next: ${visible(nextStep)}\n`)
   }
+}
+
+/** An error's message and next step, redacted like stored text (they can echo input): for stderr, --json and the MCP server's tool errors. */
+export async function cleanError(err: EngramError): Promise<{code: string; exitCode: number; message: string; nextStep?: string}> {
+  const {redact} = await import('../core/write/redact/index.js')
+  return {code: err.code, exitCode: err.exitCode, message: redact(err.message).text, ...(err.nextStep === undefined ? {} : {nextStep: redact(err.nextStep).text})}
+}
+
+/** An unexpected error's message, redacted: never its stack (that only with DEBUG, on stderr). */
+export async function cleanUnexpected(err: Error): Promise<string> {
+  const {redact} = await import('../core/write/redact/index.js')
+  return redact(err.message ?? '').text
 }
 
 /**
@@ -64,7 +75,7 @@ export function wantsJson(argv: string[]): boolean {
 /** Anything that is not an EngramError is a bug: exit 1, said plainly, the stack only with DEBUG. */
 export async function reportUnexpected(err: Error, json: boolean): Promise<void> {
   const {redact} = await import('../core/write/redact/index.js')
-  const message = redact(err.message ?? '').text
+  const message = await cleanUnexpected(err)
   process.exitCode = 1
   if (json) process.stdout.write(`${safeJson({error: {code: 'unexpected', exitCode: 1, message}})}\n`)
   else {

@@ -21,7 +21,7 @@ export type {Request, SearchRequest} from './serve-client.js'
  * session records (also keyed on the record in the work tree). A new commit changes HEAD
  * and so invalidates them all.
  */
-class WarmState {
+export class WarmState {
   readonly serving: WarmServing
   private readonly sessions = new Map<string, {head: string; work: string | undefined; record: SessionRecord}>()
 
