@@ -11,7 +11,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, curate, git, Sandbox, sandbox} from '../helpers/cli.js'
+import {BIN, curate, git, Sandbox, sandbox, signConfig} from '../helpers/cli.js'
 
 const AGENT_ORIGINS = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output']
 const FORBIDDEN_FIELDS = ['author', 'status', 'taint', 'tainted', 'taint_reasons', 'session', 'source_session', 'proof', 'reviewed_by', 'token', 'signature']
@@ -194,6 +194,17 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     const list = JSON.parse(out[6]).structuredContent
     expect(list.items.map((m: any) => `${m.scope}/${m.path}`).sort()).toEqual([`run:${mcp.session}/note.md`, 'tenant:acme/plan.md', 'tenant:acme/renewal.md'])
     expect(list.total).toBe(3)
+  })
+
+  it('a write the schema lets through is still refused by the core: the owner makes the assigned scope read-only after the server started', async () => {
+    const config = readFileSync(join(sb.dir, '.engram/config.yml'), 'utf8')
+    signConfig(sb, config.replace(/^read_only:\n {2}- org$/m, 'read_only:\n  - org\n  - tenant:acme'))
+    const before = commits(sb)
+    const r = await mcp.call('write', {scope: 'tenant:acme', path: 'late.md', content: 'Written after the policy changed.\n'})
+    expect(r.isError).toBe(true)
+    expect(r.structuredContent.error).toMatchObject({code: 'refused', exitCode: 3})
+    expect(textOf(r)).toMatch(/^engram: Scope tenant:acme is read-only for agents\.\n {2}next: \S/)
+    expect(commits(sb)).toBe(before)
   })
 })
 
