@@ -3,8 +3,8 @@ import {Flags} from '@oclif/core'
 import type {QueueItem} from '../core/review/review.js'
 import {visible} from '../core/text/visible.js'
 
-// the envelope has no oclif in it: the MCP server's list tool prints the same (src/mcp)
-export {listEnvelope, type ListEnvelope} from './envelope.js'
+// the envelope lives in the core: the MCP server's list tool returns the same (src/mcp)
+export {listEnvelope, type ListEnvelope} from '../core/serve/envelope.js'
 
 /** `--limit N` of the list commands: the first N in the command's order (newest first for queues and sessions). */
 export const limitFlag = Flags.integer({description: 'show at most this many (the JSON `total` counts them all)', min: 1})

@@ -1,4 +1,5 @@
 import {EngramError} from '../core/store/errors.js'
+import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
 
 /**
@@ -28,18 +29,6 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
     process.stderr.write(`engram: ${visible(message)}\n`)
     if (nextStep) process.stderr.write(`  next: ${visible(nextStep)}\n`)
   }
-}
-
-/** An error's message and next step, redacted like stored text (they can echo input): for stderr, --json and the MCP server's tool errors. */
-export async function cleanError(err: EngramError): Promise<{code: string; exitCode: number; message: string; nextStep?: string}> {
-  const {redact} = await import('../core/write/redact/index.js')
-  return {code: err.code, exitCode: err.exitCode, message: redact(err.message).text, ...(err.nextStep === undefined ? {} : {nextStep: redact(err.nextStep).text})}
-}
-
-/** An unexpected error's message, redacted: never its stack (that only with DEBUG, on stderr). */
-export async function cleanUnexpected(err: Error): Promise<string> {
-  const {redact} = await import('../core/write/redact/index.js')
-  return redact(err.message ?? '').text
 }
 
 /**

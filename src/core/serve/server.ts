@@ -19,7 +19,7 @@ export type {Request, SearchRequest} from './serve-client.js'
  * at (read from the repository's files, no git spawn): the engine's scope trees, the
  * serving gate (keyring, manifests, decisions; also keyed on the key files) and loaded
  * session records (also keyed on the record in the work tree). A new commit changes HEAD
- * and so invalidates them all.
+ * and so invalidates them all. `engram mcp` keeps one for its session too (src/mcp).
  */
 export class WarmState {
   readonly serving: WarmServing
