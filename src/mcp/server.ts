@@ -252,8 +252,9 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
 
   /**
    * Connect over stdio and resolve once stdin has closed and every request received has
-   * been answered (counted on the transport, so a call still being parsed when stdin ends
-   * is answered too).
+   * been answered. Requests are handed to the SDK one at a time, in the order they came,
+   * each once the one before it is answered (as \`engram serve\` answers): the warm engine's
+   * indexes are shared state, and a search sent after a write sees it.
    */
   async function serveStdio(): Promise<void> {
     // a client that went away must not crash a reply in flight
@@ -264,17 +265,36 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
     })
     const transport = new StdioServerTransport()
     await server.connect(transport)
+    const received = transport.onmessage!
+    const answered = new Map<string | number, () => void>()
+    let turn = Promise.resolve()
     let open = 0
     let idle: (() => void) | undefined
-    const received = transport.onmessage!
     transport.onmessage = (message: JSONRPCMessage) => {
-      if ('method' in message && 'id' in message) open++
-      received(message)
+      // notifications (and replies) pass at once; the SDK sends no reply to a request the
+      // client cancelled, so a cancelled request in progress gives up its turn here
+      if (!('method' in message && 'id' in message)) {
+        const cancelled = 'method' in message && message.method === 'notifications/cancelled' ? (message.params as {requestId?: string | number} | undefined)?.requestId : undefined
+        if (cancelled !== undefined && answered.has(cancelled)) finish(cancelled)
+        return received(message)
+      }
+      open++
+      turn = turn.then(() => new Promise<void>((done) => {
+        answered.set(message.id, done)
+        received(message)
+      }))
     }
     const send = transport.send.bind(transport)
     transport.send = async (message: JSONRPCMessage) => {
       await send(message)
-      if (!('method' in message) && 'id' in message && --open <= 0) idle?.()
+      if (!('method' in message) && 'id' in message && message.id !== undefined) finish(message.id)
+    }
+    function finish(id: string | number): void {
+      const done = answered.get(id)
+      if (!done) return
+      answered.delete(id)
+      done()
+      if (--open <= 0) idle?.()
     }
     await ended
     if (open > 0) await new Promise<void>((resolve) => (idle = resolve))

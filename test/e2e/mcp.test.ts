@@ -123,6 +123,23 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     // a write between calls is seen by the next search
     const s = await mcp.call('search', {query: 'quokkas'})
     expect(s.structuredContent.hits.map((h: any) => h.path)).toEqual(['note.md'])
+    // calls sent at once are answered one after the other, each as if alone
+    const many = await Promise.all([
+      mcp.call('search', {query: 'quokkas'}),
+      mcp.call('write', {scope: `run:${mcp.session}`, path: 'second.md', content: 'The user also likes capybaras.\n'}),
+      mcp.call('search', {query: 'capybaras'}),
+      mcp.call('list', {scope: `run:${mcp.session}`}),
+    ])
+    expect(many.map((r) => r.isError ?? false)).toEqual([false, false, false, false])
+    expect(many[2].structuredContent.hits.map((h: any) => h.path)).toEqual(['second.md'])
+    expect(many[3].structuredContent.total).toBe(2)
+    // a call the client cancels while it runs (a write: its vote and commit take a while)
+    // gets no reply from the SDK, and gives up its turn: the next call is answered
+    const cancel = new AbortController()
+    const cancelled = mcp.client.callTool({name: 'write', arguments: {scope: `run:${mcp.session}`, path: 'cancelled.md', content: 'Cancelled while written.\n'}}, undefined, {signal: cancel.signal})
+    setTimeout(() => cancel.abort(), 40)
+    await expect(cancelled).rejects.toThrow()
+    expect((await mcp.call('search', {query: 'capybaras'})).structuredContent.hits).toHaveLength(1)
   })
 
   it('a write to the assigned scope is a proposal; once the owner accepts it with the CLI, the warm search finds it', async () => {
@@ -192,8 +209,9 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     }
     for (const s of [secretWord, secretFile, 'launches in May', globex, 'tenant:globex', 'Globex']) expect(out.filter((o) => o.includes(s)), s).toEqual([])
     const list = JSON.parse(out[6]).structuredContent
-    expect(list.items.map((m: any) => `${m.scope}/${m.path}`).sort()).toEqual([`run:${mcp.session}/note.md`, 'tenant:acme/plan.md', 'tenant:acme/renewal.md'])
-    expect(list.total).toBe(3)
+    expect(list.items.map((m: any) => `${m.scope}/${m.path}`).filter((p: string) => !p.startsWith('run:')).sort()).toEqual(['tenant:acme/plan.md', 'tenant:acme/renewal.md'])
+    expect(list.items.filter((m: any) => m.scope.startsWith('run:')).map((m: any) => m.scope)).toEqual(expect.arrayContaining([`run:${mcp.session}`]))
+    expect(new Set(list.items.map((m: any) => m.scope))).toEqual(new Set([`run:${mcp.session}`, 'tenant:acme']))
   })
 
   it('a write the schema lets through is still refused by the core: the owner makes the assigned scope read-only after the server started', async () => {
