@@ -19,7 +19,7 @@ import {sessionSecret} from '../core/store/private.js'
 import {formatScope, parseScope} from '../core/store/scope.js'
 import type {Store} from '../core/store/store.js'
 import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
-import {visible} from '../core/text/visible.js'
+import {safeJson, visible} from '../core/text/visible.js'
 import {rootNotPinned} from '../core/trust/keys.js'
 import {redactText} from '../core/write/redact/index.js'
 import {writeMemory} from '../core/write/write.js'
@@ -284,9 +284,11 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
         received(message)
       }))
     }
-    const send = transport.send.bind(transport)
+    // the SDK's own framing (one JSON message a line), written as --json is (visible.ts
+    // safeJson): the data parses byte for byte, but no raw escape, C1 or bidi character
+    // is on the wire for a client that shows it
     transport.send = async (message: JSONRPCMessage) => {
-      await send(message)
+      await new Promise<void>((resolve) => (process.stdout.write(`${safeJson(message, 0)}\n`) ? resolve() : process.stdout.once('drain', resolve)))
       if (!('method' in message) && 'id' in message && message.id !== undefined) finish(message.id)
     }
     function finish(id: string | number): void {

@@ -247,12 +247,14 @@ describe('engram mcp: --untainted, ENGRAM_SESSION, bad flags, stdin closing', ()
     }
   })
 
-  it('inside ENGRAM_SESSION it serves that session, starts none, answers a call still open when stdin closes, and exits 0', () => {
+  it('inside ENGRAM_SESSION it serves that session, starts none, puts no raw escape on the wire, answers a call still open when stdin closes, and exits 0', () => {
     const sessions = () => sb.run(['session', 'list', '--json']).json.total
     const before = sessions()
     const lines = [
       {jsonrpc: '2.0', id: 1, method: 'initialize', params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 't', version: '1'}}},
       {jsonrpc: '2.0', method: 'notifications/initialized'},
+      {jsonrpc: '2.0', id: 3, method: 'tools/call', params: {name: 'write', arguments: {scope: `run:${acme}`, path: 'escapes.md', content: 'Alert \u001b[2J\u001b]8;;http://x\u0007red\u009b and \u202eevil.'}}},
+      {jsonrpc: '2.0', id: 4, method: 'tools/call', params: {name: 'read', arguments: {scope: `run:${acme}`, path: 'escapes.md'}}},
       {jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'write', arguments: {scope: `run:${acme}`, path: 'piped.md', content: 'Written as stdin closed.'}}},
     ]
     const r = sb.run(['mcp'], {input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', env: {ENGRAM_SESSION: acme}})
@@ -260,6 +262,12 @@ describe('engram mcp: --untainted, ENGRAM_SESSION, bad flags, stdin closing', ()
     expect(r.stderr).toContain(`serving session ${acme}`)
     const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
     expect(replies.find((m) => m.id === 2)?.result?.structuredContent).toMatchObject({status: 'committed', scope: `run:${acme}`})
+    // no raw escape, C1 or bidi character on the wire; the text shows them as codes
+    expect(r.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/)
+    const read = replies.find((m) => m.id === 4)?.result
+    expect(read?.isError, JSON.stringify(read)).toBeFalsy()
+    expect(read.content[0].text).toContain('<U+001B>')
+    expect(read.structuredContent.body).toContain('\u001b')
     expect(sessions()).toBe(before)
     // flags may only restate the session
     const other = sb.run(['mcp', '--assigned', 'tenant:globex'], {env: {ENGRAM_SESSION: acme}})
