@@ -16,7 +16,7 @@ import {currentSession, SessionRecord, startSession} from '../core/session/sessi
 import {parseTags} from '../core/store/content.js'
 import {EngramError, refused, usageError} from '../core/store/errors.js'
 import {sessionSecret} from '../core/store/private.js'
-import {formatScope, parseScope} from '../core/store/scope.js'
+import {formatScope, parseScope, printable} from '../core/store/scope.js'
 import type {Store} from '../core/store/store.js'
 import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
@@ -130,7 +130,7 @@ function strict<S extends z.ZodRawShape>(tool: string, shape: S) {
   const takes = Object.keys(shape).join(', ')
   return z.object(shape, {
     errorMap: (issue, ctx) => issue.code === 'unrecognized_keys'
-      ? {message: `${tool} takes no argument ${issue.keys.join(', ')}; it takes only ${takes} (author, status and taint come from your session, never from arguments)`}
+      ? {message: `${tool} takes no argument ${issue.keys.map((k) => printable(k, 40)).join(', ')}; it takes only ${takes} (author, status and taint come from your session, never from arguments)`}
       : {message: ctx.defaultError},
   }).strict()
 }
