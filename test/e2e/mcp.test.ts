@@ -274,6 +274,15 @@ describe('engram mcp: --untainted, ENGRAM_SESSION, bad flags, stdin closing', ()
     expect(other.code).toBe(3)
   })
 
+  it('--reason names the taint of the session it starts; stdin closed at once, it exits 0', () => {
+    const r = sb.run(['mcp', '--agent', 'researcher', '--assigned', 'project:web', '--reads', 'org', '--reason', 'browses the web'])
+    expect(r.code, r.stderr).toBe(0)
+    const id = /started session (s-[0-9a-z]+) \(agent researcher, assigned project:web, tainted\)/.exec(r.stderr)?.[1]
+    expect(id, r.stderr).toBeDefined()
+    const shown = sb.run(['session', 'show', id!, '--json']).json
+    expect(shown).toMatchObject({agent: 'researcher', assigned: 'project:web', reads: ['org'], tainted: true, taint_reasons: ['browses the web']})
+  })
+
   it('bad flags exit 2 before any session is made', () => {
     const before = commits(sb)
     for (const args of [['--bogus'], ['--agent', 'claude-code'], ['--agent', 'bad name', '--assigned', 'tenant:acme'], ['--agent', 'a', '--assigned', 'run:s-abcd1234'], ['--agent', 'a', '--assigned', 'tenant:acme', '--reads', 'tenant:globex'], ['--agent', 'a', '--assigned', 'tenant:acme', '--untainted', '--reason', 'x']]) {
