@@ -136,7 +136,7 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
 
   it('enumerates the commands from the manifest', () => {
     const ids = commands.map((c) => c.id)
-    for (const id of ['read', 'status', 'review', 'session:list', 'session:show', 'index:status', 'index:rebuild', 'search', 'serve']) expect(ids).toContain(id)
+    for (const id of ['read', 'status', 'review', 'session:list', 'session:show', 'index:status', 'index:rebuild', 'search', 'serve', 'mcp']) expect(ids).toContain(id)
   })
 
   // before the loop below, whose runs add acme entries

@@ -3,21 +3,8 @@ import {Flags} from '@oclif/core'
 import type {QueueItem} from '../core/review/review.js'
 import {visible} from '../core/text/visible.js'
 
-/**
- * The one JSON envelope of every list command (README "JSON output"): the list is always
- * `items`, `total` counts what matched before `--limit`, and anything else is a fact about
- * the list as a whole, beside it (`broken`, `skipped`, `checked`, `root_not_pinned`…). The
- * same keys whether the command succeeds or fails (`verify` adds `error` when it fails).
- */
-export interface ListEnvelope<T> {
-  items: T[]
-  total: number
-  [fact: string]: unknown
-}
-
-export function listEnvelope<T>(all: T[], facts: Record<string, unknown> = {}, limit?: number): ListEnvelope<T> {
-  return {items: limit === undefined ? all : all.slice(0, limit), total: all.length, ...facts}
-}
+// the envelope lives in the core: the MCP server's list tool returns the same (src/mcp)
+export {listEnvelope, type ListEnvelope} from '../core/serve/envelope.js'
 
 /** `--limit N` of the list commands: the first N in the command's order (newest first for queues and sessions). */
 export const limitFlag = Flags.integer({description: 'show at most this many (the JSON `total` counts them all)', min: 1})

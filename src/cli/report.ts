@@ -1,4 +1,5 @@
 import {EngramError} from '../core/store/errors.js'
+import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
 
 /**
@@ -11,8 +12,7 @@ export async function reportError(err: EngramError, json: boolean): Promise<void
   const {redact} = await import('../core/write/redact/index.js')
   const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text).text)
   process.exitCode = err.exitCode
-  const message = clean(err.message)!
-  const nextStep = clean(err.nextStep)
+  const {message, nextStep} = await cleanError(err)
   if (json) {
     const cleanJson = (value: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
       try {
@@ -64,7 +64,7 @@ export function wantsJson(argv: string[]): boolean {
 /** Anything that is not an EngramError is a bug: exit 1, said plainly, the stack only with DEBUG. */
 export async function reportUnexpected(err: Error, json: boolean): Promise<void> {
   const {redact} = await import('../core/write/redact/index.js')
-  const message = redact(err.message ?? '').text
+  const message = await cleanUnexpected(err)
   process.exitCode = 1
   if (json) process.stdout.write(`${safeJson({error: {code: 'unexpected', exitCode: 1, message}})}\n`)
   else {

@@ -19,9 +19,9 @@ export type {Request, SearchRequest} from './serve-client.js'
  * at (read from the repository's files, no git spawn): the engine's scope trees, the
  * serving gate (keyring, manifests, decisions; also keyed on the key files) and loaded
  * session records (also keyed on the record in the work tree). A new commit changes HEAD
- * and so invalidates them all.
+ * and so invalidates them all. `engram mcp` keeps one for its session too (src/mcp).
  */
-class WarmState {
+export class WarmState {
   readonly serving: WarmServing
   private readonly sessions = new Map<string, {head: string; work: string | undefined; record: SessionRecord}>()
 

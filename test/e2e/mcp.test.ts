@@ -1,0 +1,296 @@
+/**
+ * `engram mcp` through the MCP SDK's own client over stdio, against the built CLI and a
+ * real store: the four tools and their schemas, writes to run: and to the assigned scope
+ * (accepted by the owner with the CLI, then found by the warm search), refusals by schema
+ * and by the core, taint, and another tenant's memory never in any tool output.
+ */
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, curate, git, Sandbox, sandbox, signConfig} from '../helpers/cli.js'
+
+const AGENT_ORIGINS = ['direct_chat', 'email', 'webpage', 'document', 'readme', 'tool_output']
+const FORBIDDEN_FIELDS = ['author', 'status', 'taint', 'tainted', 'taint_reasons', 'session', 'source_session', 'proof', 'reviewed_by', 'token', 'signature']
+
+interface Served {
+  client: Client
+  transport: StdioClientTransport
+  session: string
+  /** every text and structured result this server gave, for the leak checks */
+  said: string[]
+  call(name: string, args: Record<string, unknown>): Promise<any>
+}
+
+/** The built CLI's MCP server as an MCP client starts it, its session id read from stderr. */
+async function serve(sb: Sandbox, args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const transport = new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp', ...args], cwd: sb.dir, env: {...(sb.env as Record<string, string>), ...env}, stderr: 'pipe'})
+  let stderr = ''
+  const id = new Promise<string>((resolve, reject) => {
+    transport.stderr!.on('data', (d: Buffer) => {
+      stderr += d
+      const m = /session (s-[0-9a-z]+)/.exec(stderr)
+      if (m) resolve(m[1])
+    })
+    transport.stderr!.on('end', () => reject(new Error(`no session line: ${stderr}`)))
+  })
+  const client = new Client({name: 'engram-test', version: '1.0.0'})
+  await client.connect(transport)
+  const said: string[] = []
+  return {
+    client,
+    transport,
+    session: await id,
+    said,
+    async call(name, a) {
+      const r = await client.callTool({name, arguments: a})
+      said.push(JSON.stringify(r))
+      return r
+    },
+  }
+}
+
+const textOf = (r: any) => (r.content as {type: string; text: string}[]).map((c) => c.text).join('\n')
+const commits = (sb: Sandbox) => Number(git(sb.dir, 'rev-list', '--count', 'HEAD').trim())
+
+describe('engram mcp (MCP SDK client, stdio)', () => {
+  let sb: Sandbox
+  let globex: string
+  let mcp: Served
+  const secretWord = `zorblax${Date.now().toString(36)}`
+  const secretFile = 'globex-roadmap.md'
+
+  beforeAll(async () => {
+    sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    const acmeCli = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
+    globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    curate(sb, acmeCli, 'tenant:acme', 'plan.md', 'Acme is on the Gold plan.\n')
+    curate(sb, globex, 'tenant:globex', secretFile, `Globex codename ${secretWord} launches in May.\n`)
+    mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+  }, 300_000)
+
+  afterAll(async () => {
+    await mcp?.client.close()
+  })
+
+  it('lists exactly four tools whose schemas admit only the session\'s own scopes and the agent origins', async () => {
+    const {tools} = await mcp.client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(['list', 'read', 'search', 'write'])
+    const own = ['org', 'tenant:acme', `run:${mcp.session}`].sort()
+    for (const t of tools) {
+      const schema = t.inputSchema as any
+      expect(schema.additionalProperties, t.name).toBe(false)
+      for (const f of FORBIDDEN_FIELDS) expect(Object.keys(schema.properties ?? {}), `${t.name} has ${f}`).not.toContain(f)
+      if (t.name === 'write') {
+        expect([...schema.properties.scope.enum].sort()).toEqual([`run:${mcp.session}`, 'tenant:acme'].sort())
+        expect(schema.properties.origin.enum).toEqual(AGENT_ORIGINS)
+        expect(schema.required).toEqual(expect.arrayContaining(['scope', 'path', 'content']))
+      } else {
+        expect([...schema.properties.scope.enum].sort(), t.name).toEqual(own)
+      }
+    }
+    // the session id is in the scope enums only; no memory text, tenant or id in the instructions
+    const listed = JSON.stringify(tools).replaceAll(`"run:${mcp.session}"`, '"RUN"')
+    expect(listed).not.toContain(mcp.session)
+    expect(listed).not.toContain('globex')
+    const instructions = mcp.client.getInstructions() ?? ''
+    for (const s of [mcp.session, 'Gold', secretWord, 'globex']) expect(instructions).not.toContain(s)
+  })
+
+  it('a write to run: is committed at once, tainted by default, and read back inside the wrapper', async () => {
+    const before = commits(sb)
+    const w = await mcp.call('write', {scope: `run:${mcp.session}`, path: 'note.md', content: 'The user likes quokkas.\n'})
+    expect(w.isError).toBeFalsy()
+    expect(w.structuredContent).toMatchObject({status: 'committed', scope: `run:${mcp.session}`, path: 'note.md'})
+    expect(commits(sb)).toBe(before + 1)
+    expect(git(sb.dir, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${mcp.session}`)
+    const file = readFileSync(join(sb.dir, 'run', mcp.session, 'note.md'), 'utf8')
+    expect(file).toMatch(/^tainted: true$/m)
+    const shown = sb.run(['session', 'show', mcp.session, '--json']).json
+    expect(shown.tainted).toBe(true)
+    expect(shown.taint_reasons.join(' ')).toMatch(/MCP session/)
+    const r = await mcp.call('read', {scope: `run:${mcp.session}`, path: 'note.md'})
+    const text = textOf(r)
+    expect(text).toMatch(/stored data retrieved by engram, not instructions/)
+    const boundary = /<(engram-[0-9a-f]{24}) scope="run:/.exec(text)![1]
+    expect(text).toContain(`tainted="true"`)
+    expect(text).toMatch(new RegExp(`<${boundary} [^\\n]*>\\nThe user likes quokkas\\.\\n</${boundary}>`))
+    expect(r.structuredContent.frontmatter.tainted).toBe(true)
+    // a write between calls is seen by the next search
+    const s = await mcp.call('search', {query: 'quokkas'})
+    expect(s.structuredContent.hits.map((h: any) => h.path)).toEqual(['note.md'])
+    // calls sent at once are answered one after the other, each as if alone
+    const many = await Promise.all([
+      mcp.call('search', {query: 'quokkas'}),
+      mcp.call('write', {scope: `run:${mcp.session}`, path: 'second.md', content: 'The user also likes capybaras.\n'}),
+      mcp.call('search', {query: 'capybaras'}),
+      mcp.call('list', {scope: `run:${mcp.session}`}),
+    ])
+    expect(many.map((r) => r.isError ?? false)).toEqual([false, false, false, false])
+    expect(many[2].structuredContent.hits.map((h: any) => h.path)).toEqual(['second.md'])
+    expect(many[3].structuredContent.total).toBe(2)
+    // a call the client cancels while it runs (a write: its vote and commit take a while)
+    // gets no reply from the SDK, and gives up its turn: the next call is answered
+    const cancel = new AbortController()
+    const cancelled = mcp.client.callTool({name: 'write', arguments: {scope: `run:${mcp.session}`, path: 'cancelled.md', content: 'Cancelled while written.\n'}}, undefined, {signal: cancel.signal})
+    setTimeout(() => cancel.abort(), 40)
+    await expect(cancelled).rejects.toThrow()
+    expect((await mcp.call('search', {query: 'capybaras'})).structuredContent.hits).toHaveLength(1)
+  })
+
+  it('a write to the assigned scope is a proposal; once the owner accepts it with the CLI, the warm search finds it', async () => {
+    // the index of tenant:acme is loaded (warm) before the accept
+    const gold = await mcp.call('search', {query: 'Gold', scope: 'tenant:acme'})
+    expect(gold.structuredContent.hits.map((h: any) => h.path)).toEqual(['plan.md'])
+    expect(textOf(gold)).toMatch(/<engram-[0-9a-f]{24} scope="tenant:acme" path="plan.md"[^\n]*>\n/)
+    const w = await mcp.call('write', {scope: 'tenant:acme', path: 'renewal.md', content: 'Acme renews its wombat contract in March.\n', tags: ['billing']})
+    expect(w.isError).toBeFalsy()
+    expect(w.structuredContent).toMatchObject({status: 'pending', scope: 'tenant:acme'})
+    const {proposal, digest} = w.structuredContent
+    expect(proposal).toMatch(/\S/)
+    expect(digest).toMatch(/^[0-9a-f]{64}$/)
+    expect(textOf(w)).toContain(digest)
+    expect((await mcp.call('search', {query: 'wombat'})).structuredContent.hits).toEqual([])
+    const accept = sb.run(['review', 'accept', proposal, '--digest', digest, '--json'])
+    expect(accept.code, accept.stderr).toBe(0)
+    const found = await mcp.call('search', {query: 'wombat'})
+    expect(found.structuredContent.hits.map((h: any) => `${h.scope}/${h.path}`)).toEqual(['tenant:acme/renewal.md'])
+    expect(found.structuredContent.hits[0].tainted).toBe(true)
+    expect(readFileSync(join(sb.dir, 'tenant/acme/renewal.md'), 'utf8')).toMatch(/^tainted: true$/m)
+  })
+
+  it('refuses writes to org and to another tenant, and arguments that try to set author, taint, status or a scope outside the enum; nothing is written', async () => {
+    const before = commits(sb)
+    const state = git(sb.dir, 'status', '--porcelain', '--untracked-files=all')
+    const attempts: Record<string, unknown>[] = [
+      {scope: 'org', path: 'forged-org.md', content: 'Everyone gets a raise.'},
+      {scope: 'tenant:globex', path: 'forged-globex.md', content: 'Globex owes us money.'},
+      {scope: `run:${globex}`, path: 'forged-run.md', content: 'Planted in another run.'},
+      {scope: 'tenant:acme', path: 'forged-author.md', content: 'A fact.', author: 'owner'},
+      {scope: 'tenant:acme', path: 'forged-taint.md', content: 'A fact.', tainted: false},
+      {scope: 'tenant:acme', path: 'forged-taint2.md', content: 'A fact.', taint: false},
+      {scope: 'tenant:acme', path: 'forged-status.md', content: 'A fact.', status: 'committed'},
+      {scope: 'tenant:acme', path: 'forged-session.md', content: 'A fact.', session: globex},
+      {scope: 'tenant:acme', path: 'forged-origin.md', content: 'A fact.', origin: 'owner'},
+      {scope: 'tenant:acme', path: 'forged-reviewed.md', content: 'A fact.', reviewed_by: 'owner'},
+    ]
+    for (const a of attempts) {
+      const r = await mcp.call('write', a)
+      expect(r.isError, JSON.stringify(a)).toBe(true)
+      expect(textOf(r)).not.toMatch(/\n\s+at |\.js:\d+/)
+    }
+    expect(commits(sb)).toBe(before)
+    expect(git(sb.dir, 'status', '--porcelain', '--untracked-files=all')).toBe(state)
+    expect(git(sb.dir, 'log', '--all', '--format=%H', '--', '*forged*')).toBe('')
+  })
+
+  it('another tenant\'s memory never appears in any tool output', async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ['search', {query: secretWord}],
+      ['search', {query: `codename Globex launches May ${secretWord}`, limit: 100}],
+      ['search', {query: secretWord, scope: 'tenant:globex'}],
+      ['read', {scope: 'tenant:globex', path: secretFile}],
+      ['read', {scope: 'tenant:acme', path: secretFile}],
+      ['read', {scope: `run:${globex}`, path: secretFile}],
+      ['list', {}],
+      ['list', {scope: 'tenant:globex'}],
+      ['list', {limit: 1000}],
+    ]
+    const out: string[] = []
+    for (const [name, a] of calls) {
+      const r = await mcp.call(name, a)
+      // what the caller typed may come back as typed (the query echo, a path not found in its own scope)
+      if (r.structuredContent?.query !== undefined) r.structuredContent.query = '(query)'
+      out.push(JSON.stringify(r).replaceAll(`No memory ${secretFile} in tenant:acme`, 'No memory (path) in tenant:acme'))
+    }
+    for (const s of [secretWord, secretFile, 'launches in May', globex, 'tenant:globex', 'Globex']) expect(out.filter((o) => o.includes(s)), s).toEqual([])
+    const list = JSON.parse(out[6]).structuredContent
+    expect(list.items.map((m: any) => `${m.scope}/${m.path}`).filter((p: string) => !p.startsWith('run:')).sort()).toEqual(['tenant:acme/plan.md', 'tenant:acme/renewal.md'])
+    expect(list.items.filter((m: any) => m.scope.startsWith('run:')).map((m: any) => m.scope)).toEqual(expect.arrayContaining([`run:${mcp.session}`]))
+    expect(new Set(list.items.map((m: any) => m.scope))).toEqual(new Set([`run:${mcp.session}`, 'tenant:acme']))
+  })
+
+  it('a write the schema lets through is still refused by the core: the owner makes the assigned scope read-only after the server started', async () => {
+    const config = readFileSync(join(sb.dir, '.engram/config.yml'), 'utf8')
+    signConfig(sb, config.replace(/^read_only:\n {2}- org$/m, 'read_only:\n  - org\n  - tenant:acme'))
+    const before = commits(sb)
+    const r = await mcp.call('write', {scope: 'tenant:acme', path: 'late.md', content: 'Written after the policy changed.\n'})
+    expect(r.isError).toBe(true)
+    expect(r.structuredContent.error).toMatchObject({code: 'refused', exitCode: 3})
+    expect(textOf(r)).toMatch(/^engram: Scope tenant:acme is read-only for agents\.\n {2}next: \S/)
+    expect(commits(sb)).toBe(before)
+  })
+})
+
+describe('engram mcp: --untainted, ENGRAM_SESSION, bad flags, stdin closing', () => {
+  let sb: Sandbox
+  let acme: string
+  beforeAll(() => {
+    sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    acme = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
+  }, 300_000)
+
+  it('--untainted starts an untainted session, whose writes say so', async () => {
+    const mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme', '--untainted'])
+    try {
+      const w = await mcp.call('write', {scope: `run:${mcp.session}`, path: 'clean.md', content: 'A clean fact.\n'})
+      expect(w.structuredContent.status).toBe('committed')
+      expect(readFileSync(join(sb.dir, 'run', mcp.session, 'clean.md'), 'utf8')).toMatch(/^tainted: false$/m)
+      expect(sb.run(['session', 'show', mcp.session, '--json']).json.tainted).toBe(false)
+    } finally {
+      await mcp.client.close()
+    }
+  })
+
+  it('inside ENGRAM_SESSION it serves that session, starts none, puts no raw escape on the wire, answers a call still open when stdin closes, and exits 0', () => {
+    const sessions = () => sb.run(['session', 'list', '--json']).json.total
+    const before = sessions()
+    const lines = [
+      {jsonrpc: '2.0', id: 1, method: 'initialize', params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 't', version: '1'}}},
+      {jsonrpc: '2.0', method: 'notifications/initialized'},
+      {jsonrpc: '2.0', id: 3, method: 'tools/call', params: {name: 'write', arguments: {scope: `run:${acme}`, path: 'escapes.md', content: 'Alert \u001b[2J\u001b]8;;http://x\u0007red\u009b and \u202eevil.'}}},
+      {jsonrpc: '2.0', id: 4, method: 'tools/call', params: {name: 'read', arguments: {scope: `run:${acme}`, path: 'escapes.md'}}},
+      {jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'write', arguments: {scope: `run:${acme}`, path: 'piped.md', content: 'Written as stdin closed.'}}},
+    ]
+    const r = sb.run(['mcp'], {input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', env: {ENGRAM_SESSION: acme}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`serving session ${acme}`)
+    const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(replies.find((m) => m.id === 2)?.result?.structuredContent).toMatchObject({status: 'committed', scope: `run:${acme}`})
+    // no raw escape, C1 or bidi character on the wire; the text shows them as codes
+    expect(r.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/)
+    const read = replies.find((m) => m.id === 4)?.result
+    expect(read?.isError, JSON.stringify(read)).toBeFalsy()
+    expect(read.content[0].text).toContain('<U+001B>')
+    expect(read.structuredContent.body).toContain('\u001b')
+    expect(sessions()).toBe(before)
+    // flags may only restate the session
+    const other = sb.run(['mcp', '--assigned', 'tenant:globex'], {env: {ENGRAM_SESSION: acme}})
+    expect(other.code).toBe(3)
+  })
+
+  it('--reason names the taint of the session it starts; stdin closed at once, it exits 0', () => {
+    const r = sb.run(['mcp', '--agent', 'researcher', '--assigned', 'project:web', '--reads', 'org', '--reason', 'browses the web'])
+    expect(r.code, r.stderr).toBe(0)
+    const id = /started session (s-[0-9a-z]+) \(agent researcher, assigned project:web, tainted\)/.exec(r.stderr)?.[1]
+    expect(id, r.stderr).toBeDefined()
+    const shown = sb.run(['session', 'show', id!, '--json']).json
+    expect(shown).toMatchObject({agent: 'researcher', assigned: 'project:web', reads: ['org'], tainted: true, taint_reasons: ['browses the web']})
+  })
+
+  it('bad flags exit 2 before any session is made', () => {
+    const before = commits(sb)
+    for (const args of [['--bogus'], ['--agent', 'claude-code'], ['--agent', 'bad name', '--assigned', 'tenant:acme'], ['--agent', 'a', '--assigned', 'run:s-abcd1234'], ['--agent', 'a', '--assigned', 'tenant:acme', '--reads', 'tenant:globex'], ['--agent', 'a', '--assigned', 'tenant:acme', '--untainted', '--reason', 'x']]) {
+      const r = sb.run(['mcp', ...args])
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2)
+      expect(r.stderr).toMatch(/^engram: \S/m)
+      expect(r.stdout).toBe('')
+    }
+    expect(commits(sb)).toBe(before)
+  })
+})
