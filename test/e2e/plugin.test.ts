@@ -57,3 +57,17 @@ it('the plugin\'s hooks run `engram hook <event>` as written: the harness starts
   for (const tool of ['Bash', 'WebSearch', 'mcp__github__get_issue']) expect(new RegExp(`^(?:${settings.hooks.PostToolUse[0].matcher})$`).test(tool), tool).toBe(true)
   expect(execFileSync('git', ['status', '--porcelain'], {cwd: join(sb.dir, 'memory'), encoding: 'utf8'})).toBe('')
 })
+
+it('the plugin\'s MCP server starts as declared: on $CLAUDE_PROJECT_DIR/memory, assigned the project\'s scope as the hooks are', () => {
+  const sb = sandbox()
+  const project = join(sb.dir, 'Shop Front')
+  mkdirSync(project)
+  expect(sb.run(['init', '--base', join(project, 'memory')]).code).toBe(0)
+  const srv = json('.claude-plugin/plugin.json').mcpServers.engram
+  // Claude Code expands ${VAR} in a server's command and args
+  const args = (srv.args as string[]).map((a) => a.replace('${CLAUDE_PROJECT_DIR}', project))
+  const r = spawnSync(process.execPath, [BIN, ...args], {cwd: project, env: {...sb.env, CLAUDE_PROJECT_DIR: project}, input: '', encoding: 'utf8', timeout: 60_000})
+  expect(r.status, r.stderr).toBe(0)
+  expect(r.stderr).toMatch(/^engram mcp: started session s-[0-9a-z]+ \(agent claude-code, assigned project:shop-front, tainted\)/m)
+})
+

@@ -8,7 +8,7 @@ import {SessionRecord, endSession, loadSession, sessionIdInUse, startSession, ta
 import {EngramError, isEngramError, refused} from '../../core/store/errors.js'
 import {withStoreLock} from '../../core/store/lock.js'
 import {sessionSecret, sessionToken} from '../../core/store/private.js'
-import {SCOPE_NAME_RE} from '../../core/store/scope.js'
+import {projectScopeFor} from '../../core/store/scope.js'
 import {Store} from '../../core/store/store.js'
 import {rootNotPinned} from '../../core/trust/keys.js'
 import {clip} from '../../core/text/clip.js'
@@ -63,10 +63,7 @@ export function storeLocation(opts: {base?: string}, env: NodeJS.ProcessEnv, cwd
 /** `project:<the project folder's name>`, lower-cased and made a scope name ("My Project" → project:my-project). */
 export function defaultAssigned(env: NodeJS.ProcessEnv, cwd: string | undefined): string {
   if (env.ENGRAM_ASSIGNED) return env.ENGRAM_ASSIGNED
-  const dir = env.CLAUDE_PROJECT_DIR || cwd || process.cwd()
-  let name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/[-.]+$/, '')
-  if (!SCOPE_NAME_RE.test(name)) name = 'project'
-  return `project:${name}`
+  return projectScopeFor(basename(env.CLAUDE_PROJECT_DIR || cwd || process.cwd()))
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`

@@ -65,5 +65,5 @@ export function printable(text: string, max = 80): string {
  */
 export function projectScopeFor(folderName: string): string {
   const slug = folderName.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/\.\.+/g, '.').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/[-.]+$/, '')
-  return `project:${slug || 'default'}`
+  return `project:${SCOPE_NAME_RE.test(slug) ? slug : 'project'}`
 }
