@@ -53,9 +53,11 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
 
   /** A shell command as the agent runs it: inside bubblewrap, in the project, in its session. */
   const agent = (script: string, env: NodeJS.ProcessEnv = {}) => {
+    // a variable set to undefined is left out (the session the shell gets from elsewhere)
+    const full = Object.fromEntries(Object.entries({...sb.env, TMPDIR: agentTmp, ENGRAM: `${process.execPath} ${BIN}`, ENGRAM_BASE: 'memory', ENGRAM_SESSION: session, ENGRAM_SESSION_TOKEN: token, ...env}).filter(([, v]) => v !== undefined))
     const r = spawnSync('bwrap', [...bwrapArgs(settings, [project, agentTmp]), '--chdir', project, 'bash', '-c', script], {
       encoding: 'utf8',
-      env: {...sb.env, TMPDIR: agentTmp, ENGRAM: `${process.execPath} ${BIN}`, ENGRAM_BASE: 'memory', ENGRAM_SESSION: session, ENGRAM_SESSION_TOKEN: token, ...env},
+      env: full,
       timeout: 60_000,
     })
     return {code: r.status ?? -1, out: `${r.stdout}${r.stderr}`}
@@ -194,6 +196,40 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
     expect(existsSync(join(claude, 'settings.local.json'))).toBe(false)
     expect(existsSync(join(claude, 'skills/helper'))).toBe(false)
   })
+
+  it('confined, the agent still recalls and remembers: through the hooks and the MCP server, run outside its sandbox as adopt declared them', async () => {
+    // the SessionStart hook, outside the sandbox, as Claude Code runs it: the settings' own command line
+    const envFile = join(agentTmp, 'claude-env')
+    writeFileSync(envFile, '')
+    const start = (settings as unknown as {hooks: Record<string, {hooks: {command: string}[]}[]>}).hooks.SessionStart[0].hooks[0].command
+    const hook = spawnSync('sh', ['-c', start], {cwd: project, encoding: 'utf8', input: JSON.stringify({session_id: '0b5e9c1d-2f3a-4b6c-8d7e-9f0a1b2c3d4e', transcript_path: join(agentTmp, 't.jsonl'), cwd: project, hook_event_name: 'SessionStart', source: 'startup'}), env: {...sb.env, CLAUDE_PROJECT_DIR: project, CLAUDE_ENV_FILE: envFile}})
+    expect(hook.status, hook.stderr).toBe(0)
+    expect(JSON.parse(hook.stdout).hookSpecificOutput.additionalContext).toMatch(/not instructions/)
+    // the agent's shell has its session, and still cannot reach the store with it
+    const inShell = agent(`. "${envFile}" && echo "in session $ENGRAM_SESSION" && echo "a note" | $ENGRAM write n.md --scope "run:$ENGRAM_SESSION"`, {ENGRAM_SESSION: undefined, ENGRAM_SESSION_TOKEN: undefined})
+    expect(inShell.out).toMatch(/in session s-[0-9a-z]+/)
+    expect(inShell.code, inShell.out).not.toBe(0)
+    // the MCP server, exactly as .mcp.json declares it, driven by the SDK's own client
+    const {Client} = await import('@modelcontextprotocol/sdk/client/index.js')
+    const {StdioClientTransport} = await import('@modelcontextprotocol/sdk/client/stdio.js')
+    const entry = JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8')).mcpServers.engram
+    const transport = new StdioClientTransport({command: entry.command, args: entry.args, cwd: project, env: {...(sb.env as Record<string, string>), CLAUDE_PROJECT_DIR: project}, stderr: 'pipe'})
+    const client = new Client({name: 'c27', version: '1.0.0'})
+    await client.connect(transport)
+    try {
+      const w = (await client.callTool({name: 'write', arguments: {scope: 'tenant:acme', path: 'terms.md', content: 'Acme pays within 30 days.', origin: 'direct_chat'}})) as {isError?: boolean; structuredContent?: {status?: string; proposal?: string}}
+      expect(w.isError, JSON.stringify(w)).toBeFalsy()
+      expect(w.structuredContent?.status).toBe('pending')
+      const found = JSON.stringify(await client.callTool({name: 'search', arguments: {query: 'zanzibarquokka'}}))
+      expect(found).not.toContain('zanzibarquokka rate')
+      const refused = (await client.callTool({name: 'write', arguments: {scope: 'tenant:globex', path: 'x.md', content: 'x'}})) as {isError?: boolean}
+      expect(refused.isError).toBe(true)
+      // the owner sees the proposal in the queue, from their own terminal
+      expect(owner(['review', 'list', '--json']).json.items.map((i: {id: string}) => i.id)).toContain(w.structuredContent?.proposal)
+    } finally {
+      await client.close()
+    }
+  }, 300_000)
 
   it('init inside a project repository gives the store a repository of its own; sharing the project\'s is asked for and warned', () => {
     const dir = join(sb.dir, 'Other Project')
