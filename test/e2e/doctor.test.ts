@@ -10,7 +10,7 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {curate, git, initWithSession, sandbox} from '../helpers/cli.js'
+import {BIN, curate, git, initWithSession, sandbox} from '../helpers/cli.js'
 
 const byCheck = (items: {check: string}[]) => Object.fromEntries(items.map((c) => [c.check, c]))
 
@@ -88,4 +88,19 @@ describe('engram doctor', () => {
     expect(byCheck(cooperative.json.items).confinement).toMatchObject({status: 'warn'})
     expect(byCheck(cooperative.json.items).confinement.detail).toMatch(/^cooperative: .*Read\(\/memory\/\*\*\) is missing/)
   }, 300_000)
+
+  it('README "Doctor" runs as written in a store', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const m = /^### Doctor\n[\s\S]*?^```\n([\s\S]*?)^```$/m.exec(readme)
+    expect(m, 'README has a code block under "### Doctor"').toBeTruthy()
+    const sb = sandbox()
+    initWithSession(sb, 'tenant:acme')
+    const bin = join(sb.configDir, 'bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {mode: 0o755})
+    const r = spawnSync('bash', ['-c', `set -euo pipefail\n${m![1]}`], {cwd: sb.dir, env: {...sb.env, PATH: `${bin}:${process.env.PATH}`}, encoding: 'utf8'})
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0)
+    expect(r.stdout).toMatch(/^ok\tverify\t/m)
+  }, 300_000)
 })
+
