@@ -45,7 +45,7 @@ async function confinement(store: Store): Promise<Check[]> {
   if (!(existsSync(join(project, '.claude/settings.json')) || existsSync(join(project, '.mcp.json')))) {
     return [{check: 'confinement', status: 'ok', detail: 'no agent host set up around this store (`engram adopt claude-code` in the project sets one up)'}]
   }
-  const warnings = confinementWarnings(adoptInput(project, resolve(store.root)))
+  const warnings = confinementWarnings(adoptInput(project, resolve(store.root), {taintTools: store.config.taint.tools}))
   if (warnings.length === 0) return [{check: 'confinement', status: 'ok', detail: `Claude Code in ${project} is confined: it reaches memory only through engram`}]
   return [{check: 'confinement', status: 'warn', detail: `cooperative: ${warnings.join('; ')}`, fix: `run \`engram adopt claude-code --project ${project}\``}]
 }

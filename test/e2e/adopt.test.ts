@@ -140,6 +140,27 @@ describe('engram adopt claude-code', () => {
   }, 300_000)
 })
 
+describe('adopt and the store\'s taint list', () => {
+  it('a tool the signed config adds to the taint list reaches the hook: the matcher names it, and --check notices when it does not', () => {
+    const p = project('tools')
+    expect(p.adopt('--json').code).toBe(0)
+    const base = join(p.dir, 'memory')
+    const cfg = join(base, '.engram/config.yml')
+    writeFileSync(cfg, `${readFileSync(cfg, 'utf8')}\ntaint:\n  tools: [Task, "my_fetcher*"]\n`)
+    const shown = p.sb.run(['config', 'sign', '--base', base, '--json'])
+    expect(p.sb.run(['config', 'sign', '--base', base, '--digest', shown.json.digest]).code).toBe(0)
+    // adopted before the change: the hook would never see Task
+    const stale = p.adopt('--check', '--json')
+    expect(stale.code).toBe(7)
+    expect(stale.json.warnings.join('\n')).toMatch(/hooks\.PostToolUse/)
+    expect(p.adopt().code).toBe(0)
+    const matcher = JSON.parse(p.read('.claude/settings.json')).hooks.PostToolUse[0].matcher
+    for (const tool of ['Task', 'my_fetcher_v2', 'WebFetch', 'Bash', 'mcp__github__x']) expect(new RegExp(`^(?:${matcher})$`).test(tool), tool).toBe(true)
+    expect(new RegExp(`^(?:${matcher})$`).test('Read')).toBe(false)
+    expect(p.adopt('--check').code).toBe(0)
+  }, 300_000)
+})
+
 describe('README "Adopt a repository"', () => {
   it('runs as written in a fresh repository, as the owner', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')

@@ -88,7 +88,7 @@ export function adoptedAs(project: string): {assigned?: string; agent?: string} 
  * and the scope and agent given, else those the project was adopted with, else the
  * defaults. adopt, its --check and doctor all compare against this one answer.
  */
-export function adoptInput(project: string, store: string, opts: {assigned?: string; agent?: string; command?: string; passphraseFile?: string} = {}): SettingsInput {
+export function adoptInput(project: string, store: string, opts: {assigned?: string; agent?: string; command?: string; passphraseFile?: string; taintTools?: string[]} = {}): SettingsInput {
   const adopted = adoptedAs(project)
   const cfg = resolve(configDir())
   const secrets = [process.env.ENGRAM_PASSPHRASE_FILE, opts.passphraseFile, process.env.ENGRAM_KEY]
@@ -96,7 +96,7 @@ export function adoptInput(project: string, store: string, opts: {assigned?: str
     .map((f) => resolve(f))
     .filter((f, i, all) => all.indexOf(f) === i && !(f === cfg || f.startsWith(`${cfg}/`)))
   return {
-    project, store, configDir: cfg, home: homedir(), secrets,
+    project, store, configDir: cfg, home: homedir(), secrets, taintTools: opts.taintTools,
     command: opts.command ?? defaultCommand(),
     assigned: formatScope(parseScope(opts.assigned ?? adopted.assigned ?? projectScopeFor(basename(project)))),
     agent: opts.agent ?? adopted.agent ?? 'claude-code',

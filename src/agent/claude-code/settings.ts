@@ -32,6 +32,8 @@ export interface SettingsInput {
   agent: string
   /** other files that unlock the owner key (ENGRAM_PASSPHRASE_FILE, ENGRAM_KEY) when they live outside the config folder */
   secrets?: string[]
+  /** tools the store's signed config adds to the taint list (`taint.tools`): the hook must see them */
+  taintTools?: string[]
 }
 
 /**
@@ -42,6 +44,13 @@ export interface SettingsInput {
 export const TAINT_MATCHER = 'WebFetch|WebSearch|Bash|mcp__.*'
 
 /** The engram events and the Claude Code hook events they answer. */
+/** The PostToolUse matcher for the built-in taint tools and those a store's config adds (a trailing `*` is a prefix). */
+export function taintMatcher(extra: string[] = []): string {
+  const esc = (n: string) => (n.endsWith('*') ? `${n.slice(0, -1).replace(/[.+?^${}()|[\]\\]/g, '\\$&')}.*` : n.replace(/[.+?^${}()|[\]\\*]/g, '\\$&'))
+  const more = [...new Set(extra)].filter((n) => !['WebFetch', 'WebSearch', 'Bash'].includes(n) && !n.startsWith('mcp__')).map(esc)
+  return [TAINT_MATCHER, ...more].join('|')
+}
+
 export const HOOK_EVENTS: readonly {claude: string; engram: string; matcher?: string}[] = [
   {claude: 'SessionStart', engram: 'session-start', matcher: 'startup|resume|clear|compact'},
   {claude: 'UserPromptSubmit', engram: 'user-prompt-submit'},
@@ -105,7 +114,7 @@ export function engramSettings(input: SettingsInput): JsonObject {
   for (const e of HOOK_EVENTS) {
     const extra = e.engram === 'session-start' ? ` --assigned ${q(input.assigned)} --agent ${q(input.agent)}` : ''
     const group: JsonObject = {hooks: [{type: 'command', command: `${input.command} hook ${e.engram} --base ${base}${extra}`, timeout: 30}]}
-    if (e.matcher) group.matcher = e.matcher
+    if (e.matcher) group.matcher = e.matcher === TAINT_MATCHER ? taintMatcher(input.taintTools) : e.matcher
     hooks[e.claude] = [group]
   }
   const deny = [

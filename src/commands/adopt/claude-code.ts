@@ -8,6 +8,7 @@ import {adoptInput, applyAdoption, confinementWarnings, planAdoption} from '../.
 import {gitTopLevel} from '../../core/git/git.js'
 import {EngramError, badInput, refused} from '../../core/store/errors.js'
 import {initStore} from '../../core/store/init.js'
+import {Store} from '../../core/store/store.js'
 
 export default class AdoptClaudeCode extends EngramCommand {
   static override ownerOnly = true
@@ -42,7 +43,9 @@ export default class AdoptClaudeCode extends EngramCommand {
     const start = resolve(flags.project ?? process.cwd())
     const project = realpathSync(flags.project ? start : ((await gitTopLevel(start)) ?? start))
     const store = resolve(project, flags.store)
-    const input = adoptInput(project, store, {assigned: flags.assigned, agent: flags.agent, command: flags.command, passphraseFile: flags['passphrase-file']})
+    // the tools the store's signed config adds to the taint list must reach the hook
+    const taintTools = existsSync(join(store, '.engram')) ? (await Store.open(store)).config.taint.tools : []
+    const input = adoptInput(project, store, {assigned: flags.assigned, agent: flags.agent, command: flags.command, passphraseFile: flags['passphrase-file'], taintTools})
     const {assigned, configDir: cfg} = input
     if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(input.agent)) throw badInput(`Bad agent name "${input.agent}".`, 'use letters, digits and . _ @ -, up to 64 characters')
 
