@@ -27,7 +27,7 @@ export default class ReviewShow extends EngramCommand {
       throw error
     }
     if (!this.jsonEnabled()) this.logRendered(await renderEntry(e, {full: flags.full}))
-    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}
+    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck, removed: e.removed, signer: e.signer}
   }
 }
 

@@ -32,6 +32,15 @@ export interface EngramConfig {
   redaction: {extra: {kind: string; pattern: string}[]}
   /** Quarantined writes by one session (or author) before it is escalated. */
   escalate_after: number
+  /** The dream job (README "Dreaming"). */
+  dream: {
+    /** a fact is promoted once it recurs in at least this many sessions */
+    min_sessions: number
+    /** run: scratchpads older than this many days are proposed for clearing */
+    run_retention_days: number
+    /** whether the dream job may propose to org (no by default) */
+    allow_org: boolean
+  }
 }
 
 export const DEFAULT_CONFIG: EngramConfig = {
@@ -48,6 +57,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
   },
   redaction: {extra: []},
   escalate_after: 3,
+  dream: {min_sessions: 2, run_retention_days: 30, allow_org: false},
 }
 
 export const DEFAULT_CONFIG_YAML = `# engram store configuration. See README "Configuration".
@@ -90,6 +100,12 @@ redaction:
   extra: []
 # Rejected writes from one session or author before it is escalated.
 escalate_after: 3
+# The dream job (engram dream): a fact recurring in at least min_sessions sessions is
+# proposed; run: scratchpads older than run_retention_days are proposed for clearing.
+# dream:
+#   min_sessions: 2
+#   run_retention_days: 30
+#   allow_org: false
 `
 
 /**
@@ -97,7 +113,7 @@ escalate_after: 3
  * line and the nearest valid key: a misspelt `pas_ratio` silently ignored would leave the
  * policy the owner thinks they set unset.
  */
-type Shape = 'number' | 'string' | 'strings' | {[key: string]: Shape} | {list: {[key: string]: Shape}}
+type Shape = 'number' | 'string' | 'strings' | 'boolean' | {[key: string]: Shape} | {list: {[key: string]: Shape}}
 const SCHEMA: {[key: string]: Shape} = {
   version: 'number',
   read_only: 'strings',
@@ -112,6 +128,7 @@ const SCHEMA: {[key: string]: Shape} = {
   },
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
+  dream: {min_sessions: 'number', run_retention_days: 'number', allow_org: 'boolean'},
 }
 
 /** The 1-based line of a key in block YAML (by indentation), or undefined. Only for messages. */
@@ -202,6 +219,10 @@ class ConfigReader {
     if (value === undefined || value === null) return
     if (shape === 'number') {
       if (typeof value !== 'number' || Number.isNaN(value)) this.fail(path, `\`${dotted(path)}\` must be a number, not ${describe(value)}.`)
+      return
+    }
+    if (shape === 'boolean') {
+      if (typeof value !== 'boolean') this.fail(path, `\`${dotted(path)}\` must be true or false, not ${describe(value)}.`)
       return
     }
     if (shape === 'string') {
@@ -326,6 +347,10 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
     })
     c.vote.protected.terms = pr.terms.map((t: string) => t.trim())
   }
+  const d = r.dream ?? {}
+  if (d.min_sessions != null) c.dream.min_sessions = rd.num(d.min_sessions, ['dream', 'min_sessions'], 1, 1000)
+  if (d.run_retention_days != null) c.dream.run_retention_days = rd.num(d.run_retention_days, ['dream', 'run_retention_days'], 1, 36500)
+  if (d.allow_org != null) c.dream.allow_org = d.allow_org === true
   const extra = r.redaction?.extra
   if (extra != null) {
     c.redaction.extra = extra.map((e, i) => {
@@ -360,6 +385,7 @@ interface RawConfig {
     protected?: {paths?: string[] | null; terms?: string[] | null} | null
   } | null
   redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
+  dream?: {min_sessions?: unknown; run_retention_days?: unknown; allow_org?: unknown} | null
 }
 
 function isInside(file: string, root: string): boolean {
