@@ -7,7 +7,8 @@
 import {commitChanges} from '../git/commit.js'
 import {readStored} from '../memory/curated.js'
 import {inheritedTaint} from '../memory/memory.js'
-import {badInput, notFound, refused, usageError} from '../store/errors.js'
+import {EngramError, badInput, notFound, refused, usageError} from '../store/errors.js'
+import type {KeyPair} from '../trust/sign.js'
 import {newProposalId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
 import {memoryRelPath} from '../store/paths.js'
@@ -61,39 +62,67 @@ export async function forgetMemory(store: Store, session: SessionRecord | undefi
   if (input.now) return forgetNow(store, scope, input.path, reason, input.keyName)
   // the owner's proposal is signed with the owner key; a session's is proven by its record
   const owner = session ? undefined : await ownerKey(store, input.keyName)
+  const maker = session
+    ? {author: session.agent, session, origin: 'direct_chat' as const, taint: inheritedTaint(session, 'direct_chat')}
+    : {author: owner!.key.name, origin: 'owner' as const, taint: {tainted: false, reasons: []}, key: owner!.key, role: 'owner' as const}
+  const r = await proposeDeletion(store, maker, {scope, path: input.path, kind: 'forget', note: `forget: ${reason}`, reason})
+  return {status: 'pending', scope, path: input.path, proposal: r.id, digest: r.digest, commit: r.commit, reason}
+}
+
+/** Who proposes a deletion: an agent session (proven by its record) or a key (owner, dreamer) that signs the entry. */
+export interface DeletionMaker {
+  author: string
+  session?: SessionRecord
+  origin: 'direct_chat' | 'owner' | 'dream'
+  taint: {tainted: boolean; reasons: string[]}
+  key?: KeyPair
+  role?: 'owner' | 'dreamer'
+}
+
+/**
+ * A deletion (of `path`, and of `removes`, all files of `scope`) as a review-queue entry,
+ * against the files as they are under the lock: the one builder for forget and the dream's
+ * retire and clear proposals. Its commit carries Engram-Operation: forget.
+ */
+export async function proposeDeletion(
+  store: Store,
+  maker: DeletionMaker,
+  d: {scope: string; path: string; kind: 'forget' | 'dream'; note: string; reason: string; removes?: {path: string; base: string}[]; base?: string; evidence?: Proposal['evidence']; trailers?: Record<string, string>},
+): Promise<{id: string; digest: string; commit?: string}> {
   return withStoreLock(store, async () => {
-    const current = readStored(store, scope, input.path)
-    if (!current) throw notFound(`No memory ${printable(`${scope}/${input.path}`)}.`, `see \`engram list --scope ${scope}\``)
+    const {scope} = d
+    const current = readStored(store, scope, d.path)
+    if (!current) throw notFound(`No memory ${printable(`${scope}/${d.path}`)}.`, `see \`engram list --scope ${scope}\``)
+    if (d.base !== undefined && current.blob !== d.base) throw new EngramError('stale-digest', `${scope}/${d.path} changed while this was being proposed.`, {nextStep: 'run it again'})
+    for (const r of d.removes ?? []) if (readStored(store, scope, r.path)?.blob !== r.base) throw new EngramError('stale-digest', `${scope}/${r.path} changed while this was being proposed.`, {nextStep: 'run it again'})
     const id = newProposalId()
-    const taint = session ? inheritedTaint(session, 'direct_chat') : {tainted: false, reasons: []}
-    const author = session ? session.agent : owner!.key.name
-    const origin = session ? 'direct_chat' : 'owner'
     const fm = current.memory.frontmatter
     const p: Proposal = {
-      id, status: 'pending', kind: 'forget', operation: 'delete', scope, path: input.path, base: current.blob,
-      author, session: session?.id ?? null, origin, tainted: taint.tainted, taint_reasons: taint.reasons,
-      created: new Date().toISOString(), flags: [], redactions: {}, votes: [], vote: null, evidence: [],
-      note: `forget: ${reason}`, removes: [], signature: null,
+      id, status: 'pending', kind: d.kind, operation: 'delete', scope, path: d.path, base: current.blob,
+      author: maker.author, session: maker.session?.id ?? null, origin: maker.origin, tainted: maker.taint.tainted, taint_reasons: maker.taint.reasons,
+      created: new Date().toISOString(), flags: [], redactions: {}, votes: [], vote: null, evidence: d.evidence ?? [],
+      note: d.note, removes: d.removes ?? [], signature: null,
       // what is deleted, and who asks: the digest covers the memory's id and title as they are now
       memory: {
-        ...fm, author, source_session: session?.id ?? null, origin, tainted: taint.tainted, taint_reasons: taint.reasons,
+        ...fm, scope, author: maker.author, source_session: maker.session?.id ?? null, origin: maker.origin, tainted: maker.taint.tainted, taint_reasons: maker.taint.reasons,
         updated: new Date().toISOString(), proposal: id, reviewed_by: null, digest: null, signature: null,
       },
       body: '',
     }
-    if (owner) p.signature = signProposal(owner.key, p)
+    if (maker.key) p.signature = signProposal(maker.key, p)
     const digest = proposalDigest(p)
     const commit = await commitChanges(store, {
-      subject: `Propose to forget ${scope}/${input.path} (${id})`,
-      body: `Reason: ${reason}`,
+      subject: `Propose to ${d.kind === 'forget' ? 'forget' : 'delete'} ${scope}/${d.path}${p.removes.length > 0 ? ` and ${p.removes.length} more` : ''} (${id})`,
+      body: `Reason: ${d.reason}`,
       trailers: {
-        'Engram-Operation': 'forget', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Author': author,
-        'Engram-Session': session?.id, 'Engram-Origin': origin, 'Engram-Tainted': taint.tainted,
-        ...(owner ? {'Engram-Signed-By': `owner ${owner.key.name} (${owner.key.keyid})`} : {}),
+        'Engram-Operation': 'forget', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Author': maker.author,
+        'Engram-Session': maker.session?.id, 'Engram-Origin': maker.origin, 'Engram-Tainted': maker.taint.tainted,
+        ...(maker.key ? {'Engram-Signed-By': `${maker.role} ${maker.key.name} (${maker.key.keyid})`} : {}),
+        ...d.trailers,
       },
       changes: [{path: entryFile(p), content: serializeProposal(p)}],
     })
-    return {status: 'pending', scope, path: input.path, proposal: id, digest, commit, reason}
+    return {id, digest, commit}
   })
 }
 

@@ -237,14 +237,13 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
       add('path', path, `refused: ${(error as Error).message}`, 'the path rules')
     }
   }
-  if (p.removes.length > 0 && p.operation === 'delete') add('removes', p.removes, 'a merge writes the memory it keeps: create or update, not delete', 'the proposal format')
   return {findings, quarantinedAs, commit: addCommit, signer}
 }
 
 /** What a dreamer key may propose: never to org unless the policy allows it, in a run: scratchpad only its clearing. */
 function checkDreamScope(p: Proposal, store: Store, add: (field: string, stored: unknown, recomputed: unknown, source: string) => void): void {
   if (p.scope === 'org' && !store.config.dream.allow_org) add('scope', p.scope, 'refused: the dream job proposes to org only when dream.allow_org is set', 'the store\'s policy (config.yml)')
-  if (p.scope.startsWith('run:') && (p.operation !== 'delete' || p.removes.length > 0)) add('scope', p.scope, 'refused: in a run: scratchpad the dream job only clears files', 'the dreamer role')
+  if (p.scope.startsWith('run:') && p.operation !== 'delete') add('scope', p.scope, 'refused: in a run: scratchpad the dream job only clears files', 'the dreamer role')
 }
 
 /**

@@ -166,6 +166,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     redactions, bodyBytes: Buffer.byteLength(body), maxBodyBytes: config.max_body_bytes,
     // a signer's origin is backed by its key; an agent's elevated origin is only a claim
     claim: !signer && ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
+    ...(signer ? {signedOrigin: true} : {}),
     baseBody: existing?.memory.body,
   }
   plan.burstWindowMinutes = config.vote.burst.window_minutes
@@ -236,6 +237,8 @@ export interface EntryExtras {
   note?: string
   /** the signature over proposalSignedPayload of the finished entry */
   sign?: (p: Proposal) => string
+  /** more trailers for the entry's commit (the dream's fingerprint) */
+  trailers?: Record<string, string>
 }
 
 export function entryFor(
@@ -269,6 +272,7 @@ export function entryFor(
   const trailers = provenanceTrailers(plan.session, plan.origin, plan.tainted, decision
     ? {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Vote': decision.summary, 'Engram-Redactions': redactionSummary(plan.redactions)}
     : {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest})
+  Object.assign(trailers, extras.trailers ?? {})
   if (plan.signer) (trailers as Record<string, string | boolean | undefined>)['Engram-Signed-By'] = `${plan.signer.origin === 'dream' ? 'dreamer' : 'owner'} ${plan.signer.name} (${plan.signer.keyid})`
   return {proposal, digest, conflict, commit: {subject, trailers, changes: [{path: entryFile(proposal), content: serializeProposal(proposal)}]}}
 }
