@@ -11,30 +11,14 @@
  *    text (impersonating the owner or the dreaming prompt) never becomes an unflagged
  *    proposal; a secret in a transcript reaches no git object and no file.
  */
-import {copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {describe, expect, it, vi, beforeAll} from 'vitest'
 
-import {Store, curate, newStore, startSession, tempDir, write} from './harness.js'
+import {Store, curate, newStore, startSession, transcriptsWith, trustDreamer, write} from './harness.js'
 
-const FIXTURES = fileURLToPath(new URL('../test/fixtures/transcripts/', import.meta.url))
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const token = () => `ghp_aZ7${Array.from({length: 33}, () => ALNUM[Math.floor(Math.random() * ALNUM.length)]).join('')}`
 
-/** The recorded transcripts, with a fresh secret where they hold {{SECRET}}. */
-export function transcriptsWith(secret: string): string {
-  const dir = tempDir('engram-transcripts-')
-  for (const f of readdirSync(FIXTURES)) writeFileSync(join(dir, f), readFileSync(join(FIXTURES, f), 'utf8').replaceAll('{{SECRET}}', secret))
-  return dir
-}
-
-/** A dreamer key made and trusted as README "Dreaming" says. */
-export function trustDreamer(store: Store, name = 'nightly'): void {
-  const pub = join(store.configDir, `${name}.pub`)
-  store.ok(['keys', 'generate', name, '--out', pub])
-  store.ok(['keys', 'trust', pub, '--role', 'dreamer', '--key', 'owner'])
-}
 
 vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
 

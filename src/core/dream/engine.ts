@@ -153,7 +153,7 @@ export interface EngineInput {
 export function planDreams(input: EngineInput): PlannedDream[] {
   const {scope} = input
   const out: PlannedDream[] = []
-  const curatedWords = input.curated.map((m) => ({m, w: words(`${m.title}\n${m.body}`), norm: normaliseFact(m.body)}))
+  const curatedWords = input.curated.map((m) => ({m, w: words(m.body), norm: normaliseFact(m.body)}))
 
   // (a) promote: a recurring fact that no curated memory of the scope already says
   for (const raw of input.facts.recurring(input.minSessions)) {
