@@ -5,12 +5,13 @@
  * a merge accepted as one change and undone by restore, old run: scratchpads cleared,
  * --dry-run, --branch, and bad input.
  */
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawnSync} from 'node:child_process'
 import {copyFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it, vi} from 'vitest'
 
-import {Store, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
+import {BIN, Store, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
 
 vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
 
@@ -114,6 +115,23 @@ describe('engram dream (deterministic engine)', () => {
     // the owner merges the branch and reviews
     store.git('merge', '-q', '--ff-only', name)
     expect(store.ok(['review', 'list']).items.some((i: any) => /acme-wants-every-invoice/.test(i.path))).toBe(true)
+  })
+
+  it('templates/dreaming/dream.sh, run as the timer runs it: dreams on dream/<date> and pushes the branch', () => {
+    const day = new Date().toISOString().slice(0, 10)
+    store.git('branch', '-D', `dream/${day}`) // made by the test above
+    const remote = tempDir('engram-remote-')
+    execFileSync('git', ['init', '-q', '--bare', remote])
+    store.git('remote', 'add', 'review', remote)
+    const script = fileURLToPath(new URL('../../templates/dreaming/dream.sh', import.meta.url))
+    const r = spawnSync('sh', [script], {
+      cwd: tempDir(), encoding: 'utf8',
+      env: {...store.env, ENGRAM: `${process.execPath} ${BIN}`, ENGRAM_BASE: store.dir, DREAM_SCOPE: 'tenant:acme', DREAM_TRANSCRIPTS: dir, DREAM_SINCE: '2026-11-01', DREAM_PUSH: 'review', ENGRAM_SESSION: 'set-by-accident'},
+    })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`pushed dream/${day} to review`)
+    expect(execFileSync('git', ['branch', '--list'], {cwd: remote, encoding: 'utf8'})).toContain(`dream/${day}`)
+    expect(store.git('symbolic-ref', '--short', 'HEAD').trim()).not.toMatch(/^dream\//)
   })
 
   it('bad input: each refused with one message, nothing changed', () => {
