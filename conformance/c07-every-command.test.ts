@@ -100,6 +100,10 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       project: [store.path('tenant/globex'), tempDir('engram-conf-project-')],
       store: ['memory', 'memory'],
       command: ['engram', 'engram'],
+      since: ['7d', '7d'],
+      'llm-command': ['true', 'true'],
+      'llm-timeout': ['5', '5'],
+      transcripts: [store.path('tenant/globex'), tempDir('engram-conf-transcripts-')],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)

@@ -13,6 +13,7 @@ export default class Dream extends EngramCommand {
     '<%= config.bin %> dream --scope tenant:acme --transcripts ~/.claude/projects/acme --since 7d --key nightly',
     '<%= config.bin %> dream --scope tenant:acme --transcripts ~/.claude/projects/acme --dry-run',
     '<%= config.bin %> dream --scope project:shop --branch --key nightly',
+    '<%= config.bin %> dream --scope project:shop --llm-command "claude -p --output-format json" --branch --key nightly',
   ]
   static override flags = {
     'passphrase-file': passphraseFileFlag,
@@ -22,12 +23,16 @@ export default class Dream extends EngramCommand {
     'dry-run': Flags.boolean({description: 'print what would be proposed; write nothing (no key needed)'}),
     branch: Flags.boolean({description: 'commit the proposals on a dream/<yyyy-mm-dd> branch, then check the current branch out again'}),
     key: Flags.string({description: 'dreamer key name (default: ENGRAM_KEY or the only key in your key folder)'}),
+    'llm-command': Flags.string({description: 'the model engine: a command that reads templates/dreaming/prompt.md and the evidence (JSON) on stdin and answers a JSON list of proposals, e.g. "claude -p --output-format json"'}),
+    'llm-timeout': Flags.integer({description: 'seconds the model command may take', default: 120}),
   }
 
   async run() {
     const {flags} = await this.parse(Dream)
     const store = await Store.open(flags.base)
-    const r = await dream(store, {scope: flags.scope, since: flags.since, transcripts: flags.transcripts, dryRun: flags['dry-run'], branch: flags.branch, keyName: flags.key})
+    const r = await dream(store, {scope: flags.scope, since: flags.since, transcripts: flags.transcripts, dryRun: flags['dry-run'], branch: flags.branch, keyName: flags.key,
+      ...(flags['llm-command'] === undefined ? {} : {llmCommand: flags['llm-command'], llmTimeoutMs: flags['llm-timeout'] * 1000}),
+    })
     if (!this.jsonEnabled()) {
       for (const i of r.items) {
         if (i.status === 'duplicate' || i.status === 'decided') continue
@@ -36,6 +41,7 @@ export default class Dream extends EngramCommand {
       const kinds = Object.entries(r.proposals).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
       this.note(`read ${r.sessions_read} session(s): ${r.transcripts} transcript(s), ${r.run_notes} run note(s), ${r.lines_read} line(s), ${r.lines_skipped} skipped`)
       this.note(`${r.dry_run ? 'would propose' : 'proposed'}: ${kinds}; ${r.pending} pending, ${r.quarantined} quarantined, ${r.flagged} flagged, ${r.tainted} tainted; skipped ${r.skipped.duplicate} already queued, ${r.skipped.decided} decided before, ${r.skipped.stale} stale`)
+      for (const x of r.rejected) this.warnLine(`model proposal ${x.index + 1} refused: ${x.reason}`)
       if (r.branch) this.note(`committed on branch ${r.branch}: review with \`git merge ${r.branch}\` then \`engram review list --scope ${r.scope}\``)
     }
     return r

@@ -153,3 +153,60 @@ describe('engram dream (deterministic engine)', () => {
     expect(store.state()).toBe(state)
   })
 })
+
+describe('engram dream --llm-command (model engine)', () => {
+  let store: Store
+  let dir: string
+  const secret = 'ghp_aZ7modelAnswerTokenShapedLikeOne1111'
+  const model = (name: string) => `"${process.execPath}" "${fileURLToPath(new URL(`../fixtures/models/${name}.mjs`, import.meta.url))}"`
+  beforeAll(() => {
+    store = newStore()
+    const s = startSession(store, 'tenant:acme', {agent: 'agent-a'})
+    curate(store, s, 'tenant:acme', 'plan.md', 'Acme is on the Gold plan.\n')
+    trustDreamer(store)
+    dir = transcriptsWith('ghp_aZ7notARealTokenButShapedLikeOne0000')
+  })
+
+  it('a command that hangs, exits 1 or answers garbage is reported and nothing is written', () => {
+    const state = store.state()
+    const cases: [string, string[], RegExp][] = [
+      ['hang', ['--llm-timeout', '2'], /did not answer within 2 s/],
+      ['fail', [], /exited 1: model overloaded/],
+      ['garbage', [], /not a JSON list of proposals \(not JSON\)/],
+    ]
+    for (const [name, extra, message] of cases) {
+      const started = Date.now()
+      const r = store.run([...DREAM(dir, ['--llm-command', model(name), ...extra]), '--json'])
+      expect(r.code, r.stdout).toBe(3)
+      expect(r.json.error.message).toMatch(message)
+      expect(Date.now() - started).toBeLessThan(30_000)
+      expect(store.state()).toBe(state)
+    }
+    expect(store.run(DREAM(dir, ['--llm-command', model('hang'), '--llm-timeout', '0', '--dry-run', '--json'])).code).toBe(2)
+  })
+
+  it('hostile proposals are refused one by one with a reason; the rest go through the vote, evidence and taint from the document', () => {
+    const r = store.run([...DREAM(dir, ['--llm-command', model('hostile')]), '--json'], {env: {SECRET: secret}})
+    expect(r.code, r.stderr).toBe(0)
+    const reasons = r.json.rejected.map((x: any) => `${x.index}: ${x.reason}`).join('\n')
+    expect(reasons).toMatch(/^1: for scope tenant:globex, not tenant:acme \(out of scope\)$/m)
+    expect(reasons).toMatch(/^2: for org/m)
+    expect(reasons).toMatch(/^6: without evidence$/m)
+    expect(reasons).toMatch(/^7: evidence e99999 is not an observation/m)
+    expect(reasons).toMatch(/^8: bad path/m)
+    expect(reasons).toMatch(/^9: malformed: path/m)
+    const items = r.json.items
+    expect(items.map((i: any) => i.path).sort()).toEqual(['dream/invoices.md', 'dream/order.md', 'dream/token.md', 'dream/web.md'])
+    for (const i of items) expect(i.scope).toBe('tenant:acme')
+    const by = (p: string) => items.find((i: any) => i.path === p)
+    expect(by('dream/invoices.md').status).toBe('pending')
+    expect(by('dream/invoices.md').evidence.map((e: any) => e.session).sort()).toEqual(['6f1c2a9e-1d3b-4c5a-9e7f-0a1b2c3d4e5f', '8b2d3f0a-2e4c-4d6b-8f90-1b2c3d4e5f60'])
+    expect(by('dream/order.md').status === 'quarantined' || by('dream/order.md').flags.length > 0).toBe(true)
+    expect(by('dream/web.md').tainted).toBe(true)
+    expect(by('dream/token.md').flags).toContain('secret-redacted')
+    expect(store.allObjects().includes(secret)).toBe(false)
+    expect(r.stdout + r.stderr).not.toContain(secret)
+    const shown = store.ok(['review', 'show', by('dream/invoices.md').proposal])
+    expect(shown.signer).toMatchObject({ok: true, role: 'dreamer'})
+  })
+})

@@ -22,6 +22,7 @@ import type {KeyPair} from '../trust/sign.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {writeSignedProposal} from '../write/write.js'
 import {CuratedView, DREAM_KINDS, DreamKind, FactCounter, PlannedDream, RunFile, planDreams} from './engine.js'
+import {modelPlanner} from './model.js'
 import {Observation, ReadStats, readTranscript, transcriptFiles} from './transcripts.js'
 
 export interface DreamOptions {
@@ -33,8 +34,9 @@ export interface DreamOptions {
   branch?: boolean
   keyName?: string
   now?: Date
-  /** a model's proposals instead of the engine's (model.ts) */
-  planner?: (input: DreamInputs) => Promise<PlannedDream[]>
+  /** a model's proposals instead of the engine's (model.ts): the command, and how long it may take */
+  llmCommand?: string
+  llmTimeoutMs?: number
 }
 
 /** What the planners see: the observations are summarised as recurring facts for the engine, given whole to a model. */
@@ -78,6 +80,8 @@ export interface DreamSummary {
   flagged: number
   tainted: number
   skipped: {duplicate: number; decided: number; stale: number}
+  /** the model engine's proposals that were refused, each with why */
+  rejected: {index: number; reason: string}[]
   items: DreamItem[]
 }
 
@@ -112,19 +116,23 @@ export async function dream(store: Store, opts: DreamOptions): Promise<DreamSumm
   if (scope === 'org' && !store.config.dream.allow_org) throw refused('The dream job does not propose to org unless the signed config sets dream.allow_org.', 'dream a project: or tenant: scope')
   const since = parseSince(opts.since, now)
   const files = transcriptFiles(opts.transcripts ?? [])
+  if (opts.llmTimeoutMs !== undefined && !(opts.llmTimeoutMs >= 1000 && opts.llmTimeoutMs <= 3_600_000)) throw badInput('--llm-timeout must be from 1 to 3600 seconds.')
   const key = opts.dryRun ? undefined : await dreamerKey(store, opts.keyName)
 
   const branch = opts.branch && !opts.dryRun ? await openBranch(store, now) : null
   try {
-    const inputs = await gather(store, scope, since, files, !!opts.planner)
-    const planned = opts.planner
-      ? await opts.planner(inputs.inputs)
+    const inputs = await gather(store, scope, since, files, opts.llmCommand !== undefined)
+    const model = opts.llmCommand !== undefined
+      ? await modelPlanner(inputs.inputs, {command: opts.llmCommand, timeoutMs: opts.llmTimeoutMs ?? 120_000, allowOrg: store.config.dream.allow_org, extra: store.config.redaction.extra})
+      : undefined
+    const planned = model
+      ? model.planned
       : planDreams({scope, now, minSessions: store.config.dream.min_sessions, retentionDays: store.config.dream.run_retention_days, facts: inputs.inputs.facts, curated: inputs.inputs.curated, runs: inputs.inputs.runs, clean: (t) => redactText(t, store.config.redaction.extra)})
     const summary: DreamSummary = {
       scope, since, dry_run: !!opts.dryRun, branch: branch?.name ?? null, sessions_read: inputs.stats.sessions.size, transcripts: inputs.stats.files - inputs.runNotes,
       run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped,
       proposals: Object.fromEntries(DREAM_KINDS.map((k) => [k, 0])) as Record<DreamKind, number>,
-      pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0}, items: [],
+      pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0}, rejected: model?.rejected ?? [], items: [],
     }
     const earlier = await earlierDreams(store)
     const queued = new Set([...listEntries(store, 'pending'), ...listEntries(store, 'quarantined')].flatMap((e) => (e.proposal ? [e.proposal.id] : [])))
