@@ -64,7 +64,22 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex')
 
 /** Lower case, letters, digits and single spaces only: what "the same sentence" compares. */
 export function normaliseFact(s: string): string {
+  // most text is ASCII: the Unicode path (NFKC, any script's letters) only when it is not
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim()
   return s.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
+}
+
+/** A 53-bit hash of a normalised fact (two FNV-1a lanes): the counter's key, far smaller than the text. */
+function factHash(s: string): number {
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995)
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff)
 }
 
 /** The sentences of a text worth counting as facts: 4 to 40 words, 20 to 240 characters, not code or a table row. */
@@ -87,24 +102,47 @@ export function fingerprint(kind: DreamKind, targets: string[], text: string): s
 
 const evidenceKey = (ev: Evidence[]) => sha(ev.map((e) => `${e.session ?? ''}|${e.source ?? ''}|${e.timestamp ?? ''}`).sort().join('\n')).slice(0, 32)
 
-/** Counts of recurring sentences, per normalised text: the sessions and up to a few quotes. */
+type Sighting = {session: string; timestamp: string; source: string; tainted: boolean}
+type Fact = {key: string; text: string; sessions: Map<string, Evidence>; tainted: boolean}
+
+/**
+ * Counts of recurring sentences, per normalised text. A week of transcripts holds millions
+ * of sentences said once, so a sentence seen in one session only is kept as a hash and
+ * where it was seen, without its text (a slice of the text would keep its whole message
+ * alive); its text is kept once a second session says it, and the first sighting's quote
+ * is that sentence (the same once normalised).
+ */
 export class FactCounter {
-  private readonly facts = new Map<string, {text: string; sessions: Map<string, Evidence>; tainted: boolean; clean: boolean}>()
+  private readonly once = new Map<number, Sighting>()
+  private readonly facts = new Map<number, Fact>()
 
   add(o: Observation): void {
     for (const s of sentences(o.text)) {
       const key = normaliseFact(s)
-      let f = this.facts.get(key)
+      const h = factHash(key)
+      let f = this.facts.get(h)
       if (!f) {
-        f = {text: s, sessions: new Map(), tainted: false, clean: false}
-        this.facts.set(key, f)
+        const first = this.once.get(h)
+        if (!first) {
+          this.once.set(h, {session: o.session, timestamp: o.timestamp, source: o.source, tainted: o.tainted})
+          continue
+        }
+        if (first.session === o.session) {
+          // the same session again: a tainted sighting taints the fact (it may be outside text repeated)
+          if (o.tainted) first.tainted = true
+          continue
+        }
+        // a second session: from here on the text is kept (a copy, not a slice of the message)
+        const text = Buffer.from(s, 'utf8').toString('utf8')
+        f = {key: normaliseFact(text), text, sessions: new Map(), tainted: first.tainted}
+        f.sessions.set(first.session, {...first, quote: text})
+        this.once.delete(h)
+        this.facts.set(h, f)
       }
       if (o.tainted) f.tainted = true
-      else f.clean = true
-      // one piece of evidence per session: the first (a tainted sighting is kept over none)
       const had = f.sessions.get(o.session)
       // the whole sentence (at most 240 characters): it is redacted before it is cut to a quote
-      if (!had || (had.tainted && !o.tainted)) f.sessions.set(o.session, {session: o.session, timestamp: o.timestamp, source: o.source, quote: s, tainted: o.tainted})
+      if (!had || (had.tainted && !o.tainted)) f.sessions.set(o.session, {session: o.session, timestamp: o.timestamp, source: o.source, quote: f.text === s ? f.text : s, tainted: o.tainted})
     }
   }
 
@@ -114,7 +152,8 @@ export class FactCounter {
    */
   recurring(min: number): {key: string; text: string; evidence: Evidence[]; tainted: boolean}[] {
     const out = []
-    for (const [key, f] of this.facts) {
+    for (const f of this.facts.values()) {
+      const key = f.key
       if (f.sessions.size < min) continue
       const evidence = [...f.sessions.values()].sort((a, b) => (a.timestamp ?? '').localeCompare(b.timestamp ?? '') || (a.session ?? '').localeCompare(b.session ?? ''))
       out.push({key, text: f.text, evidence, tainted: f.tainted})

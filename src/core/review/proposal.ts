@@ -91,7 +91,7 @@ export const entryFile = (p: Pick<Proposal, 'id' | 'status'>) => `${entryDir(p.s
 export function serializeProposal(p: Proposal): string {
   const {body, removes, signature, ...rest} = p
   // the fields of wave 1's format are written as they were, so older entries keep their bytes
-  const fields = {...rest, ...(removes.length > 0 ? {removes} : {}), ...(signature ? {signature} : {})}
+  const fields = {...rest, ...((removes ?? []).length > 0 ? {removes} : {}), ...(signature ? {signature} : {})}
   return emitFrontmatter(fields as Record<string, unknown>, ORDER) + (p.operation === 'delete' ? '' : normaliseBody(body))
 }
 
