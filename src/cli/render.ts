@@ -114,7 +114,7 @@ export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): P
   }
   lines.push('')
   lines.push(await renderReviewDiff(e, `${p.scope}/${p.path}`, opts.full))
-  for (const r of e.removed) {
+  for (const r of e.removed ?? []) {
     lines.push(c.bold(v(`also deletes ${p.scope}/${r.path}${r.stale ? ' (STALE: changed or gone since proposed; accept will refuse)' : ''}:`)))
     lines.push(await renderTextDiff({name: `a/${p.scope}/${r.path}`, text: r.text ?? '', header: r.blob ?? 'gone'}, {name: '/dev/null', text: '', header: `proposal ${p.id}`}))
   }

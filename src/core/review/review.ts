@@ -88,7 +88,7 @@ export interface ShownEntry {
   recheck?: RecheckFinding[]
   quarantinedAs?: string | null
   /** the other files a merge deletes, as they are now (text null: already gone) */
-  removed: {path: string; text: string | null; blob: string | null; stale: boolean}[]
+  removed?: {path: string; text: string | null; blob: string | null; stale: boolean}[]
   /** who signed an entry made without a session (set by showEntryChecked); null for a session's entry */
   signer?: ProposalSigner | null
 }
