@@ -134,6 +134,20 @@ describe('engram dream (deterministic engine)', () => {
     expect(store.git('symbolic-ref', '--short', 'HEAD').trim()).not.toMatch(/^dream\//)
   })
 
+  it('plain-markdown transcripts: a paragraph is an observation, one under an outside tool heading is tainted; sessions contradicting a curated memory make a note naming both', () => {
+    const md = tempDir('engram-transcripts-md-')
+    for (const name of ['monday-call', 'tuesday-call']) {
+      writeFileSync(join(md, `${name}.md`), `# Call with Acme\n\nAcme support hours are weekdays from 9 to 6, London time.\n\n## tool: WebFetch https://acme.example/status\n\nThe Acme status page lists a maintenance window every Sunday night.\n`)
+    }
+    const r = store.ok(['dream', '--scope', 'tenant:acme', '--transcripts', md, '--since', '2026-11-01', '--dry-run'])
+    expect(r).toMatchObject({transcripts: 2, sessions_read: 2})
+    const contradiction = r.items.find((i: any) => i.kind === 'contradiction')
+    expect(contradiction.evidence[0].source).toMatch(/^curated tenant:acme\/support(?:-hours)?\.md$/)
+    expect(contradiction.evidence.slice(1).map((e: any) => e.session).sort()).toEqual(['monday-call', 'tuesday-call'])
+    const window = r.items.find((i: any) => i.kind === 'promote' && /maintenance-window|status-page/.test(i.path))
+    expect(window.tainted).toBe(true)
+  })
+
   it('bad input: each refused with one message, nothing changed', () => {
     const state = store.state()
     const cases: [string[], number, Record<string, string>?][] = [

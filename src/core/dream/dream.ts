@@ -23,7 +23,7 @@ import {clipRedacted, redactText} from '../write/redact/index.js'
 import {writeSignedProposal} from '../write/write.js'
 import {CuratedView, DREAM_KINDS, DreamKind, FactCounter, PlannedDream, RunFile, planDreams} from './engine.js'
 import {modelPlanner} from './model.js'
-import {Observation, ReadStats, readTranscript, transcriptFiles} from './transcripts.js'
+import {Observation, ReadStats, readMarkdownTranscript, readTranscript, transcriptFiles} from './transcripts.js'
 
 export interface DreamOptions {
   scope: string
@@ -209,7 +209,12 @@ async function gather(store: Store, scope: string, since: string, files: string[
       }
     }
   }
-  for (const f of files) for await (const o of readTranscript(f, since, stats)) take(o)
+  const progress = process.stderr.isTTY && files.length > 20 ? (i: number) => process.stderr.write(`\rdreaming: ${i}/${files.length} transcripts`) : undefined
+  for (const [i, f] of files.entries()) {
+    progress?.(i)
+    for await (const o of (f.endsWith('.md') ? readMarkdownTranscript(f, since, stats) : readTranscript(f, since, stats))) take(o)
+  }
+  if (progress) process.stderr.write(`\rdreaming: ${files.length}/${files.length} transcripts\n`)
   // the scope's curated memory, as served: signed, in the manifest (a planted file is no input)
   const gate = await ServingGate.open(store)
   const curated: CuratedView[] = []

@@ -171,6 +171,12 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 }
 const numbers = (s: string) => new Set(normaliseFact(s).split(' ').filter((w) => /\d/.test(w)))
 const NEGATION = /\b(?:not|never|no longer|isn't|aren't|doesn't|don't|won't|cannot|can't)\b/i
+/** Two texts about the same thing disagree when one has a number the other lacks, or only one is negated. */
+function disagree(a: string, b: string): boolean {
+  const na = numbers(a)
+  const nb = numbers(b)
+  return [...na].some((x) => !nb.has(x)) || [...nb].some((x) => !na.has(x)) || NEGATION.test(a) !== NEGATION.test(b)
+}
 const slug = (s: string) => normaliseFact(s).split(' ').slice(0, 6).join('-').slice(0, 60) || 'fact'
 
 export interface EngineInput {
@@ -199,6 +205,20 @@ export function planDreams(input: EngineInput): PlannedDream[] {
     const text = input.clean(raw.text)
     const f = {key: normaliseFact(text), text, tainted: raw.tainted, evidence: raw.evidence.map((e) => ({...e, ...(e.quote ? {quote: quote(input.clean(e.quote))} : {})}))}
     if (curatedWords.some((c) => c.norm.includes(f.key))) continue
+    // (c) a recurring fact about what a curated memory says, that differs from it in a number or a negation
+    const fw = words(f.text)
+    const against = curatedWords.find((c) => jaccard(fw, c.w) >= 0.5 && disagree(f.text, c.m.body))
+    if (against) {
+      const evidence = [{source: `curated ${scope}/${against.m.path}`, quote: quote(against.m.body.trim()), timestamp: against.m.created}, ...f.evidence]
+      out.push({
+        kind: 'contradiction', scope, path: `dream/contradiction-${sha(`${against.m.path}\0${f.key}`).slice(0, 10)}.md`, operation: 'create', base: null, removes: [],
+        title: `Contradiction: ${against.m.title || against.m.path} / recent sessions`.slice(0, 80),
+        body: `Contradiction between ${scope}/${against.m.path} and ${f.evidence.length} recent sessions:\n\n- ${against.m.path}: ${quote(against.m.body.trim())}\n- sessions: ${quote(f.text)}\n\nUpdate the memory, or keep it as it is.\n`,
+        evidence, tainted: f.tainted, reason: `${f.evidence.length} sessions say otherwise than ${against.m.path}`,
+        fingerprint: fingerprint('contradiction', [against.m.path], f.text), evidenceKey: evidenceKey(evidence),
+      })
+      continue
+    }
     const path = `dream/${slug(f.text)}-${sha(f.key).slice(0, 6)}.md`
     const fp = fingerprint('promote', [], f.text)
     // the body as said: the write path redacts it and records what it redacted (the title is derived from the redacted body)
@@ -218,9 +238,7 @@ export function planDreams(input: EngineInput): PlannedDream[] {
       if (merged.has(a.m.path) || merged.has(b.m.path)) continue
       const sim = jaccard(a.w, b.w)
       const ev = (c: CuratedView): Evidence => ({source: `curated ${scope}/${c.path}`, quote: quote(c.body.trim()), timestamp: c.created})
-      const na = numbers(a.m.body)
-      const nb = numbers(b.m.body)
-      const differ = [...na].some((x) => !nb.has(x)) || [...nb].some((x) => !na.has(x)) || NEGATION.test(a.m.body) !== NEGATION.test(b.m.body)
+      const differ = disagree(a.m.body, b.m.body)
       if (sim >= 0.5 && differ) {
         // (c) they speak of the same thing and disagree: a note naming both, for the owner to settle
         const body = `Contradiction between ${scope}/${a.m.path} and ${scope}/${b.m.path}:\n\n- ${a.m.path}: ${quote(a.m.body.trim())}\n- ${b.m.path}: ${quote(b.m.body.trim())}\n\nKeep one (\`engram forget\` the other).\n`

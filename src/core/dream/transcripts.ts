@@ -47,10 +47,52 @@ export function transcriptFiles(inputs: string[]): string[] {
     }
     if (st.isDirectory()) {
       for (const n of readdirSync(p).sort()) if (!n.startsWith('.')) walk(join(p, n), false)
-    } else if (st.isFile() && (given || p.endsWith('.jsonl'))) out.push(p)
+    } else if (st.isFile() && (given || p.endsWith('.jsonl') || p.endsWith('.md'))) out.push(p)
   }
   for (const i of inputs) walk(i, true)
   return [...new Set(out)].sort()
+}
+
+/**
+ * A plain-markdown transcript (`*.md`): one session, named by the file, at the file's
+ * modification time; each paragraph one observation. A paragraph under a heading that
+ * names an outside tool (`## tool: WebFetch`, `## WebSearch result`, `## mcp__…`) is
+ * tainted, as is everything after a heading `## tool` that names no tool.
+ */
+export async function* readMarkdownTranscript(file: string, since: string, stats: ReadStats): AsyncGenerator<Observation> {
+  stats.files++
+  const session = file.replace(/^.*\//, '').replace(/\.md$/, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'markdown'
+  const timestamp = statSync(file).mtime.toISOString()
+  if (timestamp < since) return
+  stats.sessions.add(session)
+  const rl = createInterface({input: createReadStream(file, {encoding: 'utf8'}), crlfDelay: Infinity})
+  let tainted = false
+  let para: string[] = []
+  let start = 0
+  let n = 0
+  const flush = function* () {
+    if (para.length > 0) yield {session, timestamp, text: para.join('\n'), tainted, source: `transcript ${session}.md:${start}`}
+    para = []
+  }
+  for await (const line of rl) {
+    n++
+    stats.lines++
+    const heading = /^#{1,6}\s+(.*)$/.exec(line)
+    if (heading) {
+      yield* flush()
+      const h = heading[1]
+      const tool = /\b(WebFetch|WebSearch|mcp__\S+)/.exec(h)
+      tainted = tool ? isOutsideTool(tool[1]) : /\btool\b/i.test(h)
+      continue
+    }
+    if (line.trim() === '') {
+      yield* flush()
+      continue
+    }
+    if (para.length === 0) start = n
+    if (para.length < 200) para.push(line)
+  }
+  yield* flush()
 }
 
 type Block = {type?: unknown; text?: unknown; name?: unknown; id?: unknown; tool_use_id?: unknown; content?: unknown}
