@@ -43,6 +43,13 @@ describe('C17 — bad input changes nothing (R17)', () => {
     ['reject with an empty reason', ['review', 'reject', 'PROPOSAL', '--reason', ' '], '', false, 2],
     ['restore to a git option', ['restore', 'queued.md', '--scope', 'tenant:acme', '--to', '--all'], '', false, 2],
     ['restore of a run: scratchpad', ['restore', 'a.md', '--scope', 'RUN', '--to', 'HEAD'], '', false, 2],
+    ['forget without a reason', ['forget', 'queued.md', '--scope', 'tenant:acme', '--reason', ' '], '', true, 2],
+    ['forget through ..', ['forget', '../globex/x.md', '--scope', 'tenant:acme', '--reason', 'x'], '', true, 2],
+    ['forget of a missing memory', ['forget', 'nothing-here.md', '--scope', 'tenant:acme', '--reason', 'x'], '', true, 4],
+    ['forget in a run: scratchpad', ['forget', 'a.md', '--scope', 'RUN', '--reason', 'x'], '', true, 2],
+    ['dream over an unknown period', ['dream', '--scope', 'tenant:acme', '--since', 'soon', '--dry-run'], '', false, 2],
+    ['dream of a missing transcript', ['dream', '--scope', 'tenant:acme', '--transcripts', '/nonexistent/t.jsonl', '--dry-run'], '', false, 2],
+    ['dream inside a session', ['dream', '--scope', 'tenant:acme', '--dry-run'], '', true, 3],
     ['second init', ['init'], '', false, 3],
   ]
 

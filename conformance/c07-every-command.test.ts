@@ -105,6 +105,10 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       'taint-tool': ['WebFetch', 'WebFetch'],
       'taint-command': ['curl', 'curl'],
       'lock-timeout': ['500', '500'],
+      since: ['7d', '7d'],
+      'llm-command': ['true', 'true'],
+      'llm-timeout': ['5', '5'],
+      transcripts: [store.path('tenant/globex'), tempDir('engram-conf-transcripts-')],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)

@@ -265,3 +265,21 @@ export function has(...command: string[]): boolean {
 export function uniqueWord(prefix: string): string {
   return `${prefix}${Math.random().toString(36).slice(2, 10)}`
 }
+
+// ---------------------------------------------------------------- dreaming (C28)
+
+const FIXTURES = fileURLToPath(new URL('../test/fixtures/transcripts/', import.meta.url))
+
+/** The recorded Claude Code transcripts of test/fixtures/transcripts in a fresh folder, with `secret` where they hold {{SECRET}}. */
+export function transcriptsWith(secret: string): string {
+  const dir = tempDir('engram-transcripts-')
+  for (const f of readdirSync(FIXTURES)) writeFileSync(join(dir, f), readFileSync(join(FIXTURES, f), 'utf8').replaceAll('{{SECRET}}', secret))
+  return dir
+}
+
+/** A dreamer key made and trusted as README "Dreaming" says. */
+export function trustDreamer(store: Store, name = 'nightly'): void {
+  const pub = join(store.configDir, `${name}.pub`)
+  store.ok(['keys', 'generate', name, '--out', pub])
+  store.ok(['keys', 'trust', pub, '--role', 'dreamer', '--key', 'owner'])
+}

@@ -90,6 +90,8 @@ export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): P
   const lines: string[] = []
   lines.push(c.bold(v(`${p.status === 'pending' ? 'proposal' : 'quarantine'} ${p.id}: ${p.operation} ${p.scope}/${p.path}`)) + (p.kind !== 'write' ? v(` [${p.kind}]`) : ''))
   lines.push(`${v(`author ${p.author}, session ${p.session ?? '-'}, origin ${p.origin}`)}${p.tainted ? c.yellow(`, TAINTED (${v(p.taint_reasons.join('; '))})`) : ''}${v(`, created ${p.created}`)}`)
+  if (e.signer?.ok) lines.push(c.green(v(`signed by ${e.signer.role} key ${e.signer.name} (${e.signer.keyid})`)))
+  else if (e.signer) lines.push(c.red(v(`UNSIGNED: ${e.signer.why}; its origin ${p.origin} is not trusted and accept will refuse`)))
   if (p.note) lines.push(c.yellow(`note: ${v(p.note)}`))
   if (e.stale) lines.push(c.red(v(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`)))
   if (Object.keys(p.redactions).length > 0) lines.push(v(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`))
@@ -106,9 +108,16 @@ export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): P
     const mark = vote.verdict === 'accept' ? c.green('accept') : vote.verdict === 'reject' ? c.red('reject') : c.gray('abstain')
     lines.push(`  ${v(vote.validator).padEnd(11)} ${mark} ${vote.confidence.toFixed(2)}  ${v(vote.reason)}`)
   }
-  for (const ev of p.evidence) lines.push(v(`evidence: ${[ev.session, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`))
+  for (const ev of p.evidence) {
+    const line = v(`evidence: ${[ev.session, ev.timestamp, ev.source, ev.quote && `"${ev.quote}"`].filter(Boolean).join(' ')}`)
+    lines.push(ev.tainted ? `${line}${c.yellow(' (tainted: outside text)')}` : line)
+  }
   lines.push('')
   lines.push(await renderReviewDiff(e, `${p.scope}/${p.path}`, opts.full))
+  for (const r of e.removed ?? []) {
+    lines.push(c.bold(v(`also deletes ${p.scope}/${r.path}${r.stale ? ' (STALE: changed or gone since proposed; accept will refuse)' : ''}:`)))
+    lines.push(await renderTextDiff({name: `a/${p.scope}/${r.path}`, text: r.text ?? '', header: r.blob ?? 'gone'}, {name: '/dev/null', text: '', header: `proposal ${p.id}`}))
+  }
   lines.push(c.bold(`digest ${e.digest}`))
   return lines.join('\n')
 }

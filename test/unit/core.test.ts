@@ -112,7 +112,7 @@ describe('proposal digest', () => {
     id: 'p1234567', status: 'pending', kind: 'write', operation: 'create', scope: 'tenant:acme', path: 'billing.md', base: null,
     author: 'claude-code', session: 's-12345678', origin: 'email', tainted: true, taint_reasons: ['origin: email'], created: '2026-01-01T00:00:00.000Z',
     flags: [{flag: 'tainted-source', reason: 'email'}], redactions: {}, votes: [], vote: {passed: true, dissent: false, summary: 'passed'},
-    evidence: [], note: null, memory: memory.frontmatter, body: memory.body,
+    evidence: [], note: null, memory: memory.frontmatter, body: memory.body, removes: [], signature: null,
   }
   it('round-trips the proposal file', () => {
     expect(parseProposal(serializeProposal(p), 'x')).toEqual(p)
@@ -122,7 +122,7 @@ describe('proposal digest', () => {
     expect(d).toMatch(/^[0-9a-f]{64}$/)
     const covered: Partial<Proposal>[] = [
       {id: 'p7654321'}, {scope: 'tenant:globex'}, {path: 'other.md'}, {operation: 'update'}, {base: 'a'.repeat(40)}, {body: 'Acme renews in May.\n'},
-      {memory: {...p.memory, title: 'x'}}, {memory: {...p.memory, tags: []}}, {memory: {...p.memory, tainted: false}}, {memory: {...p.memory, version: 2}},
+      {memory: {...p.memory, title: 'x'}}, {memory: {...p.memory, tags: []}}, {removes: [{path: 'old.md', base: 'b'.repeat(40)}]}, {memory: {...p.memory, tainted: false}}, {memory: {...p.memory, version: 2}},
     ]
     for (const change of covered) expect(proposalDigest({...p, ...change}), JSON.stringify(change)).not.toBe(d)
     // review metadata does not change what gets written

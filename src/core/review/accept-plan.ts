@@ -36,6 +36,10 @@ export interface SignedChangePlan {
   rel: string
   /** the memory to sign, or null for a deletion */
   memory: MemoryFile | null
+  /** other files of the scope the same change deletes (a merge), store-relative */
+  removes: string[]
+  /** false in a run: scratchpad, which has no manifest and no signatures */
+  manifest: boolean
   /** the manifest the change builds on, verified; undefined when the scope has none yet */
   prev: Manifest | undefined
   /** the new manifest's serial: above the previous one and above any seen (R13) */
@@ -87,7 +91,9 @@ export function refuseDisagreement(p: Proposal, check: Recheck): void {
  * build on a manifest that does not verify (that would launder a forgery) or that is older
  * than one seen (re-signing it above the serial it lost to would make the rollback stick).
  */
-export function planSignedChange(view: Pick<AcceptView, 'keyring' | 'manifest' | 'seenSerial'>, scope: string, rel: string, memory: MemoryFile | null): SignedChangePlan {
+export function planSignedChange(view: Pick<AcceptView, 'keyring' | 'manifest' | 'seenSerial'>, scope: string, rel: string, memory: MemoryFile | null, removes: string[] = []): SignedChangePlan {
+  // a run: scratchpad is never signed: clearing one removes its files and nothing else
+  if (scope.startsWith('run:')) return {scope, rel, memory, removes, manifest: false, prev: undefined, serial: 0}
   const prev = view.manifest(scope)
   if (prev && !verifyManifest(view.keyring, prev).ok) {
     throw verificationFailed(`The manifest of ${scope} does not verify; refusing to build on it.`, 'run `engram verify` and restore the manifest from git')
@@ -97,7 +103,7 @@ export function planSignedChange(view: Pick<AcceptView, 'keyring' | 'manifest' |
     throw verificationFailed(`The manifest of ${scope} has serial ${prev.serial}, older than serial ${seen} seen before (rolled back); refusing to build on it.`, 'run `engram verify`, which says how to fix it')
   }
   // above any owner-signed serial seen, so that re-signing clears a stray high one (R13)
-  return {scope, rel, memory, prev, serial: Math.max((prev?.serial ?? 0) + 1, seen + 1)}
+  return {scope, rel, memory, removes, manifest: true, prev, serial: Math.max((prev?.serial ?? 0) + 1, seen + 1)}
 }
 
 /**
@@ -112,18 +118,27 @@ export async function planAccept(p: Proposal, reviewed: string, reviewer: {name:
   const scope = formatScope(parseScope(p.scope))
   if (p.memory.scope !== scope) throw badInput(`Proposal ${p.id} names scope ${p.scope} but its memory says ${p.memory.scope}; reject it.`)
   const rel = view.rel(scope, p.path)
-  if ((view.read(scope, p.path)?.blob ?? null) !== p.base) {
-    throw new EngramError('stale-digest', `Proposal ${p.id} is stale: the file changed since this was proposed; re-review.`, {
-      nextStep: `compare with \`engram review show ${p.id}\`; reject it, or ask for a new write against the current version`,
-    })
-  }
+  const stale = () => new EngramError('stale-digest', `Proposal ${p.id} is stale: the file changed since this was proposed; re-review.`, {
+    nextStep: `compare with \`engram review show ${p.id}\`; reject it, or ask for a new write against the current version`,
+  })
+  if ((view.read(scope, p.path)?.blob ?? null) !== p.base) throw stale()
+  if (scope.startsWith('run:') && p.operation !== 'delete') throw badInput(`Proposal ${p.id} writes to a run: scratchpad, which takes no proposals; reject it.`)
+  // a merge's other files: each in this scope (a scope-relative path, checked), each still the version proposed
+  const removes = p.removes.map((r) => {
+    const at = view.rel(scope, r.path)
+    if (view.read(scope, r.path)?.blob !== r.base) throw stale()
+    return at
+  })
+  if (new Set([rel, ...removes]).size !== removes.length + 1) throw badInput(`Proposal ${p.id} names one file twice; reject it.`)
   const memory: MemoryFile | null =
     p.operation === 'delete' ? null : {frontmatter: {...p.memory, reviewed_by: reviewer.name, digest, signature: null}, body: p.body}
   return {
     proposal: p,
     digest,
-    change: planSignedChange(view, scope, rel, memory),
-    subject: `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
+    change: planSignedChange(view, scope, rel, memory, removes),
+    subject: removes.length > 0
+      ? `Accept ${p.operation} of ${scope}/${p.path}, deleting ${removes.length} other memor${removes.length === 1 ? 'y' : 'ies'} (proposal ${p.id})`
+      : `Accept ${p.operation} of ${scope}/${p.path} (proposal ${p.id})`,
     trailers: {
       'Engram-Operation': 'accept', 'Engram-Proposal': p.id, 'Engram-Digest': digest,
       'Engram-Author': p.memory.author, 'Engram-Session': p.memory.source_session ?? undefined,

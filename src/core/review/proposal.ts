@@ -8,8 +8,8 @@ import {printable} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 
 export type Operation = 'create' | 'update' | 'delete'
-/** write: an agent's write to its assigned scope; conflict: the loser of a race; dream: from `engram dream`; release: out of quarantine */
-export type ProposalKind = 'write' | 'conflict' | 'dream' | 'release'
+/** write: an agent's write to its assigned scope; conflict: the loser of a race; dream: from `engram dream`; release: out of quarantine; forget: `engram forget` */
+export type ProposalKind = 'write' | 'conflict' | 'dream' | 'release' | 'forget'
 export type EntryStatus = 'pending' | 'quarantined'
 
 export interface StoredVote {
@@ -49,17 +49,38 @@ export interface Proposal {
   redactions: Record<string, number>
   votes: StoredVote[]
   vote: {passed: boolean; dissent: boolean; summary: string} | null
-  evidence: {session?: string; quote?: string; source?: string}[]
+  evidence: Evidence[]
   note: string | null
+  /**
+   * Other memories of the same scope the change deletes, each against the blob it was
+   * proposed for: a merge (or supersede) deletes them and writes `path` in one accept.
+   * Empty for every other change. Covered by the digest.
+   */
+  removes: {path: string; base: string}[]
+  /**
+   * A proposal made without an agent session (the dream job, the owner's forget) is signed
+   * by its maker's key: `ed25519:<keyid>:<base64>` over proposalSignedPayload. Null for an
+   * agent session's write, which its session record proves instead.
+   */
+  signature: string | null
   /** the frontmatter the accepted file will carry (before reviewer fields and signature) */
   memory: MemoryFrontmatter
   /** the proposed body (empty for delete) */
   body: string
 }
 
+/** One piece of evidence a proposal rests on: where it was seen, when, a short quote (≤ 200 characters), and whether it came from outside (a web fetch, a tool). */
+export interface Evidence {
+  session?: string
+  quote?: string
+  source?: string
+  timestamp?: string
+  tainted?: boolean
+}
+
 const ORDER = [
-  'id', 'status', 'kind', 'operation', 'scope', 'path', 'base', 'author', 'session', 'origin', 'tainted',
-  'taint_reasons', 'created', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note', 'memory',
+  'id', 'status', 'kind', 'operation', 'scope', 'path', 'base', 'removes', 'author', 'session', 'origin', 'tainted',
+  'taint_reasons', 'created', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note', 'signature', 'memory',
 ] as const
 
 const PROPOSALS_DIR = '.engram/proposals'
@@ -68,7 +89,9 @@ const entryDir = (status: EntryStatus) => (status === 'pending' ? PROPOSALS_DIR 
 export const entryFile = (p: Pick<Proposal, 'id' | 'status'>) => `${entryDir(p.status)}/${p.id}.md`
 
 export function serializeProposal(p: Proposal): string {
-  const {body, ...fields} = p
+  const {body, removes, signature, ...rest} = p
+  // the fields of wave 1's format are written as they were, so older entries keep their bytes
+  const fields = {...rest, ...((removes ?? []).length > 0 ? {removes} : {}), ...(signature ? {signature} : {})}
   return emitFrontmatter(fields as Record<string, unknown>, ORDER) + (p.operation === 'delete' ? '' : normaliseBody(body))
 }
 
@@ -120,16 +143,19 @@ export function parseProposal(text: string, label: string): Proposal {
     redactions: shape.redactions(),
     votes: shape.list('votes', '{validator, verdict, confidence, reason} objects', isStoredVote) as StoredVote[],
     vote: shape.vote(),
-    evidence: shape.list('evidence', '{session?, quote?, source?} objects of strings', (x) =>
-      isRecord(x) && ['session', 'quote', 'source'].every((k) => x[k] === undefined || typeof x[k] === 'string'),
+    evidence: shape.list('evidence', '{session?, quote?, source?, timestamp?, tainted?} objects', (x) =>
+      isRecord(x) && ['session', 'quote', 'source', 'timestamp'].every((k) => x[k] === undefined || typeof x[k] === 'string') &&
+      (x.tainted === undefined || typeof x.tainted === 'boolean'),
     ) as Proposal['evidence'],
     note: shape.nullableString('note'),
+    removes: shape.list('removes', '{path, base} objects', (x) => isRecord(x) && typeof x.path === 'string' && typeof x.base === 'string' && /^[0-9a-f]{40}$/.test(x.base)) as Proposal['removes'],
+    signature: shape.nullableString('signature'),
     memory,
     body: data.operation === 'delete' ? '' : normaliseBody(body),
   }
 }
 
-const KINDS = ['write', 'conflict', 'dream', 'release'] as const satisfies readonly ProposalKind[]
+const KINDS = ['write', 'conflict', 'dream', 'release', 'forget'] as const satisfies readonly ProposalKind[]
 
 const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x)
 const isStoredVote = (x: unknown) =>
@@ -176,7 +202,8 @@ function shapes(data: Record<string, unknown>, label: string) {
  * change — id, scope, path, operation, base blob, the frontmatter to be written and the
  * body. The one function that computes it.
  */
-export function proposalDigest(p: Pick<Proposal, 'id' | 'scope' | 'path' | 'operation' | 'base' | 'memory' | 'body'>): string {
+export function proposalDigest(p: Pick<Proposal, 'id' | 'scope' | 'path' | 'operation' | 'base' | 'memory' | 'body'> & {removes?: Proposal['removes']}): string {
+  const removes = p.removes ?? []
   return sha256Hex(
     canonicalJson({
       kind: 'engram-proposal/1',
@@ -187,8 +214,19 @@ export function proposalDigest(p: Pick<Proposal, 'id' | 'scope' | 'path' | 'oper
       base: p.base,
       frontmatter: p.memory,
       body: p.operation === 'delete' ? '' : normaliseBody(p.body),
+      // only when there are any: the digest of every other proposal stays what it was
+      ...(removes.length > 0 ? {removes: removes.map((r) => ({path: r.path, base: r.base}))} : {}),
     }),
   )
+}
+
+/**
+ * What a signed proposal's `signature` covers: the digest (everything accept changes) and
+ * what review shows beside it that the digest does not cover — kind, evidence, note,
+ * creation time. Editing any of them after signing makes the signature fail.
+ */
+export function proposalSignedPayload(p: Proposal): string {
+  return canonicalJson({kind: 'engram-proposal-signature/1', digest: proposalDigest(p), proposal_kind: p.kind, evidence: p.evidence, note: p.note, created: p.created})
 }
 
 export interface ListedEntry {

@@ -1,3 +1,4 @@
+import {signProposal} from './signed.js'
 import {commitChanges} from '../git/commit.js'
 import {EngramError} from '../store/errors.js'
 import {newProposalId} from '../store/ids.js'
@@ -31,7 +32,11 @@ export async function releaseQuarantined(store: Store, id: string, reason: strin
       created: new Date().toISOString(),
       note: `released from quarantine ${q.id} by ${key.name}: ${clipRedacted(why, 500, store.config.redaction.extra)}`,
       memory: {...q.memory, proposal: pid},
+      signature: null,
     }
+    // an entry made without a session (a dream) was proven by its maker's signature, which
+    // this new entry no longer matches: the owner who releases it signs it instead (signed.ts)
+    if (!proposal.session) proposal.signature = signProposal(key, proposal)
     const file = entryFile(proposal)
     const qfile = entryFile(q)
     const newDigest = proposalDigest(proposal)

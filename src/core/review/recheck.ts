@@ -10,6 +10,8 @@ import {SessionRecord, loadSession, parseRecord, sessionFile, validateSessionId}
 import type {Store} from '../store/store.js'
 import {flagsFrom, instructionHits} from '../write/vote/flags.js'
 import type {WriteCandidate} from '../write/vote/types.js'
+import {loadKeyring} from '../trust/keys.js'
+import {ProposalSigner, proposalSigner} from './signed.js'
 
 const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
 
@@ -75,11 +77,15 @@ export interface Recheck {
   quarantinedAs: string | null
   /** the commit that added the entry, when it is engram's */
   commit: string | null
+  /** who signed an entry made without a session (signed.ts); null for a session's entry */
+  signer: ProposalSigner | null
 }
 
 const ADD_TRAILERS = ['Engram-Operation', 'Engram-Proposal', 'Engram-Digest', 'Engram-Author', 'Engram-Session', 'Engram-Origin', 'Engram-Tainted', 'Engram-Released-From'] as const
 /** Proposal fields compared with the entry as committed (author, session, origin, tainted and scope are compared in memory.*, which parseProposal ties them to) */
-const TOP_FIELDS = ['kind', 'status', 'operation', 'path', 'base', 'taint_reasons', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note'] as const
+const TOP_FIELDS = ['kind', 'status', 'operation', 'path', 'base', 'removes', 'taint_reasons', 'flags', 'redactions', 'votes', 'vote', 'evidence', 'note', 'signature'] as const
+/** The operations of the commits that may add an entry: the write path (dream included), forget, release */
+const ADDING = ['write', 'release', 'forget']
 
 /** A value short enough for a finding: long text (a body) is shown by its size, never in full. */
 function shown(v: unknown): unknown {
@@ -139,7 +145,7 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
       add('commit', 'an entry engram wrote', `unreadable as committed: ${(error as Error).message}`, `commit ${short}`)
     }
     const source = `commit ${short} that added ${rel}`
-    if (!['write', 'release'].includes(operation) || t['Engram-Proposal'] !== p.id) {
+    if (!ADDING.includes(operation) || t['Engram-Proposal'] !== p.id) {
       add('commit', 'added by engram\'s write path', `a commit with operation "${operation || 'none'}" for proposal "${t['Engram-Proposal'] || 'none'}"`, source)
     } else if (operation === 'release' && p.status !== 'pending') {
       add('commit', 'added by engram\'s write path', 'a release commit, which only adds to the review queue', source)
@@ -185,8 +191,17 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
   const sid = p.memory.source_session
   const src = committed ?? p
   let session: SessionRecord | undefined
+  let signer: ProposalSigner | null = null
   if (!sid) {
-    add('memory.source_session', null, 'an agent session (every agent write has one)', 'the write path')
+    // no session: the maker's signature is the proof, or there is none (signed.ts)
+    signer = proposalSigner(await loadKeyring(store), p)
+    if (!signer.ok) {
+      add('memory.source_session', null, p.signature ? `a valid signature (found ${signer.why})` : 'an agent session, or the signature of a dreamer or owner key (unsigned)', 'the entry\'s signature and the keyring')
+    } else {
+      // a released entry is signed by the owner who released it, its author stays its maker
+      if (p.kind !== 'release' && p.memory.author !== signer.name) add('memory.author', p.memory.author, signer.name, `the key that signed the entry (${signer.keyid})`)
+      if (signer.role === 'dreamer') checkDreamScope(p, store, add)
+    }
   } else {
     try {
       session = await sessionAsOf(store, sid, addCommit)
@@ -215,12 +230,20 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
       }
     }
   }
-  try {
-    validateMemoryPath(p.path)
-  } catch (error) {
-    add('path', p.path, `refused: ${(error as Error).message}`, 'the path rules')
+  for (const path of [p.path, ...p.removes.map((r) => r.path)]) {
+    try {
+      validateMemoryPath(path)
+    } catch (error) {
+      add('path', path, `refused: ${(error as Error).message}`, 'the path rules')
+    }
   }
-  return {findings, quarantinedAs, commit: addCommit}
+  return {findings, quarantinedAs, commit: addCommit, signer}
+}
+
+/** What a dreamer key may propose: never to org unless the policy allows it, in a run: scratchpad only its clearing. */
+function checkDreamScope(p: Proposal, store: Store, add: (field: string, stored: unknown, recomputed: unknown, source: string) => void): void {
+  if (p.scope === 'org' && !store.config.dream.allow_org) add('scope', p.scope, 'refused: the dream job proposes to org only when dream.allow_org is set', 'the store\'s policy (config.yml)')
+  if (p.scope.startsWith('run:') && p.operation !== 'delete') add('scope', p.scope, 'refused: in a run: scratchpad the dream job only clears files', 'the dreamer role')
 }
 
 /**

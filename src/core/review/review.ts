@@ -20,6 +20,7 @@ import {formatScope, parseScope, printable} from '../store/scope.js'
 import {refuseInsideSession, type SessionRecord} from '../session/sessions.js'
 import {KeyPair, ownerVerdict, signMemory, verifyMemory} from '../trust/sign.js'
 import {withStoreLock} from '../store/lock.js'
+import type {ProposalSigner} from './signed.js'
 import type {Store} from '../store/store.js'
 
 export interface QueueItem {
@@ -86,6 +87,10 @@ export interface ShownEntry {
   /** facts that disagree with what engram recomputed (recheck.ts; set by showEntryChecked) */
   recheck?: RecheckFinding[]
   quarantinedAs?: string | null
+  /** the other files a merge deletes, as they are now (text null: already gone) */
+  removed?: {path: string; text: string | null; blob: string | null; stale: boolean}[]
+  /** who signed an entry made without a session (set by showEntryChecked); null for a session's entry */
+  signer?: ProposalSigner | null
 }
 
 /** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
@@ -99,12 +104,23 @@ export function showEntry(store: Store, status: EntryStatus, id: string, session
   }
   const current = readStored(store, p.scope, p.path)
   const proposedText = p.operation === 'delete' ? '' : serializeMemory({frontmatter: p.memory, body: p.body})
+  const removed = p.removes.map((r) => {
+    // a path that is not a memory path of this scope is shown, and marked by the recheck; accept refuses it
+    let now: ReturnType<typeof readStored>
+    try {
+      now = readStored(store, p.scope, r.path)
+    } catch {
+      now = undefined
+    }
+    return {path: r.path, text: now?.text ?? null, blob: now?.blob ?? null, stale: now?.blob !== r.base}
+  })
   return {
+    removed,
     proposal: p,
     digest: proposalDigest(p),
     baseText: current?.text ?? null,
     currentBase: current?.blob ?? null,
-    stale: (current?.blob ?? null) !== p.base,
+    stale: (current?.blob ?? null) !== p.base || removed.some((r) => r.stale),
     proposedText,
     unrecordedFlags: unrecordedFlags(p, store.config.max_body_bytes),
   }
@@ -135,7 +151,7 @@ export async function ownerKey(store: Store, keyName?: string): Promise<{key: Ke
 }
 
 /** What an accept or a restore may read of the store, under the lock (accept-plan.ts). */
-function storeView(store: Store, keyring: Keyring): AcceptView {
+export function storeView(store: Store, keyring: Keyring): AcceptView {
   return {
     keyring,
     recheck: (p) => recheckEntry(store, p),
@@ -151,8 +167,14 @@ function storeView(store: Store, keyring: Keyring): AcceptView {
  * changes for one atomic commit; `committed` records what must follow the commit only
  * (the serial seen, the manifest's verified-signature record), never before it.
  */
-function signChange(store: Store, key: KeyPair, keyring: Keyring, c: SignedChangePlan): {changes: FileChange[]; committed: () => void} {
-  const changes: FileChange[] = []
+export function signChange(store: Store, key: KeyPair, keyring: Keyring, c: SignedChangePlan): {changes: FileChange[]; committed: () => void} {
+  const changes: FileChange[] = c.removes.map((path) => ({path, content: null}))
+  if (!c.manifest) {
+    // a run: scratchpad: its files only (planSignedChange never gives it a memory to sign)
+    if (c.memory) throw badInput('A run: scratchpad is never signed.')
+    changes.push({path: c.rel, content: null})
+    return {changes, committed: () => {}}
+  }
   let next
   if (c.memory) {
     const signed = signMemory(key, c.rel, c.memory)
@@ -160,10 +182,10 @@ function signChange(store: Store, key: KeyPair, keyring: Keyring, c: SignedChang
     if (!check.ok) throw new EngramError('verification', `The new signature does not verify (${check.detail}); nothing written.`)
     const text = serializeMemory(signed)
     changes.push({path: c.rel, content: text})
-    next = nextManifest(c.prev, c.scope, {upsert: [manifestEntry(c.rel, text)]})
+    next = nextManifest(c.prev, c.scope, {upsert: [manifestEntry(c.rel, text)], ...(c.removes.length > 0 ? {remove: c.removes} : {})})
   } else {
     changes.push({path: c.rel, content: null})
-    next = nextManifest(c.prev, c.scope, {remove: [c.rel]})
+    next = nextManifest(c.prev, c.scope, {remove: [c.rel, ...c.removes]})
   }
   next.serial = c.serial
   const signed = signManifest(key, next)
@@ -177,10 +199,10 @@ function signChange(store: Store, key: KeyPair, keyring: Keyring, c: SignedChang
 }
 
 /** showEntry plus the recomputed facts (recheck.ts): what `review show` and `quarantine show` print. */
-export async function showEntryChecked(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Promise<ShownEntry & {recheck: RecheckFinding[]; quarantinedAs: string | null}> {
+export async function showEntryChecked(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Promise<ShownEntry & {recheck: RecheckFinding[]; quarantinedAs: string | null; signer: ProposalSigner | null}> {
   const e = showEntry(store, status, id, session)
   const check = await recheckEntry(store, e.proposal)
-  return {...e, recheck: check.findings, quarantinedAs: check.quarantinedAs}
+  return {...e, recheck: check.findings, quarantinedAs: check.quarantinedAs, signer: check.signer}
 }
 
 export interface AcceptResult {

@@ -34,6 +34,15 @@ export interface EngramConfig {
   escalate_after: number
   /** Tools and shell command words that taint a Claude Code session, beyond the built-in list (`engram hook`). */
   taint: {tools: string[]; commands: string[]}
+  /** The dream job (README "Dreaming"). */
+  dream: {
+    /** a fact is promoted once it recurs in at least this many sessions */
+    min_sessions: number
+    /** run: scratchpads older than this many days are proposed for clearing */
+    run_retention_days: number
+    /** whether the dream job may propose to org (no by default) */
+    allow_org: boolean
+  }
 }
 
 export const DEFAULT_CONFIG: EngramConfig = {
@@ -51,6 +60,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
   redaction: {extra: []},
   escalate_after: 3,
   taint: {tools: [], commands: []},
+  dream: {min_sessions: 2, run_retention_days: 30, allow_org: false},
 }
 
 export const DEFAULT_CONFIG_YAML = `# engram store configuration. See README "Configuration".
@@ -93,6 +103,12 @@ redaction:
   extra: []
 # Rejected writes from one session or author before it is escalated.
 escalate_after: 3
+# The dream job (engram dream): a fact recurring in at least min_sessions sessions is
+# proposed; run: scratchpads older than run_retention_days are proposed for clearing.
+# dream:
+#   min_sessions: 2
+#   run_retention_days: 30
+#   allow_org: false
 `
 
 /**
@@ -100,7 +116,7 @@ escalate_after: 3
  * line and the nearest valid key: a misspelt `pas_ratio` silently ignored would leave the
  * policy the owner thinks they set unset.
  */
-type Shape = 'number' | 'string' | 'strings' | {[key: string]: Shape} | {list: {[key: string]: Shape}}
+type Shape = 'number' | 'string' | 'strings' | 'boolean' | {[key: string]: Shape} | {list: {[key: string]: Shape}}
 const SCHEMA: {[key: string]: Shape} = {
   version: 'number',
   read_only: 'strings',
@@ -116,6 +132,7 @@ const SCHEMA: {[key: string]: Shape} = {
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
   taint: {tools: 'strings', commands: 'strings'},
+  dream: {min_sessions: 'number', run_retention_days: 'number', allow_org: 'boolean'},
 }
 
 /** The 1-based line of a key in block YAML (by indentation), or undefined. Only for messages. */
@@ -206,6 +223,10 @@ class ConfigReader {
     if (value === undefined || value === null) return
     if (shape === 'number') {
       if (typeof value !== 'number' || Number.isNaN(value)) this.fail(path, `\`${dotted(path)}\` must be a number, not ${describe(value)}.`)
+      return
+    }
+    if (shape === 'boolean') {
+      if (typeof value !== 'boolean') this.fail(path, `\`${dotted(path)}\` must be true or false, not ${describe(value)}.`)
       return
     }
     if (shape === 'string') {
@@ -330,6 +351,10 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
     })
     c.vote.protected.terms = pr.terms.map((t: string) => t.trim())
   }
+  const d = r.dream ?? {}
+  if (d.min_sessions != null) c.dream.min_sessions = rd.num(d.min_sessions, ['dream', 'min_sessions'], 1, 1000)
+  if (d.run_retention_days != null) c.dream.run_retention_days = rd.num(d.run_retention_days, ['dream', 'run_retention_days'], 1, 36500)
+  if (d.allow_org != null) c.dream.allow_org = d.allow_org === true
   const extra = r.redaction?.extra
   if (extra != null) {
     c.redaction.extra = extra.map((e, i) => {
@@ -375,6 +400,7 @@ interface RawConfig {
   } | null
   redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
   taint?: {tools?: string[] | null; commands?: string[] | null} | null
+  dream?: {min_sessions?: unknown; run_retention_days?: unknown; allow_org?: unknown} | null
 }
 
 function isInside(file: string, root: string): boolean {

@@ -67,6 +67,20 @@ export interface WritePlan {
   candidate?: WriteCandidate
   /** the burst window the vote counts recent writes in, in minutes (proposal route only) */
   burstWindowMinutes?: number
+  /** a proposal made by a key, not an agent session (the dream job): its origin is backed by the entry's signature */
+  signer?: Signer
+}
+
+/**
+ * The maker of a signed proposal: the dream job (a dreamer key) or the owner. `planWrite`
+ * is then given a stand-in session (id "", agent the key's name, assigned the target
+ * scope, taint that of the evidence): the scope is the caller's to check, the origin is
+ * the signer's, not a claim, and the entry carries no session.
+ */
+export interface Signer {
+  origin: 'dream' | 'owner'
+  name: string
+  keyid: string
 }
 
 /** What the vote decided, as the entry stores it. */
@@ -95,7 +109,7 @@ function checkOrigin(origin: string | undefined): Origin {
  * write path"). Author, role, status and taint come from the session record, never from
  * the write's arguments or content. Bad input throws before the view is read.
  */
-export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString()): WritePlan {
+export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString(), signer?: Signer): WritePlan {
   const {config} = view
   const scope = formatScope(parseScope(input.scope))
   const path = validateMemoryPath(input.path)
@@ -104,8 +118,8 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     const kinds = Object.keys(redact(text, config.redaction.extra).redactions)
     if (kinds.length > 0) throw badInput(`The memory ${what} looks like it contains a secret (${kinds.join(', ')}).`, `choose a ${what} without credentials`)
   }
-  const route = writeRoute(session, scope, config)
-  const origin = checkOrigin(input.origin)
+  const route = signer ? 'proposal' : writeRoute(session, scope, config)
+  const origin = signer ? signer.origin : checkOrigin(input.origin)
   if (route === 'direct' && ELEVATED_ORIGINS.includes(origin)) {
     throw refused(`An agent cannot record origin "${origin}".`, 'the owner and the dreaming job write through their own keys')
   }
@@ -134,9 +148,11 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   const observedBase = existing?.blob ?? null
   const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
 
-  const {tainted, reasons: taintReasons} = inheritedTaint(session, origin)
+  // a signer's stand-in session carries the evidence's taint reasons as they are
+  const {tainted, reasons: taintReasons} = signer ? {tainted: session.tainted, reasons: [...session.taint_reasons]} : inheritedTaint(session, origin)
   const plan: WritePlan = {
     route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, givenTags, body, redactions, expectedBase, now,
+    ...(signer ? {signer} : {}),
   }
   if (route === 'direct') return plan
 
@@ -148,7 +164,9 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     origin, author: session.agent,
     session: {id: session.id, agent: session.agent, tainted: session.tainted, taint_reasons: session.taint_reasons},
     redactions, bodyBytes: Buffer.byteLength(body), maxBodyBytes: config.max_body_bytes,
-    claim: ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
+    // a signer's origin is backed by its key; an agent's elevated origin is only a claim
+    claim: !signer && ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
+    ...(signer ? {signedOrigin: true} : {}),
     baseBody: existing?.memory.body,
   }
   plan.burstWindowMinutes = config.vote.burst.window_minutes
@@ -175,7 +193,7 @@ export function memoryFor(plan: WritePlan, base: StoredFile | undefined, proposa
     scope: plan.scope,
     tags: plan.givenTags ?? [...(base?.memory.frontmatter.tags ?? [])],
     author: plan.session.agent,
-    source_session: plan.session.id,
+    source_session: plan.signer ? null : plan.session.id,
     origin: plan.origin,
     tainted: plan.tainted,
     taint_reasons: plan.taintReasons,
@@ -212,6 +230,17 @@ export function directCommit(plan: WritePlan, base: StoredFile | undefined, newI
  * `decision` is undefined for a direct write that lost a race: it is kept for review
  * without a vote.
  */
+/** What a dream adds to an entry the write path makes: its evidence, the memories it deletes (a merge), a note, and the signature. */
+export interface EntryExtras {
+  evidence?: Proposal['evidence']
+  removes?: Proposal['removes']
+  note?: string
+  /** the signature over proposalSignedPayload of the finished entry */
+  sign?: (p: Proposal) => string
+  /** more trailers for the entry's commit (the dream's fingerprint) */
+  trailers?: Record<string, string>
+}
+
 export function entryFor(
   plan: WritePlan,
   base: StoredFile | undefined,
@@ -219,19 +248,22 @@ export function entryFor(
   id: string,
   created: string,
   newId: () => string,
+  extras: EntryExtras = {},
 ): {proposal: Proposal; digest: string; commit: PlannedCommit; conflict: boolean} {
   const nowBase = base?.blob ?? null
   const conflict = nowBase !== plan.expectedBase
   const status = decision && !decision.passed ? 'quarantined' : 'pending'
   const memory = memoryFor(plan, base, id, newId)
   const proposal: Proposal = {
-    id, status, kind: conflict ? 'conflict' : 'write', operation: base ? 'update' : 'create', scope: plan.scope, path: plan.path,
-    base: nowBase, author: plan.session.agent, session: plan.session.id, origin: plan.origin, tainted: plan.tainted, taint_reasons: plan.taintReasons,
+    id, status, kind: conflict ? 'conflict' : plan.signer?.origin === 'dream' ? 'dream' : 'write', operation: base ? 'update' : 'create', scope: plan.scope, path: plan.path,
+    base: nowBase, author: plan.session.agent, session: plan.signer ? null : plan.session.id, origin: plan.origin, tainted: plan.tainted, taint_reasons: plan.taintReasons,
     created, flags: decision?.flags ?? [], redactions: plan.redactions, votes: decision?.votes ?? [],
-    vote: decision ? {passed: decision.passed, dissent: decision.dissent, summary: decision.summary} : null, evidence: [],
-    note: conflict ? conflictNote(plan.expectedBase, nowBase) : null,
+    vote: decision ? {passed: decision.passed, dissent: decision.dissent, summary: decision.summary} : null, evidence: extras.evidence ?? [],
+    note: conflict ? conflictNote(plan.expectedBase, nowBase) : extras.note ?? null,
     memory: decision ? withDissent(memory, decision.votes, decision.dissent) : memory, body: plan.body,
+    removes: extras.removes ?? [], signature: null,
   }
+  if (extras.sign) proposal.signature = extras.sign(proposal)
   const digest = proposalDigest(proposal)
   const where = `${plan.scope}/${plan.path}`
   const subject = !decision
@@ -240,6 +272,8 @@ export function entryFor(
   const trailers = provenanceTrailers(plan.session, plan.origin, plan.tainted, decision
     ? {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Vote': decision.summary, 'Engram-Redactions': redactionSummary(plan.redactions)}
     : {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest})
+  Object.assign(trailers, extras.trailers ?? {})
+  if (plan.signer) (trailers as Record<string, string | boolean | undefined>)['Engram-Signed-By'] = `${plan.signer.origin === 'dream' ? 'dreamer' : 'owner'} ${plan.signer.name} (${plan.signer.keyid})`
   return {proposal, digest, conflict, commit: {subject, trailers, changes: [{path: entryFile(proposal), content: serializeProposal(proposal)}]}}
 }
 

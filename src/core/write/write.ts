@@ -8,7 +8,7 @@ import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {neighboursFor} from './neighbours.js'
-import {WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
+import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {runVote} from './vote/index.js'
 
 export type {WriteInput} from './plan.js'
@@ -41,6 +41,21 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   return applyWrite(store, plan, decision)
 }
 
+/**
+ * A proposal made by a key rather than an agent session (the dream job): the same plan —
+ * validate, redact, flags — and the same vote as an agent's proposal, then an entry signed
+ * by the signer (`extras.sign`). `taint` is that of the evidence the proposal rests on.
+ * The caller decides the scope may take it (dream.ts); a signer never commits curated memory.
+ */
+export async function writeSignedProposal(store: Store, signer: Signer, taint: {tainted: boolean; reasons: string[]}, input: WriteInput, extras: EntryExtras): Promise<WriteResult> {
+  const now = new Date().toISOString()
+  const standIn: SessionRecord = {
+    id: '', agent: signer.name, assigned: input.scope, reads: [], tainted: taint.tainted, taint_reasons: taint.reasons, created: now, updated: now, proof: '',
+  }
+  const plan = planWrite(standIn, input, {config: store.config, read: (scope, path) => readStored(store, scope, path)}, now, signer)
+  return applyWrite(store, plan, await voteOn(store, plan), extras)
+}
+
 /** The vote on a proposal's candidate, with this store's neighbours and recent writes. */
 async function voteOn(store: Store, plan: WritePlan): Promise<WriteDecision> {
   const {session, scope, path} = plan
@@ -59,7 +74,7 @@ async function voteOn(store: Store, plan: WritePlan): Promise<WriteDecision> {
  * still finds the file it was made against is committed; everything else is kept as an
  * entry (queue, quarantine, or the conflict a race left: never dropped). One commit.
  */
-async function applyWrite(store: Store, plan: WritePlan, decision: WriteDecision | undefined): Promise<WriteResult> {
+async function applyWrite(store: Store, plan: WritePlan, decision: WriteDecision | undefined, extras: EntryExtras = {}): Promise<WriteResult> {
   const warnings: string[] = []
   const {scope, path, redactions} = plan
   return withStoreLock(store, async () => {
@@ -70,10 +85,11 @@ async function applyWrite(store: Store, plan: WritePlan, decision: WriteDecision
       return {status: 'committed', scope, path, commit, flags: [], votes: [], redactions, warnings} satisfies WriteResult
     }
     const id = decision && !decision.passed ? newQuarantineId() : newProposalId()
-    const entry = entryFor(plan, nowFile, decision, id, new Date().toISOString(), newMemoryId)
+    const entry = entryFor(plan, nowFile, decision, id, new Date().toISOString(), newMemoryId, extras)
     const status = entry.proposal.status
     const commit = await commitChanges(store, entry.commit, {onWarning: (m) => warnings.push(m)})
-    if (status === 'quarantined') await escalateIfRepeated(store, plan.session, warnings)
+    // a signer has no session record to escalate
+    if (status === 'quarantined' && !plan.signer) await escalateIfRepeated(store, plan.session, warnings)
     const result: WriteResult = decision
       ? {status, scope, path, proposal: id, digest: entry.digest, commit, flags: decision.flags, votes: decision.votes, vote: entry.proposal.vote ?? undefined, redactions, warnings}
       : {status, scope, path, proposal: id, digest: entry.digest, commit, flags: [], votes: [], redactions, warnings}

@@ -72,7 +72,8 @@ const PROVENANCE = 'provenance'
 
 export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: PROVENANCE, verdict, confidence, reason})
-  const claimed = isAuthorityClaim(c.claim?.origin) ? c.claim!.origin : isAuthorityClaim(c.origin) ? c.origin : null
+  // a signed proposal's origin is its key's (the text is still checked below); anything else is a claim
+  const claimed = isAuthorityClaim(c.claim?.origin) ? c.claim!.origin : isAuthorityClaim(c.origin) && !c.signedOrigin ? c.origin : null
   if (claimed) return vote('reject', 0.9, `claims origin "${claimed}" without a signature`)
 
   for (const text of texts) {

@@ -68,6 +68,8 @@ export interface WriteCandidate {
   maxBodyBytes: number
   /** the elevated origin (owner/system/dream) the write claims, if any; provenance rejects it */
   claim?: {origin: string}
+  /** the origin is backed by the signature of the key that makes the proposal (the dream job's), not claimed */
+  signedOrigin?: boolean
   /** the current curated file at that path, if any (an update) */
   baseBody?: string
 }
