@@ -422,14 +422,7 @@ class PartialScope implements TermCounts {
     if (!base) return this.inner._index.get(term)
     const merged = base.read()
     for (const [field, docs] of merged) {
-      for (const sid of docs.keys()) {
-        if (this.removed.has(sid)) docs.delete(sid)
-        else if (!this.inner._documentIds.has(sid)) {
-          const d = this.file.bySid(sid)
-          if (!d) throw new Error(`postings name document ${sid}, which the file does not hold`)
-          this.addDoc(sid, d.path, d.lengths)
-        }
-      }
+      for (const sid of this.removed) docs.delete(sid)
       if (docs.size === 0) merged.delete(field)
     }
     for (const [field, docs] of this.inner._index.get(term) ?? []) {
@@ -439,6 +432,18 @@ class PartialScope implements TermCounts {
     }
     if (merged.size > 0) this.inner._index.set(term, merged)
     return merged.size > 0 ? merged : undefined
+  }
+
+  /** Before a search for the term: every document its postings name, with its field lengths (the search skips any it does not know). */
+  prepare(term: string): void {
+    for (const docs of this.load(term)?.values() ?? []) {
+      for (const sid of docs.keys()) {
+        if (this.inner._documentIds.has(sid)) continue
+        const d = this.file.bySid(sid)
+        if (!d) throw new Error(`postings name document ${sid}, which the file does not hold`)
+        this.addDoc(sid, d.path, d.lengths)
+      }
+    }
   }
 
   atLeast(term: string): number {
@@ -534,7 +539,7 @@ class IndexEngine {
     try {
       const terms = informativeTerms(text, indexes, opts.informative)
       if (terms.length === 0) return []
-      for (const {partial: p} of indexes) for (const t of terms) p?.load(t.term)
+      for (const {partial: p} of indexes) for (const t of terms) p?.prepare(t.term)
       return ranked(indexes, terms).slice(0, opts.limit).map(({scope, r, score}) => ({scope, path: r.id as string, score}))
     } finally {
       for (const {partial: p} of indexes) p?.file.close()
