@@ -455,7 +455,11 @@ class PartialScope implements TermCounts {
   }
 
   exactly(term: string): number {
-    return docFreq(this.load(term))
+    if (this.read.has(term)) return docFreq(this.inner._index.get(term))
+    const base = this.file.term(term)
+    if (!base) return docFreq(this.inner._index.get(term))
+    // the file's count, less the replaced documents that held it, plus the delta's (new short ids: no overlap)
+    return base.docs - base.holding(this.removed) + docFreq(this.inner._index.get(term))
   }
 }
 

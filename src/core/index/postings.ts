@@ -184,6 +184,8 @@ export interface TermEntry {
   docs: number
   /** field id → short id → term frequency */
   read(): Map<number, Map<number, number>>
+  /** how many of these documents hold the term (in any field), without building the maps */
+  holding(sids: ReadonlySet<number>): number
 }
 
 export interface DocEntry {
@@ -247,7 +249,7 @@ export class Postings {
         const off = this.u32(at + 8)
         const len = this.u32(at + 12)
         const hash = this.buf.subarray(at + 20, at + 36)
-        return {docs: this.u32(at + 16), read: () => this.readPostings(off, len, hash)}
+        return {docs: this.u32(at + 16), read: () => this.readPostings(off, len, hash), holding: (sids) => this.holding(off, len, hash, sids)}
       }
       if (c < 0) lo = mid + 1
       else hi = mid - 1
@@ -255,11 +257,29 @@ export class Postings {
     return undefined
   }
 
-  private readPostings(off: number, len: number, hash: Buffer): Map<number, Map<number, number>> {
+  private chunk(off: number, len: number, hash: Buffer): Buffer {
     if (off + len > this.header.postings) throw new RangeError('postings outside the file')
     const b = Buffer.alloc(len)
     if (readSync(this.fd, b, 0, len, this.postings + off) !== len) throw new Error('a short file')
     if (!chunkHash(b).equals(hash)) throw new Error('postings that are not the ones the file names')
+    return b
+  }
+
+  private holding(off: number, len: number, hash: Buffer, sids: ReadonlySet<number>): number {
+    if (sids.size === 0) return 0
+    const b = this.chunk(off, len, hash)
+    const found = new Set<number>()
+    let o = 4
+    for (let i = 0, n = b.readUInt32LE(0); i < n; i++) {
+      const count = b.readUInt32LE(o + 4)
+      o += 8
+      for (let j = 0; j < count; j++, o += 8) if (sids.has(b.readUInt32LE(o))) found.add(b.readUInt32LE(o))
+    }
+    return found.size
+  }
+
+  private readPostings(off: number, len: number, hash: Buffer): Map<number, Map<number, number>> {
+    const b = this.chunk(off, len, hash)
     const out = new Map<number, Map<number, number>>()
     let o = 0
     const n = b.readUInt32LE(o)
