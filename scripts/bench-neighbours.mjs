@@ -7,7 +7,8 @@
 //   node scripts/bench-neighbours.mjs .bench/stores/10k-single 25 <old build>/dist dist
 //
 // The writes are the vote bench's (scripts/bench.mjs benchVote): updates of stored memories
-// and notes made of stored sentences. The store's index must be at HEAD (a search builds it).
+// and notes made of stored sentences. The store's index must be written by the newest build
+// (`engram index rebuild`): an index from an older build names no postings file.
 import {readFileSync, readdirSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
