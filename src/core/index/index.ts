@@ -50,7 +50,7 @@ export interface IndexStatus {
   tree: string | null
   /** the index reflects the scope's tree at HEAD */
   fresh: boolean
-  /** bytes on disk (index and delta) */
+  /** bytes on disk (index, delta and postings) */
   bytes: number
   /** paths held in the delta file */
   delta: number
@@ -282,10 +282,12 @@ export async function status(store: Store): Promise<IndexStatus[]> {
     const meta = readMeta(store, scope)
     if (!meta) return {scope, docs: 0, tree: null, fresh: current === null, bytes: 0, delta: 0}
     let deltaBytes = 0
-    try {
-      deltaBytes = statSync(deltaPath(store, scope)).size
-    } catch {
-      deltaBytes = 0
+    for (const file of [deltaPath(store, scope), postingsPath(store, scope)]) {
+      try {
+        deltaBytes += statSync(file).size
+      } catch {
+        // absent
+      }
     }
     const delta = readDelta(store, scope, meta, () => {})
     let docs = meta.docs
