@@ -552,8 +552,8 @@ async function benchVote(dir, spec, files, r) {
   } finally {
     nb.close()
   }
-  // the neighbour lookup as src/core/write/write.ts wires it today: a one-shot index per call,
-  // with `git ls-tree` and the keyring read from git history each time
+  // the neighbour lookup as src/core/write/write.ts wires it today: one-shot per call, the
+  // postings of the write's words from the scope's postings file, the keyring read each time
   const [{Store}, {neighboursFor}] = await Promise.all([dist('core/store/store.js'), dist('core/write/neighbours.js')])
   const store = new Store(dir, dir)
   const session = {id: 's-bench0001', agent: 'bench-agent', assigned: spec.scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
@@ -665,7 +665,7 @@ function report() {
       out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's index (no git) | ${pp(ten.vote)} |`)
       out.push(`| of which the neighbour lookup (the write's 12 rarest words over the loaded index, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
       out.push(`| of which redaction, flags and validators p50 / p95 | ${pp(ten.voteChecks)} |`)
-      out.push(`| neighbour lookup as the write path wires it today (one-shot index, git ls-tree, keyring from git) p50 / p95 | ${pp(ten.voteWired)} |`)
+      out.push(`| neighbour lookup as the write path wires it today (one-shot: the scope's postings file, 8 files read and verified, keyring) p50 / p95 | ${pp(ten.voteWired)} |`)
       out.push(`| votes that passed / had neighbours | ${(100 * v.votePassed).toFixed(0)} % / ${(100 * v.voteWithNeighbours).toFixed(0)} % |`)
     }
     out.push('')

@@ -112,7 +112,7 @@ describe('index isolation', () => {
     expect(hits.map((h) => h.scope).sort()).toEqual(['org', 'tenant:a'])
     expect(hits.some((h) => h.snippet.includes('quokka'))).toBe(false)
     expect(existsSync(shardFile(r, 'tenant.b'))).toBe(false)
-    expect(readdirSync(r.store.abs(INDEX_DIR)).sort()).toEqual(['.gitignore', 'org.index', 'tenant.a.index', 'trees'])
+    expect(readdirSync(r.store.abs(INDEX_DIR)).sort()).toEqual(['.gitignore', 'org.index', 'org.postings', 'tenant.a.index', 'tenant.a.postings', 'trees'])
     expect(await search(r.store, 'quokkaconfidential', {scopes: ['tenant:a']})).toEqual([])
 
     await rebuild(r.store)
@@ -122,6 +122,12 @@ describe('index isolation', () => {
     expect(a).not.toContain('quokka')
     expect(b).not.toContain('zanzibar')
     expect(readFileSync(shardFile(r, 'org'), 'latin1')).not.toMatch(/quokka|zanzibar/)
+    // the write path's postings files hold their own scope's terms only
+    const postings = (key: string) => readFileSync(r.store.abs(`${INDEX_DIR}/${key}.postings`), 'latin1')
+    expect(postings('tenant.a')).toContain('zanzibarsecret')
+    expect(postings('tenant.a')).not.toContain('quokka')
+    expect(postings('tenant.b')).not.toContain('zanzibar')
+    expect(postings('org')).not.toMatch(/quokka|zanzibar/)
   })
 
   it('keeps the index out of git', async () => {

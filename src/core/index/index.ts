@@ -9,6 +9,7 @@ import type {Provenance} from '../memory/memory.js'
 import {formatScope, parseScope} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 import {readHead, readHeadFromFiles} from './head.js'
+import {encodePostings, openPostings, Postings, postingsHash} from './postings.js'
 import {makeSnippet} from './snippet.js'
 import {currentTrees, diffTrees, IndexDoc, listScopes, listTree, parseMemoryText, prepareDoc, TreeEntry} from './source.js'
 import {parseQuery, termOf, tokenize, words} from './tokenize.js'
@@ -23,7 +24,8 @@ export {readHead} from './head.js'
  * own JSON form. A commit does not rewrite it: the paths that changed since its tree
  * (`git diff-tree`) go to a small delta file, replayed with remove/add when the index is
  * loaded and folded into a new full index once it grows past deltaBound. A rebuild from
- * the files gives the same results at any time.
+ * the files gives the same results at any time. Beside each full index, its postings file
+ * (postings.ts): what a write's neighbour lookup reads instead of the whole index.
  */
 
 export const INDEX_DIR = '.engram/index'
@@ -48,7 +50,7 @@ export interface IndexStatus {
   tree: string | null
   /** the index reflects the scope's tree at HEAD */
   fresh: boolean
-  /** bytes on disk (index and delta) */
+  /** bytes on disk (index, delta and postings) */
   bytes: number
   /** paths held in the delta file */
   delta: number
@@ -131,6 +133,19 @@ function termDocs(ms: Index): (term: string) => Map<number, Map<number, number>>
   return (term) => inner._index.get(term)
 }
 
+/** What choosing a text's rarest words needs of one scope's index. */
+interface TermCounts {
+  /** a lower bound on the documents holding the term, or -1 when none does */
+  atLeast(term: string): number
+  /** the documents holding the term, exactly */
+  exactly(term: string): number
+}
+
+function fullCounts(ms: Index): TermCounts {
+  const get = termDocs(ms)
+  return {atLeast: (term) => docFreqAtLeast(get(term)), exactly: (term) => docFreq(get(term))}
+}
+
 function docFreqAtLeast(data: Map<number, Map<number, number>> | undefined): number {
   if (!data) return -1
   let n = 0
@@ -183,6 +198,30 @@ function roundScore(score: number): number {
 
 export async function search(store: Store, query: string, opts: SearchOptions): Promise<SearchHit[]> {
   return new IndexEngine(store).search(query, opts)
+}
+
+/** A memory close to a text, by path only: to be read (and verified) from its file. */
+export interface Nominee {
+  scope: string
+  path: string
+  score: number
+}
+
+/**
+ * The memories closest to a plain text, exactly as `search` with `informative` ranks them,
+ * by path and score only, for a one-shot caller that reads each file itself (a write's
+ * neighbour lookup). Each scope is brought to HEAD as for a search; then only the postings
+ * of the text's words are read, from the scope's postings file, instead of its whole
+ * index. A postings file that is missing, stale or not the one the index names is not
+ * used: that scope's full index is loaded (and the file written again from it).
+ */
+export async function nominate(store: Store, text: string, opts: {scopes: string[]; limit: number; informative: number; onWarning?: (message: string) => void}): Promise<Nominee[]> {
+  try {
+    return await new IndexEngine(store).nominate(text, opts, 'postings')
+  } catch {
+    // postings that are not the ones their file's head names (an edit, a torn write): full indexes, files written again
+    return new IndexEngine(store).nominate(text, opts, 'rewrite')
+  }
 }
 
 /** Bring the files of these scopes up to date: a delta of the changed paths, or a fold past the bound. No full index is loaded below the bound. */
@@ -243,10 +282,12 @@ export async function status(store: Store): Promise<IndexStatus[]> {
     const meta = readMeta(store, scope)
     if (!meta) return {scope, docs: 0, tree: null, fresh: current === null, bytes: 0, delta: 0}
     let deltaBytes = 0
-    try {
-      deltaBytes = statSync(deltaPath(store, scope)).size
-    } catch {
-      deltaBytes = 0
+    for (const file of [deltaPath(store, scope), postingsPath(store, scope)]) {
+      try {
+        deltaBytes += statSync(file).size
+      } catch {
+        // absent
+      }
     }
     const delta = readDelta(store, scope, meta, () => {})
     let docs = meta.docs
@@ -294,6 +335,166 @@ interface Loaded {
   tree: string
   /** the full index file this was loaded from (its build id) */
   build: string
+  /** set when `ms` is only the part of the index a neighbour lookup asked for (PartialScope) */
+  partial?: PartialScope
+}
+
+/** A scope's index as a search uses it. */
+interface Opened {
+  scope: string
+  ms: Index
+  counts: TermCounts
+  partial?: PartialScope
+}
+
+/** Every index's hits for these terms, best first; ties by scope, then path: the same order whatever order the indexes were built in. */
+function ranked(indexes: {scope: string; ms: Index}[], terms: QueryTerm[]): {scope: string; r: SearchResult; score: number}[] {
+  const {query: q, options} = miniQuery(terms)
+  const all: {scope: string; r: SearchResult; score: number}[] = []
+  for (const {scope, ms} of indexes) for (const r of ms.search(q, options)) all.push({scope, r, score: roundScore(r.score)})
+  all.sort((a, b) => b.score - a.score || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0))
+  return all
+}
+
+/** MiniSearch's fields this module reads or fills in directly (7.x; `termDocs` reads `_index` too). */
+interface MiniInternals {
+  _documentCount: number
+  _nextId: number
+  _documentIds: Map<number, string>
+  _idToShortId: Map<string, number>
+  _fieldIds: Record<string, number>
+  _fieldLength: Map<number, number[]>
+  _avgFieldLength: number[]
+  _dirtCount: number
+  _index: {get(term: string): Map<number, Map<number, number>> | undefined; set(term: string, data: Map<number, Map<number, number>>): void; [Symbol.iterator](): Iterator<[string, Map<number, Map<number, number>>]>}
+}
+
+/**
+ * The part of a scope's index one neighbour lookup needs, from its postings file: a
+ * MiniSearch index with the full index's statistics (document count, average field
+ * lengths), the postings of only the terms asked for (read on demand) and only the
+ * documents they hold, and the delta replayed as a full load replays it (a replaced
+ * document discarded, its postings dropped as remove() drops them, the new one added).
+ * MiniSearch then scores these terms exactly as over the full index. No stored fields:
+ * a hit is a path, read from its file by the caller.
+ */
+class PartialScope implements TermCounts {
+  readonly ms: Index
+  private readonly inner: MiniInternals
+  /** short ids of the full index's documents the delta replaced or removed */
+  private readonly removed = new Set<number>()
+  private readonly read = new Set<string>()
+
+  constructor(
+    readonly file: Postings,
+    delta: Delta | undefined,
+  ) {
+    const h = file.header
+    this.ms = MiniSearch.loadJS<IndexDoc>(
+      {
+        documentCount: h.documentCount, nextId: h.nextId, documentIds: {}, fieldIds: h.fieldIds, fieldLength: {},
+        averageFieldLength: [...h.averageFieldLength], storedFields: {}, dirtCount: h.dirtCount, index: [], serializationVersion: 2,
+      } as unknown as Parameters<typeof MiniSearch.loadJS>[0],
+      OPTIONS,
+    )
+    this.inner = this.ms as unknown as MiniInternals
+    // in the delta's order, as loadScope's applyDoc: the same sums, so the same averages to the last bit
+    for (const c of delta?.changes ?? []) {
+      const old = file.byPath(c.path)
+      if (old) {
+        this.addDoc(old.sid, old.path, old.lengths)
+        this.removed.add(old.sid)
+        this.ms.discard(c.path)
+      }
+      if (c.doc) this.ms.add(c.doc)
+    }
+  }
+
+  private addDoc(sid: number, path: string, lengths: number[]): void {
+    this.inner._documentIds.set(sid, path)
+    this.inner._idToShortId.set(path, sid)
+    this.inner._fieldLength.set(sid, lengths)
+  }
+
+  /** The term's postings as the full index holds them after its delta: the file's (less what the delta removed), then the delta's. */
+  load(term: string): Map<number, Map<number, number>> | undefined {
+    if (this.read.has(term)) return this.inner._index.get(term)
+    this.read.add(term)
+    const base = this.file.term(term)
+    if (!base) return this.inner._index.get(term)
+    const merged = base.read()
+    for (const [field, docs] of merged) {
+      for (const sid of this.removed) docs.delete(sid)
+      if (docs.size === 0) merged.delete(field)
+    }
+    for (const [field, docs] of this.inner._index.get(term) ?? []) {
+      const into = merged.get(field) ?? new Map<number, number>()
+      for (const [sid, tf] of docs) into.set(sid, tf)
+      merged.set(field, into)
+    }
+    if (merged.size > 0) this.inner._index.set(term, merged)
+    return merged.size > 0 ? merged : undefined
+  }
+
+  /** Before a search for the term: every document its postings name, with its field lengths (the search skips any it does not know). */
+  prepare(term: string): void {
+    for (const docs of this.load(term)?.values() ?? []) {
+      for (const sid of docs.keys()) {
+        if (this.inner._documentIds.has(sid)) continue
+        const d = this.file.bySid(sid)
+        if (!d) throw new Error(`postings name document ${sid}, which the file does not hold`)
+        this.addDoc(sid, d.path, d.lengths)
+      }
+    }
+  }
+
+  atLeast(term: string): number {
+    if (this.read.has(term)) return this.inner._index.get(term) ? docFreq(this.inner._index.get(term)) : -1
+    const base = this.file.term(term)
+    const added = this.inner._index.get(term)
+    if (base) return Math.max(0, base.docs - this.removed.size)
+    return docFreqAtLeast(added)
+  }
+
+  exactly(term: string): number {
+    if (this.read.has(term)) return docFreq(this.inner._index.get(term))
+    const base = this.file.term(term)
+    if (!base) return docFreq(this.inner._index.get(term))
+    // the file's count, less the replaced documents that held it, plus the delta's (new short ids: no overlap)
+    return base.docs - base.holding(this.removed) + docFreq(this.inner._index.get(term))
+  }
+}
+
+/** The scope's postings file when it is the one its index names (by hash) and reads; undefined sends the caller to the full index. */
+function openPartial(store: Store, scope: string, meta: IndexMeta, delta: Delta | undefined): PartialScope | undefined {
+  if (meta.postings === undefined) return undefined
+  const file = openPostings(postingsPath(store, scope), meta.postings)
+  if (!file) return undefined
+  try {
+    return new PartialScope(file, delta)
+  } catch {
+    file.close()
+    return undefined
+  }
+}
+
+/** The postings file's bytes for a full index, as loaded or built (before any delta). */
+function postingsOf(ms: Index): Buffer {
+  const m = ms as unknown as MiniInternals
+  return encodePostings({
+    documentCount: m._documentCount, nextId: m._nextId, fieldIds: m._fieldIds, averageFieldLength: m._avgFieldLength,
+    dirtCount: m._dirtCount, documentIds: m._documentIds, fieldLength: m._fieldLength, terms: m._index,
+  })
+}
+
+/** Write a missing or damaged postings file again from its loaded index, when it comes out as the file the index names. */
+function healPostings(store: Store, scope: string, meta: IndexMeta, ms: Index): void {
+  try {
+    const bytes = postingsOf(ms)
+    if (meta.postings !== undefined && postingsHash(bytes) === meta.postings) writeAtomic(postingsPath(store, scope), bytes)
+  } catch {
+    // a folder we cannot write: the next lookup loads the full index again
+  }
 }
 
 class IndexEngine {
@@ -313,11 +514,7 @@ class IndexEngine {
     const indexes = await this.ensure(normaliseScopes(opts.scopes), warn)
     const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
     if (query2.length === 0) return []
-    const {query: q, options} = miniQuery(query2)
-    const all: {scope: string; r: SearchResult; score: number}[] = []
-    for (const {scope, ms} of indexes) for (const r of ms.search(q, options)) all.push({scope, r, score: roundScore(r.score)})
-    // ties by scope, then path: the same order whatever order the indexes were built in
-    all.sort((a, b) => b.score - a.score || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0))
+    const all = ranked(indexes, query2)
     const limit = opts.limit ?? DEFAULT_LIMIT
     const hits: SearchHit[] = []
     for (const {scope, r, score} of all) {
@@ -342,22 +539,35 @@ class IndexEngine {
     return hits
   }
 
-  /** Load (or build) the index of every scope at HEAD; returns those that have memory. */
-  async ensure(scopes: string[], warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
-    const {trees, listed} = await this.trees(scopes, true)
-    if (listed) return this.ensureAt(scopes, trees, warn)
+  /** See `nominate` (the function): from the postings files where they are good, or from full indexes whose postings files are written again. */
+  async nominate(text: string, opts: {scopes: string[]; limit: number; informative: number; onWarning?: (message: string) => void}, mode: 'postings' | 'rewrite'): Promise<Nominee[]> {
+    const indexes = await this.ensure(normaliseScopes(opts.scopes), opts.onWarning ?? (() => {}), mode)
     try {
-      return await this.ensureAt(scopes, trees, warn)
+      const terms = informativeTerms(text, indexes, opts.informative)
+      if (terms.length === 0) return []
+      for (const {partial: p} of indexes) for (const t of terms) p?.prepare(t.term)
+      return ranked(indexes, terms).slice(0, opts.limit).map(({scope, r, score}) => ({scope, path: r.id as string, score}))
+    } finally {
+      for (const {partial: p} of indexes) p?.file.close()
+    }
+  }
+
+  /** Load (or build) the index of every scope at HEAD; returns those that have memory. `partial`: see nominate. */
+  async ensure(scopes: string[], warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full'): Promise<Opened[]> {
+    const {trees, listed} = await this.trees(scopes, true)
+    if (listed) return this.ensureAt(scopes, trees, warn, partial)
+    try {
+      return await this.ensureAt(scopes, trees, warn, partial)
     } catch {
       // remembered trees git cannot use (a damaged or forged record): list them again
       removeFile(treesPath(this.store))
       this.known = undefined
-      return this.ensureAt(scopes, (await this.trees(scopes, false)).trees, warn)
+      return this.ensureAt(scopes, (await this.trees(scopes, false)).trees, warn, partial)
     }
   }
 
-  private async ensureAt(scopes: string[], trees: Map<string, string | null>, warn: (message: string) => void): Promise<{scope: string; ms: Index}[]> {
-    const out: {scope: string; ms: Index}[] = []
+  private async ensureAt(scopes: string[], trees: Map<string, string | null>, warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite'): Promise<Opened[]> {
+    const out: Opened[] = []
     for (const scope of scopes) {
       const tree = trees.get(scope) ?? null
       if (tree === null) {
@@ -366,17 +576,27 @@ class IndexEngine {
         continue
       }
       let held = this.loaded.get(scope)
-      if (!held || held.tree !== tree) held = await this.bringUp(scope, tree, held, warn)
-      if (this.warm) this.loaded.set(scope, held)
-      out.push({scope, ms: held.ms})
+      if (!held || held.tree !== tree) held = await this.bringUp(scope, tree, held, warn, this.warm ? 'full' : partial)
+      // a partial index is never held: it answers only the terms it was opened for
+      if (this.warm && !held.partial) this.loaded.set(scope, held)
+      out.push({scope, ms: held.ms, counts: held.partial ?? fullCounts(held.ms), partial: held.partial})
     }
     return out
   }
 
   /** The scope's index at `tree`: the files brought up to date, then loaded, or what is held moved forward in memory. */
-  private async bringUp(scope: string, tree: string, held: Loaded | undefined, warn: (message: string) => void): Promise<Loaded> {
+  private async bringUp(scope: string, tree: string, held: Loaded | undefined, warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full'): Promise<Loaded> {
     const up = await upkeep(this.store, scope, tree, warn)
     if (up.loaded) return up.loaded
+    if (partial !== 'full') {
+      const p = partial === 'postings' ? openPartial(this.store, scope, up.meta, up.delta) : undefined
+      if (p) return {ms: p.ms, tree, build: up.meta.build, partial: p}
+      // no good postings file: the full index, and the file written again from it
+      return (
+        loadScope(this.store, scope, up.meta, up.delta, warn, (ms) => healPostings(this.store, scope, up.meta, ms)) ??
+        (await buildScope(this.store, scope, tree, warn))
+      )
+    }
     if (held && held.build === up.meta.build) {
       try {
         const changes = await diffTrees(this.store, held.tree, tree)
@@ -450,6 +670,8 @@ interface IndexMeta {
   tree: string
   build: string
   docs: number
+  /** SHA-256 of the postings file written with this index (postings.ts); absent in an index written before them */
+  postings?: string
   /** size of the file (not stored: filled in when read) */
   bytes: number
 }
@@ -504,7 +726,9 @@ function parseMeta(line: string, scope: string, bytes: number): IndexMeta | unde
   const m = JSON.parse(line) as Partial<IndexMeta>
   if (m?.format !== FORMAT || m.scope !== scope || typeof m.tree !== 'string' || !TREE_ID.test(m.tree) || typeof m.build !== 'string') return undefined
   if (!Number.isInteger(m.docs) || m.docs! < 0) return undefined
-  return {format: FORMAT, scope, tree: m.tree, build: m.build, docs: m.docs!, bytes}
+  // no postings named (an index from before them, or a bad value): the write path loads this index whole
+  const postings = typeof m.postings === 'string' && /^[0-9a-f]{64}$/.test(m.postings) ? m.postings : undefined
+  return {format: FORMAT, scope, tree: m.tree, build: m.build, docs: m.docs!, postings, bytes}
 }
 
 function readDelta(store: Store, scope: string, meta: IndexMeta, warn: (message: string) => void): Delta | undefined {
@@ -589,8 +813,8 @@ function metaOf(scope: string, loaded: Loaded): IndexMeta {
   return {format: FORMAT, scope, tree: loaded.tree, build: loaded.build, docs: loaded.ms.documentCount, bytes: 0}
 }
 
-/** Load a scope's full index and replay its delta; undefined (with a warning, files removed) when the file is unreadable. */
-function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | undefined, warn: (message: string) => void): Loaded | undefined {
+/** Load a scope's full index and replay its delta; undefined (with a warning, files removed) when the file is unreadable. `loadedBase` sees the index before the delta. */
+function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | undefined, warn: (message: string) => void, loadedBase?: (ms: Index) => void): Loaded | undefined {
   let ms: Index
   try {
     const text = readFileSync(indexPath(store, scope), 'utf8')
@@ -603,6 +827,7 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
     removeScopeFiles(store, scope)
     return undefined
   }
+  loadedBase?.(ms)
   try {
     for (const c of delta?.changes ?? []) applyDoc(ms, c.path, c.doc)
   } catch (error) {
@@ -616,12 +841,16 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
 
 function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta: IndexMeta} {
   const build = randomBytes(8).toString('hex')
-  const line = JSON.stringify({format: FORMAT, scope, tree, build, docs: ms.documentCount})
+  const postings = postingsOf(ms)
+  const hash = postingsHash(postings)
+  const line = JSON.stringify({format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash})
   const text = `${line}\n${JSON.stringify(ms)}`
   ensureIndexDir(store)
   removeFile(deltaPath(store, scope))
+  // the postings first: until the index names them, a reader finds the old hash and does not use them
+  writeAtomic(postingsPath(store, scope), postings)
   writeAtomic(indexPath(store, scope), text)
-  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, bytes: Buffer.byteLength(text)}}
+  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash, bytes: Buffer.byteLength(text)}}
 }
 
 /**
@@ -659,14 +888,14 @@ async function buildScope(store: Store, scope: string, tree: string, warn: (mess
 }
 
 /** The `n` rarest words of a plain text that occur in the indexes (ties by the word), as exact query terms. */
-function informativeTerms(text: string, indexes: {ms: Index}[], n: number): QueryTerm[] {
+function informativeTerms(text: string, indexes: {counts: TermCounts}[], n: number): QueryTerm[] {
   if (n <= 0) return []
-  const lookups = indexes.map(({ms}) => termDocs(ms))
+  const lookups = indexes.map(({counts}) => counts)
   const cands: {term: string; atLeast: number}[] = []
   for (const term of new Set(tokenize(text))) {
     let atLeast = -1
     for (const get of lookups) {
-      const k = docFreqAtLeast(get(term))
+      const k = get.atLeast(term)
       if (k >= 0) atLeast = Math.max(atLeast, 0) + k
     }
     if (atLeast >= 0) cands.push({term, atLeast})
@@ -678,7 +907,7 @@ function informativeTerms(text: string, indexes: {ms: Index}[], n: number): Quer
   for (const c of cands) {
     if (best.length >= n && c.atLeast > best[n - 1].df) break
     let df = 0
-    for (const get of lookups) df += docFreq(get(c.term))
+    for (const get of lookups) df += get.exactly(c.term)
     if (df === 0) continue
     const item = {term: c.term, df}
     if (best.length >= n && !before(item, best[n - 1])) continue
@@ -705,6 +934,11 @@ function indexPath(store: Store, scope: string): string {
 
 function deltaPath(store: Store, scope: string): string {
   return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.delta`)
+}
+
+/** The write path's side file of the scope's full index (postings.ts). */
+export function postingsPath(store: Store, scope: string): string {
+  return store.abs(`${INDEX_DIR}/${scopeKey(scope)}.postings`)
 }
 
 /** The hand-written engine's file (before MiniSearch): removed when the scope is built. */
@@ -753,7 +987,7 @@ function writeTreeRecord(store: Store, head: string, trees: Map<string, string |
  * fsutil's writeFileAtomic, for files that must survive a crash): the index is derived, a
  * file lost to a power cut is rebuilt, and an fsync per scope costs seconds on a busy disk.
  */
-function writeAtomic(path: string, text: string): void {
+function writeAtomic(path: string, text: string | Buffer): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileSync(tmp, text)
   renameSync(tmp, path)
@@ -766,6 +1000,7 @@ function removeFile(path: string): void {
 function removeScopeFiles(store: Store, scope: string): void {
   removeFile(indexPath(store, scope))
   removeFile(deltaPath(store, scope))
+  removeFile(postingsPath(store, scope))
   removeFile(legacyShardPath(store, scope))
 }
 

@@ -22,8 +22,10 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  *
  * Always in-process, never through `engram serve`'s socket: any process of the user
  * could be listening there, and an answer of "no neighbours" cannot be checked, so a
- * fake server could hide the memory a write contradicts. In-process it loads the scope's
- * whole MiniSearch index: 690 ms a write at 10k memories (README "Performance").
+ * fake server could hide the memory a write contradicts. In-process it reads only the
+ * postings of the write's words from each scope's postings file (index.ts `nominate`), not
+ * the whole index; where that file is missing or is not the one its index names, the whole
+ * index is loaded, as before (README "Performance").
  */
 export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
   return findNeighbours(store, session, text, limit)
@@ -31,7 +33,8 @@ export async function neighboursFor(store: Store, session: SessionRecord, _scope
 
 /**
  * The lookup itself. A warm caller passes its engine and gate; a one-shot caller opens the
- * index and the keyring for this call.
+ * index's postings and the keyring for this call. Either way the index only nominates: a
+ * candidate counts only as the file it is on disk, through the serving gate.
  */
 export async function findNeighbours(
   store: Store,
@@ -42,11 +45,11 @@ export async function findNeighbours(
 ): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
   if (scopes.length === 0) return []
-  const search: Searcher['search'] = warm.engine
-    ? (q, o) => warm.engine!.search(q, o)
-    : async (q, o) => (await import('../index/index.js')).search(store, q, o)
   // plain text: query syntax in the write's text (quotes, +/-) is never parsed
-  const hits = await search(text.slice(0, NEIGHBOUR_TEXT_CHARS), {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true})
+  const query = text.slice(0, NEIGHBOUR_TEXT_CHARS)
+  const hits: {scope: string; path: string; score: number; title?: string; blob?: string; body?: string}[] = warm.engine
+    ? await warm.engine.search(query, {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true})
+    : await (await import('../index/index.js')).nominate(store, query, {scopes, limit, informative: NEIGHBOUR_TERMS})
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
@@ -56,7 +59,7 @@ export async function findNeighbours(
     if (!served.ok) continue
     // still the indexed blob: its title and body are the ones the index parsed from it (no
     // second parse); a file changed since it was indexed is used as it is now
-    if (served.blob === h.blob && h.body !== undefined) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
+    if (h.blob !== undefined && served.blob === h.blob && h.title !== undefined && h.body !== undefined) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
     else out.push({scope: h.scope, path: h.path, title: served.memory.frontmatter.title, body: served.memory.body, score: h.score})
   }
   return out
