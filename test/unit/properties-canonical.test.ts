@@ -66,14 +66,17 @@ const proposal: fc.Arbitrary<Proposal> = fc
     note: nullable,
     title: str, tags: fc.array(str, {maxLength: 3}), created2: str, version: fc.integer({min: 1, max: 1e9}), reviewed_by: nullable, digest: nullable, signature: nullable,
     body: fc.oneof(fc.string({maxLength: 100}), fc.string({unit: 'binary', maxLength: 100})),
+    // a merge's other files, and the maker's signature of an entry made without a session
+    removes: fc.array(fc.record({path: str, base: fc.stringMatching(/^[0-9a-f]{40}$/)}), {maxLength: 2}),
+    entrySignature: fc.option(fc.string({minLength: 1, maxLength: 40}), {nil: null}),
   })
   .map((r) => {
     const memory: MemoryFrontmatter = {
       id: r.id, title: r.title, scope: r.scope, tags: r.tags, author: r.author, source_session: r.session, origin: r.origin, tainted: r.tainted,
       taint_reasons: r.taint_reasons, created: r.created2, updated: r.created2, version: r.version, proposal: r.id, reviewed_by: r.reviewed_by, digest: r.digest, signature: r.signature,
     }
-    const {title: _t, tags: _g, created2: _c, version: _v, reviewed_by: _r, digest: _d, signature: _s, ...p} = r
-    return {...p, votes: p.votes as Proposal['votes'], memory, body: p.operation === 'delete' ? '' : normaliseBody(p.body)}
+    const {title: _t, tags: _g, created2: _c, version: _v, reviewed_by: _r, digest: _d, signature: _s, entrySignature, ...p} = r
+    return {...p, signature: entrySignature, votes: p.votes as Proposal['votes'], memory, body: p.operation === 'delete' ? '' : normaliseBody(p.body)}
   })
 
 // every field the digest covers, and a way to change each one
@@ -84,6 +87,7 @@ const CHANGES: Record<string, (p: Proposal, s: string) => Proposal> = {
   operation: (p) => ({...p, operation: p.operation === 'create' ? 'update' : 'create'}),
   base: (p, s) => ({...p, base: p.base === null ? s : null}),
   body: (p, s) => ({...p, operation: p.operation === 'delete' ? 'update' : p.operation, body: normaliseBody(p.body.trimEnd() + s)}),
+  removes: (p, s) => ({...p, removes: [...p.removes, {path: s, base: '0'.repeat(40)}]}),
   ...Object.fromEntries(
     (['id', 'title', 'scope', 'author', 'created', 'updated'] as const).map((k) => [`memory.${k}`, (p: Proposal, s: string) => ({...p, memory: {...p.memory, [k]: p.memory[k] + s}})]),
   ),
