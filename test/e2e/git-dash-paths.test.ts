@@ -17,7 +17,8 @@ describe('paths and revisions starting with "-"', () => {
     const store = join(sb.dir, '-p')
     mkdirSync(store)
     const run = (args: string[], opts: {input?: string; env?: NodeJS.ProcessEnv} = {}) => sb.run(args, {...opts, cwd: store})
-    expect(run(['init', '--json']).code).toBe(0)
+    // sharing the project's repository, so every path engram gives git starts with "-p/"
+    expect(run(['init', '--shared-history', '--json']).code).toBe(0)
     const session = run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id as string
     const w = run(['write', 'billing.md', '--scope', 'tenant:acme', '--json'], {input: 'Acme renews in March\n', env: {ENGRAM_SESSION: session}})
     expect(w.json?.status, w.stdout + w.stderr).toBe('pending')
