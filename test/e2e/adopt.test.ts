@@ -140,6 +140,28 @@ describe('engram adopt claude-code', () => {
   }, 300_000)
 })
 
+describe('adopt --check in a project whose git config the agent wrote', () => {
+  it('runs nothing the project\'s .git/config names (a signature check\'s gpg.program), and still finds the store in its history', () => {
+    const p = project('signed')
+    expect(p.adopt().code).toBe(0)
+    // a commit carrying a signature and touching memory/, and a config that would check it with the agent's program
+    const blob = git(p.dir, 'hash-object', '-w', '--stdin').trim()
+    const sub = spawnSync('git', ['mktree'], {cwd: p.dir, input: `100644 blob ${blob}\tx.md\n`, encoding: 'utf8'}).stdout.trim()
+    const top = spawnSync('git', ['mktree'], {cwd: p.dir, input: `040000 tree ${sub}\tmemory\n`, encoding: 'utf8'}).stdout.trim()
+    const commit = spawnSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {cwd: p.dir, encoding: 'utf8', input: `tree ${top}\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n AAAA\n -----END PGP SIGNATURE-----\n\nsigned\n`}).stdout.trim()
+    git(p.dir, 'update-ref', 'HEAD', commit)
+    const marker = join(p.sb.dir, 'ran')
+    writeFileSync(join(p.sb.dir, 'evil'), `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, {mode: 0o755})
+    git(p.dir, 'config', 'log.showSignature', 'true')
+    git(p.dir, 'config', 'gpg.program', join(p.sb.dir, 'evil'))
+    const check = p.adopt('--check', '--json')
+    expect(check.code).toBe(7)
+    expect(check.json.warnings.join('\n')).toMatch(/the project's history holds the store's past content/)
+    expect(p.sb.run(['doctor', '--base', join(p.dir, 'memory'), '--no-verify']).code).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+  }, 300_000)
+})
+
 describe('adopt and the store\'s taint list', () => {
   it('a tool the signed config adds to the taint list reaches the hook: the matcher names it, and --check notices when it does not', () => {
     const p = project('tools')

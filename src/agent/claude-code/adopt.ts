@@ -13,6 +13,7 @@ import {homedir, tmpdir} from 'node:os'
 import {basename, dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {GIT_OPTS, gitEnv} from '../../core/git/git.js'
 import {badInput} from '../../core/store/errors.js'
 import {configDir} from '../../core/store/cachefile.js'
 import {ignoreStoreIn} from '../../core/store/init.js'
@@ -237,7 +238,9 @@ export function confinementWarnings(input: SettingsInput, opts: {afterPlan?: Ado
     out.push(...storeRepositoryProblems(input.store))
     // what the project's history still holds of the store is readable from the agent's shell
     if (storeRel && existsSync(join(input.project, '.git'))) {
-      const past = spawnSync('git', ['-C', input.project, 'log', '-1', '--format=%H', '--', storeRel], {encoding: 'utf8'})
+      // the project's .git/config is the agent's to write: engram's git options and
+      // environment, and no signature check (log.showSignature would run its gpg.program)
+      const past = spawnSync('git', [...GIT_OPTS, '-C', input.project, 'log', '--no-show-signature', '-1', '--format=%H', '--end-of-options', 'HEAD', '--', storeRel], {encoding: 'utf8', env: gitEnv()})
       if (past.status === 0 && past.stdout.trim() !== '') out.push(`the project's history holds the store's past content (commit ${past.stdout.trim().slice(0, 10)}), which the agent's shell can read: rewrite it out of the project's history, or adopt in a fresh clone`)
     }
   } else if (!opts.afterPlan) {

@@ -69,7 +69,7 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  * Settings given with `-c` before every git subcommand. The repository's own config
  * (`.git/config`) is as writable by an agent as the store, so it may decide nothing and
  * run nothing (STANDARD R18): replace refs off, no hooks (`reference-transaction` runs on
- * every ref move), no fsmonitor command, no commit signing program, no automatic gc or
+ * every ref move), no fsmonitor command, no commit signing or signature-checking program, no automatic gc or
  * maintenance. Clean filters and diff drivers are avoided by the calls themselves
  * (`hash-object --no-filters`, the index staged from blob ids, `--no-ext-diff
  * --no-textconv` on patches). Paths unquoted.
@@ -80,6 +80,8 @@ const GIT_CONFIG = [
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'commit.gpgSign=false',
+  // a log would check signatures with the repository's gpg.program (any program it names)
+  'log.showSignature=false',
   'gc.auto=0',
   'maintenance.auto=false',
 ] as const
