@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {createReadStream} from 'node:fs'
 
 import {EngramCommand, sessionFlag} from '../cli/base.js'
+import {syncAfter, syncFlag, syncLine} from '../cli/sync.js'
 import {writeRoute} from '../core/session/access.js'
 import {parseTags, readLimited} from '../core/store/content.js'
 import {formatScope, parseScope} from '../core/store/scope.js'
@@ -27,6 +28,7 @@ export default class Write extends EngramCommand {
     origin: Flags.string({description: `how the content reached the agent: ${AGENT_ORIGINS.join(', ')}`, default: 'direct_chat'}),
     'base-blob': Flags.string({description: 'the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'}),
     session: sessionFlag,
+    sync: syncFlag,
   }
 
   async run() {
@@ -55,6 +57,11 @@ export default class Write extends EngramCommand {
     }
     // kept, but refused by the vote: its own exit code, so a script need not parse stdout
     if (r.status === 'quarantined') process.exitCode = EXIT_QUARANTINED
+    if (flags.sync) {
+      const synced = await syncAfter(store, `${r.status} ${r.scope}/${r.path}${r.proposal ? ` as ${r.proposal}` : ''}`)
+      this.note(syncLine(synced))
+      return {...r, sync: synced}
+    }
     return r
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
+import {syncAfter, syncFlag, syncLine} from '../../cli/sync.js'
 import {acceptProposal} from '../../core/review/review.js'
 import {Store} from '../../core/store/store.js'
 
@@ -13,6 +14,7 @@ export default class ReviewAccept extends EngramCommand {
   static override flags = {'passphrase-file': passphraseFileFlag, 
     digest: Flags.string({description: 'the reviewed digest (at least 16 hex characters)', required: true}),
     key: Flags.string({description: 'owner key name (default: ENGRAM_KEY or the only key in your key folder)'}),
+    sync: syncFlag,
   }
 
   async run() {
@@ -20,6 +22,11 @@ export default class ReviewAccept extends EngramCommand {
     const store = await Store.open(flags.base)
     const r = await acceptProposal(store, args.id, flags.digest, {keyName: flags.key})
     if (!this.jsonEnabled()) this.log(`accepted ${r.id}: ${r.operation} ${r.scope}/${r.path}${r.version ? ` v${r.version}` : ''}, signed by ${r.reviewed_by}, commit ${r.commit?.slice(0, 10)}`)
+    if (flags.sync) {
+      const synced = await syncAfter(store, `accepted ${r.id}`, flags.key)
+      this.note(syncLine(synced))
+      return {...r, sync: synced}
+    }
     return r
   }
 }

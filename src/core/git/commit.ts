@@ -36,6 +36,18 @@ export interface ChangeRequest extends Message {
   changes: FileChange[]
 }
 
+export interface CommitOptions {
+  /** runs once the branch has moved (e.g. to record a manifest serial) */
+  afterCommit?: (commit: string) => void
+  onWarning?: (m: string) => void
+  /** more parents after HEAD: a merge commit (sync), made even when the tree does not change */
+  mergeParents?: string[]
+  /** move the branch to this existing commit instead of making one (a sync's fast-forward); its tree must be HEAD's with `changes` applied */
+  fastForward?: string
+  /** runs once the commit exists and before the branch moves: throwing leaves everything as it was (sync verifies the commit here) */
+  beforeMove?: (commit: string) => Promise<void>
+}
+
 let identity: Promise<Record<string, string>> | undefined
 
 /** A machine with no git identity (a fresh CI box) still commits, as "engram". */
@@ -273,11 +285,12 @@ function blobBytes(store: Store, blob: string): Promise<Buffer> {
  * `afterCommit` runs once the branch has moved (e.g. to record a manifest serial).
  * Returns the new commit id, or undefined.
  */
-export async function commitChanges(store: Store, req: ChangeRequest, opts: {afterCommit?: (commit: string) => void; onWarning?: (m: string) => void} = {}): Promise<string | undefined> {
+export async function commitChanges(store: Store, req: ChangeRequest, opts: CommitOptions = {}): Promise<string | undefined> {
   const byPath = new Map<string, FileChange>()
   for (const c of req.changes) byPath.set(c.path, c)
   const changes = [...byPath.values()]
-  if (changes.length === 0) return undefined
+  const moves = opts.mergeParents !== undefined || opts.fastForward !== undefined
+  if (changes.length === 0 && !moves) return undefined
   const env = await identityEnv(store)
   const head = (await gitRead(store.top, ['log', '-1', '--format=%H %T'], {allowFail: true})).trim().split(' ')
   const parent = head[0] || undefined
@@ -294,13 +307,22 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: {aft
       const b = blobs.get(c.path)
       return b === null ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
     })
-    await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
+    if (changes.length > 0) await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
     const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
-    // The message comes on stdin, never parsed as an option.
-    if (tree !== head[1]) commit = (await gitWrite(store.top, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], commitMessage(req), env)).trim()
+    if (opts.fastForward !== undefined) {
+      // the branch moves to a commit that exists already (sync): only if it holds exactly the tree these changes make
+      const target = (await gitRead(store.top, ['rev-parse', '--verify', '-q', '--end-of-options', `${opts.fastForward}^{tree}`], {allowFail: true})).trim()
+      if (target !== tree) throw new EngramError('refused', 'The commit to move to does not hold the files worked out for it; nothing was changed.')
+      commit = opts.fastForward
+    } else if (tree !== head[1] || opts.mergeParents !== undefined) {
+      // The message comes on stdin, never parsed as an option.
+      const parents = [...(parent ? [parent] : []), ...(opts.mergeParents ?? [])].flatMap((p) => ['-p', p])
+      commit = (await gitWrite(store.top, ['commit-tree', tree, ...parents, '-F', '-'], commitMessage(req), env)).trim()
+    }
   } finally {
     remove(index)
   }
+  if (commit && opts.beforeMove) await opts.beforeMove(commit)
   if (commit) {
     const journal: Journal = {v: 1, parent: parent ?? null, commit, changes: changes.map((c) => ({path: c.path, old: old.get(c.path) ?? null, new: blobs.get(c.path) ?? null}))}
     writeFileAtomic(store.abs(JOURNAL), `${JSON.stringify(journal)}\n`)

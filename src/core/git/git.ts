@@ -205,6 +205,29 @@ async function gitPipe(root: string, args: string[], input: string | Buffer, ext
   return Buffer.concat(out).toString('utf8')
 }
 
+/**
+ * A git call whose failure is an answer, not an error (a push the remote rejects): exit
+ * code, stdout and stderr, with our options and environment. Used by sync's transport,
+ * in a repository engram made for the call.
+ */
+export async function gitRun(root: string, args: string[], extraEnv: Record<string, string> = {}, opts: {timeoutMs?: number} = {}): Promise<{code: number; stdout: string; stderr: string}> {
+  const child = await spawnGit(root, args, extraEnv)
+  const out: Buffer[] = []
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => out.push(d))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  child.stdin.on('error', () => {})
+  child.stdin.end()
+  const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : undefined
+  const code = await new Promise<number | string>((resolve) => {
+    child.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'))
+    child.on('close', (c, signal) => resolve(c ?? (signal ? 'killed' : 1)))
+  })
+  if (timer) clearTimeout(timer)
+  if (code === 'ENOENT') throw gitMissing()
+  return {code: typeof code === 'number' ? code : 124, stdout: Buffer.concat(out).toString('utf8'), stderr}
+}
+
 function gitFailure(args: string[], error: unknown): EngramError {
   const e = error as {stderr?: string; message?: string; code?: unknown}
   if (e.code === 'ENOENT') return gitMissing()

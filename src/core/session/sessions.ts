@@ -234,7 +234,7 @@ export async function loadSessionFor(store: Store, id: string, caller: SessionRe
 }
 
 /** Whether this process runs inside an agent session: ENGRAM_SESSION set at all, even to an empty string. */
-function insideSession(): boolean {
+export function insideSession(): boolean {
   return process.env.ENGRAM_SESSION !== undefined
 }
 

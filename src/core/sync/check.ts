@@ -1,0 +1,104 @@
+/**
+ * Verification of a commit that is not checked out: the whole-store check of verify.ts
+ * (checkStore, the same rules as `engram verify`) over the files of a commit read from
+ * git's objects, with this machine's root pins and the serials it has seen. Sync runs it on
+ * the commit it is about to move the store to, before anything moves: a remote whose
+ * history makes a file unsigned, a manifest rolled back, a key untrusted, is refused and
+ * the store is left as it was.
+ */
+import {catBlobs, gitRead} from '../git/git.js'
+import {Keyring, KEYS_DIR, pinnedRoots, rootNotPinned} from '../trust/keys.js'
+import {MANIFESTS_DIR} from '../trust/manifest.js'
+import {scopeOfPath} from '../store/scope.js'
+import type {Store} from '../store/store.js'
+import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
+
+/** Every regular file of a commit (store-relative path → bytes), and the paths that are links or other entries. */
+async function filesAt(store: Store, commit: string): Promise<{files: Map<string, Buffer>; odd: string[]}> {
+  const listed = await gitRead(store.top, ['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', commit])
+  const paths: string[] = []
+  const ids: string[] = []
+  const odd: string[] = []
+  for (const rec of listed.split('\0')) {
+    const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (!m) continue
+    if (m[1] !== '100644' && m[1] !== '100755') odd.push(m[4])
+    else {
+      paths.push(m[4])
+      ids.push(m[3])
+    }
+  }
+  const files = new Map<string, Buffer>()
+  for await (const {index, data} of catBlobs(store, ids)) if (data) files.set(paths[index], data)
+  return {files, odd}
+}
+
+/** The keyring the commit's key records and revocations make, from this machine's root pins. */
+function keyringAt(store: Store, files: Map<string, Buffer>): Keyring {
+  const records: {path: string; text: string}[] = []
+  const revocations: {path: string; text: string}[] = []
+  for (const [path, bytes] of files) {
+    if (!path.startsWith(`${KEYS_DIR}/`) || path.slice(KEYS_DIR.length + 1).includes('/')) continue
+    if (path.endsWith('.pub')) records.push({path, text: bytes.toString('utf8')})
+    else if (path.endsWith('.revoked')) revocations.push({path, text: bytes.toString('utf8')})
+  }
+  return new Keyring({records, revocations, roots: pinnedRoots(store)})
+}
+
+/** The keyring of a commit's key records (for a manifest of that side of a merge). */
+export async function keyringAtCommit(store: Store, commit: string): Promise<Keyring> {
+  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', `${KEYS_DIR}/`])
+  const paths: string[] = []
+  const ids: string[] = []
+  for (const rec of listed.split('\0')) {
+    const m = /^100644 blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m) {
+      paths.push(m[2])
+      ids.push(m[1])
+    }
+  }
+  const files = new Map<string, Buffer>()
+  for await (const {index, data} of catBlobs(store, ids)) if (data) files.set(paths[index], data)
+  return keyringAt(store, files)
+}
+
+/** What `engram verify` would report of the store at `commit`: its problems, as kind + path + detail. */
+export async function verifyCommit(store: Store, commit: string, seenSerial: Record<string, number>): Promise<VerifyProblem[]> {
+  const {files, odd} = await filesAt(store, commit)
+  const keyring = keyringAt(store, files)
+  const unpinned = (await rootNotPinned(store))?.message
+  const folders = new Map<string, string>()
+  for (const path of files.keys()) {
+    const s = scopeOfPath(path)
+    if (s && !s.scope.startsWith('run:') && path.endsWith('.md')) folders.set(s.scope, path.slice(0, path.length - s.path.length - 1))
+  }
+  const view: VerifyView = {
+    unpinned,
+    manifestFiles: [...files.keys()]
+      .filter((p) => p.startsWith(`${MANIFESTS_DIR}/`) && !p.slice(MANIFESTS_DIR.length + 1).includes('/'))
+      .map((p) => ({name: p.slice(MANIFESTS_DIR.length + 1), regular: true})),
+    manifestText: (rel) => {
+      const b = files.get(rel)
+      if (!b) throw new Error(`${rel} is not in the commit`)
+      return b.toString('utf8')
+    },
+    seenSerial,
+    seenIn: () => undefined,
+    folders: [...folders].map(([scope, dir]) => ({scope, dir})),
+    walk: (dir) => ({
+      files: [...files.keys()].filter((p) => p.startsWith(`${dir}/`) && p.endsWith('.md')),
+      links: odd.filter((p) => p.startsWith(`${dir}/`)),
+    }),
+    bytes: (rel) => files.get(rel) as Buffer,
+    signedBefore: () => undefined,
+  }
+  return checkStore(keyring, view).report.problems
+}
+
+/** The problems `commit` has that `than` does not (by kind and path): what a sync would bring in. */
+export async function newProblems(store: Store, commit: string, than: string | undefined, seenSerial: Record<string, number>): Promise<VerifyProblem[]> {
+  const found = await verifyCommit(store, commit, seenSerial)
+  if (found.length === 0 || !than) return found
+  const before = new Set((await verifyCommit(store, than, seenSerial)).map((p) => `${p.kind}\0${p.path}`))
+  return found.filter((p) => !before.has(`${p.kind}\0${p.path}`))
+}

@@ -1,0 +1,89 @@
+/**
+ * The network half of `engram sync`: fetch a remote branch's commits into the store's
+ * object database and push a commit to it, with git running in a bare repository engram
+ * makes for the call (its config is empty) whose object directory is the store's
+ * (GIT_OBJECT_DIRECTORY). The store's own `.git/config` — agent-writable in cooperative
+ * mode — is never read by these calls, so a planted `url.*.insteadOf`, `uploadpack`,
+ * `receivepack`, `sshCommand`, credential helper or hook cannot run anything or redirect
+ * the transfer (README "Sync", STANDARD R29). Objects arrive checked (`transfer.fsckObjects`)
+ * and are content-addressed: a process killed mid-fetch leaves only unreferenced objects.
+ */
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {EngramError} from '../store/errors.js'
+import {gitRead, gitRun} from '../git/git.js'
+import type {Store} from '../store/store.js'
+import {redactText} from '../write/redact/index.js'
+
+export interface Transport {
+  /** the remote branch's commit, or undefined when the remote has no such branch */
+  remoteTip(): Promise<string | undefined>
+  /** fetch the remote branch's history (objects only); returns its commit */
+  fetch(): Promise<string | undefined>
+  /** push `commit` to the remote branch; 'rejected' when the remote moved on meanwhile */
+  push(commit: string): Promise<'pushed' | 'rejected'>
+  close(): void
+}
+
+const NETWORK_TIMEOUT_MS = Number(process.env.ENGRAM_SYNC_TIMEOUT_MS) || 120_000
+
+/** What the transfer's git calls are told: no prompt, objects checked, no helper protocol. */
+const TRANSFER_OPTS = ['-c', 'transfer.fsckObjects=true', '-c', 'protocol.ext.allow=never', '-c', 'protocol.fd.allow=never', '-c', 'credential.interactive=false']
+
+export async function openTransport(store: Store, url: string, branch: string): Promise<Transport> {
+  const objects = (await gitRead(store.top, ['rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim()
+  const dir = mkdtempSync(join(tmpdir(), 'engram-sync-'))
+  const env = {GIT_OBJECT_DIRECTORY: objects}
+  const run = async (args: string[], what: string) => {
+    const r = await gitRun(dir, [...TRANSFER_OPTS, ...args], env, {timeoutMs: NETWORK_TIMEOUT_MS})
+    return {...r, fail: () => failure(what, url, r)}
+  }
+  try {
+    const init = await gitRun(dir, ['init', '--bare', '-q', '.'], {})
+    if (init.code !== 0) throw failure('prepare the transfer', url, init)
+  } catch (error) {
+    rmSync(dir, {recursive: true, force: true})
+    throw error
+  }
+  const ref = `refs/heads/${branch}`
+  let tip: string | undefined | null = null
+  return {
+    async remoteTip() {
+      const r = await run(['ls-remote', url, ref], 'read')
+      if (r.code !== 0) throw r.fail()
+      const line = r.stdout.split('\n').find((l) => l.endsWith(`\t${ref}`))
+      tip = line ? line.slice(0, line.indexOf('\t')) : undefined
+      return tip
+    },
+    async fetch() {
+      // what the store has, so the remote sends only what is new (the refs live in this folder only)
+      const head = (await gitRead(store.top, ['rev-parse', '--verify', '-q', 'HEAD'], {allowFail: true})).trim()
+      if (head) await run(['update-ref', 'refs/engram/have', head], 'prepare the transfer')
+      const r = await run(['fetch', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '-q', url, `+${ref}:refs/engram/remote`], 'fetch from')
+      if (r.code !== 0) {
+        if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return (tip = undefined)
+        throw r.fail()
+      }
+      const got = (await run(['rev-parse', '--verify', '-q', 'refs/engram/remote'], 'read')).stdout.trim()
+      return (tip = got || undefined)
+    },
+    async push(commit: string) {
+      const r = await run(['push', '--porcelain', '--no-verify', url, `${commit}:${ref}`], 'push to')
+      if (r.code === 0) return 'pushed'
+      if (/\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*(?:lock|failed to update ref)/i.test(r.stdout + r.stderr)) return 'rejected'
+      throw r.fail()
+    },
+    close() {
+      rmSync(dir, {recursive: true, force: true})
+    },
+  }
+}
+
+function failure(what: string, url: string, r: {code: number; stderr: string}): EngramError {
+  const detail = redactText(r.stderr.trim()).split('\n').filter(Boolean).slice(-2).join(' ') || `git exited with ${r.code}`
+  return new EngramError('refused', `Could not ${what} the remote ${url}: ${detail}`, {
+    nextStep: 'check that the remote exists and that this machine can reach it (`git ls-remote <url>`); nothing was changed',
+  })
+}
