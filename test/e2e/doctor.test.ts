@@ -22,7 +22,7 @@ describe('engram doctor', () => {
     const healthy = sb.run(['doctor', '--json'])
     expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0)
     expect(healthy.json.items.filter((c: {status: string}) => c.status !== 'ok')).toEqual([])
-    expect(Object.keys(byCheck(healthy.json.items))).toEqual(expect.arrayContaining(['git', 'history', 'config', 'keys', 'key modes', 'trust', 'lock', 'index', 'queue', 'sessions', 'verify', 'confinement']))
+    expect(Object.keys(byCheck(healthy.json.items))).toEqual(expect.arrayContaining(['git', 'history', 'config', 'keys', 'key modes', 'trust', 'lock', 'index', 'sync', 'queue', 'sessions', 'verify', 'confinement']))
 
     // a key readable by others, and a lock left by a process that is gone
     const keyDir = join(sb.configDir, 'keys')

@@ -19,11 +19,24 @@ import {BIN, sandbox, tempDir} from '../helpers/cli.js'
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')
 
-/** The first ```sh block after "## Quick start". */
-function quickStart(readme: string): string[] {
-  const m = /^## Quick start\n[\s\S]*?^```sh\n([\s\S]*?)^```$/m.exec(readme)
-  if (!m) throw new Error('README.md has no ```sh block under "## Quick start"')
+/** The first ```sh block after a heading ("## Quick start", "### Sync: …"). */
+function blockAfter(readme: string, heading: string): string[] {
+  const at = readme.indexOf(`\n${heading}`)
+  const m = at < 0 ? null : /^```sh\n([\s\S]*?)^```$/m.exec(readme.slice(at))
+  if (!m) throw new Error(`README.md has no \`\`\`sh block under "${heading}"`)
   return m[1].split('\n')
+}
+const quickStart = (readme: string) => blockAfter(readme, '## Quick start')
+
+/** A block as one bash script that checks each line's exit code (0, or the `exit N` its comment announces). */
+function checkedScript(lines: string[]): string {
+  const script = ['set -u -o pipefail']
+  lines.forEach((line, i) => {
+    const expected = /#.*\bexit (\d)\b/.exec(line)?.[1] ?? '0'
+    script.push(line)
+    script.push(`__rc=$?; if [ "$__rc" != "${expected}" ]; then echo "QUICKSTART step ${i} exited $__rc, expected ${expected}" >&2; exit 99; fi`)
+  })
+  return script.join('\n')
 }
 
 // the block uses jq, as the README says; a machine without it cannot follow it either
@@ -39,12 +52,7 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     const lines = quickStart(README)
     const run = lines.filter((l) => l.trim() !== '' && !/^npm (ci|link)\b/.test(l))
     expect(run.length).toBeGreaterThan(15)
-    const script = ['set -u -o pipefail']
-    run.forEach((line, i) => {
-      const expected = /#.*\bexit (\d)\b/.exec(line)?.[1] ?? '0'
-      script.push(line)
-      script.push(`__rc=$?; if [ "$__rc" != "${expected}" ]; then echo "QUICKSTART step ${i} exited $__rc, expected ${expected}" >&2; exit 99; fi`)
-    })
+    const script = checkedScript(run)
     const bin = join(home, '.bin')
     mkdirSync(bin)
     writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
@@ -52,7 +60,7 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     const sb = sandbox()
     // started where a newcomer stands: a checkout of engram (a git repository), which the block must leave alone
     spawnSync('git', ['init', '-q'], {cwd: checkout})
-    const r = spawnSync('bash', ['-c', script.join('\n')], {
+    const r = spawnSync('bash', ['-c', script], {
       cwd: checkout,
       env: {...sb.env, HOME: home, PATH: `${bin}:${sb.env.PATH}`},
       input: '',
@@ -71,5 +79,28 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     expect(r.stdout).toMatch(/ok: 1 curated file\(s\) verified\n$/)
     expect(r.stderr).toContain('Scope org is read-only for agents.')
     expect(r.stderr).toContain('may not read scope tenant:globex')
+  }, 300_000)
+
+  it('the Sync block runs as written: two hosts, one remote, a proposal written on A accepted on B and served on A', () => {
+    const home2 = tempDir('engram-home-')
+    const lines = blockAfter(README, '### Sync: many hosts, one memory').filter((l) => l.trim() !== '')
+    const bin = join(home2, '.bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
+    chmodSync(join(bin, 'engram'), 0o755)
+    const sb = sandbox()
+    const r = spawnSync('bash', ['-c', checkedScript(lines)], {
+      cwd: home2,
+      env: {...sb.env, HOME: home2, PATH: `${bin}:${sb.env.PATH}`},
+      input: '',
+      encoding: 'utf8',
+      timeout: 280_000,
+    })
+    const step = /QUICKSTART step (\d+)/.exec(r.stderr)?.[1]
+    expect(r.status, `${step === undefined ? '' : `failed at: ${lines[Number(step)]}\n`}${r.stderr}\n${r.stdout.slice(-3000)}`).toBe(0)
+    expect(r.stdout).toMatch(/Acme renews in March/)
+    expect(r.stdout).toMatch(/^accepted [0-9a-z]+: create tenant:acme\/billing\.md v1/m)
+    expect(r.stdout).toMatch(/ok: 1 curated file\(s\) verified\n$/)
+    rmSync(home2, {recursive: true, force: true})
   }, 300_000)
 })

@@ -75,6 +75,10 @@ describe('engram sync', () => {
     expect(readBody(b, 'plan.md')).toMatch(/renew in March/)
     curate(b.sb, b.session, 'tenant:acme', 'vendor.md', 'The vendor is Initech.')
     const p = propose(b, 'pending-note.md', 'The office moves to Berlin next year.')
+    // doctor names what is not pushed yet
+    const doc = b.run(['doctor', '--no-verify', '--json']).json.items.find((c: any) => c.check === 'sync')
+    expect(doc).toMatchObject({status: 'warn'})
+    expect(doc.detail).toMatch(/commit\(s\) here not on the remote yet/)
     const pushed = b.run(['sync', '--json'])
     expect(pushed.code, pushed.stderr).toBe(0)
     expect(pushed.json).toMatchObject({pushed: true, integrated: 'none'})
@@ -212,6 +216,26 @@ describe('engram sync refuses a remote it cannot trust', () => {
     git(evil, 'revert', '--no-edit', 'HEAD')
     git(evil, 'push', '-q', 'origin', 'HEAD')
     expect(a.run(['sync']).code).toBe(0)
+  })
+
+  it('a remote commit that puts back an older, validly signed manifest and file (a rollback) is refused (exit 7)', () => {
+    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan moved: renew in April.')
+    expect(a.run(['sync']).code).toBe(0)
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    const march = git(evil, 'log', '--format=%H', '--', 'tenant/acme/plan.md').trim().split('\n').pop() as string
+    git(evil, 'checkout', march, '--', 'tenant/acme/plan.md', '.engram/manifests/tenant_acme.json')
+    git(evil, 'commit', '-qm', 'restore the old plan')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout).toBe(7)
+    expect(r.json.error.message).toMatch(/rolled-back/)
+    expect(head(a)).toBe(before)
+    expect(readBody(a, 'plan.md')).toMatch(/April/)
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    expect(a.run(['sync']).code).toBe(0)
+    expect(readBody(a, 'plan.md')).toMatch(/April/)
   })
 
   it('a remote whose history was rewritten (it no longer holds what this host synced with) is refused', () => {

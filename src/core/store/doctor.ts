@@ -10,7 +10,8 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, existsSync, lstatSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {indexLockPath} from '../git/git.js'
+import {gitRead, indexLockPath} from '../git/git.js'
+import {readSyncState} from '../sync/remote.js'
 import {listKeys} from '../trust/keyops.js'
 import {loadKeyring, rootNotPinned} from '../trust/keys.js'
 import {privateKeyDir} from '../trust/privatekey.js'
@@ -149,6 +150,16 @@ export async function diagnose(store: Store, opts: {fix?: boolean; verify?: bool
 
   const sock = socketPath(store.root).path
   checks.push(ok('serve', existsSync(sock) ? `a warm search server's socket is at ${sock}` : 'no warm search server (started when a store reaches the size that needs one)'))
+
+  const sync = readSyncState(store)
+  if (!sync) checks.push(ok('sync', 'no remote set on this machine (`engram sync --remote <url>` shares this store with other hosts)'))
+  else {
+    const ahead = sync.last ? (await gitRead(store.top, ['rev-list', '--count', '--end-of-options', `${sync.last.commit}..HEAD`], {allowFail: true})).trim() : ''
+    const since = sync.last ? `last synced ${sync.last.at}` : 'never synced yet'
+    checks.push(Number(ahead) > 0
+      ? {check: 'sync', status: 'warn', detail: `${sync.url} (${sync.branch}), ${since}; ${ahead} commit(s) here not on the remote yet`, fix: '`engram sync`'}
+      : ok('sync', `${sync.url} (${sync.branch}), ${since}${ahead === '0' ? ', nothing here the remote lacks' : ''}`))
+  }
 
   const st = await storeStatus(store)
   checks.push(

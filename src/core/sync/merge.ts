@@ -87,6 +87,8 @@ export interface MergeInput {
   seenSerial: Record<string, number>
   /** asked for the owner key the first time a merge needs it; undefined when it may not */
   unlock?: () => Promise<KeyPair>
+  /** an agent session runs this sync: messages name no path or scope (it may not see them all, R7) */
+  session?: boolean
 }
 
 const MANIFEST_RE = new RegExp(`^${MANIFESTS_DIR.replace('.', '\\.')}/[^/]+\\.json$`)
@@ -124,7 +126,7 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
   }
   if (other.length > 0) {
     throw refused(
-      `This host and the remote both changed ${other.length} file(s) that engram does not merge: ${other.slice(0, 5).join(', ')}${other.length > 5 ? ', …' : ''}; nothing was changed.`,
+      `This host and the remote both changed ${other.length} file(s) that engram does not merge${m.session ? '' : `: ${other.slice(0, 5).join(', ')}${other.length > 5 ? ', …' : ''}`}; nothing was changed.`,
       'keep one side\'s version (e.g. sign one config with `engram config sign` on the synced store), then sync again',
     )
   }
@@ -144,7 +146,7 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
     if (owner) return owner
     if (!m.unlock) {
       throw refused(
-        `This host and the remote both ${why} since they last synced; merging that needs the owner's signature, and this sync has no owner key.`,
+        `This host and the remote both ${m.session ? 'accepted changes' : why} since they last synced; merging that needs the owner's signature, and this sync has no owner key.`,
         'run `engram sync` as the owner, outside an agent session (it re-signs the merged manifest); nothing was changed',
       )
     }

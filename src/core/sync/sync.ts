@@ -118,7 +118,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
           const changes = await contentsAt(store, diff)
-          await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen)})
+          await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
           return
         }
@@ -127,7 +127,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
           throw verificationFailed(`The remote ${state.url} holds another store's history (no commit in common with this one); nothing was taken from it.`, 'check the remote\'s URL: `engram sync --remote <url>`')
         }
         const keyrings = {ours: keyring, theirs: await keyringAtCommit(store, tip)}
-        const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock})
+        const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
         // this host's lost accepts first, each in a commit of its own on this host's line: a sync killed
         // before the merge keeps them (and this host's version of the file) all the same
         for (const e of merged.entries) {
@@ -142,7 +142,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
           changes: merged.changes,
         }, {
           mergeParents: [tip],
-          beforeMove: (c) => refuseProblems(store, c, mergeHead, seen),
+          beforeMove: (c) => refuseProblems(store, c, mergeHead, seen, session),
           afterCommit: () => {
             for (const r of merged.committed) recordSerial(store, r.scope, r.serial)
           },
@@ -203,14 +203,15 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
 }
 
 /** Refuse to move the store to `commit` when it verifies worse than `head`. */
-async function refuseProblems(store: Store, commit: string, head: string, seen: Record<string, number>): Promise<void> {
+async function refuseProblems(store: Store, commit: string, head: string, seen: Record<string, number>, session: boolean): Promise<void> {
   const found = await newProblems(store, commit, head, seen)
   if (found.length === 0) return
-  const shown = found.slice(0, 5).map((p) => `${p.kind} ${p.path}: ${p.detail}`).join('; ')
+  // a session is told how many, never which: the paths may be another tenant's (R7)
+  const shown = session ? '' : ` (${found.slice(0, 5).map((p) => `${p.kind} ${p.path}: ${p.detail}`).join('; ')}${found.length > 5 ? '; …' : ''})`
   throw verificationFailed(
-    `The remote's history does not verify: ${found.length} problem(s) it would bring into this store (${shown}${found.length > 5 ? '; …' : ''}); nothing was changed.`,
+    `The remote's history does not verify: ${found.length} problem(s) it would bring into this store${shown}; nothing was changed.`,
     'ask the store\'s owner to look at the remote (`engram verify` in a clone of it); this store keeps its own history',
-    {problems: found.map((p) => ({kind: p.kind, path: p.path, scope: p.scope ?? null}))},
+    session ? {problems: found.length} : {problems: found.map((p) => ({kind: p.kind, path: p.path, scope: p.scope ?? null}))},
   )
 }
 
