@@ -1,0 +1,189 @@
+/**
+ * `engram mcp` started by the same process as the hooks acts as the session the
+ * SessionStart hook bound (src/core/session/procjoin.ts), through the built CLI, a real
+ * store and the MCP SDK's own stdio client.
+ *
+ * What this relies on, from Claude Code's documentation: hooks and stdio MCP servers are
+ * both started by the Claude Code process (hooks reference; MCP, "local stdio server"),
+ * a hook command through a shell; an MCP server learns no session id from the protocol,
+ * and Claude Code's environment variables reference documents CLAUDE_CODE_SESSION_ID for
+ * the Bash tool and hook subprocesses only ("Updated on /clear"), while stdio MCP servers
+ * "are long-lived and outlive the session that spawned them". So the join is by process:
+ * here the test process plays Claude Code, the parent of both the hooks and the server;
+ * a node wrapper in between plays a server of another Claude Code process.
+ */
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, RunResult, Sandbox, git, sandbox} from '../helpers/cli.js'
+
+const fixture = (event: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../fixtures/claude-code/${event}.json`, import.meta.url)), 'utf8'))
+
+/** A node process between the test and the server: another host process. With a record path, it first copies that record under its own name, as an agent planting one would. */
+const WRAPPER = `
+const {copyFileSync, readFileSync} = require('node:fs')
+const {join} = require('node:path')
+const {spawn} = require('node:child_process')
+const [rec, dir, ...cmd] = process.argv.slice(1)
+if (rec !== '-') {
+  const stat = readFileSync('/proc/' + process.pid + '/stat', 'utf8')
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  copyFileSync(rec, join(dir, process.pid + '-' + start + '.json'))
+}
+const child = spawn(cmd[0], cmd.slice(1), {stdio: 'inherit'})
+child.on('exit', (code) => process.exit(code ?? 1))
+`
+
+interface Served {
+  client: Client
+  session: string
+  stderr: () => string
+  call(name: string, args: Record<string, unknown>): Promise<any>
+}
+
+const textOf = (r: any) => (r.content as {type: string; text: string}[]).map((c) => c.text).join('\n')
+
+describe('engram mcp serves the session the Claude Code hooks bound (join by process)', () => {
+  let sb: Sandbox
+  let project: string
+  let store: string
+  let joins: string
+  const open: Served[] = []
+  let n = 0
+  const uuid = () => `5c1e9a70-2b3d-4f6a-8c9e-${String(++n).padStart(12, '0')}`
+  const env = () => ({CLAUDE_PROJECT_DIR: project, CLAUDE_ENV_FILE: ''})
+  const flags = () => ['--base', store, '--agent', 'claude-code', '--assigned', 'project:proj']
+
+  function hook(event: string, over: Record<string, unknown>): RunResult {
+    const r = sb.run(['hook', event, '--base', store], {input: JSON.stringify({...fixture(event), cwd: project, ...over}), cwd: project, env: env()})
+    expect(r.code, r.stderr).toBe(0)
+    return r
+  }
+  const idIn = (r: RunResult) => /engram session (s-[0-9a-z]+)/.exec(JSON.parse(r.stdout).hookSpecificOutput.additionalContext)![1]
+  // the record as committed last (taint is only ever added, so it holds every reason here)
+  const show = (id: string) => JSON.parse(readFileSync(join(store, '.engram', 'sessions', `${id}.json`), 'utf8'))
+
+  async function serve(args: string[], via?: {record: string; dir: string}): Promise<Served> {
+    const command = via ? [process.execPath, '-e', WRAPPER, via.record || '-', via.dir, process.execPath, BIN] : [process.execPath, BIN]
+    const transport = new StdioClientTransport({command: command[0], args: [...command.slice(1), 'mcp', ...args], cwd: project, env: {...(sb.env as Record<string, string>), ...env()}, stderr: 'pipe'})
+    let stderr = ''
+    const id = new Promise<string>((resolve, reject) => {
+      transport.stderr!.on('data', (d: Buffer) => {
+        stderr += d
+        const m = /session (s-[0-9a-z]+)/.exec(stderr)
+        if (m) resolve(m[1])
+      })
+      transport.stderr!.on('end', () => reject(new Error(`no session line: ${stderr}`)))
+    })
+    const client = new Client({name: 'engram-test', version: '1.0.0'})
+    await client.connect(transport)
+    const served: Served = {client, session: await id, stderr: () => stderr, call: (name, a) => client.callTool({name, arguments: a})}
+    open.push(served)
+    return served
+  }
+  const writeScope = async (s: Served) => ((await s.client.listTools()).tools.find((t) => t.name === 'write')!.inputSchema as any).properties.scope.enum
+
+  beforeAll(() => {
+    sb = sandbox()
+    project = join(sb.dir, 'Proj')
+    const init = sb.run(['init', '--base', join(project, 'memory'), '--json'], {cwd: sb.dir})
+    expect(init.code, init.stderr).toBe(0)
+    store = init.json.root
+    joins = join(sb.configDir, 'private', 'joins', 'claude-code')
+  }, 300_000)
+
+  afterAll(async () => {
+    for (const s of open) await s.client.close()
+  })
+
+  it('writes under the hook\'s session, sees its taint and its end at the next call, and after /clear serves the next session with the taint carried', async () => {
+    const hs = uuid()
+    const id = idIn(hook('session-start', {session_id: hs}))
+    expect(show(id).tainted).toBe(false)
+    const mcp = await serve(flags())
+    expect(mcp.session).toBe(id)
+    expect(mcp.stderr()).toMatch(/SessionStart hook bound/)
+    expect(await writeScope(mcp)).toContain(`run:${id}`)
+
+    const w1 = await mcp.call('write', {scope: `run:${id}`, path: 'one.md', content: 'The build runs on the green runner.\n'})
+    expect(w1.isError, textOf(w1)).toBeFalsy()
+    expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id}`)
+    expect(readFileSync(join(store, 'run', id, 'one.md'), 'utf8')).toMatch(/^tainted: false$/m)
+
+    // the hook taints the session after a web fetch: the very next MCP write is tainted
+    hook('post-tool-use', {session_id: hs})
+    const w2 = await mcp.call('write', {scope: `run:${id}`, path: 'two.md', content: 'The deploy tags the build.\n'})
+    expect(w2.isError, textOf(w2)).toBeFalsy()
+    expect(readFileSync(join(store, 'run', id, 'two.md'), 'utf8')).toMatch(/^tainted: true$/m)
+
+    // the hook ends the session: writes are refused, reading goes on
+    hook('session-end', {session_id: hs, reason: 'clear'})
+    const w3 = await mcp.call('write', {scope: `run:${id}`, path: 'three.md', content: 'Too late.\n'})
+    expect(w3.isError).toBe(true)
+    expect(textOf(w3)).toMatch(/ended/)
+    expect((await mcp.call('read', {scope: `run:${id}`, path: 'one.md'})).isError).toBeFalsy()
+
+    // /clear: a new session_id in the same Claude Code process; the server follows, schemas and all
+    const id2 = idIn(hook('session-start', {session_id: uuid(), source: 'clear'}))
+    expect(id2).not.toBe(id)
+    const w4 = await mcp.call('write', {scope: `run:${id2}`, path: 'four.md', content: 'After the clear.\n'})
+    expect(w4.isError, textOf(w4)).toBeFalsy()
+    expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id2}`)
+    expect(await writeScope(mcp)).toEqual(expect.arrayContaining([`run:${id2}`]))
+    expect(await writeScope(mcp)).not.toContain(`run:${id}`)
+    expect(show(id2).taint_reasons).toContain('PostToolUse: WebFetch https://docs.example.com/deploy')
+    // the old session's scratchpad is not this session's to write
+    const old = await mcp.call('write', {scope: `run:${id}`, path: 'five.md', content: 'Into the old one.\n'})
+    expect(old.isError).toBe(true)
+  }, 300_000)
+
+  it('--agent and --assigned other than the bound session\'s: refused at start, with what to do', () => {
+    // the process is bound to the session the /clear above started
+    const r = sb.run(['mcp', '--base', store, '--agent', 'other', '--assigned', 'tenant:acme'], {input: '', cwd: project, env: env()})
+    expect(r.code, r.stderr).toBe(3)
+    expect(r.stderr).toMatch(/--agent, --assigned are not what session s-[0-9a-z]+ was started with: that is the session Claude Code's SessionStart hook bound/)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('a join record edited, or copied to another process, counts as none; no record: a session of its own, tainted, as before', async () => {
+    const id = idIn(hook('session-start', {session_id: uuid()}))
+    const dir = join(joins, readdirSync(joins)[0])
+    const [name] = readdirSync(dir).filter((f) => f.startsWith(`${process.pid}-`))
+    const record = join(dir, name)
+    const real = readFileSync(record, 'utf8')
+
+    // copied under another host process's name (the wrapper's): its MAC names this process
+    const copied = await serve(flags(), {record, dir})
+    expect(copied.session).not.toBe(id)
+    expect(show(copied.session)).toMatchObject({tainted: true, assigned: 'project:proj'})
+    expect(show(copied.session).taint_reasons.join(' ')).toMatch(/join record is no proof .*copied from another process/)
+
+    // another host process without a record: its own tainted session, as without hooks
+    const none = await serve(flags(), {record: '', dir})
+    expect(none.session).not.toBe(id)
+    expect(show(none.session).taint_reasons).toEqual(['MCP session: tools outside engram may have shown it third-party text'])
+
+    // edited to name another session (one the agent would rather be): not that one, its own, tainted even with --untainted
+    writeFileSync(record, real.replace(id, none.session))
+    const edited = await serve([...flags(), '--untainted'])
+    try {
+      expect([id, none.session]).not.toContain(edited.session)
+      expect(show(edited.session).tainted).toBe(true)
+      expect(show(edited.session).taint_reasons.join(' ')).toMatch(/join record is no proof/)
+      const w = await edited.call('write', {scope: `run:${none.session}`, path: 'x.md', content: 'Into the other one.\n'})
+      expect(w.isError).toBe(true)
+    } finally {
+      writeFileSync(record, real)
+    }
+    // restored, it verifies again: the next call is the hook's session's, and the server's own session is ended
+    const w = await edited.call('write', {scope: `run:${id}`, path: 'back.md', content: 'Back in the bound session.\n'})
+    expect(w.isError, textOf(w)).toBeFalsy()
+    expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id}`)
+    expect(show(edited.session).ended).toMatch(/^\d{4}-/)
+  }, 300_000)
+})
