@@ -9,10 +9,10 @@
  * and Claude Code's environment variables reference documents CLAUDE_CODE_SESSION_ID for
  * the Bash tool and hook subprocesses only ("Updated on /clear"), while stdio MCP servers
  * "are long-lived and outlive the session that spawned them". So the join is by process:
- * here the test process plays Claude Code, the parent of both the hooks and the server;
- * a node wrapper in between plays a server of another Claude Code process.
+ * here the test process plays Claude Code, the parent of both the hooks and the server.
+ * Records planted, edited or copied are attacked in conformance/c26b-mcp-join.test.ts.
  */
-import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -23,21 +23,6 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, RunResult, Sandbox, git, sandbox} from '../helpers/cli.js'
 
 const fixture = (event: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../fixtures/claude-code/${event}.json`, import.meta.url)), 'utf8'))
-
-/** A node process between the test and the server: another host process. With a record path, it first copies that record under its own name, as an agent planting one would. */
-const WRAPPER = `
-const {copyFileSync, readFileSync} = require('node:fs')
-const {join} = require('node:path')
-const {spawn} = require('node:child_process')
-const [rec, dir, ...cmd] = process.argv.slice(1)
-if (rec !== '-') {
-  const stat = readFileSync('/proc/' + process.pid + '/stat', 'utf8')
-  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  copyFileSync(rec, join(dir, process.pid + '-' + start + '.json'))
-}
-const child = spawn(cmd[0], cmd.slice(1), {stdio: 'inherit'})
-child.on('exit', (code) => process.exit(code ?? 1))
-`
 
 interface Served {
   client: Client
@@ -52,7 +37,6 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
   let sb: Sandbox
   let project: string
   let store: string
-  let joins: string
   const open: Served[] = []
   let n = 0
   const uuid = () => `5c1e9a70-2b3d-4f6a-8c9e-${String(++n).padStart(12, '0')}`
@@ -68,9 +52,8 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
   // the record as committed last (taint is only ever added, so it holds every reason here)
   const show = (id: string) => JSON.parse(readFileSync(join(store, '.engram', 'sessions', `${id}.json`), 'utf8'))
 
-  async function serve(args: string[], via?: {record: string; dir: string}): Promise<Served> {
-    const command = via ? [process.execPath, '-e', WRAPPER, via.record || '-', via.dir, process.execPath, BIN] : [process.execPath, BIN]
-    const transport = new StdioClientTransport({command: command[0], args: [...command.slice(1), 'mcp', ...args], cwd: project, env: {...(sb.env as Record<string, string>), ...env()}, stderr: 'pipe'})
+  async function serve(args: string[]): Promise<Served> {
+    const transport = new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp', ...args], cwd: project, env: {...(sb.env as Record<string, string>), ...env()}, stderr: 'pipe'})
     let stderr = ''
     const id = new Promise<string>((resolve, reject) => {
       transport.stderr!.on('data', (d: Buffer) => {
@@ -94,7 +77,6 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
     const init = sb.run(['init', '--base', join(project, 'memory'), '--json'], {cwd: sb.dir})
     expect(init.code, init.stderr).toBe(0)
     store = init.json.root
-    joins = join(sb.configDir, 'private', 'joins', 'claude-code')
   }, 300_000)
 
   afterAll(async () => {
@@ -149,41 +131,4 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
     expect(r.stderr).toMatch(/--agent, --assigned are not what session s-[0-9a-z]+ was started with: that is the session Claude Code's SessionStart hook bound/)
     expect(r.stderr).not.toMatch(/\n\s+at /)
   })
-
-  it('a join record edited, or copied to another process, counts as none; no record: a session of its own, tainted, as before', async () => {
-    const id = idIn(hook('session-start', {session_id: uuid()}))
-    const dir = join(joins, readdirSync(joins)[0])
-    const [name] = readdirSync(dir).filter((f) => f.startsWith(`${process.pid}-`))
-    const record = join(dir, name)
-    const real = readFileSync(record, 'utf8')
-
-    // copied under another host process's name (the wrapper's): its MAC names this process
-    const copied = await serve(flags(), {record, dir})
-    expect(copied.session).not.toBe(id)
-    expect(show(copied.session)).toMatchObject({tainted: true, assigned: 'project:proj'})
-    expect(show(copied.session).taint_reasons.join(' ')).toMatch(/join record is no proof .*copied from another process/)
-
-    // another host process without a record: its own tainted session, as without hooks
-    const none = await serve(flags(), {record: '', dir})
-    expect(none.session).not.toBe(id)
-    expect(show(none.session).taint_reasons).toEqual(['MCP session: tools outside engram may have shown it third-party text'])
-
-    // edited to name another session (one the agent would rather be): not that one, its own, tainted even with --untainted
-    writeFileSync(record, real.replace(id, none.session))
-    const edited = await serve([...flags(), '--untainted'])
-    try {
-      expect([id, none.session]).not.toContain(edited.session)
-      expect(show(edited.session).tainted).toBe(true)
-      expect(show(edited.session).taint_reasons.join(' ')).toMatch(/join record is no proof/)
-      const w = await edited.call('write', {scope: `run:${none.session}`, path: 'x.md', content: 'Into the other one.\n'})
-      expect(w.isError).toBe(true)
-    } finally {
-      writeFileSync(record, real)
-    }
-    // restored, it verifies again: the next call is the hook's session's, and the server's own session is ended
-    const w = await edited.call('write', {scope: `run:${id}`, path: 'back.md', content: 'Back in the bound session.\n'})
-    expect(w.isError, textOf(w)).toBeFalsy()
-    expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id}`)
-    expect(show(edited.session).ended).toMatch(/^\d{4}-/)
-  }, 300_000)
 })
