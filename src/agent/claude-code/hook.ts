@@ -4,7 +4,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {buildContext, buildRecall, renderContext} from '../../core/serve/context.js'
 import {readBinding, rememberedBinding, writeBinding} from '../../core/session/bind.js'
 import {clearPendingTaint, pendingTaint, recordPendingTaint} from '../../core/session/pending.js'
-import {hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
+import {CLAUDE_CODE_HOST, hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
 import {SessionRecord, endSession, loadSession, sessionIdInUse, startSession, taintSession} from '../../core/session/sessions.js'
 import {EngramError, isEngramError, refused} from '../../core/store/errors.js'
 import {withStoreLock} from '../../core/store/lock.js'
@@ -16,7 +16,7 @@ import {clip} from '../../core/text/clip.js'
 import {EVENT_NAMES, HookEvent, HookPayload, parsePayload} from './payload.js'
 import {taintReason} from './taint.js'
 
-export const HOST = 'claude-code'
+export const HOST = CLAUDE_CODE_HOST
 
 export interface HookOptions {
   /** --base: the store folder, over everything else */

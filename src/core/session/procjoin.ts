@@ -29,6 +29,9 @@ import {validateSessionId} from './sessions.js'
  * or copied to another process's name, counts as none.
  */
 
+/** The host name Claude Code's hooks (src/agent/claude-code) bind and join under; the MCP server looks joins up under it. */
+export const CLAUDE_CODE_HOST = 'claude-code'
+
 /** A process, named so that a reused PID is another name. */
 export interface HostProcess {
   pid: number
