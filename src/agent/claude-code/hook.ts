@@ -4,7 +4,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {buildContext, buildRecall, renderContext} from '../../core/serve/context.js'
 import {readBinding, rememberedBinding, writeBinding} from '../../core/session/bind.js'
 import {clearPendingTaint, pendingTaint, recordPendingTaint} from '../../core/session/pending.js'
-import {CLAUDE_CODE_HOST, hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
+import {CLAUDE_CODE_HOST, forgetProcessJoin, hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
 import {SessionRecord, endSession, loadSession, sessionIdInUse, startSession, taintSession} from '../../core/session/sessions.js'
 import {EngramError, isEngramError, refused} from '../../core/store/errors.js'
 import {withStoreLock} from '../../core/store/lock.js'
@@ -147,6 +147,8 @@ async function sessionStart(p: HookPayload, opts: HookOptions, env: NodeJS.Proce
     try {
       recordProcessJoin(HOST, store.root, proc, session.id, p.session_id)
     } catch (error) {
+      // the session before (a /clear's) must not stay in force for the MCP server: no record, its own session, tainted
+      forgetProcessJoin(HOST, store.root, proc)
       say.push(line(`could not record which session Claude Code process ${proc.pid} is bound to (${messageOf(error)}); engram mcp of this process serves a session of its own, tainted.`))
     }
   }

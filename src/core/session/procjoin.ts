@@ -128,6 +128,16 @@ export function recordProcessJoin(host: string, storeRoot: string, p: HostProces
   return j
 }
 
+/** Drop the record of host process `p` (a session start that could not record its session must not leave the one before in force). */
+export function forgetProcessJoin(host: string, storeRoot: string, p: HostProcess): void {
+  if (!HOST_RE.test(host)) return
+  try {
+    unlinkSync(joinFile(host, storeRoot, p))
+  } catch {
+    // none there
+  }
+}
+
 function pruneJoins(host: string, storeRoot: string): void {
   try {
     for (const name of readdirSync(joinsDir(host, storeRoot))) {
