@@ -118,7 +118,8 @@ export class SessionSource {
       }
     } else {
       how = 'named'
-      session = (await currentSession(this.store))!
+      // the token is checked once; the environment cannot change under this process, so later calls load through the warm cache
+      session = before ? await load(before.session.id) : (await currentSession(this.store))!
       const differ = differingFlags(this.flags, session)
       if (differ.length > 0) {
         throw refused(`${differ.join(', ')} ${differ.length === 1 ? 'is' : 'are'} not what session ${session.id} was started with; engram mcp serves the session ENGRAM_SESSION names, as it is.`, 'drop those flags, or unset ENGRAM_SESSION so that engram mcp starts a session with them')
