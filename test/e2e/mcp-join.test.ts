@@ -12,7 +12,8 @@
  * here the test process plays Claude Code, the parent of both the hooks and the server.
  * Records planted, edited or copied are attacked in conformance/c26b-mcp-join.test.ts.
  */
-import {readFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -97,7 +98,16 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
     expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id}`)
     expect(readFileSync(join(store, 'run', id, 'one.md'), 'utf8')).toMatch(/^tainted: false$/m)
 
-    // the hook taints the session after a web fetch: the very next MCP write is tainted
+    // a taint the hook could not record in the store (the lock held) waits in the private folder: it counts at the next call
+    expect((await mcp.call('read', {scope: `run:${id}`, path: 'one.md'})).isError).toBeFalsy()
+    const pending = join(sb.configDir, 'private', 'taint-pending', createHash('sha256').update(store).digest('hex').slice(0, 16))
+    mkdirSync(pending, {recursive: true, mode: 0o700})
+    writeFileSync(join(pending, `${id}.json`), JSON.stringify({store, session: id, reasons: ['PostToolUse: WebSearch pending'], updated: new Date().toISOString()}), {mode: 0o600})
+    const wp = await mcp.call('write', {scope: `run:${id}`, path: 'pending.md', content: 'Written while a taint waits.\n'})
+    expect(wp.isError, textOf(wp)).toBeFalsy()
+    expect(readFileSync(join(store, 'run', id, 'pending.md'), 'utf8')).toMatch(/^tainted: true$/m)
+
+    // the hook taints the session after a web fetch (and records the waiting taint): the very next MCP write is tainted
     hook('post-tool-use', {session_id: hs})
     const w2 = await mcp.call('write', {scope: `run:${id}`, path: 'two.md', content: 'The deploy tags the build.\n'})
     expect(w2.isError, textOf(w2)).toBeFalsy()
@@ -118,7 +128,7 @@ describe('engram mcp serves the session the Claude Code hooks bound (join by pro
     expect(git(store, 'log', '-1', '--format=%B')).toContain(`Engram-Session: ${id2}`)
     expect(await writeScope(mcp)).toEqual(expect.arrayContaining([`run:${id2}`]))
     expect(await writeScope(mcp)).not.toContain(`run:${id}`)
-    expect(show(id2).taint_reasons).toContain('PostToolUse: WebFetch https://docs.example.com/deploy')
+    expect(show(id2).taint_reasons).toEqual(expect.arrayContaining(['PostToolUse: WebSearch pending', 'PostToolUse: WebFetch https://docs.example.com/deploy']))
     // the old session's scratchpad is not this session's to write
     const old = await mcp.call('write', {scope: `run:${id}`, path: 'five.md', content: 'Into the old one.\n'})
     expect(old.isError).toBe(true)
