@@ -12,8 +12,10 @@ import {buildMcpServer, MCP_TAINT_REASON, mcpSession} from '../mcp/server.js'
 export default class Mcp extends EngramCommand {
   static override summary = 'Serve one agent session over MCP on stdin/stdout: the tools search, read, write and list, with exactly the session\'s powers.'
   static override description =
-    'For an MCP client such as Claude Code (declare it in .mcp.json). It starts a session for --agent and --assigned, tainted unless --untainted, ' +
-    'or, run inside a session (ENGRAM_SESSION set), serves that one. The session id goes to stderr; stdout is the protocol. It exits when stdin closes.'
+    'For an MCP client such as Claude Code (declare it in .mcp.json). Run inside a session (ENGRAM_SESSION set) it serves that one; started by a Claude Code ' +
+    'process whose SessionStart hook (engram hook session-start) bound its session, it serves that session, found again at every tool call (its taint, its end, ' +
+    'the next one after a /clear), and --agent/--assigned/--reads must agree with it; otherwise it starts a session for --agent and --assigned, tainted unless --untainted. ' +
+    'The session id goes to stderr; stdout is the protocol. It exits when stdin closes.'
   static override examples = [
     '<%= config.bin %> mcp --agent claude-code --assigned tenant:acme --base ./memory',
     '<%= config.bin %> mcp --agent researcher --assigned project:web --reads org --reason "browses the web"',
@@ -35,10 +37,12 @@ export default class Mcp extends EngramCommand {
       const project = process.env.CLAUDE_PROJECT_DIR
       flags.assigned = process.env.ENGRAM_ASSIGNED || (project ? projectScopeFor(basename(project)) : undefined)
     }
-    const {session, started} = await mcpSession(store, flags)
-    // stdout is the protocol: the one line for people goes to stderr
-    process.stderr.write(`${visible(`engram mcp: ${started ? 'started' : 'serving'} session ${session.id} (agent ${session.agent}, assigned ${session.assigned}${session.tainted ? ', tainted' : ''}); tools: search, read, write, list`)}\n`)
-    const {serveStdio} = buildMcpServer(store, session, {version: this.config.version, onWarning: writeWarning})
+    const {source, session, how, started} = await mcpSession(store, flags)
+    // stdout is the protocol: the lines for people go to stderr
+    const whose = how === 'joined' ? ', the one Claude Code\'s SessionStart hook bound' : ''
+    process.stderr.write(`${visible(`engram mcp: ${started ? 'started' : 'serving'} session ${session.id} (agent ${session.agent}, assigned ${session.assigned}${session.tainted ? ', tainted' : ''}${whose}); tools: search, read, write, list`)}\n`)
+    const notice = (m: string) => process.stderr.write(`${visible(m)}\n`)
+    const {serveStdio} = buildMcpServer(store, session, {version: this.config.version, source, onWarning: writeWarning, onNotice: notice})
     await serveStdio()
   }
 }

@@ -1,4 +1,4 @@
-import {McpServer} from '@modelcontextprotocol/sdk/server/mcp.js'
+import {McpServer, RegisteredTool} from '@modelcontextprotocol/sdk/server/mcp.js'
 import {StdioServerTransport} from '@modelcontextprotocol/sdk/server/stdio.js'
 import type {CallToolResult, JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {z} from 'zod'
@@ -12,12 +12,15 @@ import {listMemories, readMemory} from '../core/serve/read.js'
 import {MAX_QUERY_CHARS, searchMemories} from '../core/serve/search.js'
 import {WarmState} from '../core/serve/server.js'
 import {readableScopes} from '../core/session/access.js'
-import {currentSession, SessionRecord, startSession} from '../core/session/sessions.js'
+import {readBinding, rememberedBinding} from '../core/session/bind.js'
+import {CLAUDE_CODE_HOST as HOST, hostProcess, HostProcess, readProcessJoin} from '../core/session/procjoin.js'
+import {currentSession, endSession, loadSession, SessionRecord, startSession, taintSession} from '../core/session/sessions.js'
 import {parseTags} from '../core/store/content.js'
 import {EngramError, refused, usageError} from '../core/store/errors.js'
 import {sessionSecret} from '../core/store/private.js'
 import {formatScope, parseScope, printable} from '../core/store/scope.js'
 import type {Store} from '../core/store/store.js'
+import {clip} from '../core/text/clip.js'
 import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
 import {rootNotPinned} from '../core/trust/keys.js'
@@ -45,40 +48,153 @@ export interface McpSessionFlags {
   reason?: string
 }
 
+/** What the flags say of a session, compared with the session served: what differs, named by flag. */
+function differingFlags(flags: McpSessionFlags, session: SessionRecord): string[] {
+  const norm = (scopes: string[]) => [...new Set(scopes.map((s) => formatScope(parseScope(s))))].sort().join(',')
+  return [
+    flags.agent !== undefined && flags.agent !== session.agent ? '--agent' : '',
+    flags.assigned !== undefined && formatScope(parseScope(flags.assigned)) !== session.assigned ? '--assigned' : '',
+    flags.reads !== undefined && norm(flags.reads) !== norm(session.reads) ? '--reads' : '',
+  ].filter(Boolean)
+}
+
+/** How the session served at a call was found. */
+export type ServedHow = 'named' | 'joined' | 'own'
+
 /**
- * The session the server serves. Inside a session (ENGRAM_SESSION set, even empty) it is
- * that one, loaded and token-checked as every command does, and flags may only restate
- * it; otherwise the server is the harness and starts one, tainted unless --untainted.
+ * Where the server's session comes from, asked again at every tool call (STANDARD.md R25,
+ * R26). In order:
+ * - inside a session (ENGRAM_SESSION set, even empty): that one, loaded and token-checked
+ *   as every command does; flags may only restate it.
+ * - else, when the Claude Code process this server was started by has had its session
+ *   bound by engram's SessionStart hook (`core/session/procjoin.ts`): that session, as it
+ *   is now — its taint, its end, and after a /clear the session the hook bound next. The
+ *   record must verify, the session's committed binding must name it, and --agent,
+ *   --assigned and --reads, when given, must be what that session was started with, or
+ *   the call is refused.
+ * - else a session of its own, started once, tainted unless --untainted. Never untainted
+ *   after this server has served a hook's session, or when a join record was found that
+ *   does not verify: the join only ever adds taint, never removes it.
+ * Moving from one hook's session to another carries the taint of the one left (a tainted
+ * session's context may still be the model's), and moving from its own session to a
+ * hook's ends its own.
  */
-export async function mcpSession(store: Store, flags: McpSessionFlags): Promise<{session: SessionRecord; started: boolean}> {
-  if (process.env.ENGRAM_SESSION !== undefined) {
-    const session = (await currentSession(store))!
-    if (flags.untainted || flags.reason !== undefined) {
+export class SessionSource {
+  private own?: SessionRecord
+  private last?: {session: SessionRecord; how: ServedHow}
+  private joinedOnce = false
+
+  constructor(
+    private readonly store: Store,
+    private readonly flags: McpSessionFlags,
+    /** the host process to look a join up for; undefined: none (no /proc, or no host) */
+    private readonly proc: HostProcess | undefined = hostProcess(),
+  ) {
+    if (process.env.ENGRAM_SESSION !== undefined && (flags.untainted || flags.reason !== undefined)) {
       throw usageError('--untainted and --reason describe a session engram mcp starts, but this process runs inside one (ENGRAM_SESSION).', 'drop them, or unset ENGRAM_SESSION so that engram mcp starts its own session')
     }
-    const norm = (scopes: string[]) => [...new Set(scopes.map((s) => formatScope(parseScope(s))))].sort().join(',')
-    const differ = [
-      flags.agent !== undefined && flags.agent !== session.agent ? '--agent' : '',
-      flags.assigned !== undefined && formatScope(parseScope(flags.assigned)) !== session.assigned ? '--assigned' : '',
-      flags.reads !== undefined && norm(flags.reads) !== norm(session.reads) ? '--reads' : '',
-    ].filter(Boolean)
-    if (differ.length > 0) {
-      throw refused(`${differ.join(', ')} ${differ.length === 1 ? 'is' : 'are'} not what session ${session.id} was started with; engram mcp serves the session ENGRAM_SESSION names, as it is.`, 'drop those flags, or unset ENGRAM_SESSION so that engram mcp starts a session with them')
+  }
+
+  /** The session for this call, loaded through `load` (the warm cache), and whether it is not the one served before. */
+  async current(load: (id: string) => Promise<SessionRecord> = (id) => loadSession(this.store, id)): Promise<{session: SessionRecord; how: ServedHow; changed: boolean; started: boolean}> {
+    const before = this.last
+    let how: ServedHow
+    let session: SessionRecord
+    let started = false
+    if (process.env.ENGRAM_SESSION === undefined) {
+      const found = await this.joined(load)
+      if (found.session) {
+        how = 'joined'
+        session = found.session
+        this.joinedOnce = true
+        if (before && before.session.id !== session.id) session = await this.leave(before, session, load)
+      } else {
+        how = 'own'
+        if (!this.own || this.own.ended) {
+          this.own = await this.startOwn(found.problem)
+          started = true
+        }
+        session = await load(this.own.id)
+      }
+    } else {
+      how = 'named'
+      // the token is checked once; the environment cannot change under this process, so later calls load through the warm cache
+      session = before ? await load(before.session.id) : (await currentSession(this.store))!
+      const differ = differingFlags(this.flags, session)
+      if (differ.length > 0) {
+        throw refused(`${differ.join(', ')} ${differ.length === 1 ? 'is' : 'are'} not what session ${session.id} was started with; engram mcp serves the session ENGRAM_SESSION names, as it is.`, 'drop those flags, or unset ENGRAM_SESSION so that engram mcp starts a session with them')
+      }
     }
-    return {session, started: false}
+    this.last = {session, how}
+    return {session, how, changed: before?.session.id !== session.id, started}
   }
-  if (!flags.agent || !flags.assigned) {
-    throw usageError('engram mcp needs --agent and --assigned to start its session.', 'e.g. `engram mcp --agent claude-code --assigned tenant:acme`, or run it inside a session (ENGRAM_SESSION)')
+
+  /** The hook's session of this server's Claude Code process, verified, or none (with why, when a record was there but is no proof). */
+  private async joined(load: (id: string) => Promise<SessionRecord>): Promise<{session?: SessionRecord; problem?: string}> {
+    if (!this.proc) return {}
+    const found = readProcessJoin(HOST, this.store.root, this.proc)
+    if (!found.join) return {problem: found.problem}
+    const j = found.join
+    // the record names the session; the binding committed by the same hook must name it too
+    const bound = readBinding(this.store, HOST, j.host_session).binding?.session
+    const mine = rememberedBinding(HOST, j.host_session)
+    if (bound !== j.session && !(mine && mine.store === this.store.root && mine.session === j.session)) {
+      return {problem: `the join record of process ${this.proc.pid} names session ${j.session}, which no binding of its Claude Code session names`}
+    }
+    let session: SessionRecord
+    try {
+      session = await load(j.session)
+    } catch (error) {
+      return {problem: `the session ${j.session} of the join record does not load (${error instanceof Error ? error.message : String(error)})`}
+    }
+    const differ = differingFlags(this.flags, session)
+    if (differ.length > 0) {
+      throw refused(
+        `${differ.join(', ')} ${differ.length === 1 ? 'is' : 'are'} not what session ${session.id} was started with: that is the session Claude Code's SessionStart hook bound this Claude Code session to, and engram mcp serves it as it is.`,
+        'give engram mcp the same --agent, --assigned and --reads as the session-start hook (engram adopt claude-code writes both), or drop them',
+      )
+    }
+    return {session}
   }
-  const started = await startSession(store, {
-    agent: flags.agent,
-    assigned: flags.assigned,
-    reads: flags.reads,
-    tainted: !flags.untainted,
-    reasons: flags.untainted ? [] : [flags.reason ?? MCP_TAINT_REASON],
-  })
-  const {token: _token, ...session} = started
-  return {session, started: true}
+
+  /** Moving to another session: a hook's session left tainted taints the next; the server's own session is ended. */
+  private async leave(before: {session: SessionRecord; how: ServedHow}, next: SessionRecord, load: (id: string) => Promise<SessionRecord>): Promise<SessionRecord> {
+    if (before.how === 'own' && this.own && !this.own.ended) {
+      this.own = await endSession(this.store, this.own.id, 'engram mcp serves the Claude Code session its hooks bound from now on')
+    }
+    if (before.how === 'joined') {
+      const left = await load(before.session.id)
+      const missing = left.taint_reasons.filter((r) => !next.taint_reasons.includes(r))
+      if (left.tainted && (!next.tainted || missing.length > 0)) {
+        await taintSession(this.store, next.id, [...missing, `follows tainted session ${left.id} in the same engram mcp`])
+        return load(next.id)
+      }
+    }
+    return next
+  }
+
+  private async startOwn(problem: string | undefined): Promise<SessionRecord> {
+    const {agent, assigned} = this.flags
+    if (!agent || !assigned) {
+      throw usageError('engram mcp needs --agent and --assigned to start its session.', 'e.g. `engram mcp --agent claude-code --assigned tenant:acme`, or run it inside a session (ENGRAM_SESSION)')
+    }
+    // the join only adds taint: after a hook's session, or beside a record that is no proof, never untainted
+    const reasons = [
+      ...(this.flags.untainted ? [] : [this.flags.reason ?? MCP_TAINT_REASON]),
+      ...(problem ? [`the Claude Code session's join record is no proof (${clip(problem, 160)})`] : []),
+      ...(this.joinedOnce ? ['started after the Claude Code session this engram mcp served was no longer found'] : []),
+    ]
+    const started = await startSession(this.store, {agent, assigned, reads: this.flags.reads, tainted: reasons.length > 0, reasons})
+    const {token: _token, ...session} = started
+    return session
+  }
+}
+
+/** The session to serve first (and what the flags say of it), as `SessionSource.current` finds it. */
+export async function mcpSession(store: Store, flags: McpSessionFlags): Promise<{source: SessionSource; session: SessionRecord; how: ServedHow; started: boolean}> {
+  const source = new SessionSource(store, flags)
+  const {session, how, started} = await source.current()
+  return {source, session, how, started}
 }
 
 const INSTRUCTIONS =
@@ -161,29 +277,56 @@ async function toolError(error: unknown): Promise<CallToolResult> {
  * write, the owner's accept — is seen by the next call; every hit still passes the
  * serving gate.
  */
-export function buildMcpServer(store: Store, session: SessionRecord, opts: {version: string; onWarning?: (m: string) => void}) {
+export function buildMcpServer(store: Store, first: SessionRecord, opts: {version: string; source?: SessionSource; onWarning?: (m: string) => void; onNotice?: (m: string) => void}) {
   const engine = new WarmEngine(store)
   const warm = new WarmState(store, engine, sessionSecret(false))
-  const schemas = toolSchemas(store, session)
+  const schemas = toolSchemas(store, first)
   const server = new McpServer({name: 'engram', version: opts.version}, {instructions: INSTRUCTIONS})
+  const tools = new Map<keyof typeof schemas, RegisteredTool>()
+  let shown = first.id
 
-  /** The session as it is now (taint only ever added by others), and HEAD, read once per call. */
+  /**
+   * The session as it is now (taint only ever added by others; with a source, the one it
+   * names at this call), and HEAD, read once per call. When the session is another one
+   * than before (the hook bound a new one after a /clear), the tools' schemas become that
+   * session's and the client is told the list changed; the core checks every call against
+   * the session all the same.
+   */
   const now = async () => {
-    const head = await readHead(store.top)
-    return {head, session: await warm.session(session.id, head)}
+    let head = await readHead(store.top)
+    if (!opts.source) return {head, session: await warm.session(first.id, head)}
+    const at = head
+    const r = await opts.source.current((id) => warm.session(id, at))
+    let session = r.session
+    if (r.changed || r.started) {
+      // a session was started, tainted or ended on the way: HEAD moved
+      head = await readHead(store.top)
+      session = await warm.session(session.id, head)
+    }
+    if (session.id !== shown) {
+      shown = session.id
+      const next = toolSchemas(store, session)
+      for (const [name, tool] of tools) tool.inputSchema = next[name]
+      server.sendToolListChanged()
+      opts.onNotice?.(`engram mcp: now serving session ${session.id} (${r.how === 'joined' ? 'bound by the Claude Code session\'s hooks' : 'its own'})`)
+    }
+    return {head, session}
   }
   const notice = async () => (await rootNotPinned(store))?.message
-  function handler<A>(fn: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
-    return (args: A) => fn(args).catch(toolError)
+  /** The session of a call: the one looked up just before the SDK checked this call's arguments, else now. */
+  let looked: {id: string | number; at: ReturnType<typeof now>} | undefined
+  const callSession = (requestId: string | number) => (looked?.id === requestId ? looked.at : now())
+  function handler<A>(fn: (args: A, requestId: string | number) => Promise<CallToolResult>): (args: A, extra: {requestId: string | number}) => Promise<CallToolResult> {
+    return (args: A, extra) => fn(args, extra.requestId).catch(toolError)
   }
 
-  server.registerTool('search', {
+  tools.set('search', server.registerTool('search', {
     title: 'Search memory',
     description: 'Search the verified memory you may read (BM25, prefix and light fuzzy matching). Returns snippets; read a memory for its whole text.',
     inputSchema: schemas.search,
     annotations: {readOnlyHint: true, openWorldHint: false},
-  }, handler(async ({query, scope, limit}) => {
-    const {head, session: s} = await now()
+  }, handler(async ({query, scope, limit}, requestId) => {
+    const {head, session: s} = await callSession(requestId)
     const gate = await warm.serving.open(head)
     const r = await searchMemories(store, s, query, {scope, limit: limit ?? 10, engine: warm.engine, gate, onWarning: opts.onWarning})
     const root = await notice()
@@ -192,15 +335,15 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
     for (const h of r.hits) out.push(...wrapMemory(boundary, {...h, body: h.snippet, extra: {score: h.score.toFixed(2)}}), '')
     if (r.hits.length === 0) out.push('No results.')
     return {content: text(out.join('\n')), structuredContent: {query: redactText(query), hits: r.hits, ...(root ? {root_not_pinned: root} : {})}}
-  }))
+  })))
 
-  server.registerTool('read', {
+  tools.set('read', server.registerTool('read', {
     title: 'Read a memory',
     description: 'Read one memory: verified curated memory of a scope you may read, or your own run: scratchpad.',
     inputSchema: schemas.read,
     annotations: {readOnlyHint: true, openWorldHint: false},
-  }, handler(async ({scope, path}) => {
-    const {session: s} = await now()
+  }, handler(async ({scope, path}, requestId) => {
+    const {session: s} = await callSession(requestId)
     const root = await notice()
     const r = await readMemory(store, s, scope, path)
     const fm = r.frontmatter
@@ -208,15 +351,15 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
     const entry = {scope: r.scope, path: r.path, title: fm.title, author: fm.author, origin: fm.origin, tainted: fm.tainted, reviewed_by: fm.reviewed_by, dissent: dissentOf(fm.taint_reasons), body: r.body, extra: {version: fm.version, blob: r.blob}}
     const out = [wrapperHeader(boundary), ...(root ? [root] : []), '', ...wrapMemory(boundary, entry)]
     return {content: text(out.join('\n')), structuredContent: {...r, ...(root ? {root_not_pinned: root} : {})}}
-  }))
+  })))
 
-  server.registerTool('list', {
+  tools.set('list', server.registerTool('list', {
     title: 'List memories',
     description: 'List the memories you may read (verified curated memory and your run: scratchpad): scope, path, title and provenance.',
     inputSchema: schemas.list,
     annotations: {readOnlyHint: true, openWorldHint: false},
-  }, handler(async ({scope, limit}) => {
-    const {session: s} = await now()
+  }, handler(async ({scope, limit}, requestId) => {
+    const {session: s} = await callSession(requestId)
     const root = await notice()
     const r = await listMemories(store, s, scope)
     const env = listEnvelope(r.memories, {skipped: r.skipped, ...(root ? {root_not_pinned: root} : {})}, limit)
@@ -227,17 +370,17 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
     if (env.total > env.items.length) out.push(`${env.total - env.items.length} more not shown (${env.total} in all); raise limit to see them.`)
     if (r.skipped > 0) out.push(`(${r.skipped} stored files were not served because they do not verify.)`)
     return {content: text(out.join('\n')), structuredContent: env}
-  }))
+  })))
 
-  server.registerTool('write', {
+  tools.set('write', server.registerTool('write', {
     title: 'Write a memory',
     description: 'Write a memory: to your run: scope it is committed at once; to your assigned scope it is voted on and becomes a proposal the owner reviews (or is quarantined). Secrets are redacted before anything is stored.',
     inputSchema: schemas.write,
     annotations: {readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false},
-  }, handler(async ({scope, path, content, title, tags, origin, base_blob}) => {
+  }, handler(async ({scope, path, content, title, tags, origin, base_blob}, requestId) => {
     // the policy in force now: the owner may have signed a change since the server started
     await store.loadPolicy()
-    const {session: s} = await now()
+    const {session: s} = await callSession(requestId)
     const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
@@ -248,7 +391,7 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
     for (const [k, n] of Object.entries(r.redactions)) out.push(`  redacted ${n} × ${k}`)
     for (const w of r.warnings) out.push(`  warning: ${w}`)
     return {content: text(out.join('\n')), structuredContent: {...r}}
-  }))
+  })))
 
   /**
    * Connect over stdio and resolve once stdin has closed and every request received has
@@ -279,10 +422,21 @@ export function buildMcpServer(store: Store, session: SessionRecord, opts: {vers
         return received(message)
       }
       open++
-      turn = turn.then(() => new Promise<void>((done) => {
-        answered.set(message.id, done)
-        received(message)
-      }))
+      turn = turn.then(async () => {
+        // the session as it is now, before the SDK checks a call's arguments against its schemas: after a /clear the
+        // hook's next session (and its run: scope) is in force for this very call, and a listing shows it
+        if (opts.source && (message.method === 'tools/call' || message.method === 'tools/list')) {
+          const at = now()
+          // a refusal is the call's answer (its handler awaits it), never an unhandled rejection
+          at.catch(() => {})
+          looked = {id: message.id, at}
+          await at.catch(() => {})
+        }
+        await new Promise<void>((done) => {
+          answered.set(message.id, done)
+          received(message)
+        })
+      })
     }
     // the SDK's own framing (one JSON message a line), written as --json is (visible.ts
     // safeJson): the data parses byte for byte, but no raw escape, C1 or bidi character

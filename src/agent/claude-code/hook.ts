@@ -4,6 +4,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {buildContext, buildRecall, renderContext} from '../../core/serve/context.js'
 import {readBinding, rememberedBinding, writeBinding} from '../../core/session/bind.js'
 import {clearPendingTaint, pendingTaint, recordPendingTaint} from '../../core/session/pending.js'
+import {CLAUDE_CODE_HOST, forgetProcessJoin, hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
 import {SessionRecord, endSession, loadSession, sessionIdInUse, startSession, taintSession} from '../../core/session/sessions.js'
 import {EngramError, isEngramError, refused} from '../../core/store/errors.js'
 import {withStoreLock} from '../../core/store/lock.js'
@@ -15,7 +16,7 @@ import {clip} from '../../core/text/clip.js'
 import {EVENT_NAMES, HookEvent, HookPayload, parsePayload} from './payload.js'
 import {taintReason} from './taint.js'
 
-export const HOST = 'claude-code'
+export const HOST = CLAUDE_CODE_HOST
 
 export interface HookOptions {
   /** --base: the store folder, over everything else */
@@ -139,6 +140,17 @@ async function sessionStart(p: HookPayload, opts: HookOptions, env: NodeJS.Proce
   } else {
     await flushPending(store, session.id, opts, say)
     session = await loadSession(store, session.id)
+  }
+  // the Claude Code process this hook runs for (a /clear gives a new session_id in the same process): its MCP server serves this session from now on
+  const proc = hostProcess()
+  if (proc) {
+    try {
+      recordProcessJoin(HOST, store.root, proc, session.id, p.session_id)
+    } catch (error) {
+      // the session before (a /clear's) must not stay in force for the MCP server: no record, its own session, tainted
+      forgetProcessJoin(HOST, store.root, proc)
+      say.push(line(`could not record which session Claude Code process ${proc.pid} is bound to (${messageOf(error)}); engram mcp of this process serves a session of its own, tainted.`))
+    }
   }
   const token = sessionToken(sessionSecret(false), session.id)
   if (env.CLAUDE_ENV_FILE) {

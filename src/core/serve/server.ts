@@ -8,6 +8,7 @@ import {searchMemories} from './search.js'
 import {WarmServing} from '../trust/serving.js'
 import {ensurePrivateFolder, sameMac, sessionSecret, sessionToken, socketPath} from '../store/private.js'
 import {loadSession, sessionFile, SessionRecord, validateSessionId} from '../session/sessions.js'
+import {pendingTaint} from '../session/pending.js'
 import type {Store} from '../store/store.js'
 import {replyProof, Request, Response} from './serve-client.js'
 
@@ -50,7 +51,8 @@ export class WarmState {
     validateSessionId(id)
     if (head === undefined) return loadSession(this.store, id)
     // read before loading: a change in between only makes the entry look stale
-    const work = this.store.readText(sessionFile(id))
+    // a taint waiting outside the store (pending.ts) counts at once, though neither HEAD nor the record moved
+    const work = `${this.store.readText(sessionFile(id)) ?? ''}\0${JSON.stringify(pendingTaint(this.store.root, id) ?? null)}`
     const hit = this.sessions.get(id)
     if (hit && hit.head === head && hit.work === work) return hit.record
     const record = await loadSession(this.store, id)
