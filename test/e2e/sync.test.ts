@@ -2,7 +2,7 @@ import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFil
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Sandbox, curate, git, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
+import {Sandbox, curate, git, initWithSession, sandbox, signConfig, tempDir} from '../helpers/cli.js'
 
 /**
  * Many hosts, one memory: each host a clone with its own key folder (trust pins, state),
@@ -236,6 +236,40 @@ describe('engram sync refuses a remote it cannot trust', () => {
     git(evil, 'push', '-q', 'origin', 'HEAD')
     expect(a.run(['sync']).code).toBe(0)
     expect(readBody(a, 'plan.md')).toMatch(/April/)
+  })
+
+  it('a remote commit that changes the signed config.yml without the owner\'s signature is refused (exit 7)', () => {
+    signConfig(a.sb)
+    expect(a.run(['sync']).code).toBe(0)
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    writeFileSync(join(evil, '.engram/config.yml'), `${readFileSync(join(evil, '.engram/config.yml'), 'utf8')}# the remote's own policy\n`)
+    git(evil, 'commit', '-qam', 'relax the policy')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout).toBe(7)
+    expect(r.json.error.message).toMatch(/config-unsigned \.engram\/config\.yml/)
+    expect(head(a)).toBe(before)
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    expect(a.run(['sync']).code).toBe(0)
+  })
+
+  it('an uncommitted edit of a file the remote changed is never overwritten: refused (exit 3), nothing changed', () => {
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    writeFileSync(join(evil, '.engram/.gitignore'), `${readFileSync(join(evil, '.engram/.gitignore'), 'utf8')}# from the remote\n`)
+    git(evil, 'commit', '-qam', 'a comment')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const mine = `${readFileSync(join(a.sb.dir, '.engram/.gitignore'), 'utf8')}# the owner is editing this\n`
+    writeFileSync(join(a.sb.dir, '.engram/.gitignore'), mine)
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout).toBe(3)
+    expect(r.json.error.message).toMatch(/uncommitted changes here \(\.engram\/\.gitignore\)/)
+    expect(head(a)).toBe(before)
+    expect(readFileSync(join(a.sb.dir, '.engram/.gitignore'), 'utf8')).toBe(mine)
+    git(a.sb.dir, 'checkout', '--', '.engram/.gitignore')
+    expect(a.run(['sync']).code).toBe(0)
   })
 
   it('a remote whose history was rewritten (it no longer holds what this host synced with) is refused', () => {

@@ -9,7 +9,9 @@
 import {catBlobs, gitRead} from '../git/git.js'
 import {Keyring, KEYS_DIR, pinnedRoots, rootNotPinned} from '../trust/keys.js'
 import {MANIFESTS_DIR} from '../trust/manifest.js'
+import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
 import {scopeOfPath} from '../store/scope.js'
+import {seenSerials} from '../trust/highwater.js'
 import type {Store} from '../store/store.js'
 import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
 
@@ -92,7 +94,17 @@ export async function verifyCommit(store: Store, commit: string, seenSerial: Rec
     bytes: (rel) => files.get(rel) as Buffer,
     signedBefore: () => undefined,
   }
-  return checkStore(keyring, view).report.problems
+  const problems = checkStore(keyring, view).report.problems
+  // the policy: a config.yml that is not validly signed, or older than a serial seen, is not in force
+  const cfg = files.get(CONFIG_FILE)
+  const sig = files.get(CONFIG_SIG)
+  if (cfg !== undefined || sig !== undefined) {
+    const c = checkConfigSignature(store, keyring, cfg, sig?.toString('utf8'))
+    const seen = seenSerials(store)[CONFIG_FILE] ?? 0
+    if (!c.ok) problems.push({kind: 'config-unsigned', path: CONFIG_FILE, detail: c.problem})
+    else if (c.serial < seen) problems.push({kind: 'rolled-back', path: CONFIG_FILE, detail: `config serial ${c.serial} is older than serial ${seen} seen on this machine`})
+  }
+  return problems
 }
 
 /** The problems `commit` has that `than` does not (by kind and path): what a sync would bring in. */

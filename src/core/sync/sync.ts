@@ -8,7 +8,10 @@
  * host last synced with (history rewritten or rolled back), is refused and the store is
  * left as it was.
  */
+import {readFileSync} from 'node:fs'
 import {setTimeout as sleep} from 'node:timers/promises'
+
+import {gitBlobHash} from '../memory/hash.js'
 
 import {commitChanges, FileChange} from '../git/commit.js'
 import {catBlobs, gitRead, headCommit} from '../git/git.js'
@@ -118,6 +121,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
           const changes = await contentsAt(store, diff)
+          await refuseDirty(store, head, changes.map((c) => c.path), session)
           await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
           return
@@ -128,6 +132,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         }
         const keyrings = {ours: keyring, theirs: await keyringAtCommit(store, tip)}
         const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
+        await refuseDirty(store, head, merged.changes.map((c) => c.path), session)
         // this host's lost accepts first, each in a commit of its own on this host's line: a sync killed
         // before the merge keeps them (and this host's version of the file) all the same
         for (const e of merged.entries) {
@@ -200,6 +205,35 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
     changes.push({path: want[index], content: data})
   }
   return changes
+}
+
+/**
+ * Refuse to overwrite a file whose work-tree bytes are not what HEAD holds (an owner's
+ * config.yml edited but not yet signed, say): the sync would replace it with the remote's.
+ * Like git's "your local changes would be overwritten", nothing is changed.
+ */
+async function refuseDirty(store: Store, head: string, paths: string[], session: boolean): Promise<void> {
+  if (paths.length === 0) return
+  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', head, '--', ...paths])
+  const inHead = new Map<string, string>()
+  for (const rec of listed.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m) inHead.set(m[2], m[1])
+  }
+  const dirty = paths.filter((p) => {
+    let now: string | null = null
+    try {
+      now = gitBlobHash(readFileSync(store.abs(p)))
+    } catch {
+      now = null
+    }
+    return now !== (inHead.get(p) ?? null)
+  })
+  if (dirty.length === 0) return
+  throw refused(
+    `${dirty.length} file(s) the sync would change have uncommitted changes here${session ? '' : ` (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''})`}; nothing was changed.`,
+    'finish or undo them first (an edited config.yml is signed with `engram config sign`; `git status` shows them), then sync',
+  )
 }
 
 /** Refuse to move the store to `commit` when it verifies worse than `head`. */
