@@ -88,6 +88,11 @@ describe('engram sync', () => {
     // the proposal written on host b is reviewed on host a, by its digest
     expect(a.run(['review', 'show', p.proposal, '--json']).json.digest).toBe(p.digest)
     expect(head(a)).toBe(head(b))
+    // and accepted there: the recheck reads the session's committed record, which host b made
+    const acc = a.run(['review', 'accept', p.proposal, '--digest', p.digest, '--sync', '--json'])
+    expect(acc.code, acc.stderr + acc.stdout).toBe(0)
+    expect(b.run(['sync', '--json']).json.integrated).toBe('fast-forward')
+    expect(readBody(b, 'pending-note.md')).toMatch(/Berlin/)
     verifyClean(a)
     verifyClean(b)
   })
