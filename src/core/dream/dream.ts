@@ -74,6 +74,8 @@ export interface DreamSummary {
   run_notes: number
   lines_read: number
   lines_skipped: number
+  /** of the lines skipped, those longer than 16 MiB (transcripts.ts MAX_LINE_BYTES): skipped unread */
+  lines_too_long: number
   proposals: Record<DreamKind, number>
   pending: number
   quarantined: number
@@ -130,7 +132,7 @@ export async function dream(store: Store, opts: DreamOptions): Promise<DreamSumm
       : planDreams({scope, now, minSessions: store.config.dream.min_sessions, retentionDays: store.config.dream.run_retention_days, retireUnconfirmedDays: store.config.dream.retire_unconfirmed_days, facts: inputs.inputs.facts, curated: inputs.inputs.curated, runs: inputs.inputs.runs, clean: (t) => redactText(t, store.config.redaction.extra)})
     const summary: DreamSummary = {
       scope, since, dry_run: !!opts.dryRun, branch: branch?.name ?? null, sessions_read: inputs.stats.sessions.size, transcripts: inputs.stats.files - inputs.runNotes,
-      run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped,
+      run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped, lines_too_long: inputs.stats.too_long ?? 0,
       proposals: Object.fromEntries(DREAM_KINDS.map((k) => [k, 0])) as Record<DreamKind, number>,
       pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0}, rejected: model?.rejected ?? [], items: [],
     }
