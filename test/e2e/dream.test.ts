@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it, vi} from 'vitest'
 
+import {runInTerminal} from '../helpers/pty.js'
 import {BIN, Store, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
 
 vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
@@ -158,20 +159,22 @@ describe('engram dream (deterministic engine)', () => {
     const tail = Buffer.from(`\n${say('big-b', '2026-11-21T10:00:00.000Z')}`)
     writeSync(fd, tail, 0, tail.length, 2 ** 30)
     closeSync(fd)
-    // a heap of 256 MiB: reading the file (or its long line) whole would crash
+    // on a terminal (the progress line shows), with a heap of 256 MiB: reading the file (or its long line) whole would crash
     const time = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-v'] : []
-    const args = [...time, process.execPath, BIN, 'dream', '--scope', 'tenant:acme', '--transcripts', big, '--since', '2026-11-01', '--dry-run', '--json']
     const started = Date.now()
-    const r = spawnSync(args[0], args.slice(1), {cwd: store.dir, env: {...store.env, NODE_OPTIONS: '--max-old-space-size=256'}, encoding: 'utf8', timeout: 120_000})
+    const r = runInTerminal([...time, process.execPath, BIN, 'dream', '--scope', 'tenant:acme', '--transcripts', big, '--since', '2026-11-01', '--dry-run'], {
+      cwd: store.dir, env: {...store.env, NODE_OPTIONS: '--max-old-space-size=256'}, timeoutSeconds: 120,
+    })
     const seconds = (Date.now() - started) / 1000
     rmSync(big, {recursive: true, force: true})
-    expect(r.status, r.stderr).toBe(0)
-    const j = JSON.parse(r.stdout)
-    expect(j).toMatchObject({transcripts: 1, sessions_read: 2, lines_skipped: 1, lines_too_long: 1})
-    expect(j.items.find((i: any) => i.kind === 'promote' && /acme-ships-every-parcel/.test(i.path))?.evidence.map((e: any) => e.session)).toEqual(['big-a', 'big-b'])
-    const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)
+    expect(r.code, r.output).toBe(0)
+    expect(r.output).toMatch(/dreaming: 1\/1 transcripts, 1024\/1024 MiB/)
+    expect(r.output).toMatch(/read 2 session\(s\): 1 transcript\(s\), 0 run note\(s\), 3 line\(s\), 1 skipped \(1 longer than 16 MiB\)/)
+    // the fact both sessions said, one before the hole and one after it
+    expect(r.output).toMatch(/would-propose\tpromote\ttenant:acme\/dream\/acme-ships-every-parcel/)
+    const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.output)
     if (rss) expect(Number(rss[1]) / 1024, 'max RSS in MiB').toBeLessThan(300)
-    const cpu = ['User', 'System'].map((k) => Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(r.stderr)?.[1] ?? Number.NaN))
+    const cpu = ['User', 'System'].map((k) => new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(r.output)?.[1] ?? '?')
     console.log(`1 GiB transcript: ${seconds.toFixed(1)} s wall, ${cpu[0]} s user + ${cpu[1]} s system, max RSS ${rss ? `${(Number(rss[1]) / 1024).toFixed(0)} MiB` : 'not measured'}`)
   })
 

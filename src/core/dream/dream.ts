@@ -5,6 +5,8 @@
  * through the write path — redaction, flags, the vote — into the review queue, signed by
  * the dreamer key. It never writes curated memory: every change waits for the owner.
  */
+import {statSync} from 'node:fs'
+
 import {catBlobs, gitRead, gitWrite} from '../git/git.js'
 import {listScopeFiles} from '../memory/curated.js'
 import {isIndirectOrigin, parseMemory} from '../memory/memory.js'
@@ -223,12 +225,12 @@ async function gather(store: Store, scope: string, since: string, files: string[
       }
     }
   }
-  const progress = process.stderr.isTTY && files.length > 20 ? (i: number) => process.stderr.write(`\rdreaming: ${i}/${files.length} transcripts`) : undefined
+  const progress = dreamProgress(files)
   for (const [i, f] of files.entries()) {
-    progress?.(i)
-    for await (const o of (f.endsWith('.md') ? readMarkdownTranscript(f, since, stats) : readTranscript(f, since, stats))) take(o)
+    progress?.file(i)
+    for await (const o of (f.endsWith('.md') ? readMarkdownTranscript(f, since, stats, progress?.bytes) : readTranscript(f, since, stats, progress?.bytes))) take(o)
   }
-  if (progress) process.stderr.write(`\rdreaming: ${files.length}/${files.length} transcripts\n`)
+  progress?.done()
   if (confirming) {
     const accepted = await lastChanged(store, scope)
     for (const m of curated) {
@@ -257,6 +259,40 @@ async function lastChanged(store: Store, scope: string): Promise<Map<string, {at
     } else if (line.startsWith(prefix) && when && !out.has(line.slice(prefix.length))) out.set(line.slice(prefix.length), when)
   }
   return out
+}
+
+/**
+ * The progress line on a terminal (stderr) over long inputs — more than 20 transcripts, or
+ * more than 64 MiB of them: `dreaming: 3/500 transcripts, 120/200 MiB`, redrawn at most
+ * every 200 ms as bytes are read. Nothing when stderr is not a terminal (a job's log).
+ */
+function dreamProgress(files: string[]): {file: (i: number) => void; bytes: (n: number) => void; done: () => void} | undefined {
+  if (!process.stderr.isTTY) return undefined
+  const total = files.reduce((sum, f) => sum + (statSync(f, {throwIfNoEntry: false})?.size ?? 0), 0)
+  if (files.length <= 20 && total <= 64 * 1024 * 1024) return undefined
+  const mib = (n: number) => (n / 1048576).toFixed(0)
+  let index = 0
+  let read = 0
+  let drawn = 0
+  const draw = () => process.stderr.write(`\rdreaming: ${index}/${files.length} transcripts, ${mib(read)}/${mib(total)} MiB`)
+  return {
+    file(i) {
+      index = i
+      draw()
+    },
+    bytes(n) {
+      read += n
+      const t = Date.now()
+      if (t - drawn < 200) return
+      drawn = t
+      draw()
+    },
+    done() {
+      index = files.length
+      draw()
+      process.stderr.write('\n')
+    },
+  }
 }
 
 /** Earlier dream proposals on any branch, by fingerprint: their evidence keys and proposal ids. */

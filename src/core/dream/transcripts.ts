@@ -40,7 +40,7 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024
  * (LF or CRLF), or null for a line longer than `max` bytes, whose bytes past the limit are
  * dropped as they are read, so memory stays bounded whatever the file holds.
  */
-export async function* streamLines(file: string, max = MAX_LINE_BYTES): AsyncGenerator<string | null> {
+export async function* streamLines(file: string, max = MAX_LINE_BYTES, onBytes?: (n: number) => void): AsyncGenerator<string | null> {
   let parts: Buffer[] = []
   let size = 0
   let overlong = false
@@ -50,6 +50,7 @@ export async function* streamLines(file: string, max = MAX_LINE_BYTES): AsyncGen
     return text.endsWith('\r') ? text.slice(0, -1) : text
   }
   for await (const chunk of createReadStream(file, {highWaterMark: 64 * 1024}) as AsyncIterable<Buffer>) {
+    onBytes?.(chunk.length)
     let start = 0
     while (start < chunk.length) {
       const nl = chunk.indexOf(10, start)
@@ -111,7 +112,7 @@ export function transcriptFiles(inputs: string[]): string[] {
  * names an outside tool (`## tool: WebFetch`, `## WebSearch result`, `## mcp__…`) is
  * tainted, as is everything after a heading `## tool` that names no tool.
  */
-export async function* readMarkdownTranscript(file: string, since: string, stats: ReadStats): AsyncGenerator<Observation> {
+export async function* readMarkdownTranscript(file: string, since: string, stats: ReadStats, onBytes?: (n: number) => void): AsyncGenerator<Observation> {
   stats.files++
   const session = file.replace(/^.*\//, '').replace(/\.md$/, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'markdown'
   const timestamp = statSync(file).mtime.toISOString()
@@ -125,7 +126,7 @@ export async function* readMarkdownTranscript(file: string, since: string, stats
     if (para.length > 0) yield {session, timestamp, text: para.join('\n'), tainted, source: `transcript ${session}.md:${start}`}
     para = []
   }
-  for await (const line of streamLines(file)) {
+  for await (const line of streamLines(file, MAX_LINE_BYTES, onBytes)) {
     n++
     stats.lines++
     if (line === null) {
@@ -163,12 +164,12 @@ const textOf = (content: unknown): string => {
  * session id is the line's `sessionId` (else the file's name); a tool result is tainted
  * when the tool that produced it (its tool_use, earlier in the file) is an outside tool.
  */
-export async function* readTranscript(file: string, since: string, stats: ReadStats): AsyncGenerator<Observation> {
+export async function* readTranscript(file: string, since: string, stats: ReadStats, onBytes?: (n: number) => void): AsyncGenerator<Observation> {
   stats.files++
   const toolNames = new Map<string, string>()
   const fallback = file.replace(/^.*\//, '').replace(/\.jsonl$/, '')
   let n = 0
-  for await (const line of streamLines(file)) {
+  for await (const line of streamLines(file, MAX_LINE_BYTES, onBytes)) {
     n++
     if (line === null) {
       stats.lines++
