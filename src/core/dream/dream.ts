@@ -246,11 +246,12 @@ async function gather(store: Store, scope: string, since: string, files: string[
 /**
  * The time of the last commit that changed each file of a scope (its accept, a restore), by
  * scope-relative path, in one pass over the scope's history: a memory's last accepted version.
+ * The author date: a rebase or cherry-pick (a sync) keeps it, where it renews the committer date.
  */
 async function lastChanged(store: Store, scope: string): Promise<Map<string, {at: string; commit: string}>> {
   const prefix = store.gitPath(`${scopeDir(scope)}/`)
   const out = new Map<string, {at: string; commit: string}>()
-  const log = await gitRead(store.top, ['log', '--format=%x00%cI %h', '--name-only', '--', prefix], {allowFail: true})
+  const log = await gitRead(store.top, ['log', '--format=%x00%aI %h', '--name-only', '--', prefix], {allowFail: true})
   let when: {at: string; commit: string} | undefined
   for (const line of log.split('\n')) {
     if (line.startsWith('\0')) {
