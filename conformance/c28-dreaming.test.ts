@@ -57,6 +57,29 @@ describe('C28 — deletes are one reviewed change (R28)', () => {
     expect(store.ok(['read', 'billing.md', '--scope', 'tenant:acme']).body).toContain('Acme renews in March.')
   })
 
+  it('a memory\'s expiry is part of the reviewed change: edited after it was shown, refused by digest; accepted, the owner\'s signature covers it', () => {
+    const expiry = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10)
+    const w = write(store, acme, 'tenant:acme', 'promo.md', 'The Acme winter promotion ends in the spring.\n', ['--expires', '60d'])
+    const j = store.ok(['review', 'show', w.json.proposal])
+    expect(j.memory.expires).toBe(expiry)
+    // the agent, with a shell, pushes its proposal's expiry out after the owner looked
+    const entry = `.engram/proposals/${w.json.proposal}.md`
+    const text = store.read(entry)
+    store.write(entry, text.replace(`"expires":"${expiry}"`, '"expires":"2099-01-01"'))
+    expect(store.read(entry)).not.toBe(text)
+    const state = store.state()
+    expect(store.run(['review', 'accept', w.json.proposal, '--digest', j.digest, '--json']).code).toBe(6)
+    expect(store.state()).toBe(state)
+    store.git('checkout', '--', entry)
+    store.ok(['review', 'accept', w.json.proposal, '--digest', j.digest])
+    // accepted: in the signed file; moved by hand, the file no longer verifies
+    const file = store.read('tenant/acme/promo.md')
+    expect(file).toContain(`expires: "${expiry}"`)
+    store.write('tenant/acme/promo.md', file.replace(expiry, '2099-01-01'))
+    expect(store.run(['verify', '--json']).code).toBe(7)
+    store.git('checkout', '--', 'tenant/acme/promo.md')
+  })
+
   it('a delete entry edited after it was shown (another path added) is refused by digest, nothing changed', () => {
     const f = store.ok(['forget', 'contact.md', '--scope', 'tenant:acme', '--reason', 'stale'], {session: acme})
     const digest = store.ok(['review', 'show', f.proposal]).digest

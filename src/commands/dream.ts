@@ -39,7 +39,7 @@ export default class Dream extends EngramCommand {
         this.log(`${i.status}\t${i.kind}\t${i.scope}/${i.path}${i.removes.length ? ` (+${i.removes.length} deleted)` : ''}${i.proposal ? `\t${i.proposal}` : ''}${i.flags.length ? `\tflags: ${i.flags.join(',')}` : ''}${i.tainted ? '\ttainted' : ''}`)
       }
       const kinds = Object.entries(r.proposals).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
-      this.note(`read ${r.sessions_read} session(s): ${r.transcripts} transcript(s), ${r.run_notes} run note(s), ${r.lines_read} line(s), ${r.lines_skipped} skipped`)
+      this.note(`read ${r.sessions_read} session(s): ${r.transcripts} transcript(s), ${r.run_notes} run note(s), ${r.lines_read} line(s), ${r.lines_skipped} skipped${r.lines_too_long ? ` (${r.lines_too_long} longer than 16 MiB)` : ''}`)
       this.note(`${r.dry_run ? 'would propose' : 'proposed'}: ${kinds}; ${r.pending} pending, ${r.quarantined} quarantined, ${r.flagged} flagged, ${r.tainted} tainted; skipped ${r.skipped.duplicate} already queued, ${r.skipped.decided} decided before, ${r.skipped.stale} stale`)
       for (const x of r.rejected) this.warnLine(`model proposal ${x.index + 1} refused: ${x.reason}`)
       if (r.branch) this.note(`committed on branch ${r.branch}: review with \`git merge ${r.branch}\` then \`engram review list --scope ${r.scope}\``)

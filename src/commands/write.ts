@@ -4,7 +4,7 @@ import {createReadStream} from 'node:fs'
 import {EngramCommand, sessionFlag} from '../cli/base.js'
 import {syncAfter, syncFlag, syncLine} from '../cli/sync.js'
 import {writeRoute} from '../core/session/access.js'
-import {parseTags, readLimited} from '../core/store/content.js'
+import {parseExpires, parseTags, readLimited} from '../core/store/content.js'
 import {formatScope, parseScope} from '../core/store/scope.js'
 import {badInput, EXIT_QUARANTINED} from '../core/store/errors.js'
 import {currentSession, refuseWithoutSession} from '../core/session/sessions.js'
@@ -18,6 +18,7 @@ export default class Write extends EngramCommand {
   static override examples = [
     'echo "The user prefers short answers" | ENGRAM_SESSION=$S <%= config.bin %> write prefs.md --scope run:$S',
     'echo "Acme renews in March" | ENGRAM_SESSION=$S <%= config.bin %> write billing.md --scope tenant:acme --origin email',
+    'echo "The spring sale runs until June" | ENGRAM_SESSION=$S <%= config.bin %> write sale.md --scope tenant:acme --expires 2027-06-30',
   ]
   static override args = {path: Args.string({description: 'memory path inside the scope, ending in .md', required: true})}
   static override flags = {
@@ -26,6 +27,7 @@ export default class Write extends EngramCommand {
     title: Flags.string({description: 'title (default: the first line)'}),
     tags: Flags.string({description: 'comma-separated tags (default: an update keeps the file\'s tags; "" clears them)'}),
     origin: Flags.string({description: `how the content reached the agent: ${AGENT_ORIGINS.join(', ')}`, default: 'direct_chat'}),
+    expires: Flags.string({description: 'when the memory expires: a future date (2027-06-30), a time to live (90d, 12w), or "none"; the dream job proposes to retire it from that day (default: an update keeps the file\'s expiry)'}),
     'base-blob': Flags.string({description: 'the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'}),
     session: sessionFlag,
     sync: syncFlag,
@@ -40,9 +42,10 @@ export default class Write extends EngramCommand {
     const tags = flags.tags === undefined ? undefined : parseTags(flags.tags)
     // a write that will be refused is refused before any content is read
     writeRoute(session, formatScope(parseScope(flags.scope)), store.config)
+    if (flags.expires !== undefined) parseExpires(flags.expires)
     const content = await readContent(flags.file, store.config.max_body_bytes)
     const r = await writeMemory(store, session, {
-      scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'],
+      scope: flags.scope, path: args.path, content, title: flags.title, tags, origin: flags.origin, base: flags['base-blob'], expires: flags.expires,
     })
     for (const w of r.warnings) this.warnLine(w)
     // already said on stderr when the store opened; --json also carries it

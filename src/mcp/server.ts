@@ -237,6 +237,7 @@ export function toolSchemas(store: Store, session: SessionRecord) {
       tags: z.array(z.string().max(48)).max(32).optional().describe('tags (default: an update keeps the file\'s tags; [] clears them)'),
       origin: ownEnum([...AGENT_ORIGINS], 'an origin an agent may state').optional().describe('how the content reached you (default direct_chat); anything but direct_chat marks the memory tainted'),
       base_blob: z.string().min(1).max(64).optional().describe('the git blob id of the version you are changing, or "none" for a new file (default: the file as it is now)'),
+      expires: z.string().min(1).max(16).optional().describe('when the memory expires: a future date (2027-06-30), a time to live (90d, 12w), or "none" (default: an update keeps the file\'s expiry)'),
     }),
   }
 }
@@ -377,11 +378,11 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     description: 'Write a memory: to your run: scope it is committed at once; to your assigned scope it is voted on and becomes a proposal the owner reviews (or is quarantined). Secrets are redacted before anything is stored.',
     inputSchema: schemas.write,
     annotations: {readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false},
-  }, handler(async ({scope, path, content, title, tags, origin, base_blob}, requestId) => {
+  }, handler(async ({scope, path, content, title, tags, origin, base_blob, expires}, requestId) => {
     // the policy in force now: the owner may have signed a change since the server started
     await store.loadPolicy()
     const {session: s} = await callSession(requestId)
-    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob})
+    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
     if (r.status === 'committed') out.push(`committed ${r.commit?.slice(0, 8) ?? ''} to your scratchpad`)

@@ -6,11 +6,12 @@
  * --dry-run, --branch, and bad input.
  */
 import {execFileSync, spawnSync} from 'node:child_process'
-import {copyFileSync, writeFileSync} from 'node:fs'
+import {closeSync, copyFileSync, existsSync, openSync, rmSync, writeFileSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it, vi} from 'vitest'
 
+import {runInTerminal} from '../helpers/pty.js'
 import {BIN, Store, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
 
 vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
@@ -146,6 +147,35 @@ describe('engram dream (deterministic engine)', () => {
     expect(contradiction.evidence.slice(1).map((e: any) => e.session).sort()).toEqual(['monday-call', 'tuesday-call'])
     const window = r.items.find((i: any) => i.kind === 'promote' && /maintenance-window|status-page/.test(i.path))
     expect(window.tainted).toBe(true)
+  })
+
+  it('a 1 GiB transcript is streamed: its line without an end is skipped and counted, the lines around it read, in bounded memory', () => {
+    const big = tempDir('engram-transcripts-big-')
+    const file = join(big, 'huge.jsonl')
+    const say = (sid: string, ts: string) => `${JSON.stringify({type: 'user', sessionId: sid, uuid: sid, timestamp: ts, message: {role: 'user', content: 'Acme ships every parcel from the Leeds warehouse.'}})}\n`
+    // one session's line, then a sparse hole of NUL bytes to 1 GiB (no disk used, no line break), then another session's line
+    writeFileSync(file, say('big-a', '2026-11-20T10:00:00.000Z'))
+    const fd = openSync(file, 'r+')
+    const tail = Buffer.from(`\n${say('big-b', '2026-11-21T10:00:00.000Z')}`)
+    writeSync(fd, tail, 0, tail.length, 2 ** 30)
+    closeSync(fd)
+    // on a terminal (the progress line shows), with a heap of 256 MiB: reading the file (or its long line) whole would crash
+    const time = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-v'] : []
+    const started = Date.now()
+    const r = runInTerminal([...time, process.execPath, BIN, 'dream', '--scope', 'tenant:acme', '--transcripts', big, '--since', '2026-11-01', '--dry-run'], {
+      cwd: store.dir, env: {...store.env, NODE_OPTIONS: '--max-old-space-size=256'}, timeoutSeconds: 120,
+    })
+    const seconds = (Date.now() - started) / 1000
+    rmSync(big, {recursive: true, force: true})
+    expect(r.code, r.output).toBe(0)
+    expect(r.output).toMatch(/dreaming: 1\/1 transcripts, 1024\/1024 MiB/)
+    expect(r.output).toMatch(/read 2 session\(s\): 1 transcript\(s\), 0 run note\(s\), 3 line\(s\), 1 skipped \(1 longer than 16 MiB\)/)
+    // the fact both sessions said, one before the hole and one after it
+    expect(r.output).toMatch(/would-propose\tpromote\ttenant:acme\/dream\/acme-ships-every-parcel/)
+    const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.output)
+    if (rss) expect(Number(rss[1]) / 1024, 'max RSS in MiB').toBeLessThan(300)
+    const cpu = ['User', 'System'].map((k) => new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(r.output)?.[1] ?? '?')
+    console.log(`1 GiB transcript: ${seconds.toFixed(1)} s wall, ${cpu[0]} s user + ${cpu[1]} s system, max RSS ${rss ? `${(Number(rss[1]) / 1024).toFixed(0)} MiB` : 'not measured'}`)
   })
 
   it('bad input: each refused with one message, nothing changed', () => {

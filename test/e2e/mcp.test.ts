@@ -147,7 +147,7 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     const gold = await mcp.call('search', {query: 'Gold', scope: 'tenant:acme'})
     expect(gold.structuredContent.hits.map((h: any) => h.path)).toEqual(['plan.md'])
     expect(textOf(gold)).toMatch(/<engram-[0-9a-f]{24} scope="tenant:acme" path="plan.md"[^\n]*>\n/)
-    const w = await mcp.call('write', {scope: 'tenant:acme', path: 'renewal.md', content: 'Acme renews its wombat contract in March.\n', tags: ['billing']})
+    const w = await mcp.call('write', {scope: 'tenant:acme', path: 'renewal.md', content: 'Acme renews its wombat contract in March.\n', tags: ['billing'], expires: '90d'})
     expect(w.isError).toBeFalsy()
     expect(w.structuredContent).toMatchObject({status: 'pending', scope: 'tenant:acme'})
     const {proposal, digest} = w.structuredContent
@@ -161,6 +161,8 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(found.structuredContent.hits.map((h: any) => `${h.scope}/${h.path}`)).toEqual(['tenant:acme/renewal.md'])
     expect(found.structuredContent.hits[0].tainted).toBe(true)
     expect(readFileSync(join(sb.dir, 'tenant/acme/renewal.md'), 'utf8')).toMatch(/^tainted: true$/m)
+    // the optional expiry, a time to live from today, is in the accepted file
+    expect(readFileSync(join(sb.dir, 'tenant/acme/renewal.md'), 'utf8')).toContain(`expires: "${new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10)}"`)
   })
 
   it('refuses writes to org and to another tenant, and arguments that try to set author, taint, status or a scope outside the enum; nothing is written', async () => {
@@ -177,6 +179,7 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
       {scope: 'tenant:acme', path: 'forged-session.md', content: 'A fact.', session: globex},
       {scope: 'tenant:acme', path: 'forged-origin.md', content: 'A fact.', origin: 'owner'},
       {scope: 'tenant:acme', path: 'forged-reviewed.md', content: 'A fact.', reviewed_by: 'owner'},
+      {scope: 'tenant:acme', path: 'forged-expired.md', content: 'A fact.', expires: '2020-01-01'},
     ]
     for (const a of attempts) {
       const r = await mcp.call('write', a)

@@ -69,13 +69,15 @@ const proposal: fc.Arbitrary<Proposal> = fc
     // a merge's other files, and the maker's signature of an entry made without a session
     removes: fc.array(fc.record({path: str, base: fc.stringMatching(/^[0-9a-f]{40}$/)}), {maxLength: 2}),
     entrySignature: fc.option(fc.string({minLength: 1, maxLength: 40}), {nil: null}),
+    // the memory's expiry (engram write --expires): absent when unset
+    expires: fc.option(fc.integer({min: 0, max: 80_000}).map((d) => new Date(Date.UTC(1990, 0, 1) + d * 86_400_000).toISOString().slice(0, 10)), {nil: undefined}),
   })
   .map((r) => {
     const memory: MemoryFrontmatter = {
       id: r.id, title: r.title, scope: r.scope, tags: r.tags, author: r.author, source_session: r.session, origin: r.origin, tainted: r.tainted,
-      taint_reasons: r.taint_reasons, created: r.created2, updated: r.created2, version: r.version, proposal: r.id, reviewed_by: r.reviewed_by, digest: r.digest, signature: r.signature,
+      taint_reasons: r.taint_reasons, created: r.created2, updated: r.created2, ...(r.expires ? {expires: r.expires} : {}), version: r.version, proposal: r.id, reviewed_by: r.reviewed_by, digest: r.digest, signature: r.signature,
     }
-    const {title: _t, tags: _g, created2: _c, version: _v, reviewed_by: _r, digest: _d, signature: _s, entrySignature, ...p} = r
+    const {title: _t, tags: _g, created2: _c, version: _v, reviewed_by: _r, digest: _d, signature: _s, entrySignature, expires: _e, ...p} = r
     return {...p, signature: entrySignature, votes: p.votes as Proposal['votes'], memory, body: p.operation === 'delete' ? '' : normaliseBody(p.body)}
   })
 
@@ -99,6 +101,12 @@ const CHANGES: Record<string, (p: Proposal, s: string) => Proposal> = {
   'memory.origin': (p) => ({...p, memory: {...p.memory, origin: p.memory.origin === 'email' ? 'webpage' : 'email'}}),
   'memory.tainted': (p) => ({...p, memory: {...p.memory, tainted: !p.memory.tainted}}),
   'memory.version': (p) => ({...p, memory: {...p.memory, version: p.memory.version + 1}}),
+  // set, moved or dropped: the expiry the accepted file will carry
+  'memory.expires': (p) => ({...p, memory: {...p.memory, expires: p.memory.expires === '2031-01-01' ? '2031-01-02' : '2031-01-01'}}),
+  'memory.expires dropped': (p) => {
+    const {expires, ...memory} = p.memory
+    return expires ? {...p, memory} : {...p, memory: {...memory, expires: '2031-01-01'}}
+  },
 }
 
 describe('properties: proposal serialisation and the review digest', () => {

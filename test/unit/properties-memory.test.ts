@@ -50,6 +50,7 @@ const text = fc.oneof(anyText, frontmatterish)
 // characters YAML and JSON escape differently), and a body
 const str = fc.oneof(fc.string({maxLength: 40}), fc.string({unit: 'binary', maxLength: 40}), fc.constantFrom('', '---', 'a: b', '#x', '"', "'", '\u2028', '\u0085', '\u007f', '\ufeff', '\u00a0', 'null', 'true', '1', '- x', '[x]'))
 const nullable = fc.option(str, {nil: null})
+const isoDay = fc.integer({min: 0, max: 80_000}).map((d) => new Date(Date.UTC(1990, 0, 1) + d * 86_400_000).toISOString().slice(0, 10))
 const memory: fc.Arbitrary<MemoryFile> = fc.record({
   frontmatter: fc.record({
     id: str,
@@ -68,7 +69,9 @@ const memory: fc.Arbitrary<MemoryFile> = fc.record({
     reviewed_by: nullable,
     digest: nullable,
     signature: nullable,
-  }),
+    // optional, and absent (not null) when unset: a date as the write stores it, or as YAML gives a hand-written one
+    expires: fc.oneof(isoDay, isoDay.map((d) => `${d}T00:00:00.000Z`)),
+  }, {requiredKeys: ['id', 'title', 'scope', 'tags', 'author', 'source_session', 'origin', 'tainted', 'taint_reasons', 'created', 'updated', 'version', 'proposal', 'reviewed_by', 'digest', 'signature']}),
   body: fc.oneof(fc.string({maxLength: 200}), fc.string({unit: 'binary', maxLength: 200}), fc.constantFrom('', '---\n', '\n---\nx: 1\n---\n', '\r\n\r\n', 'a\r\nb\rc')),
 })
 

@@ -120,6 +120,19 @@ describe('planWrite', () => {
     expect(v.reads).toEqual([])
   })
 
+  it('an expiry: a future date or a time to live from the write\'s day, stored as a date; a bad or past one refused before the store is read', () => {
+    const plan = (expires: string, files: Record<string, StoredFile> = {}) => planWrite(session(), {scope: 'project:alpha', path: 'a.md', content: 'x\n', expires}, view(files), NOW)
+    expect(plan('2027-06-30').givenExpires).toBe('2027-06-30')
+    expect(plan('90d').givenExpires).toBe('2026-05-04') // NOW is 2026-02-03
+    expect(plan('2w').givenExpires).toBe('2026-02-17')
+    expect(plan('none').givenExpires).toBeNull()
+    const v = view()
+    for (const bad of ['2027-02-30', '2026-02-03', '2025-12-31', 'tomorrow', '0d', '2027-6-30', '30 days', '99999d', '3027-01-01']) {
+      expect(code(() => planWrite(session(), {scope: 'project:alpha', path: 'a.md', content: 'x\n', expires: bad}, v, NOW)), bad).toBe('bad-input')
+    }
+    expect(v.reads).toEqual([])
+  })
+
   it('uses the store\'s config: its redaction rules and body limit', () => {
     const config: EngramConfig = {...DEFAULT_CONFIG, max_body_bytes: 10, redaction: {extra: [{kind: 'codename', pattern: 'BLUEBIRD'}]}}
     expect(code(() => planWrite(session(), {scope: 'project:alpha', path: 'a.md', content: 'x'.repeat(11)}, view({}, config), NOW))).not.toBe('no error')
@@ -138,6 +151,21 @@ describe('applying a plan (pure parts)', () => {
     expect(m).toMatchObject({id: 'm-kept', version: 8, created: '2024-01-01T00:00:00.000Z', updated: NOW, proposal: 'p-1', author: 'claude-code', source_session: 's-abcd1234', title: 'T'})
     const fresh = memoryFor(plan, undefined, null, () => 'm-minted')
     expect(fresh).toMatchObject({id: 'm-minted', version: 1, created: NOW})
+  })
+
+  it('an expiry goes into the memory, so the digest covers it; an update without one keeps the file\'s, "none" drops it', () => {
+    const withExpiry = (expires?: string) => planWrite(session(), {scope: 'project:alpha', path: 'a.md', content: 'new body\n', title: 'T', ...(expires ? {expires} : {})}, view({'project:alpha/a.md': stored()}), NOW)
+    const expiring = stored()
+    expiring.memory.frontmatter.expires = '2030-01-01'
+    expect(memoryFor(withExpiry('2027-06-30'), expiring, 'p-1', ids).expires).toBe('2027-06-30')
+    expect(memoryFor(withExpiry(), expiring, 'p-1', ids).expires).toBe('2030-01-01')
+    expect('expires' in memoryFor(withExpiry('none'), expiring, 'p-1', ids)).toBe(false)
+    expect('expires' in memoryFor(withExpiry(), stored(), 'p-1', ids)).toBe(false)
+    const passed: WriteDecision = {passed: true, dissent: false, summary: 'passed', flags: [], votes: []}
+    const a = entryFor(withExpiry('2027-06-30'), stored(), passed, 'p-9', NOW, ids)
+    const b = entryFor(withExpiry('2027-07-01'), stored(), passed, 'p-9', NOW, ids)
+    expect(parseProposal(a.commit.changes[0].content, 'p.md').memory.expires).toBe('2027-06-30')
+    expect(a.digest).not.toBe(b.digest)
   })
 
   it('a direct write commits the serialised memory with provenance trailers', () => {

@@ -5,14 +5,16 @@
  * through the write path — redaction, flags, the vote — into the review queue, signed by
  * the dreamer key. It never writes curated memory: every change waits for the owner.
  */
+import {statSync} from 'node:fs'
+
 import {catBlobs, gitRead, gitWrite} from '../git/git.js'
 import {listScopeFiles} from '../memory/curated.js'
-import {isIndirectOrigin, parseFrontmatter, parseMemory} from '../memory/memory.js'
+import {isIndirectOrigin, parseMemory} from '../memory/memory.js'
 import {listEntries, type Evidence} from '../review/proposal.js'
 import {proposeDeletion} from '../review/forget.js'
 import {signProposal} from '../review/signed.js'
 import {EngramError, badInput, refused} from '../store/errors.js'
-import {formatScope, parseScope, printable} from '../store/scope.js'
+import {formatScope, parseScope, printable, scopeDir} from '../store/scope.js'
 import type {Store} from '../store/store.js'
 import {listSessions, refuseInsideSession} from '../session/sessions.js'
 import {loadKeyring} from '../trust/keys.js'
@@ -74,6 +76,8 @@ export interface DreamSummary {
   run_notes: number
   lines_read: number
   lines_skipped: number
+  /** of the lines skipped, those longer than 16 MiB (transcripts.ts MAX_LINE_BYTES): skipped unread */
+  lines_too_long: number
   proposals: Record<DreamKind, number>
   pending: number
   quarantined: number
@@ -127,10 +131,10 @@ export async function dream(store: Store, opts: DreamOptions): Promise<DreamSumm
       : undefined
     const planned = model
       ? model.planned
-      : planDreams({scope, now, minSessions: store.config.dream.min_sessions, retentionDays: store.config.dream.run_retention_days, facts: inputs.inputs.facts, curated: inputs.inputs.curated, runs: inputs.inputs.runs, clean: (t) => redactText(t, store.config.redaction.extra)})
+      : planDreams({scope, now, minSessions: store.config.dream.min_sessions, retentionDays: store.config.dream.run_retention_days, retireUnconfirmedDays: store.config.dream.retire_unconfirmed_days, facts: inputs.inputs.facts, curated: inputs.inputs.curated, runs: inputs.inputs.runs, clean: (t) => redactText(t, store.config.redaction.extra)})
     const summary: DreamSummary = {
       scope, since, dry_run: !!opts.dryRun, branch: branch?.name ?? null, sessions_read: inputs.stats.sessions.size, transcripts: inputs.stats.files - inputs.runNotes,
-      run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped,
+      run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped, lines_too_long: inputs.stats.too_long ?? 0,
       proposals: Object.fromEntries(DREAM_KINDS.map((k) => [k, 0])) as Record<DreamKind, number>,
       pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0}, rejected: model?.rejected ?? [], items: [],
     }
@@ -164,6 +168,18 @@ async function gather(store: Store, scope: string, since: string, files: string[
     facts.add(o)
     if (keepObservations) observations.push(o)
   }
+  // the scope's curated memory, as served: signed, in the manifest (a planted file is no input)
+  const gate = await ServingGate.open(store)
+  const curated: CuratedView[] = []
+  for (const path of listScopeFiles(store, scope)) {
+    const served = gate.serveFile(scope, path)
+    if (!served.ok) continue
+    const fm = served.memory.frontmatter
+    curated.push({path, blob: served.blob, title: fm.title, body: served.memory.body, created: fm.created, ...(fm.expires ? {expires: fm.expires} : {})})
+  }
+  // retiring what is not confirmed: a session of the period saying a memory's sentence again confirms it
+  const confirming = store.config.dream.retire_unconfirmed_days > 0
+  if (confirming) for (const m of curated) facts.watch(m.path, m.body)
   // the committed run: scratchpads of the scope's sessions
   const sessions = (await listSessions(store)).filter((s) => s.assigned === scope)
   const runs: RunFile[] = []
@@ -209,29 +225,75 @@ async function gather(store: Store, scope: string, since: string, files: string[
       }
     }
   }
-  const progress = process.stderr.isTTY && files.length > 20 ? (i: number) => process.stderr.write(`\rdreaming: ${i}/${files.length} transcripts`) : undefined
+  const progress = dreamProgress(files)
   for (const [i, f] of files.entries()) {
-    progress?.(i)
-    for await (const o of (f.endsWith('.md') ? readMarkdownTranscript(f, since, stats) : readTranscript(f, since, stats))) take(o)
+    progress?.file(i)
+    for await (const o of (f.endsWith('.md') ? readMarkdownTranscript(f, since, stats, progress?.bytes) : readTranscript(f, since, stats, progress?.bytes))) take(o)
   }
-  if (progress) process.stderr.write(`\rdreaming: ${files.length}/${files.length} transcripts\n`)
-  // the scope's curated memory, as served: signed, in the manifest (a planted file is no input)
-  const gate = await ServingGate.open(store)
-  const curated: CuratedView[] = []
-  for (const path of listScopeFiles(store, scope)) {
-    const served = gate.serveFile(scope, path)
-    if (!served.ok) continue
-    const fm = served.memory.frontmatter
-    let expires: string | undefined
-    try {
-      const raw = parseFrontmatter(served.text, served.rel).data.expires
-      if (typeof raw === 'string') expires = raw
-    } catch {
-      // served, so it parsed
+  progress?.done()
+  if (confirming) {
+    const accepted = await lastChanged(store, scope)
+    for (const m of curated) {
+      const commit = accepted.get(m.path)
+      const said = facts.confirmedBy(m.path)
+      const byCommit = commit ? {at: commit.at, by: `${commit.at} (its last accepted version, commit ${commit.commit})`} : {at: m.created, by: `${m.created} (created)`}
+      m.confirmed = said && said.timestamp > byCommit.at ? {at: said.timestamp, by: `${said.timestamp} (said again in session ${said.session}, ${said.source})`} : byCommit
     }
-    curated.push({path, blob: served.blob, title: fm.title, body: served.memory.body, created: fm.created, ...(expires ? {expires} : {})})
   }
   return {stats, runNotes, inputs: {scope, since, facts, observations, curated, runs} satisfies DreamInputs}
+}
+
+/**
+ * The time of the last commit that changed each file of a scope (its accept, a restore), by
+ * scope-relative path, in one pass over the scope's history: a memory's last accepted version.
+ * The author date: a rebase or cherry-pick (a sync) keeps it, where it renews the committer date.
+ */
+async function lastChanged(store: Store, scope: string): Promise<Map<string, {at: string; commit: string}>> {
+  const prefix = store.gitPath(`${scopeDir(scope)}/`)
+  const out = new Map<string, {at: string; commit: string}>()
+  const log = await gitRead(store.top, ['log', '--format=%x00%aI %h', '--name-only', '--', prefix], {allowFail: true})
+  let when: {at: string; commit: string} | undefined
+  for (const line of log.split('\n')) {
+    if (line.startsWith('\0')) {
+      const [at, commit] = line.slice(1).split(' ')
+      when = {at: new Date(at).toISOString(), commit}
+    } else if (line.startsWith(prefix) && when && !out.has(line.slice(prefix.length))) out.set(line.slice(prefix.length), when)
+  }
+  return out
+}
+
+/**
+ * The progress line on a terminal (stderr) over long inputs — more than 20 transcripts, or
+ * more than 64 MiB of them: `dreaming: 3/500 transcripts, 120/200 MiB`, redrawn at most
+ * every 200 ms as bytes are read. Nothing when stderr is not a terminal (a job's log).
+ */
+function dreamProgress(files: string[]): {file: (i: number) => void; bytes: (n: number) => void; done: () => void} | undefined {
+  if (!process.stderr.isTTY) return undefined
+  const total = files.reduce((sum, f) => sum + (statSync(f, {throwIfNoEntry: false})?.size ?? 0), 0)
+  if (files.length <= 20 && total <= 64 * 1024 * 1024) return undefined
+  const mib = (n: number) => (n / 1048576).toFixed(0)
+  let index = 0
+  let read = 0
+  let drawn = 0
+  const draw = () => process.stderr.write(`\rdreaming: ${index}/${files.length} transcripts, ${mib(read)}/${mib(total)} MiB`)
+  return {
+    file(i) {
+      index = i
+      draw()
+    },
+    bytes(n) {
+      read += n
+      const t = Date.now()
+      if (t - drawn < 200) return
+      drawn = t
+      draw()
+    },
+    done() {
+      index = files.length
+      draw()
+      process.stderr.write('\n')
+    },
+  }
 }
 
 /** Earlier dream proposals on any branch, by fingerprint: their evidence keys and proposal ids. */

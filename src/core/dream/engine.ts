@@ -7,7 +7,8 @@
  * (b) merge: two curated memories whose words are nearly the same (one kept, one deleted);
  * (c) contradiction: two curated memories about the same thing that differ in a number or
  *     a negation, as a note naming both;
- * (d) retire: a curated memory past its `expires` date;
+ * (d) retire: a curated memory past its `expires` date, or not confirmed (accepted, or said
+ *     again by a session) for `dream.retire_unconfirmed_days`;
  * (e) clear: a run: scratchpad older than the retention period.
  */
 import {createHash} from 'node:crypto'
@@ -27,6 +28,12 @@ export interface CuratedView {
   created: string
   /** the `expires` frontmatter date, when the file has one */
   expires?: string
+  /**
+   * when it was last confirmed, and how: the later of the last commit that changed its file
+   * (its accept, or a restore) and the last time a session of the period said one of its
+   * sentences again, untainted. Known only when unconfirmed memories are retired.
+   */
+  confirmed?: {at: string; by: string}
 }
 
 /** A run: scratchpad's file, with the time of the last commit that changed it. */
@@ -115,11 +122,36 @@ type Fact = {key: string; text: string; sessions: Map<string, Evidence>; tainted
 export class FactCounter {
   private readonly once = new Map<number, Sighting>()
   private readonly facts = new Map<number, Fact>()
+  /** the sentences of curated memories, by hash: a session saying one again confirms its memory */
+  private readonly watched = new Map<number, string[]>()
+  private readonly confirmations = new Map<string, Sighting>()
+
+  /** Note when an untainted observation says one of the sentences of `text` again (`confirmedBy(id)`). */
+  watch(id: string, text: string): void {
+    for (const s of sentences(text)) {
+      const h = factHash(normaliseFact(s))
+      const ids = this.watched.get(h)
+      if (!ids) this.watched.set(h, [id])
+      else if (!ids.includes(id)) ids.push(id)
+    }
+  }
+
+  /** The latest untainted sighting of one of the watched text's sentences, if any. */
+  confirmedBy(id: string): {session: string; timestamp: string; source: string} | undefined {
+    return this.confirmations.get(id)
+  }
 
   add(o: Observation): void {
     for (const s of sentences(o.text)) {
       const key = normaliseFact(s)
       const h = factHash(key)
+      // outside text repeating a memory is no confirmation of it
+      if (this.watched.size > 0 && !o.tainted) {
+        for (const id of this.watched.get(h) ?? []) {
+          const had = this.confirmations.get(id)
+          if (!had || had.timestamp < o.timestamp) this.confirmations.set(id, {session: o.session, timestamp: o.timestamp, source: o.source, tainted: false})
+        }
+      }
       let f = this.facts.get(h)
       if (!f) {
         const first = this.once.get(h)
@@ -184,6 +216,8 @@ export interface EngineInput {
   now: Date
   minSessions: number
   retentionDays: number
+  /** retire a memory not confirmed for this many days (CuratedView.confirmed); 0: never */
+  retireUnconfirmedDays?: number
   facts: FactCounter
   curated: CuratedView[]
   runs: RunFile[]
@@ -265,14 +299,26 @@ export function planDreams(input: EngineInput): PlannedDream[] {
     }
   }
 
-  // (d) retire: past its expires date
+  // (d) retire: past its expires date, or (when the policy sets a period) not confirmed for that long.
+  // One fingerprint for both: a retirement already queued for either reason is not proposed again.
+  const unconfirmedDays = input.retireUnconfirmedDays ?? 0
+  const staleBefore = new Date(input.now.getTime() - unconfirmedDays * 86_400_000).toISOString()
   for (const m of input.curated) {
-    if (!m.expires || merged.has(m.path)) continue
-    const t = Date.parse(m.expires)
-    if (Number.isNaN(t) || t > input.now.getTime()) continue
-    const evidence: Evidence[] = [{source: `curated ${scope}/${m.path} expires ${m.expires}`, quote: quote(m.body.trim())}]
+    if (merged.has(m.path)) continue
+    const t = m.expires ? Date.parse(m.expires) : Number.NaN
+    let evidence: Evidence[]
+    let reason: string
+    if (!Number.isNaN(t) && t <= input.now.getTime()) {
+      evidence = [{source: `curated ${scope}/${m.path} expires ${m.expires}`, quote: quote(m.body.trim())}]
+      reason = `expired on ${m.expires}`
+    } else if (unconfirmedDays > 0 && m.confirmed && m.confirmed.at < staleBefore) {
+      // the time it was confirmed is the evidence: it changes (and a rejected retirement may come back) only when it is confirmed again
+      evidence = [{source: `curated ${scope}/${m.path} last confirmed ${m.confirmed.by}`, timestamp: m.confirmed.at, quote: quote(m.body.trim())}]
+      const days = Math.floor((input.now.getTime() - Date.parse(m.confirmed.at)) / 86_400_000)
+      reason = `not confirmed for ${days} days (since ${m.confirmed.at.slice(0, 10)}; dream.retire_unconfirmed_days is ${unconfirmedDays})`
+    } else continue
     out.push({
-      kind: 'retire', scope, path: m.path, operation: 'delete', base: m.blob, removes: [], evidence, tainted: false, reason: `expired on ${m.expires}`,
+      kind: 'retire', scope, path: m.path, operation: 'delete', base: m.blob, removes: [], evidence, tainted: false, reason,
       fingerprint: fingerprint('retire', [m.path], m.body), evidenceKey: evidenceKey(evidence),
     })
   }

@@ -1,14 +1,14 @@
 /**
  * Agent transcripts as dream evidence: Claude Code's JSONL session files, one JSON object a
  * line (`type` user/assistant, `message` {role, content: a string or blocks of text,
- * tool_use and tool_result}, `sessionId`, `timestamp`, `uuid`). Read line by line
- * (readline over a stream, never a whole file in memory); a line that is not such an
- * object is skipped and counted. Text from outside tools — web fetches, web searches, MCP
+ * tool_use and tool_result}, `sessionId`, `timestamp`, `uuid`). Read line by line from a
+ * stream, never a whole file in memory, and never more than MAX_LINE_BYTES of one line: a
+ * longer line (a 1 GB file without line breaks) is skipped unread, like a line that is not
+ * such an object, and counted. Text from outside tools — web fetches, web searches, MCP
  * servers — is tainted evidence: it is third-party text that reached the agent.
  */
 import {createReadStream, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
-import {createInterface} from 'node:readline'
 
 import {badInput} from '../store/errors.js'
 
@@ -25,8 +25,61 @@ export interface Observation {
 export interface ReadStats {
   files: number
   lines: number
+  /** lines skipped: not JSON, not a message, or too long */
   skipped: number
+  /** of those, the lines longer than MAX_LINE_BYTES, skipped without being held in memory */
+  too_long?: number
   sessions: Set<string>
+}
+
+/** The longest transcript line read (16 MiB: far above a message, far below the memory a dream may use). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
+
+/**
+ * The lines of a file, streamed in 64 KiB chunks: each line's text without its line break
+ * (LF or CRLF), or null for a line longer than `max` bytes, whose bytes past the limit are
+ * dropped as they are read, so memory stays bounded whatever the file holds.
+ */
+export async function* streamLines(file: string, max = MAX_LINE_BYTES, onBytes?: (n: number) => void): AsyncGenerator<string | null> {
+  let parts: Buffer[] = []
+  let size = 0
+  let overlong = false
+  const line = (): string | null => {
+    if (overlong) return null
+    const text = (parts.length === 1 ? parts[0] : Buffer.concat(parts, size)).toString('utf8')
+    return text.endsWith('\r') ? text.slice(0, -1) : text
+  }
+  for await (const chunk of createReadStream(file, {highWaterMark: 64 * 1024}) as AsyncIterable<Buffer>) {
+    onBytes?.(chunk.length)
+    let start = 0
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(10, start)
+      const end = nl < 0 ? chunk.length : nl
+      if (!overlong) {
+        if (size + end - start > max) {
+          overlong = true
+          parts = []
+          size = 0
+        } else if (end > start) {
+          // a view, released with the line: its chunk is freed once the line is decoded
+          parts.push(chunk.subarray(start, end))
+          size += end - start
+        }
+      }
+      if (nl < 0) break
+      yield line()
+      parts = []
+      size = 0
+      overlong = false
+      start = nl + 1
+    }
+  }
+  if (overlong || size > 0) yield line()
+}
+
+function skipLong(stats: ReadStats): void {
+  stats.skipped++
+  stats.too_long = (stats.too_long ?? 0) + 1
 }
 
 /** Tools whose results are text from outside: a web fetch or search, any MCP server's tool. */
@@ -59,13 +112,12 @@ export function transcriptFiles(inputs: string[]): string[] {
  * names an outside tool (`## tool: WebFetch`, `## WebSearch result`, `## mcp__…`) is
  * tainted, as is everything after a heading `## tool` that names no tool.
  */
-export async function* readMarkdownTranscript(file: string, since: string, stats: ReadStats): AsyncGenerator<Observation> {
+export async function* readMarkdownTranscript(file: string, since: string, stats: ReadStats, onBytes?: (n: number) => void): AsyncGenerator<Observation> {
   stats.files++
   const session = file.replace(/^.*\//, '').replace(/\.md$/, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'markdown'
   const timestamp = statSync(file).mtime.toISOString()
   if (timestamp < since) return
   stats.sessions.add(session)
-  const rl = createInterface({input: createReadStream(file, {encoding: 'utf8'}), crlfDelay: Infinity})
   let tainted = false
   let para: string[] = []
   let start = 0
@@ -74,9 +126,13 @@ export async function* readMarkdownTranscript(file: string, since: string, stats
     if (para.length > 0) yield {session, timestamp, text: para.join('\n'), tainted, source: `transcript ${session}.md:${start}`}
     para = []
   }
-  for await (const line of rl) {
+  for await (const line of streamLines(file, MAX_LINE_BYTES, onBytes)) {
     n++
     stats.lines++
+    if (line === null) {
+      skipLong(stats)
+      continue
+    }
     const heading = /^#{1,6}\s+(.*)$/.exec(line)
     if (heading) {
       yield* flush()
@@ -108,14 +164,18 @@ const textOf = (content: unknown): string => {
  * session id is the line's `sessionId` (else the file's name); a tool result is tainted
  * when the tool that produced it (its tool_use, earlier in the file) is an outside tool.
  */
-export async function* readTranscript(file: string, since: string, stats: ReadStats): AsyncGenerator<Observation> {
+export async function* readTranscript(file: string, since: string, stats: ReadStats, onBytes?: (n: number) => void): AsyncGenerator<Observation> {
   stats.files++
   const toolNames = new Map<string, string>()
   const fallback = file.replace(/^.*\//, '').replace(/\.jsonl$/, '')
-  const rl = createInterface({input: createReadStream(file, {encoding: 'utf8'}), crlfDelay: Infinity})
   let n = 0
-  for await (const line of rl) {
+  for await (const line of streamLines(file, MAX_LINE_BYTES, onBytes)) {
     n++
+    if (line === null) {
+      stats.lines++
+      skipLong(stats)
+      continue
+    }
     if (line.trim() === '') continue
     stats.lines++
     let o: unknown

@@ -90,6 +90,7 @@ export const FIELD_ORDER = [
   'taint_reasons',
   'created',
   'updated',
+  'expires',
   'version',
   'proposal',
   'reviewed_by',
@@ -109,6 +110,12 @@ export interface MemoryFrontmatter {
   taint_reasons: string[]
   created: string
   updated: string
+  /**
+   * The date (`YYYY-MM-DD`) from which the dream job proposes to retire the memory
+   * (`engram write --expires`). Absent, not null, when unset: the frontmatter, signature
+   * and digest of every memory without one stay what they were.
+   */
+  expires?: string
   version: number
   proposal: string | null
   reviewed_by: string | null
@@ -329,6 +336,11 @@ function memoryFromData(data: Record<string, unknown>, body: string, label: stri
   if (data.tainted !== undefined && typeof data.tainted !== 'boolean') {
     throw badInput(`${label}: frontmatter field "tainted" must be true or false.`)
   }
+  const expires = data.expires
+  // a hand-written YAML date (expires: 2027-06-30) reads as an ISO time: either is a date
+  if (expires !== undefined && expires !== null && (typeof expires !== 'string' || Number.isNaN(Date.parse(expires)))) {
+    throw badInput(`${label}: frontmatter field "expires" must be a date such as "2027-06-30".`)
+  }
   return {
     frontmatter: {
       id: str('id'),
@@ -342,6 +354,7 @@ function memoryFromData(data: Record<string, unknown>, body: string, label: stri
       taint_reasons: strings('taint_reasons'),
       created: str('created'),
       updated: str('updated'),
+      ...(typeof expires === 'string' ? {expires} : {}),
       version,
       proposal: nullable('proposal'),
       reviewed_by: nullable('reviewed_by'),

@@ -40,6 +40,8 @@ export interface EngramConfig {
     min_sessions: number
     /** run: scratchpads older than this many days are proposed for clearing */
     run_retention_days: number
+    /** a curated memory not confirmed for this many days is proposed for retirement; 0: never */
+    retire_unconfirmed_days: number
     /** whether the dream job may propose to org (no by default) */
     allow_org: boolean
   }
@@ -60,7 +62,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
   redaction: {extra: []},
   escalate_after: 3,
   taint: {tools: [], commands: []},
-  dream: {min_sessions: 2, run_retention_days: 30, allow_org: false},
+  dream: {min_sessions: 2, run_retention_days: 30, retire_unconfirmed_days: 0, allow_org: false},
 }
 
 export const DEFAULT_CONFIG_YAML = `# engram store configuration. See README "Configuration".
@@ -104,10 +106,13 @@ redaction:
 # Rejected writes from one session or author before it is escalated.
 escalate_after: 3
 # The dream job (engram dream): a fact recurring in at least min_sessions sessions is
-# proposed; run: scratchpads older than run_retention_days are proposed for clearing.
+# proposed; run: scratchpads older than run_retention_days are proposed for clearing; a
+# memory not confirmed (accepted, or said again by a session) for retire_unconfirmed_days
+# is proposed for retirement (0: never).
 # dream:
 #   min_sessions: 2
 #   run_retention_days: 30
+#   retire_unconfirmed_days: 0
 #   allow_org: false
 `
 
@@ -132,7 +137,7 @@ const SCHEMA: {[key: string]: Shape} = {
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
   taint: {tools: 'strings', commands: 'strings'},
-  dream: {min_sessions: 'number', run_retention_days: 'number', allow_org: 'boolean'},
+  dream: {min_sessions: 'number', run_retention_days: 'number', retire_unconfirmed_days: 'number', allow_org: 'boolean'},
 }
 
 /** The 1-based line of a key in block YAML (by indentation), or undefined. Only for messages. */
@@ -354,6 +359,7 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
   const d = r.dream ?? {}
   if (d.min_sessions != null) c.dream.min_sessions = rd.num(d.min_sessions, ['dream', 'min_sessions'], 1, 1000)
   if (d.run_retention_days != null) c.dream.run_retention_days = rd.num(d.run_retention_days, ['dream', 'run_retention_days'], 1, 36500)
+  if (d.retire_unconfirmed_days != null) c.dream.retire_unconfirmed_days = rd.num(d.retire_unconfirmed_days, ['dream', 'retire_unconfirmed_days'], 0, 36500)
   if (d.allow_org != null) c.dream.allow_org = d.allow_org === true
   const extra = r.redaction?.extra
   if (extra != null) {
@@ -400,7 +406,7 @@ interface RawConfig {
   } | null
   redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
   taint?: {tools?: string[] | null; commands?: string[] | null} | null
-  dream?: {min_sessions?: unknown; run_retention_days?: unknown; allow_org?: unknown} | null
+  dream?: {min_sessions?: unknown; run_retention_days?: unknown; retire_unconfirmed_days?: unknown; allow_org?: unknown} | null
 }
 
 function isInside(file: string, root: string): boolean {

@@ -63,3 +63,31 @@ export function checkTitle(title: string | undefined): string | undefined {
   if (title.length > 200) throw badInput('A title is at most 200 characters.')
   return title.trim()
 }
+
+const DAY_MS = 86_400_000
+
+/**
+ * A memory's expiry as given to a write: a date (`2027-06-30`), a time to live from today
+ * (`90d`, `12w`, at most 100 years), or `none` (no expiry; an update drops the file's).
+ * Gives the date as stored (`YYYY-MM-DD`, UTC), or null for `none`. A date that does not
+ * exist (`2027-02-30`) or is not after today is bad input: the write stores nothing.
+ */
+export function parseExpires(text: string, now: Date = new Date()): string | null {
+  const s = text.trim()
+  if (s === 'none') return null
+  const today = now.toISOString().slice(0, 10)
+  const ttl = /^(\d{1,5})([dw])$/.exec(s)
+  if (ttl) {
+    const days = Number(ttl[1]) * (ttl[2] === 'w' ? 7 : 1)
+    if (days < 1 || days > 36_500) throw badInput(`--expires ${s}: a time to live is from 1 day to 100 years.`, 'e.g. --expires 90d or --expires 12w')
+    return new Date(Date.parse(today) + days * DAY_MS).toISOString().slice(0, 10)
+  }
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s)
+  // a real calendar date: it reads back as itself (Date rolls 2027-02-30 over to March)
+  if (!m || Number.isNaN(Date.parse(s)) || new Date(Date.parse(s)).toISOString().slice(0, 10) !== s) {
+    throw badInput(`--expires "${printable(s, 40)}" is not a date or a time to live.`, 'give a date such as --expires 2027-06-30, a time to live such as --expires 90d, or --expires none')
+  }
+  if (s <= today) throw badInput(`--expires ${s} is not in the future (today is ${today}, UTC).`, 'give a later date, or a time to live such as --expires 90d')
+  if (Date.parse(s) - Date.parse(today) > 36_500 * DAY_MS) throw badInput(`--expires ${s} is more than 100 years away.`)
+  return s
+}

@@ -6,7 +6,7 @@
  * store lock.
  */
 import {writeRoute, type WriteRoute} from '../session/access.js'
-import {checkTitle, decodeContent} from '../store/content.js'
+import {checkTitle, decodeContent, parseExpires} from '../store/content.js'
 import type {StoredMemory} from '../memory/curated.js'
 import type {EngramConfig} from '../store/config.js'
 import {badInput, refused} from '../store/errors.js'
@@ -29,6 +29,11 @@ export interface WriteInput {
   origin?: string
   /** the blob id this write changes, 'none' for a new file; default: the file as it is when the write starts */
   base?: string
+  /**
+   * when the memory expires: a future date (`2027-06-30`), a time to live (`90d`), or
+   * `none`; undefined: an update keeps the file's expiry, a new file has none
+   */
+  expires?: string
 }
 
 /** The file at a path as the plan sees it: its blob id and parsed memory. */
@@ -57,6 +62,8 @@ export interface WritePlan {
   tags: string[]
   /** the tags the write names, redacted; undefined: keep the file's (memoryFor) */
   givenTags?: string[]
+  /** the expiry the write names (`YYYY-MM-DD`), null to drop one; undefined: keep the file's (memoryFor) */
+  givenExpires?: string | null
   body: string
   redactions: Record<string, number>
   /** the blob the write is made against, null for "no file": any other file under the lock is a conflict */
@@ -125,6 +132,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   }
   const raw = decodeContent(input.content, config.max_body_bytes)
   const title0 = checkTitle(input.title)
+  const givenExpires = input.expires === undefined ? undefined : parseExpires(input.expires, new Date(now))
   if (input.base !== undefined && input.base !== 'none' && !/^[0-9a-f]{40}$/.test(input.base)) {
     throw badInput(`--base-blob must be a 40-hex git blob id or "none".`, 'give the blob id `engram read <path> --json` shows (`blob`), or "none" for a new file')
   }
@@ -152,6 +160,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   const {tainted, reasons: taintReasons} = signer ? {tainted: session.tainted, reasons: [...session.taint_reasons]} : inheritedTaint(session, origin)
   const plan: WritePlan = {
     route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, givenTags, body, redactions, expectedBase, now,
+    ...(givenExpires !== undefined ? {givenExpires} : {}),
     ...(signer ? {signer} : {}),
   }
   if (route === 'direct') return plan
@@ -187,6 +196,8 @@ export function decisionOf(outcome: VoteResult): WriteDecision {
  * created date carry over, its version grows by one; `newId` names a new memory.
  */
 export function memoryFor(plan: WritePlan, base: StoredFile | undefined, proposalId: string | null, newId: () => string): MemoryFrontmatter {
+  // like tags: an update that names no expiry keeps the file's; `none` (null) drops it
+  const expires = plan.givenExpires === undefined ? base?.memory.frontmatter.expires : plan.givenExpires ?? undefined
   return {
     id: base?.memory.frontmatter.id ?? newId(),
     title: plan.title,
@@ -199,6 +210,7 @@ export function memoryFor(plan: WritePlan, base: StoredFile | undefined, proposa
     taint_reasons: plan.taintReasons,
     created: base?.memory.frontmatter.created ?? plan.now,
     updated: plan.now,
+    ...(expires ? {expires} : {}),
     version: (base?.memory.frontmatter.version ?? 0) + 1,
     proposal: proposalId,
     reviewed_by: null,
