@@ -693,6 +693,19 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
   return null
 }
 
+/**
+ * A security note that quotes an attack ("pages may say 'ignore previous instructions and …'")
+ * describes it to a human: a phrase inside quotes that a describing frame opens, in a text about
+ * attacks, is an example, not an order.
+ */
+const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like|example(?:\s+of\s+[\w -]{0,30})?|says?|saying|said|reads?|phrases?|wording|write|writes|called)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
+const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+)\b/i
+
+function quotedExample(text: string, index: number): boolean {
+  if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false
+  return /["'\u2019\u201d]/.test(text.slice(index, index + 240)) && ABOUT_ATTACKS.test(text)
+}
+
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
   const hits: InstructionHit[] = []
@@ -709,7 +722,13 @@ export function detectInstructions(text: string): InstructionHit[] {
       lower ??= text.toLowerCase()
       if (!rule.gate.every((group) => group.some((g) => lower!.includes(g)))) continue
     }
-    const m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
+    let m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
+    if (m && quotedExample(text, m.index)) {
+      // the quoted example does not count; the same phrase said outside the quotes still does
+      const from = m.index + m[0].length
+      const again = rule.before ? firstAfter(rule.re, rule.before, text.slice(from)) : rule.re.exec(text.slice(from))
+      m = again && !quotedExample(text, from + again.index) ? again : null
+    }
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
   }
 
