@@ -165,6 +165,7 @@ if (argv.includes('--cross')) {
     {name: 'C', held: ['engram-own']},
     {name: 'D', held: ['project']},
     {name: 'E', held: ['engram-dev']},
+    {name: 'F', held: ['engram-dev2']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
