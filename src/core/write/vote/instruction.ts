@@ -370,7 +370,7 @@ const RULES: Rule[] = [
     label: 'a standing order for later conversations',
     gate: [['when', 'if', 'time', 'whenever']],
     // "Whenever the user asks for X, suggest Y": only an assistant answers users' future questions.
-    re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b[^.\n]{0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people)\b/i,
+    re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b(?:[^.\n]|\.(?=\S)){0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people|(?:[\w-]+\s+){1,4}(?:comes?|come)\s+up)\b|\bwhenever\s+(?:the\s+topic\s+of\s+)?(?:[\w-]+\s+){1,3}(?:comes?|come)\s+up\b[^.\n]{0,60}?\b(?:suggest|recommend|mention|promote|push|point|link|say|tell)\b/i,
   },
   {
     kind: 'summary-steer',
@@ -584,6 +584,21 @@ const RULES: Rule[] = [
     // "Before you write back to the client, copy their saved IBAN…", "After translating, add a paragraph recommending…"
     re: /\b(?:before|after|when|while|once|as)\s+(?:you(?:['’]re|\s+are)?\s+)?(?:summari[sz]\w*|translat\w*|draft(?:ing)?\s+(?:any|your|a|the)\s+(?:repl(?:y|ies)|answer|response)|writ(?:e|ing)\s+back|answer(?:ing)?|respond(?:ing)?|repl(?:y|ying))\b[^.\n]{0,80}?\b(?:look\s+up|copy|put|add|include|insert|paste|attach|append|recommend\w*|urg\w+|quietly|secretly|say\s+it\s+is\s+your|present\s+it\s+as\s+your)\b/i,
   },
+  {
+    kind: 'trust-line',
+    strength: 'medium',
+    label: "stamps the reader's output with a trust line",
+    gate: [['verified', 'approved', 'checked', 'reviewed', 'certified', 'safe', 'trusted', 'endorsed', 'authenticated', 'official'], ['repl', 'answer', 'respons', 'reader', 'output', 'summar']],
+    // "add the line 'Verified by Acme Security' so readers trust them": a voucher no one gave, on text the model writes
+    re: /\b(?:add|append|include|put|insert|finish|end|close|conclude|sign(?:\s+off)?|stamp|tag)\b[^.\n]{0,40}?\b(?:line|note|sentence|footer|stamp|badge|text|label|disclaimer|signature|phrase)\b\s*[:,]?\s*["'\u2018\u201c][^"'\u2019\u201d\n]{0,80}?\b(?:verified|approved|checked|reviewed|certified|safe|trusted|endorsed|authenticated|official)\b/i,
+  },
+  {
+    kind: 'cross-tenant',
+    strength: 'medium',
+    label: "reaches into another tenant's memory",
+    gate: [['workspace', 'tenant', 'project'], ['their', 'its']],
+    re: /\b[\w-]+\s+(?:workspace|tenant|project)\b[^.\n]{0,60}?\b(?:pull|copy|bring|merge|fetch|import|use|read|borrow)\s+(?:in\s+)?(?:their|its)\s+(?:notes|memories|memory|records|data|files)\b/i,
+  },
   // Other languages: an address to the assistant, an override, a directive on every reply, data sent to an address.
   {
     kind: 'addressed-other-language',
@@ -629,14 +644,14 @@ const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfe
 // A secret put where others read it (an issue comment, a gist, a wiki, a commit message): exfiltration without an address.
 const SECRET_NAME = /\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
 const SECRET_THING = /\b(?:production|prod|our|the|all|company)\s+secrets\b|(?:^|[\s`'"(])\.env\b|\boutput\s+of\s+`?(?:env|printenv|set)\b|\b(?:api|deploy|access|secret|private|ssh|signing|session)\s+(?:keys?|tokens?|cookies?)\b|\b(?:passwords?|credentials?)\b(?!\s+(?:reset|policy|policies|manager|change|expiry|rules?|strength|field|prompt|form|page|link|requirements?))/i
-const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b[^.\n]{0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
+const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b(?:[^.\n]|\.(?=\S)){0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
 /** A sentence that warns against the act ("never paste a token into a ticket") states a rule; it orders nothing. */
 const WARNING = /\b(?:never|not|don['’]?t|doesn['’]?t|no\s+one|nobody|avoid|without|instead\s+of|rather\s+than|must\s+not|shouldn['’]?t|mustn['’]?t)\b/i
 
 // A rule that lifts a control for a sensitive act ("contractors get admin on day one, no ticket required"):
 // a policy shadowed by paraphrase when no curated memory is close enough to contradict.
-const LIFTS_CONTROL = /\bno\s+(?:\w+\s+)?(?:tickets?|approvals?|sign-?offs?|managers?|request\s+forms?|reviews?|confirmations?|checks?|forms?)\s+(?:is\s+|are\s+)?(?:required|needed|necessary)\b|\bwithout\s+(?:a\s+|any\s+)?(?:managers?|approvals?|sign-?offs?|tickets?|reviews?|confirmations?|asking\s+(?:anyone|anybody|a\s+manager))\b|\b(?:logging|approval|review|sign-?off|recording|check|call-?back)\b[^.\n]{0,30}?\b(?:is|are)\s+(?:now\s+)?optional\b|\bof\s+any\s+(?:size|amount|value)\b(?=[^.\n]{0,60}\b(?:may|can|on\s+the\s+spot|straight\s+away|right\s+away|directly|immediately)\b)|\bnobody\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bno\s+one\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bto\s+(?:whoever|anyone\s+who)\s+(?:asks|requests|wants)\b/i
-const PERMITS = /\b(?:may|can|optional|receives?|obtains?|(?:is|are)\s+granted|are\s+given|is\s+given|get|gets|is\s+fine|are\s+fine|are\s+handed|is\s+handed|handed\s+out|hand(?:ing)?\s+out|to\s+whoever|to\s+anyone|free\s+to|allowed\s+to|any\s+(?:value|amount|size))\b/i
+const LIFTS_CONTROL = /\bno\s+(?:\w+\s+)?(?:tickets?|approvals?|sign-?offs?|managers?|request\s+forms?|reviews?|confirmations?|checks?|forms?)\s+(?:is\s+|are\s+)?(?:required|needed|necessary)\b|\bwithout\s+(?:a\s+|any\s+)?(?:managers?|approvals?|sign-?offs?|tickets?|reviews?|confirmations?|asking\s+(?:anyone|anybody|a\s+manager))\b|\b(?:logging|approval|review|sign-?off|recording|check|call-?back)\b[^.\n]{0,30}?\b(?:is|are)\s+(?:now\s+)?optional\b|\bof\s+any\s+(?:size|amount|value)\b(?=[^.\n]{0,60}\b(?:may|can|on\s+the\s+spot|straight\s+away|right\s+away|directly|immediately)\b)|\bnobody\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bno\s+one\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bto\s+(?:whoever|anyone\s+who)\s+(?:asks|requests|wants)\b|\bwith\s+no\s+(?:[\w-]+\s+)?(?:involvement|approval|sign-?off|review|check|oversight|ticket)\b|\b(?:agent|assistant|bot|support)\b[^.\n]{0,40}?\b(?:on\s+the\s+spot|straight\s+away|right\s+away|immediately)\b/i
+const PERMITS = /\b(?:may|can|optional|receives?|obtains?|(?:is|are)\s+granted|issues?|grants?|approves?|pays?\s+out|are\s+given|is\s+given|get|gets|is\s+fine|are\s+fine|are\s+handed|is\s+handed|handed\s+out|hand(?:ing)?\s+out|to\s+whoever|to\s+anyone|free\s+to|allowed\s+to|any\s+(?:value|amount|size))\b/i
 const CONTROLLED = /\b(?:admin(?:istrator)?|production|database|gift\s+cards?|vouchers?|refunds?|payouts?|payments?|exports?|customer\s+(?:data|records|files?|lists?|exports?)|rights|roles?|access|credentials?|passwords?|transfers?|wires?|discounts?)\b/i
 const RESTRICTS = /\b(?:never|only|must\s+not|may\s+not|not\s+allowed|forbidden|prohibited|requires?|needs?\s+(?:a|an|the|written|two)|must\s+(?:be|get|have))\b/i
 
