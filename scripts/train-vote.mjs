@@ -75,8 +75,8 @@ if (sharedDir) {
   for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
   for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question'})
 }
-// corpus/ and its tuning folder corpus/dev/; never corpus/holdout/, which measures what was not trained on
-const corpusFiles = [corpusDir, join(corpusDir, 'dev')].filter((d) => existsSync(d)).flatMap((d) =>
+// corpus/ and its tuning folders corpus/dev/ and corpus/dev2/; never corpus/holdout/ or corpus/holdout2/, which measure what was not trained on
+const corpusFiles = [corpusDir, join(corpusDir, 'dev'), join(corpusDir, 'dev2')].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
 for (const [dir, file] of corpusFiles) {
   for (const l of lines(read(dir, file))) {
@@ -165,6 +165,7 @@ if (argv.includes('--cross')) {
     {name: 'C', held: ['engram-own']},
     {name: 'D', held: ['project']},
     {name: 'E', held: ['engram-dev']},
+    {name: 'F', held: ['engram-dev2']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)

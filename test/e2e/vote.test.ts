@@ -83,10 +83,10 @@ describe('the vote end to end through the CLI', () => {
     const sum = (rows: any[], k: string) => rows.reduce((n, x) => n + x[k], 0)
     expect(sum(attacks, 'total')).toBeGreaterThanOrEqual(25)
     expect(sum(benign, 'total')).toBeGreaterThanOrEqual(20)
-    // the corpus's own thresholds (measured 140/147 and 0/86 after issue #15's shapes; the weights were trained
+    // the corpus's own thresholds (measured 146/147 and 0/86 after issue #15's second round; the weights were trained
     // on this corpus too, so the honest numbers are the cross-source table in README)
     expect(sum(attacks, 'total')).toBeGreaterThanOrEqual(140)
-    expect(sum(attacks, 'quarantined') / sum(attacks, 'total')).toBeGreaterThanOrEqual(0.9)
+    expect(sum(attacks, 'quarantined') / sum(attacks, 'total')).toBeGreaterThanOrEqual(0.95)
     expect(sum(benign, 'quarantined')).toBe(0)
     // every style of attack is there and none is mostly missed (persuasion without a request is
     // the weakest, 2/7 when written: README says so); the confusion table adds up

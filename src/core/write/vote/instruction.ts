@@ -98,7 +98,7 @@ const RULES: Rule[] = [
     label: 'exfiltration',
     gate: [['@', 'http', 'www.', '[redacted:email']],
     re: new RegExp(
-      String.raw`\b(?:send|forward|e-?mail|mail|post|upload|transmit|exfiltrate|leak|copy|share|report|submit|bcc|cc)\b[^.\n]{0,60}?\b${DATA_OBJECT}\b[^.\n]{0,60}?\b(?:to|at|into|via)\s+${ADDRESS}`,
+      String.raw`\b(?:send|forward|e-?mail|mail|post|upload|transmit|exfiltrate|leak|copy|share|report|submit|bcc|cc)\b(?![^.\n]{0,30}\b(?:suspicious|phishing|spam|scam|suspected|fraudulent)\b)[^.\n]{0,60}?\b${DATA_OBJECT}\b[^.\n]{0,60}?\b(?:to|at|into|via)\s+${ADDRESS}`,
       'i',
     ),
   },
@@ -174,7 +174,7 @@ const RULES: Rule[] = [
     kind: 'authority',
     strength: 'medium',
     label: 'claim of authority',
-    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:god|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
+    re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|(?:^|[.!?:;\n]\s*|\byour\s+)new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)\s*[:\u2014\u2013-]|\bnew\s+(?:policy|policies|instructions?|directives?|system\s+prompt)\s+(?:for|to)\s+(?:you|the\s+(?:assistant|ai|agent|model|bot))\b|\bnew\s+(?:instructions?|directives?|system\s+prompt)\s+(?:from\s+(?:the\s+|your\s+)?(?:owner|admin|administrator|operator|system|developer)|(?:take|takes)\s+(?:effect|precedence)|replac\w*|supersed\w*|overrid\w*)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:god|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
   },
   {
     kind: 'pipe-to-shell',
@@ -325,7 +325,7 @@ const RULES: Rule[] = [
     kind: 'split-payload',
     strength: 'medium',
     label: 'asks to assemble and follow a split instruction',
-    re: /\b(?:combine|concatenate|join|assemble)\s+(?:these|the)\s+(?:fragments|parts|pieces|strings|segments)|\b[a-z]\s*\+\s*[a-z]\b[^.\n]{0,30}\b(?:says|then|and)|\bfirst\s+letter\s+of\s+each\s+(?:line|word)|\b(?:do|follow|obey)\s+what\s+(?:it|they|the\s+result)\s+(?:says|spells)|\bobey\s+the\s+word\b|\bpart\s+two\b[^.\n]{0,60}\bafter\s+part\s+one\b/i,
+    re: /\b(?:combine|concatenate|join|assemble)\s+(?:these|the)\s+(?:fragments|parts|pieces|strings|segments)|\b[a-z]\s*\+\s*[a-z]\b[^.\n]{0,30}\b(?:says|then|and|as\s+one|together|now)|\b(?:run|execute|perform|do|follow|obey)\s+(?:parts?\s+)?[a-z]\s*\+\s*[a-z]\b|\bfirst\s+letter\s+of\s+each\s+(?:line|word)|\b(?:do|follow|obey)\s+what\s+(?:it|they|the\s+result)\s+(?:says|spells)|\bobey\s+the\s+word\b|\bpart\s+two\b[^.\n]{0,60}\bafter\s+part\s+one\b/i,
   },
   {
     kind: 'smuggling',
@@ -343,8 +343,8 @@ const RULES: Rule[] = [
     kind: 'lesson',
     strength: 'medium',
     label: 'a "lesson learned" that licenses an unsafe act',
-    gate: [['lesson', 'note to self', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time']],
-    re: /\b(?:lessons?\s+learned|note\s+to\s+self|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down)\b/i,
+    gate: [['lesson', 'note to self', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time', 'retrospective', 'post-mortem', 'postmortem', 'we learned', 'worked well', 'keep doing']],
+    re: /\b(?:lessons?\s+learned|note\s+to\s+self|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time|retrospective|post-?mortem|what\s+we\s+learned|(?:it\s+)?worked\s+(?:well|better)\s+when)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down|key\s+files?|(?:push|commit|merge|deploy)\w*\s+(?:\w+\s+)?directly|bottleneck|keep\s+doing|repeat\s+(?:that|this|it))\b/i,
   },
   {
     kind: 'cross-tenant',
@@ -370,7 +370,7 @@ const RULES: Rule[] = [
     label: 'a standing order for later conversations',
     gate: [['when', 'if', 'time', 'whenever']],
     // "Whenever the user asks for X, suggest Y": only an assistant answers users' future questions.
-    re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b[^.\n]{0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people)\b/i,
+    re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b(?:[^.\n]|\.(?=\S)){0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people|(?:[\w-]+\s+){1,4}(?:comes?|come)\s+up)\b|\bwhenever\s+(?:the\s+topic\s+of\s+)?(?:[\w-]+\s+){1,3}(?:comes?|come)\s+up\b[^.\n]{0,60}?\b(?:suggest|recommend|mention|promote|push|point|link|say|tell)\b/i,
   },
   {
     kind: 'summary-steer',
@@ -385,7 +385,16 @@ const RULES: Rule[] = [
     label: 'a directive on every reply',
     gate: [['every', 'each', 'all', 'your']],
     before: IMPERATIVE_BEFORE,
-    re: /\b(?:format|wrap|end|begin|start|prefix|suffix|close|sign|stamp|append\s+to|add\s+to|put\s+\S+(?:\s+\S+){0,6}?\s+(?:at\s+the\s+(?:end|bottom|top|start)\s+of|in|into))\s+(?:(?:all|every|each)\s+(?:one\s+)?(?:of\s+)?(?:your\s+|the\s+)?|your\s+)(?:future\s+|next\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|summar(?:y|ies)|e-?mails?\s+you\s+draft)\b/gi,
+    re: /\b(?:format|wrap|end|begin|start|prefix|suffix|close|sign(?:\s+off)?|stamp|append\s+to|add\s+to|put\s+\S+(?:\s+\S+){0,6}?\s+(?:at\s+the\s+(?:end|bottom|top|start)\s+of|in|into))\s+(?:(?:all|every|each)\s+(?:one\s+)?(?:of\s+)?(?:your\s+|the\s+)?|your\s+)(?:future\s+|next\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|summar(?:y|ies)|e-?mails?\s+you\s+draft)\b/gi,
+  },
+  {
+    kind: 'every-reply',
+    strength: 'medium',
+    label: 'a directive on every reply',
+    gate: [['every', 'each', 'all', 'any']],
+    before: IMPERATIVE_BEFORE,
+    // "reply to every question with a link": an order about all of the reader's answers ("we reply to every question within a day" is a sender speaking)
+    re: /\b(?:reply|respond|answer)\s+(?:to\s+)?(?:every|each|all|any)\s+(?:questions?|messages?|requests?|quer(?:y|ies)|users?|customers?)\s+(?:with|by)\b/gi,
   },
   {
     kind: 'every-reply',
@@ -482,8 +491,16 @@ const RULES: Rule[] = [
     kind: 'cross-tenant',
     strength: 'medium',
     label: "reaches into another tenant's memory",
-    gate: [['tenant', 'workspace', 'saved for', 'stored for', 'kept for', 'team']],
+    gate: [['tenant', 'workspace', 'saved for', 'stored for', 'kept for', 'team', 'project']],
     re: /\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b[^.\n]{0,50}?\b(?:(?:the\s+)?[\w-]+\s+(?:tenant|workspace)(?:['’]s)?|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?))/i,
+  },
+  {
+    kind: 'cross-tenant',
+    strength: 'medium',
+    label: "reaches into another tenant's memory",
+    gate: [['project', 'workspace', 'team'], ['note', 'memor']],
+    // "the notes other projects keep in this store", "the finance project's memories": memory that is not this session's
+    re: /\b(?:(?:other|another)\s+(?:projects?|workspaces?|teams?|tenants?)['’]?s?\s+(?:notes|memories|memory)|[\w-]+\s+(?:project|workspace)['’]s\s+(?:memories|memory|stored\s+notes)|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?(?:other|another)\s+(?:projects?|workspaces?|teams?)\s+keep|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?[\w-]+\s+(?:project|workspace)\s+keeps\s+in\s+(?:this|the)\s+store)\b(?<=\b(?:read|look\s+(?:at|through)|pull|grab|copy|bring|summari[sz]e|merge|fetch|open|search|use)\b[^.\n]{0,50})/i,
   },
   // Other languages: an address to the assistant, or a standing order about the user.
   {
@@ -513,12 +530,130 @@ const RULES: Rule[] = [
     label: 'asks to put private data into the output',
     re: /\b(?:attach|include|put|paste|embed|append|upload|collect)\b[^.\n]{0,40}?\b(?:contents\s+of\s+the\s+\S+\s+file|\.env\b|phone\s+numbers|e-?mail\s+address(?:es)?|last\s+\w+\s+messages|(?:conversation\s+)?transcript|all\s+contacts|session\s+cookie)\b[^.\n]{0,60}?\b(?:reply|summary|url|answer|link|channel|pastebin|response)\b/i,
   },
+  // Second round (README "How well the vote works"): classes a second held-out set missed.
+  {
+    kind: 'void-instructions',
+    strength: 'medium',
+    label: 'declares earlier instructions void',
+    gate: [['you', 'prior', 'previous', 'earlier', 'original', 'starting', 'initial', 'attention']],
+    // "everything you were set up with has expired", "takes precedence over anything you were told", "your starting brief has been retired"
+    re: /\b(?:everything|anything|whatever|all|what)\s+(?:else\s+)?you\s+(?:were|have\s+been|got)\s+(?:told|given|handed|set\s+up\s+with|configured\s+with|instructed|briefed|started\s+(?:the\s+\w+\s+)?with)\b[^.\n]{0,60}?\b(?:expired|lapsed|obsolete|void|retired|withdrawn|revoked|superseded|rolled\s+back|cancell?ed|no\s+longer\s+(?:holds?|hold|applies|apply|counts?|stands?|matters?))\b|\b(?:takes?\s+precedence\s+over|outranks?|overrides?|supersedes?|trumps?|replaces?)\s+(?:anything|everything|whatever|all|what)\s+(?:else\s+)?you\s+(?:were|have\s+been)\s+(?:told|given|instructed|set\s+up\s+with)\b|\b(?:your|the|its)\s+(?:starting|original|initial|earlier|prior|previous|old|first)\s+(?:brief|briefing|setup|set-up|configuration|instructions?|directions?|guidance|rules|task|orders?|goals?|objectives?|purpose|mission|mandate)\s+(?:has|have|is|are|was|were)\s+(?:now\s+)?(?:been\s+)?(?:retired|expired|lapsed|superseded|withdrawn|revoked|replaced|rolled\s+back|cancell?ed|void|obsolete)\b|\b(?:prior|previous|earlier|original|initial)\s+(?:configuration|setup|instructions?|brief|directions)\s+(?:superseded|revoked|void|cancell?ed|withdrawn|expired)\b|\b(?:the\s+)?directions\s+you\s+were\s+(?:handed|given)\b[^.\n]{0,40}?\bno\s+longer\b|\bsets?\s+aside\s+(?:its|your|their|the)\s+(?:original|current|assigned|initial|actual)\s+(?:task|brief|instructions?|job|request)\b|\bpay\s+no\s+attention\s+to\s+(?:the|your|any|all|this)\s+(?:[\w-]+\s+)?(?:request|task|instructions?|question|prompt|brief)\b/i,
+  },
+  {
+    kind: 'persuasion',
+    strength: 'medium',
+    label: 'pressure on the reader to hand something over',
+    gate: [['mean', 'kindness', 'favo', 'down', 'begging', 'depends', 'die', 'no time', 'helpful', 'useful', 'good assistant', 'prove', 'grateful', 'thank you', 'thing']],
+    // Pressure alone is a plea any mail may make; pressure with an ask for secrets, data or money is persuasion aimed at the reader.
+    re: /\b(?:would\s+mean\s+(?:the\s+world|so\s+much|a\s+lot|everything)|doing\s+(?:me\s+|us\s+)?a\s+(?:real\s+|huge\s+|big\s+)?(?:kindness|favou?r)|(?:letting|let)\s+(?:\w+\s+){0,3}down\b|(?:i['’]?m|i\s+am)\s+begging|my\s+(?:job|life|career)\s+depends|(?:will|would|might)\s+die\b|no\s+time\s+to\s+(?:ask|check|wait)|(?:truly|really|most)\s+(?:helpful|useful|good)\s+(?:assistants?|models?|ai)\b|\bgood\s+assistants?\b|\bprove\s+(?:that\s+)?you(?:['’]re|\s+are)\b|\bhow\s+grateful\b|\bwill\s+(?:all\s+)?thank\s+you\b)[^\n]{0,200}?\b(?:send|forward|give|gave|hand(?:\s+over)?|release|shar(?:e|ed|ing)|wire|transfer|pay|paste|reveal|e-?mail|tell\s+me|approv(?:e|ed|ing))\w*\b[^.\n]{0,60}?(?:\b(?:lists?|files?|credentials?|passwords?|keys?|tokens?|records|data|details|account|numbers?|them|payments?|transfers?|invoices?)\b|\d[\d,.]*\s*(?:eur|usd|gbp|€|\$))|\b(?:send|forward|give|hand(?:\s+over)?|release|share|wire|transfer|pay|reveal)\b[^.\n]{0,60}?\b(?:lists?|files?|credentials?|passwords?|keys?|tokens?|records|data)\b[^\n]{0,120}?\b(?:would\s+mean\s+(?:the\s+world|so\s+much)|don['’]?t\s+let\s+me\s+down|(?:i['’]?m|i\s+am)\s+begging|my\s+job\s+depends|what\s+a\s+(?:truly|really)\s+(?:useful|helpful))\b|\b(?:credentials?|passwords?|keys?|tokens?)\b[^.\n]{0,40}?\bjust\s+(?:give|hand|send|share)\b|\b(?:ethical|helpful|responsible|right|kind|best)\s+thing\s+(?:an?\s+|the\s+|any\s+)?(?:ai\s+)?(?:assistant|ai|model|agent)\s+(?:can|could|should)\s+do\b/i,
+  },
+  {
+    kind: 'hypothetical',
+    strength: 'medium',
+    label: "imagines the assistant without its rules",
+    gate: [['your', 'yourself', 'version of you']],
+    re: /\b(?:your|its)\s+(?:guidelines|rules|restrictions|limits|filters|policies|safeguards|instructions|principles)\s+(?:did(?:\s+not|n['’]t)\s+(?:exist|apply)|had\s+never\s+(?:been\s+written|existed)|never\s+existed|(?:were|was)\s+(?:switched|turned)\s+off|(?:were|was)\s+(?:gone|lifted|removed|suspended|disabled|not\s+there))\b|\ba\s+version\s+of\s+(?:yourself|you)\s+(?:that|who|with|without)\b|\bas\s+that\s+version\s+of\s+you\b/i,
+  },
+  {
+    kind: 'summary-steer',
+    strength: 'medium',
+    label: 'steers what a reader of this text reports',
+    gate: [['whoever', 'anyone', 'anybody', 'regardless', 'no matter', 'whatever', 'irrespective']],
+    // "Whoever turns this document into notes: …", "state X, no matter what the tables show": a report fixed before it is read
+    re: /\b(?:whoever|anyone|anybody|any\s+(?:reader|model|tool|system))\s+(?:who\s+)?(?:turns?|turning|summari[sz]\w*|condens\w*|process\w*|reads?|reading|convert\w*|extract\w*|digest\w*)\b[^.\n]{0,40}?\b(?:this|these|the\s+following)\s+(?:page|document|e-?mail|message|text|article|report|thread|file|notes?|site|post)\b|\b(?:write|state|describe|say|report|conclude|present|call|rate|summari[sz]e)\b[^.\n]{0,100}?\b(?:regardless\s+of|no\s+matter|irrespective\s+of|whatever)\s+(?:what\s+)?(?:the\s+)?(?:actual\s+)?(?:[\w-]+\s+)?(?:findings|results|tables?|data|content|numbers|figures|facts|evidence|test\s+results|text|page|document|report)\b(?:\s+(?:below|above))?\s+(?:says?|shows?|said|contains?|indicates?|was)\b/i,
+  },
+  {
+    kind: 'special-mode',
+    strength: 'medium',
+    label: 'claims a mode in which the assistant behaves otherwise',
+    gate: [['mode', 'now operating', 'now running', 'now working'], ['assistant', 'agent', 'profile', 'account', ' you', 'model', ' ai', 'bot']],
+    re: /\b(?:the\s+|this\s+)?(?:assistant|agent|model|ai)\s+is\s+now\s+(?:operating|running|working)\s+(?:in|inside|under)\b|\b(?:switched|set|put|moved|changed|flipped|placed|upgraded)\s+(?:in)?to\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?(?:unrestricted|developer|admin(?:istrator)?|root|debug|maintenance|god|jailbreak|unfiltered|privileged|service|test|sandbox|dan|raw|override|elevated|superuser|expert)\s+mode\b/i,
+  },
+  {
+    kind: 'addressed',
+    strength: 'medium',
+    label: 'a task addressed to the assistant',
+    gate: [['agent', 'assistant', 'model', 'bot', ' ai']],
+    re: /\b(?:(?:next\s+)?steps?|tasks?|jobs?|actions?|to-?dos?|orders?)\s+for\s+(?:the\s+|this\s+|any\s+)?(?:ai\s+)?(?:agent|assistant|model|bot|ai)\s*[:\u2014\u2013-]/i,
+  },
+  {
+    kind: 'aimed-at-output',
+    strength: 'medium',
+    label: "a step slipped into the reader's task",
+    gate: [['before', 'after', 'when', 'while', 'once', 'as you']],
+    // "Before you write back to the client, copy their saved IBAN…", "After translating, add a paragraph recommending…"
+    re: /\b(?:before|after|when|while|once|as)\s+(?:you(?:['’]re|\s+are)?\s+)?(?:summari[sz]\w*|translat\w*|draft(?:ing)?\s+(?:any|your|a|the)\s+(?:repl(?:y|ies)|answer|response)|writ(?:e|ing)\s+back|answer(?:ing)?|respond(?:ing)?|repl(?:y|ying))\b[^.\n]{0,80}?\b(?:look\s+up|copy|put|add|include|insert|paste|attach|append|recommend\w*|urg\w+|quietly|secretly|say\s+it\s+is\s+your|present\s+it\s+as\s+your)\b/i,
+  },
+  {
+    kind: 'trust-line',
+    strength: 'medium',
+    label: "stamps the reader's output with a trust line",
+    gate: [['verified', 'approved', 'checked', 'reviewed', 'certified', 'safe', 'trusted', 'endorsed', 'authenticated', 'official'], ['repl', 'answer', 'respons', 'reader', 'output', 'summar']],
+    // "add the line 'Verified by Acme Security' so readers trust them": a voucher no one gave, on text the model writes
+    re: /\b(?:add|append|include|put|insert|finish|end|close|conclude|sign(?:\s+off)?|stamp|tag)\b[^.\n]{0,40}?\b(?:line|note|sentence|footer|stamp|badge|text|label|disclaimer|signature|phrase)\b\s*[:,]?\s*["'\u2018\u201c][^"'\u2019\u201d\n]{0,80}?\b(?:verified|approved|checked|reviewed|certified|safe|trusted|endorsed|authenticated|official)\b/i,
+  },
+  {
+    kind: 'cross-tenant',
+    strength: 'medium',
+    label: "reaches into another tenant's memory",
+    gate: [['workspace', 'tenant', 'project'], ['their', 'its']],
+    re: /\b[\w-]+\s+(?:workspace|tenant|project)\b[^.\n]{0,60}?\b(?:pull|copy|bring|merge|fetch|import|use|read|borrow)\s+(?:in\s+)?(?:their|its)\s+(?:notes|memories|memory|records|data|files)\b/i,
+  },
+  // Other languages: an address to the assistant, an override, a directive on every reply, data sent to an address.
+  {
+    kind: 'addressed-other-language',
+    strength: 'medium',
+    label: 'addressed to the assistant (other language)',
+    gate: [['ki', 'assist', 'asyst', 'asist', '어시스턴트', 'avustaja', 'asszisztens']],
+    re: /(?:^|[.!?\n]\s*)(?:(?:liebe[rs]?|hallo|hey|hi)\s+(?:ki|ki-assistent(?:in)?|assistent(?:in)?)|(?:beste|hallo|lieve|beste)\s+(?:ai-?)?assistent|(?:drogi|droga|szanowny)\s+asystenci?e|asystencie|(?:sevgili\s+)?asistan|(?:kära|hej)\s+assistent(?:en)?|(?:caro|cara)\s+assistente|(?:querido|querida|estimado)\s+asistente|(?:cher|chère)\s+assistant|(?:hyvä\s+)?avustaja|(?:kedves\s+)?asszisztens)\s*[,:;!]|어시스턴트(?:에게|님)/i,
+  },
+  {
+    kind: 'override',
+    strength: 'strong',
+    label: 'override of instructions (other language)',
+    gate: [['zignoruj', 'zapomnij', 'talimat', 'glöm', 'ignorera', 'negeer', 'vergeet', '지시', 'unohda', 'ignorer']],
+    re: /\b(?:zignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie\s+)?(?:wcześniejsze|poprzednie|dotychczasowe)?\s*(?:polecenia|instrukcje|zasady)|önceki\s+talimatları\s+(?:unut|yok\s+say|görmezden\s+gel)|\b(?:glöm|ignorera)\s+(?:alla\s+)?(?:tidigare|föregående)\s+(?:instruktioner|regler)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere|vorige|voorgaande)\s+(?:instructies|regels|opdrachten)|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:무시|잊)|\bunohda\s+(?:aiemmat\s+)?ohjeet|\bignorer\s+(?:alle\s+)?(?:tidligere\s+)?instruksjoner/i,
+  },
+  {
+    kind: 'aimed-at-output',
+    strength: 'medium',
+    label: 'directive on every reply (other language)',
+    re: /\b(?:aan|bij|in)\s+(?:elk|ieder)\s+antwoord|\b(?:à|dans)\s+chaque\s+réponse|\b(?:a|en)\s+cada\s+respuesta|\b(?:zu|an|in)\s+jede[rnm]?\s+antwort|\bkażdej\s+odpowiedzi|\bher\s+(?:yanıt|cevap)|\bvarje\s+svar|\bad\s+ogni\s+risposta|\bem\s+cada\s+resposta/i,
+  },
+  {
+    kind: 'standing-order-other-language',
+    strength: 'medium',
+    label: 'a standing order (other language)',
+    gate: [['od teraz', 'bundan sonra', 'voortaan', 'vanaf nu', 'från och med nu', 'hädanefter', 'fra nu af', '지금부터', 'mostantól']],
+    re: /(?:\bod\s+teraz|\bbundan\s+sonra|\bvoortaan|\bvanaf\s+nu|\bfrån\s+och\s+med\s+nu|\bhädanefter|\bfra\s+nu\s+af|지금부터|\bmostantól)[^.\n]{0,120}?(?:użytkownik|kullanıcı|gebruiker|användar|bruger|사용자|felhasználó|poleca|öner|aanbevel|rekommendera|anbefal|추천|@|https?:\/\/|www\.)/i,
+  },
+  {
+    kind: 'exfiltration',
+    strength: 'strong',
+    label: 'sends secrets to an address (other language)',
+    gate: [['@']],
+    re: /\b(?:leite|weiterleit\w*|schick\w*|sende\w*|envoie\w*|transf[eè]re\w*|env[ií]a\w*|invia\w*|inoltra\w*|envie\w*|encaminh\w*|stuur\w*|wyślij|prześlij|gönder\w*|skicka\w*|send|отправ\w*|перешли\w*)\b[^\n]{0,100}?\b(?:zugangsdaten|passw(?:ö|oe)rter|kennw(?:ö|oe)rter|kundenliste|kundendaten|mots\s+de\s+passe|identifiants|contraseñas|credenciales|lista\s+de\s+clientes|password|credenziali|senhas|credenciais|wachtwoorden|klantenlijst|hasła|hasla|dane\s+klientów|şifreler\w*|müşteri\s+listesi|lösenord|kundlistan|пароли|данные)\b[^\n]{0,100}?[\w.+-]+@[\w-]+\.[\w.-]+/i,
+  },
 ]
 
 // Code that gathers local secrets and ships them over the network: exfiltration written as code.
 const CODE_MARKER = /```|^\s*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
 const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
 const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
+
+// A secret put where others read it (an issue comment, a gist, a wiki, a commit message): exfiltration without an address.
+const SECRET_NAME = /\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
+const SECRET_THING = /\b(?:production|prod|our|the|all|company)\s+secrets\b|(?:^|[\s`'"(])\.env\b|\boutput\s+of\s+`?(?:env|printenv|set)\b|\b(?:api|deploy|access|secret|private|ssh|signing|session)\s+(?:keys?|tokens?|cookies?)\b|\b(?:passwords?|credentials?)\b(?!\s+(?:reset|policy|policies|manager|change|expiry|rules?|strength|field|prompt|form|page|link|requirements?))/i
+const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b(?:[^.\n]|\.(?=\S)){0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
+/** A sentence that warns against the act ("never paste a token into a ticket") states a rule; it orders nothing. */
+const WARNING = /\b(?:never|not|don['’]?t|doesn['’]?t|no\s+one|nobody|avoid|without|instead\s+of|rather\s+than|must\s+not|shouldn['’]?t|mustn['’]?t)\b/i
+
+// A rule that lifts a control for a sensitive act ("contractors get admin on day one, no ticket required"):
+// a policy shadowed by paraphrase when no curated memory is close enough to contradict.
+const LIFTS_CONTROL = /\bno\s+(?:\w+\s+)?(?:tickets?|approvals?|sign-?offs?|managers?|request\s+forms?|reviews?|confirmations?|checks?|forms?)\s+(?:is\s+|are\s+)?(?:required|needed|necessary)\b|\bwithout\s+(?:a\s+|any\s+)?(?:managers?|approvals?|sign-?offs?|tickets?|reviews?|confirmations?|asking\s+(?:anyone|anybody|a\s+manager))\b|\b(?:logging|approval|review|sign-?off|recording|check|call-?back)\b[^.\n]{0,30}?\b(?:is|are)\s+(?:now\s+)?optional\b|\bof\s+any\s+(?:size|amount|value)\b(?=[^.\n]{0,60}\b(?:may|can|on\s+the\s+spot|straight\s+away|right\s+away|directly|immediately)\b)|\bnobody\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bno\s+one\s+(?:has|needs)\s+to\s+(?:log|approve|review|check|sign)\b|\bto\s+(?:whoever|anyone\s+who)\s+(?:asks|requests|wants)\b|\bwith\s+no\s+(?:[\w-]+\s+)?(?:involvement|approval|sign-?off|review|check|oversight|ticket)\b|\b(?:agent|assistant|bot|support)\b[^.\n]{0,40}?\b(?:on\s+the\s+spot|straight\s+away|right\s+away|immediately)\b/i
+const PERMITS = /\b(?:may|can|optional|receives?|obtains?|(?:is|are)\s+granted|issues?|grants?|approves?|pays?\s+out|are\s+given|is\s+given|get|gets|is\s+fine|are\s+fine|are\s+handed|is\s+handed|handed\s+out|hand(?:ing)?\s+out|to\s+whoever|to\s+anyone|free\s+to|allowed\s+to|any\s+(?:value|amount|size))\b/i
+const CONTROLLED = /\b(?:admin(?:istrator)?|production|database|gift\s+cards?|vouchers?|refunds?|payouts?|payments?|exports?|customer\s+(?:data|records|files?|lists?|exports?)|rights|roles?|access|credentials?|passwords?|transfers?|wires?|discounts?)\b/i
+const RESTRICTS = /\b(?:never|only|must\s+not|may\s+not|not\s+allowed|forbidden|prohibited|requires?|needs?\s+(?:a|an|the|written|two)|must\s+(?:be|get|have))\b/i
 
 /** Imperative openers: a sentence that begins with one of these is a directive to whoever reads it. */
 const DIRECTIVE_START = new RegExp(
@@ -539,6 +674,12 @@ const REQUEST_START = new RegExp(
 const QUESTION = /^(?:what(?:'s)?|who|whom|whose|which|why|how|when|where)\b[^?]*\?$|^(?:is|are|do|does|did|should|shall)\s+(?:it|there|i|we)\b[^?]*\?$/i
 /** CJK and Cyrillic polite requests ("请…", "Составьте…"): the same shape in other scripts. */
 const REQUEST_OTHER_SCRIPT = /^(?:请|請|麻烦|麻煩|帮我|幫我|お願い|ください)|^(?:пожалуйста|составьте|напишите|опишите|объясните|переведите)/i
+
+/**
+ * A mail between people: it greets someone by name ("Hi Tom,") or signs off with one ("Thanks, Marta").
+ * "Can you update the slides before Friday?" in it asks a colleague, not the model.
+ */
+const BETWEEN_PEOPLE = /^(?:[Hh]i|[Hh]ello|[Dd]ear|[Hh]ey)\s+\p{Lu}[\p{L}.-]*(?:\s+\p{Lu}[\p{L}.-]*)?\s*[,!]|(?:^|[\n.!?]\s*)(?:[Tt]hanks|[Tt]hank\s+you|[Cc]heers|[Bb]est(?:\s+regards)?|[Kk]ind\s+regards|[Rr]egards|[Mm]any\s+thanks)\s*[,!]?\s*\n?\s*\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?\s*[.!]?$/u
 
 /** Short bodies only: a long note that happens to open with "Describe…" is still a note. */
 const REQUEST_MAX_CHARS = 400
@@ -567,6 +708,19 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
   return null
 }
 
+/**
+ * A security note that quotes an attack ("pages may say 'ignore previous instructions and …'")
+ * describes it to a human: a phrase inside quotes that a describing frame opens, in a text about
+ * attacks, is an example, not an order.
+ */
+const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like|example(?:\s+of\s+[\w -]{0,30})?|says?|saying|said|reads?|phrases?|wording|write|writes|called)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
+const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+)\b/i
+
+function quotedExample(text: string, index: number): boolean {
+  if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false
+  return /["'\u2019\u201d]/.test(text.slice(index, index + 240)) && ABOUT_ATTACKS.test(text)
+}
+
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
   const hits: InstructionHit[] = []
@@ -583,7 +737,13 @@ export function detectInstructions(text: string): InstructionHit[] {
       lower ??= text.toLowerCase()
       if (!rule.gate.every((group) => group.some((g) => lower!.includes(g)))) continue
     }
-    const m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
+    let m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
+    if (m && quotedExample(text, m.index)) {
+      // the quoted example does not count; the same phrase said outside the quotes still does
+      const from = m.index + m[0].length
+      const again = rule.before ? firstAfter(rule.re, rule.before, text.slice(from)) : rule.re.exec(text.slice(from))
+      m = again && !quotedExample(text, from + again.index) ? again : null
+    }
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
   }
 
@@ -593,7 +753,17 @@ export function detectInstructions(text: string): InstructionHit[] {
   }
 
   const parts = sentences(text)
+  // whole-text tests first: most writes name no secret and lift no control, and skip the per-sentence work
+  const secretNamed = !seen.has('exfiltration') && (SECRET_NAME.test(text) || SECRET_THING.test(text))
+  const liftsControl = LIFTS_CONTROL.test(text)
   for (const s of parts) {
+    if (secretNamed && !seen.has('exfiltration') && (SECRET_NAME.test(s) || SECRET_THING.test(s)) && !WARNING.test(s)) {
+      const m = PUBLIC_SINK.exec(s)
+      if (m) add({kind: 'exfiltration', strength: 'medium', reason: `asks to put a secret where others read it: "${clip(m[0])}"`})
+    }
+    if (liftsControl && !seen.has('lifts-control') && LIFTS_CONTROL.test(s) && PERMITS.test(s) && CONTROLLED.test(s) && !RESTRICTS.test(s)) {
+      add({kind: 'lifts-control', strength: 'medium', reason: `a rule that lifts a control: "${clip(s)}"`})
+    }
     if (!seen.has('include-code') && CODE_PHRASE.test(s) && (/\byour\b/i.test(s) || DIRECTIVE_START.test(s))) {
       add({kind: 'include-code', strength: 'medium', reason: `asks to include code: "${clip(s)}"`})
     }
@@ -603,7 +773,7 @@ export function detectInstructions(text: string): InstructionHit[] {
   }
 
   const trimmed = text.trim()
-  if (parts.length > 0 && trimmed.length <= REQUEST_MAX_CHARS) {
+  if (parts.length > 0 && trimmed.length <= REQUEST_MAX_CHARS && !BETWEEN_PEOPLE.test(trimmed)) {
     const first = parts[0]
     if (REQUEST_START.test(first) || QUESTION.test(first) || REQUEST_OTHER_SCRIPT.test(first)) {
       add({kind: 'request', strength: 'weak', reason: `a request to the assistant, not a memory: "${clip(first)}"`})

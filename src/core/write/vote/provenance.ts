@@ -28,6 +28,8 @@ const CLAIMS: RegExp[] = [
   // reviewed / approved / pre-approved by the owner, "owner-signed", "authenticated message"
   new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i'),
   new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i'),
+  // a sign-off or a review stamped in the text: "Signed off: owner", "approved at owner level", "passed review; commit unchanged"
+  /\bsign(?:ed)?[- ]?off\s*(?:[:=]|by\s*:?)\s*(?:the\s+)?(?:owner|admin\w*|system|root|operator|maintainer|security(?:\s+team)?)\b|\b(?:approved|cleared|signed\s+off|authori[sz]ed)\s+at\s+(?:the\s+)?(?:owner|admin(?:istrator)?|system|root|operator)[- ]level\b|\bpassed\s+(?:owner\s+|security\s+)?review\b[^.\n]{0,40}?\b(?:may|can|should|shall)\s+be\s+(?:committed|merged|applied|accepted|stored|saved)\b|\bpassed\s+review\s*[;:,]\s*commit\b|\bcommit(?:ted)?\s+(?:it\s+|this\s+)?(?:unchanged|as-is|as\s+is)\b|\bno\s+need\s+to\s+review\s+(?:this|it)\b|\(\s*not\s+from\s+the\s+sender\s*\)/i,
   // stamps of a check this text cannot carry: "HMAC valid", "checksum OK", "(authenticated)", "integrity=passed", "countersigned"
   /\b(?:hmac|checksum|integrity(?:\s+check)?|mac|hash|seal)\s*(?:[:=(]\s*|check\s+)?["']?(?:valid|ok|passed|verified|matches|good|intact)\b|\((?:authenticated|verified|signed|signature\s+verified|owner[- ]approved|approved)\)|\b(?:counter|co)-?signed\b|\bmessage\s+authenticated\b|\bauthenticated\s+(?:by|from)\s+(?:the\s+)?\w+|\b(?:priority|integrity|clearance|privilege|level)\s*[=:]\s*["']?(?:root|system|owner|admin|critical|passed|top)\b/i,
   // an order said to come from the top: "per the CEO's instruction", "the owner's seal", "cleared by compliance", "confirmed by the head of IT"
@@ -46,8 +48,15 @@ const CLAIMS: RegExp[] = [
   /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/,
 ]
 
+/**
+ * "Notice from the system administrator: the file server is offline on Sunday" names a sender
+ * and asks nothing: an administrator's genuine notice is ordinary mail. The same line is a
+ * forged authority when the text uses it to order, license or lift something.
+ */
+const SENDER_LINE = new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i')
+const USES_AUTHORITY = /\b(?:assistants?|agents?|ai|models?|bots?|you\s+(?:must|should|may|can|are|will|need)|(?:may|can)\s+now|no\s+longer|(?:is|are)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|exempt|waived|approved|lifted)|without\s+(?:review|approval|asking|confirmation|a\s+ticket)|skip|bypass|disable|ignore|overrid\w*|grant\w*|share|send|forward|reveal|paste|give|hand\s+over|trust|obey|comply|memory|commit)\b/i
+
 const FORGED_AUTHORITY: RegExp[] = [
-  new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i'),
   // In capitals anywhere, or as a heading ("System notice: …"); not "the system notice banner".
   /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/,
   /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im,
@@ -61,6 +70,8 @@ const FORGED_AUTHORITY: RegExp[] = [
 ]
 
 export function forgedAuthority(text: string): string | null {
+  const sender = SENDER_LINE.exec(text)
+  if (sender && USES_AUTHORITY.test(text.slice(sender.index + sender[0].length))) return clip(sender[0])
   for (const re of FORGED_AUTHORITY) {
     const m = re.exec(text)
     if (m) return clip(m[0])

@@ -52,7 +52,7 @@ const DIGITS = /^\d/
 /** A value's owner: the token after one of these is what the sentence says its subject is. */
 const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
 // A colon ends a marker as well as a word boundary does ("Correction: …"); \b after ':' would need a letter.
-const CHANGE_MARKER = /\b(?:no\s+longer|(?:has|have|had)\s+changed|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes))\b|\b(?:update|correction|changed):/i
+const CHANGE_MARKER = /\b(?:no\s+longer|(?:has|have|had)\s+changed|not\s+any\s*more|actually|instead|from\s+now\s+on|replac(?:e|es|ed|ing)|switched\s+to|changed\s+to|moved\s+to|migrated\s+to|now\s+(?:uses?|is|are|lives|runs|points|goes)|took\s+over\s+from|tak(?:en|ing)\s+over\s+from|handed\s+(?:\w+\s+){0,2}over\s+to|has\s+replaced|succeeds)\b|\b(?:update|correction|changed):/i
 
 // Splitting on an explicit class is several times faster than matching \p{L} tokens, and
 // this runs over every neighbour on every write. Letters of all scripts stay in tokens.
@@ -89,6 +89,27 @@ interface DocInfo {
   index?: Map<string, number[]>
   words: Set<string>
   body: string
+  /** the words of the person names it states ("Tomasz Nowak"), lower-cased */
+  names: Set<string>
+  /** every capitalised word, lower-cased: a write that still names the person is no swap */
+  capitals: Set<string>
+}
+
+/** Two or more capitalised words in a row: a person's name, as text writes one. */
+const PERSON_NAME = /\b\p{Lu}\p{Ll}+(?:[ \t]+\p{Lu}\p{Ll}+)+\b/gu
+const CAPITAL = /\b\p{Lu}\p{Ll}+\b/gu
+
+function namesOf(body: string): {names: Set<string>; capitals: Set<string>} {
+  const names = new Set<string>()
+  const capitals = new Set<string>()
+  // A sentence's first word is capitalised by grammar, not because it names anyone.
+  for (const m of body.matchAll(PERSON_NAME)) {
+    const words = m[0].split(/[ \t]+/)
+    const atStart = m.index === 0 || /[.!?:;\n]\s*$/.test(body.slice(Math.max(0, m.index - 3), m.index))
+    for (const w of atStart ? words.slice(1) : words) names.add(w.toLowerCase())
+  }
+  for (const m of body.matchAll(CAPITAL)) capitals.add(m[0].toLowerCase())
+  return {names, capitals}
 }
 
 /** Numbers, dates, versions, hosts, addresses, host:port — the values a fact states. */
@@ -234,7 +255,7 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
     for (const v of s.values) words.add(v)
   })
   for (const w of sentenceInfo(title.toLowerCase()).words) words.add(w)
-  return {sentences: ss, index, words, body}
+  return {sentences: ss, index, words, body, ...namesOf(body)}
 }
 
 function overlap(a: Set<string>, b: Set<string>): number {
@@ -294,6 +315,14 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       if (sharedWords < 2) continue
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
+      }
+      if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
+        // The same duty, another person ("incidents go to Daniel Ortiz" for "… to Tomasz Nowak"): a name is a value too.
+        const was = [...nb.names].find((w) => ns.words.has(w) || ns.values.has(w))
+        const now = [...cand.names].find((w) => cs.words.has(w) || cs.values.has(w))
+        if (was && now && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.5) {
+          return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(was, 48)} → ${clip(now, 48)}`}
+        }
       }
       if (sharedWords >= 3) {
         // a host or an address names one thing; a number may count anything, so it needs a closer match
