@@ -184,6 +184,15 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
       // one side deleted a manifest the other changed: no accept ever does that
       throw refused(`${rel} was deleted on one side and changed on the other; nothing was changed.`, 'restore it from git on the side that lost it, then sync again')
     }
+    // The remote's manifest is signed, but a signature says only that an owner once signed it:
+    // re-signing it here would make an old one current again (a rollback laundered through the
+    // merge). A manifest the remote's side made since the merge base is newer than the base's,
+    // and new to this host: one this host's own history already holds is a replay.
+    if ((mb && mt.serial <= mb.serial) || (await inHistory(store, m.head, rel, theirs.get(rel)?.blob))) {
+      throw new EngramError('verification', `The remote's manifest ${m.session ? 'of a scope' : rel} is an older one put back (serial ${mt.serial}${mb ? `, the common history has ${mb.serial}` : ''}), a rolled-back state; nothing was changed.`, {
+        nextStep: 'ask who administers the remote to revert the commit that put it back; this store keeps its own history',
+      })
+    }
     const scope = mt.scope
     const merged = new Map(mt.entries.map((e) => [e.path, e]))
     const baseEntries = new Map((mb?.entries ?? []).map((e) => [e.path, e]))
@@ -276,4 +285,11 @@ async function manifestsAt(store: Store, rel: string, commits: string[]): Promis
   const out: (string | undefined)[] = commits.map(() => undefined)
   for await (const {index, data} of catBlobs(store, commits.map((c) => `${c}:${rel}`))) out[index] = data?.toString('utf8')
   return out
+}
+
+/** Whether `blob` was ever `rel` in the history of `commit` (one history walk, path-limited). */
+async function inHistory(store: Store, commit: string, rel: string, blob: string | null | undefined): Promise<boolean> {
+  if (!blob) return false
+  const hit = await gitRead(store.top, ['log', '-1', '--format=%H', `--find-object=${blob}`, '--end-of-options', commit, '--', store.gitPath(rel)])
+  return hit.trim() !== ''
 }

@@ -1,0 +1,73 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {Sandbox, curate, git, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
+
+/**
+ * An attacker's read of `engram sync` (README "Sync", STANDARD R29): someone who may push
+ * anything to the remote, against the owner who runs `engram sync` with the owner key.
+ */
+
+interface Host {
+  sb: Sandbox
+  session: string
+  run: Sandbox['run']
+}
+
+const SCOPE_FILES = ['tenant/acme/plan.md', '.engram/manifests/tenant_acme.json']
+
+function head(h: Host): string {
+  return git(h.sb.dir, 'rev-parse', 'HEAD').trim()
+}
+
+function readBody(h: Host, path: string): string | undefined {
+  const r = h.run(['read', path, '--scope', 'tenant:acme', '--json'], {env: {ENGRAM_SESSION: h.session}})
+  return r.code === 0 ? r.json.body : undefined
+}
+
+describe('engram sync against a remote anyone may push to', () => {
+  let a: Host
+  let remote: string
+  let evil: string
+
+  beforeAll(() => {
+    const sb = sandbox()
+    const session = initWithSession(sb)
+    a = {sb, session, run: sb.run}
+    remote = join(tempDir('engram-remote-'), 'memory.git')
+    git(sb.dir, 'init', '-q', '--bare', remote)
+    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan is to renew in March.')
+    expect(a.run(['sync', '--remote', remote]).code).toBe(0)
+    evil = join(tempDir(), 'evil')
+    git(sb.dir, 'clone', '-q', remote, evil)
+  })
+
+  it('an old, validly signed manifest pushed while this host accepted too is not re-signed into the store (rollback through the merge)', () => {
+    const march = git(evil, 'rev-parse', 'HEAD').trim()
+    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan moved: renew in April.')
+    expect(a.run(['sync']).code).toBe(0)
+    // this host accepts something else and has not synced it yet
+    curate(a.sb, a.session, 'tenant:acme', 'vendor.md', 'The vendor is Initech.')
+    // the attacker puts back March's signed manifest and file on top of what this host pushed
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    git(evil, 'checkout', march, '--', ...SCOPE_FILES)
+    git(evil, 'commit', '-qm', 'restore the old plan')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout + r.stderr).toBe(7)
+    expect(r.json.error.message).toMatch(/older|rolled/)
+    expect(head(a)).toBe(before)
+    expect(readBody(a, 'plan.md')).toMatch(/April/)
+    expect(readFileSync(join(a.sb.dir, 'tenant/acme/plan.md'), 'utf8')).toMatch(/April/)
+    // put right by the remote's administrator: sync works again and keeps April and the vendor
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const ok = a.run(['sync', '--json'])
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0)
+    expect(readBody(a, 'plan.md')).toMatch(/April/)
+    expect(readBody(a, 'vendor.md')).toMatch(/Initech/)
+    expect(a.run(['verify']).code).toBe(0)
+  })
+})
