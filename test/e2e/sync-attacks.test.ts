@@ -1,4 +1,4 @@
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -69,5 +69,22 @@ describe('engram sync against a remote anyone may push to', () => {
     expect(readBody(a, 'plan.md')).toMatch(/April/)
     expect(readBody(a, 'vendor.md')).toMatch(/Initech/)
     expect(a.run(['verify']).code).toBe(0)
+  })
+
+  it('a remote commit that edits config.yml without the owner\'s signature is refused before the store moves (verify would fail after)', () => {
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    const cfg = join(evil, '.engram/config.yml')
+    writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('max_body_bytes: 262144', 'max_body_bytes: 9999999'))
+    git(evil, 'commit', '-qam', 'bigger bodies')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout + r.stderr).toBe(7)
+    expect(r.json.error.message).toMatch(/config-unsigned .engram\/config\.yml/)
+    expect(head(a)).toBe(before)
+    expect(a.run(['verify']).code).toBe(0)
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    expect(a.run(['sync']).code).toBe(0)
   })
 })

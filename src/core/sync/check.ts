@@ -9,7 +9,9 @@
 import {catBlobs, gitRead} from '../git/git.js'
 import {Keyring, KEYS_DIR, pinnedRoots, rootNotPinned} from '../trust/keys.js'
 import {MANIFESTS_DIR} from '../trust/manifest.js'
+import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
 import {scopeOfPath} from '../store/scope.js'
+import {seenSerials} from '../trust/highwater.js'
 import type {Store} from '../store/store.js'
 import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
 
@@ -92,7 +94,18 @@ export async function verifyCommit(store: Store, commit: string, seenSerial: Rec
     bytes: (rel) => files.get(rel) as Buffer,
     signedBefore: () => undefined,
   }
-  return checkStore(keyring, view).report.problems
+  const problems = checkStore(keyring, view).report.problems
+  // `engram verify` also fails when config.yml is not the owner's signed config (or an older
+  // signed one than this machine has seen): the policy every command would fall back from
+  const cfg = files.get(CONFIG_FILE)
+  const sig = files.get(CONFIG_SIG)
+  if (cfg !== undefined || sig !== undefined) {
+    const check = checkConfigSignature(store, keyring, cfg, sig?.toString('utf8'))
+    const highest = seenSerials(store)[CONFIG_FILE] ?? 0
+    const detail = !check.ok ? check.problem : check.serial < highest ? `its signature has serial ${check.serial}, older than serial ${highest} seen on this machine (an old config was put back)` : undefined
+    if (detail) problems.unshift({kind: 'config-unsigned', path: CONFIG_FILE, detail})
+  }
+  return problems
 }
 
 /** The problems `commit` has that `than` does not (by kind and path): what a sync would bring in. */
