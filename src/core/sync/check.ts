@@ -110,8 +110,35 @@ export async function verifyCommit(store: Store, commit: string, seenSerial: Rec
 
 /** The problems `commit` has that `than` does not (by kind and path): what a sync would bring in. */
 export async function newProblems(store: Store, commit: string, than: string | undefined, seenSerial: Record<string, number>): Promise<VerifyProblem[]> {
-  const found = await verifyCommit(store, commit, seenSerial)
+  const found = [...(than ? await droppedRevocations(store, commit, than) : []), ...(await verifyCommit(store, commit, seenSerial))]
   if (found.length === 0 || !than) return found
   const before = new Set((await verifyCommit(store, than, seenSerial)).map((p) => `${p.kind}\0${p.path}`))
   return found.filter((p) => !before.has(`${p.kind}\0${p.path}`))
+}
+
+/** The `.revoked` records of a commit's key folder, by path → blob id. */
+async function revocationsAt(store: Store, commit: string): Promise<Map<string, string>> {
+  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', `${KEYS_DIR}/`])
+  const out = new Map<string, string>()
+  for (const rec of listed.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m && m[2].endsWith('.revoked')) out.set(m[2], m[1])
+  }
+  return out
+}
+
+/**
+ * A revocation only goes one way: one this store holds that `commit` removes or rewrites
+ * would trust the revoked key again (the keyring is made from the files), and with it
+ * whatever its stolen private half signed. Nothing a sync brings in may do that.
+ */
+async function droppedRevocations(store: Store, commit: string, than: string): Promise<VerifyProblem[]> {
+  const now = await revocationsAt(store, than)
+  if (now.size === 0) return []
+  const then = await revocationsAt(store, commit)
+  return [...now].filter(([path, blob]) => then.get(path) !== blob).map(([path]) => ({
+    kind: 'key-untrusted' as const,
+    path,
+    detail: `the revocation ${then.has(path) ? 'is rewritten' : 'is removed'}, which would trust the revoked key again`,
+  }))
 }
