@@ -1,4 +1,4 @@
-import {copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -86,6 +86,22 @@ describe('engram sync against a remote anyone may push to', () => {
     git(evil, 'revert', '--no-edit', 'HEAD')
     git(evil, 'push', '-q', 'origin', 'HEAD')
     expect(a.run(['sync']).code).toBe(0)
+  })
+
+  it('inside an agent session, a refused sync names no path or scope of another tenant (R7)', () => {
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    mkdirSync(join(evil, 'tenant/globex'), {recursive: true})
+    symlinkSync('/etc/passwd', join(evil, 'tenant/globex/merger-with-initech.md'))
+    git(evil, 'add', 'tenant/globex')
+    git(evil, 'commit', '-qm', 'link')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const r = a.run(['sync', '--json'], {env: {ENGRAM_SESSION: a.session}})
+    expect(r.code, r.stdout + r.stderr).toBe(7)
+    expect(r.stdout + r.stderr).not.toMatch(/globex|merger/)
+    // the owner is told which
+    expect(a.run(['sync', '--json']).json.error.message).toMatch(/tenant\/globex\/merger-with-initech\.md/)
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
   })
 
   it('a remote commit that deletes a revocation (and brings memory signed by the revoked key) is refused; nothing is served', () => {

@@ -117,7 +117,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         const seen = await raiseFromHistory(store, keyring)
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
-          const changes = await contentsAt(store, diff)
+          const changes = await contentsAt(store, diff, session)
           await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
           return
@@ -182,14 +182,14 @@ function failNoKey(): never {
 }
 
 /** The files of `tip` at the paths that differ from HEAD, for the journalled move. */
-async function contentsAt(store: Store, diff: Map<string, {blob: string | null; mode: string}>): Promise<FileChange[]> {
+async function contentsAt(store: Store, diff: Map<string, {blob: string | null; mode: string}>, session: boolean): Promise<FileChange[]> {
   const changes: FileChange[] = []
   const want: string[] = []
   const ids: string[] = []
   for (const [path, c] of diff) {
     if (c.blob === null) changes.push({path, content: null})
     else if (c.mode !== '100644') {
-      throw verificationFailed(`The remote's history holds ${path} as ${c.mode === '120000' ? 'a symbolic link' : `an entry of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, 'look at the remote\'s last commits with the store\'s owner')
+      throw verificationFailed(`The remote's history holds ${session ? 'a file' : path} as ${c.mode === '120000' ? 'a symbolic link' : `an entry of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, 'look at the remote\'s last commits with the store\'s owner')
     } else {
       want.push(path)
       ids.push(c.blob)
