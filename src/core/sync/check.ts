@@ -12,6 +12,7 @@ import {MANIFESTS_DIR} from '../trust/manifest.js'
 import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
 import {scopeOfPath} from '../store/scope.js'
 import {seenSerials} from '../trust/highwater.js'
+import {loadSession} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
 
@@ -141,4 +142,33 @@ async function droppedRevocations(store: Store, commit: string, than: string): P
     path,
     detail: `the revocation ${then.has(path) ? 'is rewritten' : 'is removed'}, which would trust the revoked key again`,
   }))
+}
+
+/**
+ * The paths of `changed` (what the remote's side changed) that belong to a session started
+ * on this host: its record or its run: scratchpad. Only this host writes them (a session's
+ * token lives on the machine that started it), and the session reads its scratchpad as its
+ * own notes, unreviewed: a remote that rewrites them would speak to the agent in its own
+ * voice, or end or re-taint its session.
+ */
+export async function localSessionPaths(store: Store, changed: Iterable<string>): Promise<string[]> {
+  const mine = new Map<string, boolean>()
+  const out: string[] = []
+  for (const path of changed) {
+    const id = /^run\/([^/]+)\//.exec(path)?.[1] ?? /^\.engram\/sessions\/([^/]+)\.json$/.exec(path)?.[1]
+    if (!id) continue
+    if (!mine.has(id)) {
+      let local = false
+      try {
+        // throws unless the record's first committed version carries this machine's proof
+        await loadSession(store, id)
+        local = true
+      } catch {
+        // another host's session (or none): its files travel like any other
+      }
+      mine.set(id, local)
+    }
+    if (mine.get(id)) out.push(path)
+  }
+  return out
 }

@@ -19,7 +19,7 @@ import {insideSession} from '../session/sessions.js'
 import {raiseFromHistory, recordSerial} from '../trust/highwater.js'
 import {loadKeyring} from '../trust/keys.js'
 import type {KeyPair} from '../trust/sign.js'
-import {keyringAtCommit, newProblems} from './check.js'
+import {keyringAtCommit, localSessionPaths, newProblems} from './check.js'
 import {changedPaths, Demoted, integrate} from './merge.js'
 import {checkBranch, checkRemoteUrl, readSyncState, SyncState, writeSyncState} from './remote.js'
 import {openTransport} from './transport.js'
@@ -117,6 +117,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         const seen = await raiseFromHistory(store, keyring)
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
+          await refuseLocalSessionChanges(store, diff.keys(), session)
           const changes = await contentsAt(store, diff, session)
           await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
@@ -126,6 +127,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         if (!base) {
           throw verificationFailed(`The remote ${state.url} holds another store's history (no commit in common with this one); nothing was taken from it.`, 'check the remote\'s URL: `engram sync --remote <url>`')
         }
+        await refuseLocalSessionChanges(store, (await changedPaths(store, base, tip)).keys(), session)
         const keyrings = {ours: keyring, theirs: await keyringAtCommit(store, tip)}
         const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
         // this host's lost accepts first, each in a commit of its own on this host's line: a sync killed
@@ -200,6 +202,16 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
     changes.push({path: want[index], content: data})
   }
   return changes
+}
+
+/** Refuse a remote's change to the record or scratchpad of a session this host started. */
+async function refuseLocalSessionChanges(store: Store, changed: Iterable<string>, session: boolean): Promise<void> {
+  const found = await localSessionPaths(store, changed)
+  if (found.length === 0) return
+  throw verificationFailed(
+    `The remote's history changes ${found.length} file(s) of a session started on this host${session ? '' : ` (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', …' : ''})`}, which only this host writes; nothing was changed.`,
+    'ask who administers the remote to revert that commit; this store keeps its own history',
+  )
 }
 
 /** Refuse to move the store to `commit` when it verifies worse than `head`. */
