@@ -1,4 +1,4 @@
-import {copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -124,6 +124,20 @@ describe('engram sync against a remote anyone may push to', () => {
     git(evil, 'revert', '--no-edit', 'HEAD')
     git(evil, 'push', '-q', 'origin', 'HEAD')
     expect(a.run(['sync']).code).toBe(0)
+  })
+
+  it('a local remote\'s own hooks and config run nothing in the owner\'s sync (push and fetch)', () => {
+    const marker = join(tempDir(), 'ran')
+    for (const hook of ['pre-receive', 'update', 'post-receive', 'post-update', 'reference-transaction']) {
+      writeFileSync(join(remote, 'hooks', hook), `#!/bin/sh\necho "$0 $ENGRAM_PASSPHRASE_FILE" >> ${marker}\n`, {mode: 0o755})
+    }
+    git(remote, 'config', 'uploadpack.packObjectsHook', `touch ${marker}`)
+    curate(a.sb, a.session, 'tenant:acme', 'hooked.md', 'Pushed past the hooks.')
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.json.pushed).toBe(true)
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('')
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
   })
 
   it('a remote commit that deletes a revocation (and brings memory signed by the revoked key) is refused; nothing is served', () => {
