@@ -151,11 +151,14 @@ async function droppedRevocations(store: Store, commit: string, than: string): P
  * own notes, unreviewed: a remote that rewrites them would speak to the agent in its own
  * voice, or end or re-taint its session.
  */
-export async function localSessionPaths(store: Store, changed: Iterable<string>): Promise<string[]> {
+export async function localSessionPaths(store: Store, changed: Iterable<[string, {blob: string | null}]>): Promise<string[]> {
   const mine = new Map<string, boolean>()
   const out: string[] = []
-  for (const path of changed) {
-    const id = /^run\/([^/]+)\//.exec(path)?.[1] ?? /^\.engram\/sessions\/([^/]+)\.json$/.exec(path)?.[1]
+  for (const [path, change] of changed) {
+    // a scratchpad cleared elsewhere (the dream job's reviewed deletion, accepted on another host) speaks no words
+    const run = /^run\/([^/]+)\//.exec(path)?.[1]
+    if (run && change.blob === null) continue
+    const id = run ?? /^\.engram\/sessions\/([^/]+)\.json$/.exec(path)?.[1]
     if (!id) continue
     if (!mine.has(id)) {
       let local = false

@@ -117,7 +117,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         const seen = await raiseFromHistory(store, keyring)
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
-          await refuseLocalSessionChanges(store, diff.keys(), session)
+          await refuseLocalSessionChanges(store, diff, session)
           const changes = await contentsAt(store, diff, session)
           await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
@@ -127,7 +127,7 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         if (!base) {
           throw verificationFailed(`The remote ${state.url} holds another store's history (no commit in common with this one); nothing was taken from it.`, 'check the remote\'s URL: `engram sync --remote <url>`')
         }
-        await refuseLocalSessionChanges(store, (await changedPaths(store, base, tip)).keys(), session)
+        await refuseLocalSessionChanges(store, await changedPaths(store, base, tip), session)
         const keyrings = {ours: keyring, theirs: await keyringAtCommit(store, tip)}
         const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
         const lostAccepts = merged.entries.flatMap((e) => (e.change ? [e.change] : []))
@@ -223,7 +223,7 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
 }
 
 /** Refuse a remote's change to the record or scratchpad of a session this host started. */
-async function refuseLocalSessionChanges(store: Store, changed: Iterable<string>, session: boolean): Promise<void> {
+async function refuseLocalSessionChanges(store: Store, changed: Iterable<[string, {blob: string | null}]>, session: boolean): Promise<void> {
   const found = await localSessionPaths(store, changed)
   if (found.length === 0) return
   throw verificationFailed(
