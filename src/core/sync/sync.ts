@@ -132,21 +132,12 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
         const lostAccepts = merged.entries.flatMap((e) => (e.change ? [e.change] : []))
         if (lostAccepts.length > 0) {
-          // the merge as it will be, checked before this host's lost accepts are committed: a merge
-          // refused later would leave them in the queue, and the store not as it was (a dry run: the
-          // check throws before the branch moves, leaving only unreferenced objects)
-          const checked = new Error('checked')
-          try {
-            await commitChanges(store, {subject: 'sync check', changes: [...lostAccepts, ...merged.changes]}, {
-              mergeParents: [tip],
-              beforeMove: async (c) => {
-                await refuseProblems(store, c, head, seen, session)
-                throw checked
-              },
-            })
-          } catch (error) {
-            if (error !== checked) throw error
-          }
+          // the merge's tree, checked before this host's lost accepts are committed: a merge refused
+          // later would leave them in the queue, and the store not as it was (the tree is the one the
+          // merge commit will hold, so nothing is left dangling)
+          await commitChanges(store, {subject: 'sync check', changes: [...lostAccepts, ...merged.changes]}, {
+            treeOnly: (tree) => refuseProblems(store, tree, head, seen, session),
+          })
         }
         // this host's lost accepts first, each in a commit of its own on this host's line: a sync killed
         // before the merge keeps them (and this host's version of the file) all the same
