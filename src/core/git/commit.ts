@@ -46,6 +46,8 @@ export interface CommitOptions {
   fastForward?: string
   /** runs once the commit exists and before the branch moves: throwing leaves everything as it was (sync verifies the commit here) */
   beforeMove?: (commit: string) => Promise<void>
+  /** only work out the tree these changes make and hand it here: no commit, nothing moves (sync checks a merge before its first commit) */
+  treeOnly?: (tree: string) => Promise<void>
 }
 
 let identity: Promise<Record<string, string>> | undefined
@@ -309,6 +311,10 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
     })
     if (changes.length > 0) await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
     const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
+    if (opts.treeOnly) {
+      await opts.treeOnly(tree)
+      return undefined
+    }
     if (opts.fastForward !== undefined) {
       // the branch moves to a commit that exists already (sync): only if it holds exactly the tree these changes make
       const target = (await gitRead(store.top, ['rev-parse', '--verify', '-q', '--end-of-options', `${opts.fastForward}^{tree}`], {allowFail: true})).trim()

@@ -12,6 +12,7 @@ import {MANIFESTS_DIR} from '../trust/manifest.js'
 import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
 import {scopeOfPath} from '../store/scope.js'
 import {seenSerials} from '../trust/highwater.js'
+import {loadSession} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
 
@@ -95,22 +96,82 @@ export async function verifyCommit(store: Store, commit: string, seenSerial: Rec
     signedBefore: () => undefined,
   }
   const problems = checkStore(keyring, view).report.problems
-  // the policy: a config.yml that is not validly signed, or older than a serial seen, is not in force
+  // `engram verify` also fails when config.yml is not the owner's signed config (or an older
+  // signed one than this machine has seen): the policy every command would fall back from
   const cfg = files.get(CONFIG_FILE)
   const sig = files.get(CONFIG_SIG)
   if (cfg !== undefined || sig !== undefined) {
-    const c = checkConfigSignature(store, keyring, cfg, sig?.toString('utf8'))
-    const seen = seenSerials(store)[CONFIG_FILE] ?? 0
-    if (!c.ok) problems.push({kind: 'config-unsigned', path: CONFIG_FILE, detail: c.problem})
-    else if (c.serial < seen) problems.push({kind: 'rolled-back', path: CONFIG_FILE, detail: `config serial ${c.serial} is older than serial ${seen} seen on this machine`})
+    const check = checkConfigSignature(store, keyring, cfg, sig?.toString('utf8'))
+    const highest = seenSerials(store)[CONFIG_FILE] ?? 0
+    const detail = !check.ok ? check.problem : check.serial < highest ? `its signature has serial ${check.serial}, older than serial ${highest} seen on this machine (an old config was put back)` : undefined
+    if (detail) problems.unshift({kind: 'config-unsigned', path: CONFIG_FILE, detail})
   }
   return problems
 }
 
 /** The problems `commit` has that `than` does not (by kind and path): what a sync would bring in. */
 export async function newProblems(store: Store, commit: string, than: string | undefined, seenSerial: Record<string, number>): Promise<VerifyProblem[]> {
-  const found = await verifyCommit(store, commit, seenSerial)
+  const found = [...(than ? await droppedRevocations(store, commit, than) : []), ...(await verifyCommit(store, commit, seenSerial))]
   if (found.length === 0 || !than) return found
   const before = new Set((await verifyCommit(store, than, seenSerial)).map((p) => `${p.kind}\0${p.path}`))
   return found.filter((p) => !before.has(`${p.kind}\0${p.path}`))
+}
+
+/** The `.revoked` records of a commit's key folder, by path → blob id. */
+async function revocationsAt(store: Store, commit: string): Promise<Map<string, string>> {
+  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', `${KEYS_DIR}/`])
+  const out = new Map<string, string>()
+  for (const rec of listed.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m && m[2].endsWith('.revoked')) out.set(m[2], m[1])
+  }
+  return out
+}
+
+/**
+ * A revocation only goes one way: one this store holds that `commit` removes or rewrites
+ * would trust the revoked key again (the keyring is made from the files), and with it
+ * whatever its stolen private half signed. Nothing a sync brings in may do that.
+ */
+async function droppedRevocations(store: Store, commit: string, than: string): Promise<VerifyProblem[]> {
+  const now = await revocationsAt(store, than)
+  if (now.size === 0) return []
+  const then = await revocationsAt(store, commit)
+  return [...now].filter(([path, blob]) => then.get(path) !== blob).map(([path]) => ({
+    kind: 'key-untrusted' as const,
+    path,
+    detail: `the revocation ${then.has(path) ? 'is rewritten' : 'is removed'}, which would trust the revoked key again`,
+  }))
+}
+
+/**
+ * The paths of `changed` (what the remote's side changed) that belong to a session started
+ * on this host: its record or its run: scratchpad. Only this host writes them (a session's
+ * token lives on the machine that started it), and the session reads its scratchpad as its
+ * own notes, unreviewed: a remote that rewrites them would speak to the agent in its own
+ * voice, or end or re-taint its session.
+ */
+export async function localSessionPaths(store: Store, changed: Iterable<[string, {blob: string | null}]>): Promise<string[]> {
+  const mine = new Map<string, boolean>()
+  const out: string[] = []
+  for (const [path, change] of changed) {
+    // a scratchpad cleared elsewhere (the dream job's reviewed deletion, accepted on another host) speaks no words
+    const run = /^run\/([^/]+)\//.exec(path)?.[1]
+    if (run && change.blob === null) continue
+    const id = run ?? /^\.engram\/sessions\/([^/]+)\.json$/.exec(path)?.[1]
+    if (!id) continue
+    if (!mine.has(id)) {
+      let local = false
+      try {
+        // throws unless the record's first committed version carries this machine's proof
+        await loadSession(store, id)
+        local = true
+      } catch {
+        // another host's session (or none): its files travel like any other
+      }
+      mine.set(id, local)
+    }
+    if (mine.get(id)) out.push(path)
+  }
+  return out
 }

@@ -98,11 +98,13 @@ function sameEntry(a: ManifestEntry | undefined, b: ManifestEntry | undefined): 
 }
 
 export async function integrate(store: Store, m: MergeInput): Promise<Integration> {
+  // a session is never told a path or scope: it may be another tenant's (R7)
+  const named = (what: string, generic = 'a file') => (m.session ? generic : what)
   const ours = await changedPaths(store, m.base, m.head)
   const theirs = await changedPaths(store, m.base, m.tip)
   for (const [path, c] of theirs) {
     if (c.blob !== null && c.mode !== '100644') {
-      throw new EngramError('verification', `The remote's history holds ${path} as a ${c.mode === '120000' ? 'symbolic link' : c.mode === '160000' ? 'submodule' : `file of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, {
+      throw new EngramError('verification', `The remote's history holds ${named(path)} as a ${c.mode === '120000' ? 'symbolic link' : c.mode === '160000' ? 'submodule' : `file of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, {
         nextStep: 'look at the remote\'s last commits (`git log --stat`) with the store\'s owner',
       })
     }
@@ -178,11 +180,20 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
     for (const [side, man, keyring] of [['this host\'s', mo, m.keyrings.ours], ['the remote\'s', mt, m.keyrings.theirs]] as const) {
       if (!man) continue
       const v = verifyManifest(keyring, man)
-      if (!v.ok) throw new EngramError('verification', `${side} manifest ${rel} does not verify (${v.problem}); nothing was changed.`, {nextStep: 'run `engram verify` on both hosts'})
+      if (!v.ok) throw new EngramError('verification', `${side} manifest ${named(rel, 'of a scope')} does not verify${m.session ? '' : ` (${v.problem})`}; nothing was changed.`, {nextStep: 'run `engram verify` on both hosts'})
     }
     if (!mt || !mo) {
       // one side deleted a manifest the other changed: no accept ever does that
-      throw refused(`${rel} was deleted on one side and changed on the other; nothing was changed.`, 'restore it from git on the side that lost it, then sync again')
+      throw refused(`${named(rel, 'A manifest')} was deleted on one side and changed on the other; nothing was changed.`, 'restore it from git on the side that lost it, then sync again')
+    }
+    // The remote's manifest is signed, but a signature says only that an owner once signed it:
+    // re-signing it here would make an old one current again (a rollback laundered through the
+    // merge). A manifest the remote's side made since the merge base is newer than the base's,
+    // and new to this host: one this host's own history already holds is a replay.
+    if ((mb && mt.serial <= mb.serial) || (await inHistory(store, m.head, rel, theirs.get(rel)?.blob))) {
+      throw new EngramError('verification', `The remote's manifest ${named(rel, 'of a scope')} is an older one put back (serial ${mt.serial}${mb ? `, the common history has ${mb.serial}` : ''}), a rolled-back state; nothing was changed.`, {
+        nextStep: 'ask who administers the remote to revert the commit that put it back; this store keeps its own history',
+      })
     }
     const scope = mt.scope
     const merged = new Map(mt.entries.map((e) => [e.path, e]))
@@ -199,7 +210,7 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
         else merged.delete(path)
       } else if (!sameEntry(eo, et) && !lost.has(path) && !curatedConflicts.includes(path)) {
         // both changed the entry but the files agree or one side's file did not move: the history does not add up
-        throw new EngramError('verification', `The manifests of ${scope} disagree about ${path} in a way no accept makes; nothing was changed.`, {nextStep: 'run `engram verify` on both hosts'})
+        throw new EngramError('verification', `The manifests of ${named(scope, 'a scope')} disagree about ${named(path)} in a way no accept makes; nothing was changed.`, {nextStep: 'run `engram verify` on both hosts'})
       }
     }
     const key = await needOwner(`accepted changes into ${scope}`)
@@ -276,4 +287,11 @@ async function manifestsAt(store: Store, rel: string, commits: string[]): Promis
   const out: (string | undefined)[] = commits.map(() => undefined)
   for await (const {index, data} of catBlobs(store, commits.map((c) => `${c}:${rel}`))) out[index] = data?.toString('utf8')
   return out
+}
+
+/** Whether `blob` was ever `rel` in the history of `commit` (one history walk, path-limited). */
+async function inHistory(store: Store, commit: string, rel: string, blob: string | null | undefined): Promise<boolean> {
+  if (!blob) return false
+  const hit = await gitRead(store.top, ['log', '-1', '--format=%H', `--find-object=${blob}`, '--end-of-options', commit, '--', store.gitPath(rel)])
+  return hit.trim() !== ''
 }

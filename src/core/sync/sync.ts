@@ -22,7 +22,7 @@ import {insideSession} from '../session/sessions.js'
 import {raiseFromHistory, recordSerial} from '../trust/highwater.js'
 import {loadKeyring} from '../trust/keys.js'
 import type {KeyPair} from '../trust/sign.js'
-import {keyringAtCommit, newProblems} from './check.js'
+import {keyringAtCommit, localSessionPaths, newProblems} from './check.js'
 import {changedPaths, Demoted, integrate} from './merge.js'
 import {checkBranch, checkRemoteUrl, readSyncState, SyncState, writeSyncState} from './remote.js'
 import {openTransport} from './transport.js'
@@ -120,7 +120,8 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         const seen = await raiseFromHistory(store, keyring)
         if (await ancestorCheck(store, head, tip)) {
           const diff = await changedPaths(store, head, tip)
-          const changes = await contentsAt(store, diff)
+          await refuseLocalSessionChanges(store, diff, session)
+          const changes = await contentsAt(store, diff, session)
           await refuseDirty(store, head, changes.map((c) => c.path), session)
           await commitChanges(store, {subject: 'sync', changes}, {fastForward: tip, beforeMove: (c) => refuseProblems(store, c, head, seen, session)})
           result.integrated = result.integrated === 'merge' ? 'merge' : 'fast-forward'
@@ -130,9 +131,19 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
         if (!base) {
           throw verificationFailed(`The remote ${state.url} holds another store's history (no commit in common with this one); nothing was taken from it.`, 'check the remote\'s URL: `engram sync --remote <url>`')
         }
+        await refuseLocalSessionChanges(store, await changedPaths(store, base, tip), session)
         const keyrings = {ours: keyring, theirs: await keyringAtCommit(store, tip)}
         const merged = await integrate(store, {head, tip, base, keyrings, owner, seenSerial: seen, unlock, session})
         await refuseDirty(store, head, merged.changes.map((c) => c.path), session)
+        const lostAccepts = merged.entries.flatMap((e) => (e.change ? [e.change] : []))
+        if (lostAccepts.length > 0) {
+          // the merge's tree, checked before this host's lost accepts are committed: a merge refused
+          // later would leave them in the queue, and the store not as it was (the tree is the one the
+          // merge commit will hold, so nothing is left dangling)
+          await commitChanges(store, {subject: 'sync check', changes: [...lostAccepts, ...merged.changes]}, {
+            treeOnly: (tree) => refuseProblems(store, tree, head, seen, session),
+          })
+        }
         // this host's lost accepts first, each in a commit of its own on this host's line: a sync killed
         // before the merge keeps them (and this host's version of the file) all the same
         for (const e of merged.entries) {
@@ -187,14 +198,14 @@ function failNoKey(): never {
 }
 
 /** The files of `tip` at the paths that differ from HEAD, for the journalled move. */
-async function contentsAt(store: Store, diff: Map<string, {blob: string | null; mode: string}>): Promise<FileChange[]> {
+async function contentsAt(store: Store, diff: Map<string, {blob: string | null; mode: string}>, session: boolean): Promise<FileChange[]> {
   const changes: FileChange[] = []
   const want: string[] = []
   const ids: string[] = []
   for (const [path, c] of diff) {
     if (c.blob === null) changes.push({path, content: null})
     else if (c.mode !== '100644') {
-      throw verificationFailed(`The remote's history holds ${path} as ${c.mode === '120000' ? 'a symbolic link' : `an entry of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, 'look at the remote\'s last commits with the store\'s owner')
+      throw verificationFailed(`The remote's history holds ${session ? 'a file' : path} as ${c.mode === '120000' ? 'a symbolic link' : `an entry of mode ${c.mode}`}; a store holds regular files only, so nothing was taken from it.`, 'look at the remote\'s last commits with the store\'s owner')
     } else {
       want.push(path)
       ids.push(c.blob)
@@ -233,6 +244,16 @@ async function refuseDirty(store: Store, head: string, paths: string[], session:
   throw refused(
     `${dirty.length} file(s) the sync would change have uncommitted changes here${session ? '' : ` (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''})`}; nothing was changed.`,
     'finish or undo them first (an edited config.yml is signed with `engram config sign`; `git status` shows them), then sync',
+  )
+}
+
+/** Refuse a remote's change to the record or scratchpad of a session this host started. */
+async function refuseLocalSessionChanges(store: Store, changed: Iterable<[string, {blob: string | null}]>, session: boolean): Promise<void> {
+  const found = await localSessionPaths(store, changed)
+  if (found.length === 0) return
+  throw verificationFailed(
+    `The remote's history changes ${found.length} file(s) of a session started on this host${session ? '' : ` (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', …' : ''})`}, which only this host writes; nothing was changed.`,
+    'ask who administers the remote to revert that commit; this store keeps its own history',
   )
 }
 

@@ -32,6 +32,16 @@ const NETWORK_TIMEOUT_MS = Number(process.env.ENGRAM_SYNC_TIMEOUT_MS) || 120_000
 /** What the transfer's git calls are told: no prompt, objects checked, no helper protocol. */
 const TRANSFER_OPTS = ['-c', 'transfer.fsckObjects=true', '-c', 'protocol.ext.allow=never', '-c', 'protocol.fd.allow=never', '-c', 'credential.interactive=false']
 
+/**
+ * A remote on this machine (a path, file://) is received into by a git that runs here, as
+ * the owner, with the owner's environment, reading that repository's own config and hooks:
+ * whoever can write the remote's folder would run a program in every owner's sync. So the
+ * receiving git is told to run no hook, no fsmonitor and no alternate-refs command, and
+ * never to update a checked-out branch (which would run that repository's filters). A
+ * remote over ssh or https runs its hooks on its own server, as its administrator wants.
+ */
+const LOCAL_RECEIVE_PACK = 'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.alternateRefsCommand=true -c receive.denyCurrentBranch=refuse receive-pack'
+
 export async function openTransport(store: Store, url: string, branch: string): Promise<Transport> {
   const objects = (await gitRead(store.top, ['rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim()
   const dir = mkdtempSync(join(tmpdir(), 'engram-sync-'))
@@ -48,6 +58,7 @@ export async function openTransport(store: Store, url: string, branch: string): 
     throw error
   }
   const ref = `refs/heads/${branch}`
+  const local = url.startsWith('/') || /^file:\/\//i.test(url)
   let tip: string | undefined | null = null
   return {
     async remoteTip() {
@@ -70,7 +81,7 @@ export async function openTransport(store: Store, url: string, branch: string): 
       return (tip = got || undefined)
     },
     async push(commit: string) {
-      const r = await run(['push', '--porcelain', '--no-verify', url, `${commit}:${ref}`], 'push to')
+      const r = await run(['push', '--porcelain', '--no-verify', ...(local ? [`--receive-pack=${LOCAL_RECEIVE_PACK}`] : []), url, `${commit}:${ref}`], 'push to')
       if (r.code === 0) return 'pushed'
       if (/\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*(?:lock|failed to update ref)/i.test(r.stdout + r.stderr)) return 'rejected'
       throw r.fail()
