@@ -112,6 +112,7 @@ describe('C7 — every command of the manifest, run inside a session, shows noth
       // engram sync: a session may not set a remote; the owner's, to a folder that is no repository, fails to reach it
       remote: [store.path('tenant/globex'), tempDir('engram-conf-remote-')],
       branch: ['main', 'main'],
+      expires: ['90d', '90d'],
     }
     const v = table[name]
     if (!v) throw new Error(`C7 every-command: no plausible value for ${kind} "${name}" of \`${cmd}\`; add one to the table`)
