@@ -4,7 +4,7 @@
  * - Load: three hosts write at once (run: notes, proposals, owner accepts on two of them)
  *   with syncs in between; afterwards every acknowledged write is on every host, as
  *   committed memory or a proposal, `git fsck` and `engram verify` are clean everywhere.
- *   ENGRAM_SYNC_LOAD_WRITES sets the writes per host (default 12; `npm run load:sync`
+ *   ENGRAM_SYNC_LOAD_WRITES sets the writes per host (default 8; `npm run load:sync`
  *   runs 100, README "Sync").
  * - Crash: `engram sync` SIGKILLed at random points (≥ 50 kills) while the other host
  *   keeps writing: the next sync simply works, nothing acknowledged is lost, no repair.
@@ -17,7 +17,7 @@ import {Store, newStore, startSession, tempDir} from './harness.js'
 import {rng, runKilled} from './kill.js'
 
 const SCOPE = 'tenant:acme'
-const WRITES = Number(process.env.ENGRAM_SYNC_LOAD_WRITES) || 12
+const WRITES = Number(process.env.ENGRAM_SYNC_LOAD_WRITES) || 8
 const KILLS = Number(process.env.ENGRAM_SYNC_KILLS) || 50
 
 interface Host {

@@ -56,6 +56,8 @@ function verifyClean(h: Host): void {
 describe('engram sync', () => {
   let a: Host
   let b: Host
+  /** an agent-only host (no owner key), joined in the fourth test */
+  let c: Host
   let remote: string
 
   beforeAll(() => {
@@ -141,7 +143,7 @@ describe('engram sync', () => {
   })
 
   it('an agent session syncs with the remote the owner set, never sets one, and cannot sign a merge', () => {
-    const c = joinHost(a, remote, {ownerKey: false})
+    c = joinHost(a, remote, {ownerKey: false})
     const env = {ENGRAM_SESSION: c.session}
     const other = join(tempDir('engram-remote-'), 'other.git')
     git(c.sb.dir, 'init', '-q', '--bare', other)
@@ -167,7 +169,6 @@ describe('engram sync', () => {
   })
 
   it('a session that would have to sign a merge is refused and leaves its store as it was', () => {
-    const c = joinHost(a, remote, {ownerKey: false})
     // c (no owner key) accepts nothing; but a's accept and a local commit of c's own manifest change cannot happen without a key.
     // So: a commits an accept, b accepts too without syncing; b pushes first; the agent on a (no key in session) must not sign
     curate(b.sb, b.session, 'tenant:acme', 'b3.md', 'Accepted on b, third.')
