@@ -2,29 +2,18 @@ import {copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSy
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Sandbox, curate, git, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
+import {Host, firstHost, head, pusherClone, readBody} from '../helpers/hosts.js'
+import {curate, git, sandbox, tempDir} from '../helpers/cli.js'
 
 /**
  * An attacker's read of `engram sync` (README "Sync", STANDARD R29): someone who may push
  * anything to the remote, against the owner who runs `engram sync` with the owner key.
  */
 
-interface Host {
-  sb: Sandbox
-  session: string
-  run: Sandbox['run']
-}
 
 const SCOPE_FILES = ['tenant/acme/plan.md', '.engram/manifests/tenant_acme.json']
 
-function head(h: Host): string {
-  return git(h.sb.dir, 'rev-parse', 'HEAD').trim()
-}
 
-function readBody(h: Host, path: string): string | undefined {
-  const r = h.run(['read', path, '--scope', 'tenant:acme', '--json'], {env: {ENGRAM_SESSION: h.session}})
-  return r.code === 0 ? r.json.body : undefined
-}
 
 describe('engram sync against a remote anyone may push to', () => {
   let a: Host
@@ -32,15 +21,11 @@ describe('engram sync against a remote anyone may push to', () => {
   let evil: string
 
   beforeAll(() => {
-    const sb = sandbox()
-    const session = initWithSession(sb)
-    a = {sb, session, run: sb.run}
-    remote = join(tempDir('engram-remote-'), 'memory.git')
-    git(sb.dir, 'init', '-q', '--bare', remote)
-    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan is to renew in March.')
-    expect(a.run(['sync', '--remote', remote]).code).toBe(0)
-    evil = join(tempDir(), 'evil')
-    git(sb.dir, 'clone', '-q', remote, evil)
+    const made = firstHost()
+    a = made.a
+    remote = made.remote
+    expect(made.first.code).toBe(0)
+    evil = pusherClone(a, remote)
   })
 
   it('an old, validly signed manifest pushed while this host accepted too is not re-signed into the store (rollback through the merge)', () => {

@@ -2,22 +2,15 @@ import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFil
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Sandbox, curate, git, initWithSession, sandbox, signConfig, tempDir} from '../helpers/cli.js'
+import {Host, firstHost, head, pusherClone, readBody} from '../helpers/hosts.js'
+import {curate, git, initWithSession, sandbox, signConfig, tempDir} from '../helpers/cli.js'
 
 /**
  * Many hosts, one memory: each host a clone with its own key folder (trust pins, state),
  * exchanging through an ordinary bare repository with `engram sync` (README "Sync").
  */
 
-interface Host {
-  sb: Sandbox
-  session: string
-  run: Sandbox['run']
-}
 
-function head(h: Host): string {
-  return git(h.sb.dir, 'rev-parse', 'HEAD').trim()
-}
 
 /** A second host: a clone of the remote, the root pinned by fingerprint, the same owner key copied over (or none). */
 function joinHost(first: Host, remote: string, opts: {ownerKey?: boolean} = {}): Host {
@@ -42,10 +35,6 @@ function propose(h: Host, path: string, text: string): {proposal: string; digest
   return w.json
 }
 
-function readBody(h: Host, path: string): string | undefined {
-  const r = h.run(['read', path, '--scope', 'tenant:acme', '--json'], {env: {ENGRAM_SESSION: h.session}})
-  return r.code === 0 ? r.json.body : undefined
-}
 
 function verifyClean(h: Host): void {
   const v = h.run(['verify', '--json'])
@@ -61,13 +50,10 @@ describe('engram sync', () => {
   let remote: string
 
   beforeAll(() => {
-    const sb = sandbox()
-    const session = initWithSession(sb)
-    a = {sb, session, run: sb.run}
-    remote = join(tempDir('engram-remote-'), 'memory.git')
-    git(sb.dir, 'init', '-q', '--bare', remote)
-    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan is to renew in March.')
-    const first = a.run(['sync', '--remote', remote, '--json'])
+    const made = firstHost()
+    a = made.a
+    remote = made.remote
+    const first = made.first
     expect(first.code, first.stderr + first.stdout).toBe(0)
     expect(first.json.pushed).toBe(true)
     b = joinHost(a, remote)
@@ -194,16 +180,12 @@ describe('engram sync refuses a remote it cannot trust', () => {
   let evil: string
 
   beforeAll(() => {
-    const sb = sandbox()
-    const session = initWithSession(sb)
-    a = {sb, session, run: sb.run}
-    remote = join(tempDir('engram-remote-'), 'memory.git')
-    git(sb.dir, 'init', '-q', '--bare', remote)
-    curate(a.sb, a.session, 'tenant:acme', 'plan.md', 'The plan is to renew in March.')
-    expect(a.run(['sync', '--remote', remote]).code).toBe(0)
+    const made = firstHost()
+    a = made.a
+    remote = made.remote
+    expect(made.first.code).toBe(0)
     // someone with write access to the remote (not the owner)
-    evil = join(tempDir(), 'evil')
-    git(sb.dir, 'clone', '-q', remote, evil)
+    evil = pusherClone(a, remote)
   })
 
   it('a remote commit that edits curated memory without a signature is refused (exit 7); the store is left as it was', () => {

@@ -186,23 +186,34 @@ async function spawnGit(root: string, args: string[], extraEnv: Record<string, s
   return spawn('git', [...GIT_OPTS, ...args], {cwd: root, env: gitEnv(extraEnv), stdio: ['pipe', 'pipe', 'pipe']})
 }
 
-/** A git call fed on stdin (`hash-object --stdin-paths`, `update-index --index-info`, `commit-tree -F -`), or run with a per-call environment. */
-async function gitPipe(root: string, args: string[], input: string | Buffer, extraEnv: Record<string, string>): Promise<string> {
+/**
+ * One spawned git call, run to its end: exit code (ENOENT when git is missing, 124 when it
+ * was killed at `timeoutMs`), stdout and stderr. Fed `input` on stdin, which git may stop
+ * reading early: a closed pipe must not crash the process.
+ */
+async function runGit(root: string, args: string[], input: string | Buffer, extraEnv: Record<string, string>, timeoutMs?: number): Promise<{code: number; stdout: string; stderr: string}> {
   const child = await spawnGit(root, args, extraEnv)
   const out: Buffer[] = []
   let stderr = ''
   child.stdout.on('data', (d: Buffer) => out.push(d))
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  // git may exit before reading its input; a closed pipe must not crash the process.
   child.stdin.on('error', () => {})
   child.stdin.end(input)
+  const timer = timeoutMs ? setTimeout(() => child.kill('SIGKILL'), timeoutMs) : undefined
   const code = await new Promise<number | string>((resolve) => {
     child.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'))
-    child.on('close', (c) => resolve(c ?? 1))
+    child.on('close', (c, signal) => resolve(c ?? (signal ? 'killed' : 1)))
   })
+  if (timer) clearTimeout(timer)
   if (code === 'ENOENT') throw gitMissing()
-  if (code !== 0) throw gitFailure(args, {stderr, message: `git exited with ${code}`})
-  return Buffer.concat(out).toString('utf8')
+  return {code: typeof code === 'number' ? code : 124, stdout: Buffer.concat(out).toString('utf8'), stderr}
+}
+
+/** A git call fed on stdin (`hash-object --stdin-paths`, `update-index --index-info`, `commit-tree -F -`), or run with a per-call environment. */
+async function gitPipe(root: string, args: string[], input: string | Buffer, extraEnv: Record<string, string>): Promise<string> {
+  const r = await runGit(root, args, input, extraEnv)
+  if (r.code !== 0) throw gitFailure(args, {stderr: r.stderr, message: `git exited with ${r.code}`})
+  return r.stdout
 }
 
 /**
@@ -211,21 +222,7 @@ async function gitPipe(root: string, args: string[], input: string | Buffer, ext
  * in a repository engram made for the call.
  */
 export async function gitRun(root: string, args: string[], extraEnv: Record<string, string> = {}, opts: {timeoutMs?: number} = {}): Promise<{code: number; stdout: string; stderr: string}> {
-  const child = await spawnGit(root, args, extraEnv)
-  const out: Buffer[] = []
-  let stderr = ''
-  child.stdout.on('data', (d: Buffer) => out.push(d))
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  child.stdin.on('error', () => {})
-  child.stdin.end()
-  const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : undefined
-  const code = await new Promise<number | string>((resolve) => {
-    child.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'))
-    child.on('close', (c, signal) => resolve(c ?? (signal ? 'killed' : 1)))
-  })
-  if (timer) clearTimeout(timer)
-  if (code === 'ENOENT') throw gitMissing()
-  return {code: typeof code === 'number' ? code : 124, stdout: Buffer.concat(out).toString('utf8'), stderr}
+  return runGit(root, args, '', extraEnv, opts.timeoutMs)
 }
 
 function gitFailure(args: string[], error: unknown): EngramError {
