@@ -28,6 +28,8 @@ describe.skipIf(process.platform !== 'linux')('hostProcess: the nearest ancestor
     copyFileSync('/bin/sleep', exe)
     const s = await sleeper(exe)
     try {
+      // `$!` is printed as soon as the shell forks: the child may not have exec'd the program yet (a loaded machine)
+      for (let i = 0; i < 200 && procStat(s.pid)?.comm !== 'a) b (c'; i++) await new Promise((r) => setTimeout(r, 10))
       const me = procStat(process.pid)!
       expect(procStat(s.pid)).toMatchObject({comm: 'a) b (c'})
       expect(procStat(procStat(s.pid)!.ppid)!.ppid).toBe(process.pid)
