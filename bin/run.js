@@ -9,19 +9,20 @@ const {dirname, join} = require('node:path')
 const {Script} = require('node:vm')
 
 /**
- * `engram search`, the command agents run most, starts without oclif when it can: the
- * bundle of src/cli/fast.ts (scripts/bundle.mjs), compiled from a V8 code cache kept with
- * engram's other derived data beside the private keys (so only their owner can plant code
- * in it). V8 rejects a cache made by another Node version or with other flags; a rebuild
- * of the bundle changes the cache's name.
+ * `engram search` and `engram write`, the commands agents run most, start without oclif
+ * when they can: the bundles of src/cli/fast.ts and src/cli/fast-write.ts
+ * (scripts/bundle.mjs), compiled from a V8 code cache kept with engram's other derived
+ * data beside the private keys (so only their owner can plant code in it). V8 rejects a
+ * cache made by another Node version or with other flags; a rebuild of the bundle changes
+ * the cache's name.
  */
-function fastEntry() {
-  const file = join(__dirname, '..', 'dist', 'fast', 'search.cjs')
+function fastEntry(command) {
+  const file = join(__dirname, '..', 'dist', 'fast', `${command}.cjs`)
   const source = readFileSync(file, 'utf8')
   const st = statSync(file)
   // configDir() of src/core/store/cachefile.ts, restated: this CommonJS file cannot load the ESM dist before choosing
   const dir = join(process.env.ENGRAM_CONFIG_DIR || join(homedir(), '.config', 'engram'), 'cache', 'v8')
-  const name = `search-${process.version}-${process.arch}-${st.size}-${Math.floor(st.mtimeMs)}.bin`
+  const name = `${command}-${process.version}-${process.arch}-${st.size}-${Math.floor(st.mtimeMs)}.bin`
   let cachedData
   try {
     cachedData = readFileSync(join(dir, name))
@@ -35,7 +36,7 @@ function fastEntry() {
     if (cachedData && !script.cachedDataRejected) return
     try {
       mkdirSync(dir, {recursive: true, mode: 0o700})
-      for (const old of readdirSync(dir)) if (old.startsWith('search-') && old !== name) rmSync(join(dir, old), {force: true})
+      for (const old of readdirSync(dir)) if (old.startsWith(`${command}-`) && old !== name) rmSync(join(dir, old), {force: true})
       const tmp = join(dir, `${name}.${process.pid}`)
       writeFileSync(tmp, script.createCachedData(), {mode: 0o600})
       renameSync(tmp, join(dir, name))
@@ -43,7 +44,7 @@ function fastEntry() {
       // no cache: the next search compiles again
     }
   }
-  return {fastSearch: module.exports.fastSearch, saveCache}
+  return {run: command === 'search' ? module.exports.fastSearch : module.exports.fastWrite, saveCache}
 }
 
 /**
@@ -69,14 +70,14 @@ function hoistGlobalFlags(argv) {
 async function main() {
   const argv = hoistGlobalFlags(process.argv.slice(2))
   let done = false
-  if (argv[0] === 'search' && !process.env.ENGRAM_NO_FAST) {
+  if ((argv[0] === 'search' || argv[0] === 'write') && !process.env.ENGRAM_NO_FAST) {
     let fast
     try {
-      fast = fastEntry()
+      fast = fastEntry(argv[0])
     } catch {
-      fast = undefined // no bundle (a build without it): oclif runs the search
+      fast = undefined // no bundle (a build without it): oclif runs the command
     }
-    done = fast ? await fast.fastSearch(argv.slice(1)) : false
+    done = fast ? await fast.run(argv.slice(1)) : false
     // after the run, so the cache holds the functions the search compiled too
     if (done) fast?.saveCache()
   }

@@ -3,8 +3,10 @@ import {randomBytes} from 'node:crypto'
 
 import {EngramError} from '../store/errors.js'
 import {writeFileAtomic} from '../store/fsutil.js'
-import {blobBytes as gitBlobBytes, gitRead, gitWrite, headCommit} from './git.js'
+import {blobBytes as gitBlobBytes, gitRead, gitRun, gitWrite, headCommit} from './git.js'
 import {gitBlobHash} from '../memory/hash.js'
+import {readHeadFromFiles} from '../index/head.js'
+import {looseCommit, writeLooseBlob} from './loose.js'
 import {redactText} from '../write/redact/index.js'
 import type {Store} from '../store/store.js'
 
@@ -52,14 +54,14 @@ export interface CommitOptions {
 
 let identity: Promise<Record<string, string>> | undefined
 
-/** A machine with no git identity (a fresh CI box) still commits, as "engram". */
+/** A machine with no git identity (a fresh CI box) still commits, as "engram". One git call per process. */
 function identityEnv(store: Store): Promise<Record<string, string>> {
   identity ??= (async () => {
     const env: Record<string, string> = {}
-    const name = (await gitRead(store.top, ['config', 'user.name'], {allowFail: true})).trim()
-    const email = (await gitRead(store.top, ['config', 'user.email'], {allowFail: true})).trim()
-    if (!name && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
-    if (!email && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
+    const set = (await gitRead(store.top, ['config', '-z', '--get-regexp', '^user\\.(name|email)$'], {allowFail: true})).split('\0')
+    const has = (key: string) => set.some((rec) => rec.startsWith(`${key}\n`) && rec.length > key.length + 1)
+    if (!has('user.name') && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
+    if (!has('user.email') && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
     return env
   })()
   return identity
@@ -152,18 +154,22 @@ function remove(file: string): void {
  * process holds `.git/index.lock` the paths are remembered and staged at the next
  * command: the commit itself never needed the index.
  */
-async function syncIndex(store: Store, paths: string[], warn?: (m: string) => void): Promise<void> {
+async function syncIndex(store: Store, paths: string[], warn?: (m: string) => void, known?: Map<string, string | null>): Promise<void> {
   const all = [...new Set([...readUnsynced(store), ...paths])]
   if (all.length === 0) return
   try {
     // staged from HEAD's blob ids, never from the work tree: reading the work tree would run
-    // any clean filter the repository's config names (R18)
-    const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', 'HEAD', '--', ...all.map((p) => store.gitPath(p))], {allowFail: true})
+    // any clean filter the repository's config names (R18). A commit just made knows them.
     const inHead = new Map<string, string>()
-    for (const rec of listed.split('\0').filter(Boolean)) {
-      const tab = rec.indexOf('\t')
-      const [mode, type, id] = rec.slice(0, tab).split(' ')
-      if (type === 'blob') inHead.set(rec.slice(tab + 1), `${mode} ${id}`)
+    if (known && all.every((p) => known.has(p))) {
+      for (const p of all) if (known.get(p)) inHead.set(store.gitPath(p), `100644 ${known.get(p)}`)
+    } else {
+      const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', 'HEAD', '--', ...all.map((p) => store.gitPath(p))], {allowFail: true})
+      for (const rec of listed.split('\0').filter(Boolean)) {
+        const tab = rec.indexOf('\t')
+        const [mode, type, id] = rec.slice(0, tab).split(' ')
+        if (type === 'blob') inHead.set(rec.slice(tab + 1), `${mode} ${id}`)
+      }
     }
     const info = all.map((p) => store.gitPath(p)).map((g) => `${inHead.get(g) ?? '0 0000000000000000000000000000000000000000'}\t${g}`)
     await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`)
@@ -256,6 +262,8 @@ async function blobsAt(store: Store, commit: string | null | undefined, rels: st
 /** Write blobs to the object store, one `git hash-object -w --no-filters --stdin-paths` for all (via temp files under .engram/): no clean filter of the repository's config ever runs. */
 async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<void> {
   if (contents.length === 0) return
+  // in-process where the repository allows (loose.ts); otherwise git writes them
+  if (contents.every((c) => writeLooseBlob(store.top, gitBlobHash(c), typeof c === 'string' ? Buffer.from(c, 'utf8') : c))) return
   const files = contents.map((_, i) => store.abs(`.engram/blob.tmp-${process.pid}-${randomBytes(4).toString('hex')}-${i}`))
   try {
     contents.forEach((c, i) => writeFileSync(files[i], c, {mode: 0o600}))
@@ -273,6 +281,14 @@ function blobBytes(store: Store, blob: string): Promise<Buffer> {
 }
 
 // ---------------------------------------------------------------- committing
+
+/** HEAD's commit and tree (empty strings on an unborn branch): from the files when they say, else from git. */
+async function headAndTree(store: Store): Promise<string[]> {
+  const id = readHeadFromFiles(store.top)
+  const tree = id === undefined ? undefined : looseCommit(store.top, id)?.tree
+  if (id !== undefined && tree !== undefined) return [id, tree]
+  return (await gitRead(store.top, ['log', '-1', '--format=%H %T'], {allowFail: true})).trim().split(' ')
+}
 
 /**
  * The one function that commits to the store's repository, atomically (README "Crash
@@ -294,7 +310,7 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
   const moves = opts.mergeParents !== undefined || opts.fastForward !== undefined
   if (changes.length === 0 && !moves) return undefined
   const env = await identityEnv(store)
-  const head = (await gitRead(store.top, ['log', '-1', '--format=%H %T'], {allowFail: true})).trim().split(' ')
+  const head = await headAndTree(store)
   const parent = head[0] || undefined
   const blobs = new Map<string, string | null>(changes.map((c) => [c.path, c.content === null ? null : gitBlobHash(c.content)]))
   // the work tree as it is now: what recovery may find at a path besides the new bytes
@@ -352,9 +368,35 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
   if (commit) opts.afterCommit?.(commit)
   // with no commit the paths now match HEAD in the work tree; the index follows, so an entry
   // that was only staged (never committed) leaves nothing behind when it is removed
-  await syncIndex(store, changes.map((c) => c.path), opts.onWarning)
+  // HEAD now holds `blobs` at these paths (the commit made, or the tree it already had)
+  await syncIndex(store, changes.map((c) => c.path), opts.onWarning, blobs)
   remove(store.abs(JOURNAL))
+  if (commit) await packNowAndThen(store)
   return commit
+}
+
+/** Loose objects (estimated) past which a commit packs them. */
+const LOOSE_LIMIT = 1024
+
+/**
+ * A store with its own repository packs its loose objects now and then, after a commit
+ * and under the store lock (README "Load on one host"). Every git call engram makes turns
+ * git's own automatic gc off (git.ts), so without this each write leaves three or four
+ * loose objects for good, and every history walk a command makes (the signed config's
+ * versions, a session's record, recent writes) opens them one by one: at 4,000 objects a
+ * walk took 65 ms, packed 8 ms. The count is estimated as git's gc does, from one
+ * sixteenth of the fan-out folders. `repack --geometric=2 -d` packs loose objects and
+ * rolls small packs into bigger ones; it never drops an object (a fetched object no ref
+ * names yet stays). A store inside a project's repository leaves that repository to its
+ * owner; a failure only means the objects stay loose.
+ */
+async function packNowAndThen(store: Store): Promise<void> {
+  if (store.top !== store.root) return
+  const objects = `${store.top}/.git/objects`
+  let loose = 0
+  for (let i = 0; i < 16; i++) loose += safeReaddir(`${objects}/0${i.toString(16)}`).length
+  if (loose * 16 < LOOSE_LIMIT) return
+  await gitRun(store.top, ['repack', '--geometric=2', '-d', '-q'], {}, {timeoutMs: 120_000})
 }
 
 /**

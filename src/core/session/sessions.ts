@@ -3,6 +3,9 @@ import {readdirSync} from 'node:fs'
 import {commitChanges} from '../git/commit.js'
 import {badInput, notFound, refused} from '../store/errors.js'
 import {catBlobs, gitRead} from '../git/git.js'
+import {changesSince} from '../git/loose.js'
+import {readHeadFromFiles} from '../index/head.js'
+import {readStoreCache, writeStoreCache} from '../store/cachefile.js'
 import {newSessionId} from '../store/ids.js'
 import {withStoreLock} from '../store/lock.js'
 import {mac, sameMac, sessionSecret, sessionToken} from '../store/private.js'
@@ -74,6 +77,34 @@ function recordProof(secret: Buffer, r: SessionRecord): string {
 const unknownSession = (id: string) =>
   notFound(`Unknown session ${id} in this store.`, 'start one with `engram session start --agent NAME --assigned SCOPE`')
 
+/** Session records whose commit lists a cache holds (the most recent ones). */
+const RECORD_CACHE_ENTRIES = 64
+
+/**
+ * The commits that changed a session record, newest first (`git log -- <record>`). Kept per
+ * record in a cache beside the private keys (cachefile.ts), with the HEAD it was made at:
+ * when HEAD has only moved on since, the commits in between are read from loose objects
+ * (loose.ts changesSince) instead of walking the whole history again; anything else walks it.
+ */
+async function recordCommits(store: Store, path: string): Promise<string[]> {
+  const head = readHeadFromFiles(store.top)
+  const cache = head === undefined ? undefined : readStoreCache('session-records', store.root)
+  const entries = (cache?.entries && typeof cache.entries === 'object' ? cache.entries : {}) as Record<string, {head?: unknown; commits?: unknown}>
+  const entry = Object.hasOwn(entries, path) ? entries[path] : undefined
+  let commits: string[] | undefined
+  if (head !== undefined && entry && typeof entry.head === 'string' && Array.isArray(entry.commits) && entry.commits.every((c) => typeof c === 'string')) {
+    const since = entry.head === head ? [] : changesSince(store.top, head, entry.head, [path])
+    if (since) commits = [...since, ...(entry.commits as string[])]
+  }
+  // at the HEAD read above, so the list is exactly the one the cache records
+  commits ??= (await gitRead(store.top, ['log', '--format=%H', '--end-of-options', head ?? 'HEAD', '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  if (head !== undefined && entry?.head !== head) {
+    const kept = Object.entries(entries).filter(([p]) => p !== path).slice(-(RECORD_CACHE_ENTRIES - 1))
+    writeStoreCache('session-records', store.root, {entries: Object.fromEntries([...kept, [path, {head, commits}]])})
+  }
+  return commits
+}
+
 /**
  * Load a session. Taint only goes up: the record is read from the working tree and from
  * every committed version of it, and taint is the union of them all — so an agent that
@@ -86,7 +117,7 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
   const rel = sessionFile(id)
   const path = store.gitPath(rel)
   const work = store.readText(rel)
-  const commits = (await gitRead(store.top, ['log', '--format=%H', '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  const commits = await recordCommits(store, path)
   const versions: SessionRecord[] = []
   for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
     if (data) versions.push(parseRecord(data.toString('utf8'), rel))

@@ -25,6 +25,7 @@ import {catBlobs, gitRead} from '../git/git.js'
 import {sha256Hex} from '../memory/hash.js'
 import {recordSerial, seenSerials} from '../trust/highwater.js'
 import {readHeadFromFiles} from '../index/head.js'
+import {changesSince} from '../git/loose.js'
 import {Keyring, loadKeyring, readRecordLines} from '../trust/keys.js'
 import {printable} from './scope.js'
 import {KeyPair, describeNotOwner, ownerVerdict, parseSignature, signToString, verifyBytes} from '../trust/sign.js'
@@ -139,10 +140,16 @@ async function signedHistory(store: Store, keyring: Keyring): Promise<{best?: Si
   // Keyed by the trusted owners too: a scan made before a root was pinned counted nothing, and
   // must not stand for one made after (or a clone would keep the serial an older version had).
   const owners = `ancestry;${keyring.ownersKey()}`
-  if (cached && cached.head === head && cached.prefix === store.prefix && cached.owners === owners && typeof cached.highest === 'number') {
+  // a cache made at an ancestor still holds when no commit since changed config.yml or config.sig (loose.ts)
+  const current = cached && head !== undefined && typeof cached.head === 'string' && (cached.head === head || changesSince(store.top, head, cached.head, [store.gitPath(CONFIG_FILE), store.gitPath(CONFIG_SIG)])?.length === 0)
+  if (cached && current && cached.prefix === store.prefix && cached.owners === owners && typeof cached.highest === 'number') {
     const best = cached.best as SignedVersion | undefined
-    if (!best) return {highest: cached.highest}
-    if (typeof best.text === 'string' && typeof best.keyid === 'string' && ownerVerdict(keyring, best.keyid).ok) return {best, highest: cached.highest}
+    const valid = !best || (typeof best.text === 'string' && typeof best.keyid === 'string' && ownerVerdict(keyring, best.keyid).ok)
+    if (valid) {
+      // carried forward, so the next command walks only the commits after this one
+      if (cached.head !== head) writeStoreCache('policy', store.root, {...cached, head})
+      return best ? {best, highest: cached.highest} : {highest: cached.highest}
+    }
   }
   const cfg = store.gitPath(CONFIG_FILE)
   const sigPath = store.gitPath(CONFIG_SIG)

@@ -9,7 +9,7 @@
  * The featuriser is exported so that the training script and the validator share one
  * definition: a feature means the same bucket at training and at voting time.
  */
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {endianness} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
@@ -18,8 +18,15 @@ import type {Vote, WriteCandidate} from './types.js'
 
 const LEARNED = 'learned'
 const MODEL_FORMAT = 'engram-lr/1'
-/** The shipped weights: models/vote-lr.json at the package root (dist/core/vote → ../../..). */
-export const DEFAULT_WEIGHTS = fileURLToPath(new URL('../../../../models/vote-lr.json', import.meta.url))
+/**
+ * The shipped weights: models/vote-lr.json at the package root — four folders up from
+ * dist/core/write/vote/, two up from the fast write bundle in dist/fast/ (bin/run.js).
+ */
+export const DEFAULT_WEIGHTS = ((): string => {
+  const here = import.meta.url
+  const deep = fileURLToPath(new URL('../../../../models/vote-lr.json', here))
+  return existsSync(deep) || !here.includes('/dist/fast/') ? deep : fileURLToPath(new URL('../../models/vote-lr.json', here))
+})()
 
 /** Only the head and the tail of a long text are read: the vote must stay within a millisecond. */
 const HEAD_CHARS = 3000

@@ -1,0 +1,176 @@
+/**
+ * Git's loose objects, read and written in-process (README "Load on one host"). A write
+ * makes a handful of git calls; each costs a process (several ms of CPU), and under load
+ * CPU is what runs out. What a commit needs to know about the commits just before it — its
+ * parent's tree, whether a file changed between two commits — is in objects that are still
+ * loose (packNowAndThen in commit.ts packs them only now and then), so it is read here.
+ *
+ * Only where it is sure: a store with its own `.git` folder, SHA-1 object names, an object
+ * whose inflated bytes hash to its name (a planted file cannot pass for it). Anything else —
+ * a packed object, a linked worktree, a merge in the way — returns undefined and the caller
+ * asks git, as before.
+ */
+import {createHash, randomBytes} from 'node:crypto'
+import {linkSync, lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {join} from 'node:path'
+
+const OID = /^[0-9a-f]{40}$/
+let zlib: typeof import('node:zlib') | undefined
+const z = () => (zlib ??= createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib'))
+
+function objectsDir(top: string): string | undefined {
+  try {
+    return lstatSync(join(top, '.git')).isDirectory() ? join(top, '.git', 'objects') : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A loose object's type and body, verified against its name; undefined when it is not loose here. */
+export function readLoose(top: string, oid: string): {type: string; body: Buffer} | undefined {
+  const dir = objectsDir(top)
+  if (!dir || !OID.test(oid)) return undefined
+  let raw: Buffer
+  try {
+    raw = z().inflateSync(readFileSync(join(dir, oid.slice(0, 2), oid.slice(2))))
+  } catch {
+    return undefined
+  }
+  if (createHash('sha1').update(raw).digest('hex') !== oid) return undefined
+  const nul = raw.indexOf(0)
+  if (nul < 0) return undefined
+  const [type, size] = raw.toString('latin1', 0, nul).split(' ')
+  const body = raw.subarray(nul + 1)
+  return Number(size) === body.length ? {type, body} : undefined
+}
+
+/** A loose commit's tree and parents. */
+export function looseCommit(top: string, oid: string): {tree: string; parents: string[]} | undefined {
+  const o = readLoose(top, oid)
+  if (o?.type !== 'commit') return undefined
+  const end = o.body.indexOf('\n\n')
+  const header = o.body.toString('latin1', 0, end < 0 ? o.body.length : end).split('\n')
+  const tree = /^tree ([0-9a-f]{40})$/.exec(header[0] ?? '')?.[1]
+  if (!tree) return undefined
+  const parents: string[] = []
+  for (const line of header.slice(1)) {
+    const m = /^parent ([0-9a-f]{40})$/.exec(line)
+    if (!m) break
+    parents.push(m[1])
+  }
+  return {tree, parents}
+}
+
+/** The id of entry `name` of a loose tree, '' when the tree has no such entry, undefined when unsure. */
+function treeEntry(top: string, tree: string, name: string): string | undefined {
+  const o = readLoose(top, tree)
+  if (o?.type !== 'tree') return undefined
+  const b = o.body
+  let i = 0
+  while (i < b.length) {
+    const space = b.indexOf(0x20, i)
+    const nul = b.indexOf(0, space)
+    if (space < 0 || nul < 0 || nul + 21 > b.length) return undefined
+    if (b.toString('utf8', space + 1, nul) === name) return b.toString('hex', nul + 1, nul + 21)
+    i = nul + 21
+  }
+  return ''
+}
+
+/** The object at `path` (slash-separated) under a tree: its id, '' when absent, undefined when unsure. */
+function idAt(top: string, tree: string, path: string): string | undefined {
+  let id = tree
+  for (const part of path.split('/')) {
+    const next = treeEntry(top, id, part)
+    if (next === undefined || next === '') return next
+    id = next
+  }
+  return id
+}
+
+/**
+ * The commits from `head` back to `base` (excluding it), newest first, in which any of
+ * `paths` (repository paths) differs from the commit's parent — what `git log -- paths`
+ * lists over that range — or undefined when that cannot be told from loose objects alone:
+ * a merge or root commit on the way, an object not loose, `base` not met within `max`
+ * commits. Trees are compared from the top down, so a commit that left a folder as it was
+ * costs one tree read.
+ */
+export function changesSince(top: string, head: string, base: string, paths: string[], max = 256): string[] | undefined {
+  const out: string[] = []
+  let at = head
+  for (let step = 0; at !== base; step++) {
+    if (step >= max) return undefined
+    const c = looseCommit(top, at)
+    if (!c || c.parents.length !== 1) return undefined
+    const p = looseCommit(top, c.parents[0])
+    if (!p) return undefined
+    const changed = differs(top, c.tree, p.tree, paths)
+    if (changed === undefined) return undefined
+    if (changed) out.push(at)
+    at = c.parents[0]
+  }
+  return out
+}
+
+function differs(top: string, a: string, b: string, paths: string[]): boolean | undefined {
+  if (a === b) return false
+  for (const path of paths) {
+    const parts = path.split('/')
+    let x = a
+    let y = b
+    for (let i = 0; i < parts.length; i++) {
+      const nx = treeEntry(top, x, parts[i])
+      const ny = treeEntry(top, y, parts[i])
+      if (nx === undefined || ny === undefined) return undefined
+      // the same object (or absent from both): nothing under it changed
+      if (nx === ny) break
+      if (i === parts.length - 1) return true
+      if (nx === '' || ny === '') {
+        // a folder on one side only: the path changed only if that folder holds it
+        const there = idAt(top, nx || ny, parts.slice(i + 1).join('/'))
+        if (there === undefined) return undefined
+        if (there !== '') return true
+        break
+      }
+      x = nx
+      y = ny
+    }
+  }
+  return false
+}
+
+/**
+ * Write a blob as a loose object, as `git hash-object -w` does: deflated, to a temporary
+ * file beside its place, then linked there (an object already present is left alone).
+ * Returns false when this repository is not one this writes into (the caller asks git).
+ */
+export function writeLooseBlob(top: string, oid: string, content: Buffer): boolean {
+  const dir = objectsDir(top)
+  if (!dir || !OID.test(oid)) return false
+  const folder = join(dir, oid.slice(0, 2))
+  const file = join(folder, oid.slice(2))
+  try {
+    lstatSync(file)
+    return true
+  } catch {
+    // not there yet
+  }
+  const data = z().deflateSync(Buffer.concat([Buffer.from(`blob ${content.length}\0`, 'latin1'), content]))
+  try {
+    mkdirSync(folder, {recursive: true})
+    const tmp = join(folder, `tmp_obj_engram_${process.pid}_${randomBytes(4).toString('hex')}`)
+    writeFileSync(tmp, data, {mode: 0o444})
+    try {
+      linkSync(tmp, file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    } finally {
+      unlinkSync(tmp)
+    }
+    return true
+  } catch {
+    return false
+  }
+}

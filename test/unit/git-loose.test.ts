@@ -1,0 +1,155 @@
+import {execFileSync} from 'node:child_process'
+import {chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {commitChanges} from '../../src/core/git/commit.js'
+import {Store} from '../../src/core/store/store.js'
+import {changesSince, looseCommit, readLoose, writeLooseBlob} from '../../src/core/git/loose.js'
+import {gitBlobHash} from '../../src/core/memory/hash.js'
+import {tempDir} from '../helpers/cli.js'
+import {fc, runs} from './properties-seed.js'
+
+const ENV = {...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1'}
+
+function repo(): {dir: string; git: (...args: string[]) => string} {
+  const dir = tempDir('engram-loose-')
+  const git = (...args: string[]) => execFileSync('git', args, {cwd: dir, env: ENV, encoding: 'utf8'})
+  git('init', '-q')
+  return {dir, git}
+}
+
+const PATHS = ['a.md', '.engram/config.yml', '.engram/config.sig', '.engram/sessions/s-1.json', '.engram/sessions/s-2.json', 'run/s-1/deep/n.md']
+
+// Loose objects read in-process (src/core/git/loose.ts) must say exactly what git says,
+// or say nothing: a wrong answer would let a changed config or session record go unseen.
+describe('git loose objects, read in-process', () => {
+  it('changesSince lists what `git log base..head -- path` lists, for any sequence of commits', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.tuple(fc.constantFrom(...PATHS), fc.oneof(fc.constant(null), fc.constantFrom('x', 'y', 'z'))), {minLength: 1, maxLength: 3}), {minLength: 2, maxLength: 9}),
+        fc.nat(8),
+        (steps, baseAt) => {
+          const {dir, git} = repo()
+          try {
+            const commits: string[] = []
+            for (const step of steps) {
+              for (const [p, content] of step) {
+                if (content === null) rmSync(join(dir, p), {force: true})
+                else {
+                  mkdirSync(join(dir, p, '..'), {recursive: true})
+                  writeFileSync(join(dir, p), content)
+                }
+              }
+              git('add', '-A')
+              git('commit', '-q', '--allow-empty', '-m', 'step')
+              commits.push(git('rev-parse', 'HEAD').trim())
+            }
+            const head = commits[commits.length - 1]
+            const base = commits[Math.min(baseAt, commits.length - 1)]
+            for (const paths of [...PATHS.map((p) => [p]), ['.engram/config.yml', '.engram/config.sig'], ['no/such/file']]) {
+              const want = git('log', '--format=%H', `${base}..${head}`, '--', ...paths).split('\n').filter(Boolean)
+              expect(changesSince(dir, head, base, paths), paths.join(' ')).toEqual(want)
+            }
+          } finally {
+            rmSync(dir, {recursive: true, force: true})
+          }
+        },
+      ),
+      {numRuns: runs(25)},
+    )
+  })
+
+  it('says nothing across a merge, a packed object, a base not met, or past its step limit', () => {
+    const {dir, git} = repo()
+    const commit = (file: string, text: string) => {
+      writeFileSync(join(dir, file), text)
+      git('add', '-A')
+      git('commit', '-q', '-m', text)
+      return git('rev-parse', 'HEAD').trim()
+    }
+    const root = commit('a.md', 'one')
+    const second = commit('a.md', 'two')
+    git('checkout', '-q', '-b', 'side', root)
+    const side = commit('b.md', 'side')
+    git('checkout', '-q', '-')
+    git('merge', '-q', '--no-edit', 'side')
+    const merge = git('rev-parse', 'HEAD').trim()
+    const after = commit('a.md', 'three')
+    expect(changesSince(dir, after, merge, ['a.md'])).toEqual([after])
+    expect(changesSince(dir, after, second, ['a.md'])).toBeUndefined() // the merge is in the way
+    expect(changesSince(dir, second, side, ['a.md'])).toBeUndefined() // base is not an ancestor: the root is met first
+    expect(changesSince(dir, after, merge, ['a.md'], 0)).toBeUndefined()
+    git('repack', '-a', '-d', '-q')
+    expect(looseCommit(dir, after)).toBeUndefined()
+    expect(changesSince(dir, after, merge, ['a.md'])).toBeUndefined()
+  })
+
+  it('never takes a planted file for an object: the bytes must hash to the name', () => {
+    const {dir, git} = repo()
+    writeFileSync(join(dir, 'a.md'), 'real\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'real')
+    const head = git('rev-parse', 'HEAD').trim()
+    expect(looseCommit(dir, head)?.parents).toEqual([])
+    // another commit's bytes put where this one lives
+    writeFileSync(join(dir, 'a.md'), 'other\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'other')
+    const other = git('rev-parse', 'HEAD').trim()
+    const file = join(dir, '.git', 'objects', head.slice(0, 2), head.slice(2))
+    chmodSync(file, 0o644)
+    writeFileSync(file, execFileSync('cat', [join(dir, '.git', 'objects', other.slice(0, 2), other.slice(2))]))
+    expect(readLoose(dir, head)).toBeUndefined()
+    expect(looseCommit(dir, head)).toBeUndefined()
+  })
+
+  it('writes blobs git reads back byte for byte, and fsck finds them sound', () => {
+    const {dir, git} = repo()
+    git('commit', '-q', '--allow-empty', '-m', 'base')
+    const contents = [Buffer.from('hello\n'), Buffer.alloc(0), Buffer.from([0, 255, 10, 13]), Buffer.from('é'.repeat(50_000))]
+    for (const c of contents) {
+      const id = gitBlobHash(c)
+      expect(writeLooseBlob(dir, id, c)).toBe(true)
+      expect(writeLooseBlob(dir, id, c)).toBe(true) // already there: left alone
+      expect(execFileSync('git', ['cat-file', 'blob', id], {cwd: dir, env: ENV}).equals(c)).toBe(true)
+      expect(readLoose(dir, id)?.body.equals(c)).toBe(true)
+    }
+    const unreachable = git('fsck', '--strict', '--no-progress', '--unreachable').split('\n').filter(Boolean)
+    expect(unreachable.sort()).toEqual(contents.map((c) => `unreachable blob ${gitBlobHash(c)}`).sort())
+    // no temporary file left beside them
+    for (const d of readdirSync(join(dir, '.git', 'objects'))) {
+      if (/^[0-9a-f]{2}$/.test(d)) expect(readdirSync(join(dir, '.git', 'objects', d)).filter((f) => f.startsWith('tmp_'))).toEqual([])
+    }
+    // a linked worktree's store: not written here (git writes them)
+    const wt = join(tempDir('engram-loose-wt-'), 'wt')
+    git('worktree', 'add', '-q', wt)
+    expect(writeLooseBlob(wt, gitBlobHash('x'), Buffer.from('x'))).toBe(false)
+  })
+
+  it('a commit packs the loose objects once there are many, keeping every object, even one no ref names', async () => {
+    const {dir, git} = repo()
+    mkdirSync(join(dir, '.engram'))
+    writeFileSync(join(dir, '.engram', 'config.yml'), 'version: 1\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+    // 1,500 objects no ref names, as a fetch or a killed commit leaves them
+    const files = Array.from({length: 1500}, (_, i) => {
+      const f = join(dir, `planted-${i}`)
+      writeFileSync(f, `planted ${i}\n`)
+      return f
+    })
+    const ids = execFileSync('git', ['hash-object', '-w', '--stdin-paths'], {cwd: dir, env: ENV, input: files.join('\n'), encoding: 'utf8'}).trim().split('\n')
+    for (const f of files) rmSync(f)
+    const loose = () => Number(/^count: (\d+)$/m.exec(git('count-objects', '-v'))![1])
+    expect(loose()).toBeGreaterThanOrEqual(1500)
+    const store = await Store.open(dir)
+    const commit = await commitChanges(store, {subject: 'a memory', changes: [{path: 'a.md', content: 'a memory\n'}]})
+    expect(commit).toMatch(/^[0-9a-f]{40}$/)
+    expect(loose()).toBeLessThan(50)
+    const missing = execFileSync('git', ['cat-file', '--batch-check'], {cwd: dir, env: ENV, input: `${ids.join('\n')}\n`, encoding: 'utf8'}).split('\n').filter((l) => l.endsWith('missing'))
+    expect(missing).toEqual([])
+    expect(git('fsck', '--strict', '--no-progress', '--no-dangling').trim()).toBe('')
+    expect(git('show', 'HEAD:a.md')).toBe('a memory\n')
+  })
+})
