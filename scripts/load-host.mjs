@@ -12,7 +12,8 @@
 //   --via mcp: each lane is one `engram mcp` server (an agent session's MCP connection,
 //     driven by the MCP SDK's client) that makes its 100 writes; all 8 serve the one
 //     session, so their run: notes and proposals go to the same paths.
-//   npm run build && node scripts/load-host.mjs [--lanes 8] [--writes 100] [--via cli|mcp]
+//   npm run build && node scripts/load-host.mjs [--lanes 8] [--writes 100] [--via cli|mcp] [--keep]
+// (--keep leaves the store and its key folder in the temp folder, and prints where.)
 import {execFileSync, spawn} from 'node:child_process'
 import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -156,6 +157,9 @@ if (git('status', '--porcelain', '--untracked-files=all').trim()) problems.push(
 
 const total = LANES * WRITES
 console.log(`${LANES} ${VIA === 'mcp' ? 'MCP servers' : 'lanes of CLI processes'} × ${WRITES} writes: ${acked} of ${total} acknowledged, ${problems.length} problems, ${seconds.toFixed(1)} s (${(total / seconds).toFixed(1)} writes/s)`)
-console.log(`  committed run: notes ${[...committed.values()].reduce((n, l) => n + l.length, 0)}, kept as entries ${kept.size}; store ${store}`)
+const keep = process.argv.includes('--keep')
+console.log(`  committed run: notes ${[...committed.values()].reduce((n, l) => n + l.length, 0)}, kept as entries ${kept.size}${keep ? `; store ${store}` : ''}`)
 for (const p of problems.slice(0, 20)) console.log(`  problem: ${p}`)
+const {rmSync} = await import('node:fs')
+if (!keep) rmSync(root, {recursive: true, force: true})
 process.exit(problems.length === 0 && acked === total ? 0 : 1)

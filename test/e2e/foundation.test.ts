@@ -255,9 +255,11 @@ describe('concurrency and crashes', () => {
     for (let i = 0; i < 3; i++) {
       const child = spawn(process.execPath, [BIN, 'write', `k${i}.md`, '--scope', `run:${s}`], {cwd: sb.dir, env: {...sb.env, ENGRAM_SESSION: s}})
       child.stdin.end(`fact ${i}`)
-      await new Promise((r) => setTimeout(r, 250 + i * 60))
+      // listened for from the start: a write may finish before the kill
+      const closed = new Promise((r) => child.on('close', r))
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 120 + i * 80))])
       child.kill('SIGKILL')
-      await new Promise((r) => child.on('close', r))
+      await closed
     }
     // Simulate the worst case too: a lock and an index.lock left by a dead process.
     writeFileSync(join(sb.dir, '.engram/lock'), JSON.stringify({pid: 999999, host: hostname(), time: '', token: 'dead'}))
