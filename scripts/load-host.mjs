@@ -83,7 +83,7 @@ async function writer(l) {
   }
   const {Client} = await import('@modelcontextprotocol/sdk/client/index.js')
   const {StdioClientTransport} = await import('@modelcontextprotocol/sdk/client/stdio.js')
-  const transport = new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp'], cwd: store, env: {...env, ENGRAM_SESSION: notes}, stderr: 'ignore'})
+  const transport = new StdioClientTransport({command: process.execPath, args: [...(process.env.LOAD_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.LOAD_PROFILE] : []), BIN, 'mcp'], cwd: store, env: {...env, ENGRAM_SESSION: notes}, stderr: 'ignore'})
   const client = new Client({name: 'engram-load', version: '1.0.0'})
   await client.connect(transport)
   // the tool's answer as the CLI's --json would give it: the result, or {error} on a refusal

@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 
 import {commitChanges} from '../../src/core/git/commit.js'
 import {Store} from '../../src/core/store/store.js'
-import {changesSince, looseCommit, readLoose, writeLooseBlob} from '../../src/core/git/loose.js'
+import {changesSince, identName, looseCommit, readLoose, treeWithChanges, writeLooseBlob, writeLooseCommit} from '../../src/core/git/loose.js'
 import {gitBlobHash} from '../../src/core/memory/hash.js'
 import {tempDir} from '../helpers/cli.js'
 import {fc, runs} from './properties-seed.js'
@@ -151,5 +151,76 @@ describe('git loose objects, read in-process', () => {
     expect(missing).toEqual([])
     expect(git('fsck', '--strict', '--no-progress', '--no-dangling').trim()).toBe('')
     expect(git('show', 'HEAD:a.md')).toBe('a memory\n')
+  })
+
+  it('builds the tree git builds from HEAD\'s and a set of changes, or leaves it to git', () => {
+    const NAMES = ['a.md', 'b.md', 'dir/a.md', 'dir/sub/x.md', 'dir.md', 'dir-x/y.md', 'é/ü.md', '.engram/proposals/p1.md', '.engram/proposals/p2.md', 'z']
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...NAMES), {maxLength: 6}),
+        fc.array(fc.tuple(fc.constantFrom(...NAMES, 'new/deep/file.md', 'dir/sub'), fc.oneof(fc.constant(null), fc.constantFrom('1', '2'))), {minLength: 1, maxLength: 5}),
+        (start, changes) => {
+          const {dir, git} = repo()
+          try {
+            for (const p of new Set(start)) {
+              mkdirSync(join(dir, p, '..'), {recursive: true})
+              writeFileSync(join(dir, p), `start ${p}\n`)
+            }
+            git('add', '-A')
+            git('commit', '-q', '--allow-empty', '-m', 'start')
+            const base = git('rev-parse', 'HEAD^{tree}').trim()
+            const last = new Map<string, string | null>()
+            for (const [p, c] of changes) last.set(p, c === null ? null : execFileSync('git', ['hash-object', '-w', '--stdin'], {cwd: dir, env: ENV, input: `${p} ${c}\n`, encoding: 'utf8'}).trim())
+            const list = [...last].map(([path, blob]) => ({path, blob}))
+            const ours = treeWithChanges(dir, base, list)
+            // git's way: HEAD's tree in a private index, the changes, write-tree
+            const index = join(dir, '.git', 'test-index')
+            const ienv = {...ENV, GIT_INDEX_FILE: index}
+            execFileSync('git', ['read-tree', base], {cwd: dir, env: ienv})
+            const info = list.map((c) => `${c.blob === null ? `0 ${'0'.repeat(40)}` : `100644 ${c.blob}`}\t${c.path}`).join('\0')
+            let theirs: string | undefined
+            try {
+              execFileSync('git', ['update-index', '-z', '--index-info'], {cwd: dir, env: ienv, input: `${info}\0`, stdio: 'pipe'})
+              theirs = execFileSync('git', ['write-tree'], {cwd: dir, env: ienv, encoding: 'utf8', stdio: 'pipe'}).trim()
+            } catch {
+              theirs = undefined // git refuses it too (a file where a folder is)
+            }
+            rmSync(index, {force: true})
+            // where both answer, the same tree; where this one leaves it to git, git decides
+            if (ours !== undefined) expect(ours).toBe(theirs)
+            if (ours !== undefined) expect(git('fsck', '--strict', '--no-progress', '--no-dangling').trim()).toBe('')
+            // a file set where a folder is, or under a file, is always left to git
+            const files = [...new Set(start)]
+            const conflict = list.some((c) => files.some((p) => p.startsWith(`${c.path}/`)) || (c.blob !== null && files.some((p) => c.path.startsWith(`${p}/`))))
+            if (conflict) expect(ours).toBeUndefined()
+            else expect(ours, JSON.stringify({start, list})).toBeDefined()
+          } finally {
+            rmSync(dir, {recursive: true, force: true})
+          }
+        },
+      ),
+      {numRuns: runs(40)},
+    )
+  })
+
+  it('writes the commit `git commit-tree` writes for the same tree, parents, people, date and message', () => {
+    const {dir, git} = repo()
+    writeFileSync(join(dir, 'a.md'), 'a\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'first')
+    const parent = git('rev-parse', 'HEAD').trim()
+    const tree = git('rev-parse', 'HEAD^{tree}').trim()
+    const author = identName(git('var', 'GIT_AUTHOR_IDENT').trim())!
+    expect(author).toBe('t <t@t>')
+    const message = 'Write run:s-1/a.md\n\nbody é\n\nEngram-Operation: write\n'
+    const now = new Date('2026-06-01T12:34:56Z')
+    const ours = writeLooseCommit(dir, {tree, parents: [parent], author, committer: author, message}, now)!
+    const header = readLoose(dir, ours)!.body.toString('utf8')
+    const date = /^author t <t@t> (\d+ [+-]\d{4})$/m.exec(header)![1]
+    expect(date.split(' ')[0]).toBe(String(now.getTime() / 1000))
+    const theirs = execFileSync('git', ['commit-tree', tree, '-p', parent, '-F', '-'], {cwd: dir, env: {...ENV, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date}, input: message, encoding: 'utf8'}).trim()
+    expect(ours).toBe(theirs)
+    expect(identName('evil\nname <x@y> 1 +0000')).toBeUndefined()
+    expect(identName('Name <x@y>')).toBeUndefined()
   })
 })

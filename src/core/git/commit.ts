@@ -6,7 +6,7 @@ import {writeFileAtomic} from '../store/fsutil.js'
 import {blobBytes as gitBlobBytes, gitRead, gitRun, gitWrite, headCommit} from './git.js'
 import {gitBlobHash} from '../memory/hash.js'
 import {readHeadFromFiles} from '../index/head.js'
-import {looseCommit, writeLooseBlob} from './loose.js'
+import {identName, looseCommit, treeWithChanges, writeLooseBlob, writeLooseCommit} from './loose.js'
 import {redactText} from '../write/redact/index.js'
 import type {Store} from '../store/store.js'
 
@@ -52,17 +52,31 @@ export interface CommitOptions {
   treeOnly?: (tree: string) => Promise<void>
 }
 
-let identity: Promise<Record<string, string>> | undefined
+interface Identity {
+  /** environment for the git calls that commit */
+  env: Record<string, string>
+  /** "Name <email>" as git works them out, for a commit written in-process (loose.ts); unset when git must write it */
+  author?: string
+  committer?: string
+}
 
-/** A machine with no git identity (a fresh CI box) still commits, as "engram". One git call per process. */
-function identityEnv(store: Store): Promise<Record<string, string>> {
+let identity: Promise<Identity> | undefined
+
+/**
+ * A machine with no git identity (a fresh CI box) still commits, as "engram". One git call
+ * per process (`git var -l`: the config it reads and the author and committer git would
+ * name, from the environment or the config).
+ */
+function identityOf(store: Store): Promise<Identity> {
   identity ??= (async () => {
     const env: Record<string, string> = {}
-    const set = (await gitRead(store.top, ['config', '-z', '--get-regexp', '^user\\.(name|email)$'], {allowFail: true})).split('\0')
-    const has = (key: string) => set.some((rec) => rec.startsWith(`${key}\n`) && rec.length > key.length + 1)
+    const lines = (await gitRead(store.top, ['var', '-l'], {allowFail: true})).split('\n')
+    const has = (key: string) => lines.some((l) => l.toLowerCase().startsWith(`${key}=`) && l.length > key.length + 1)
     if (!has('user.name') && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
     if (!has('user.email') && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
-    return env
+    if (Object.keys(env).length > 0) return {env}
+    const ident = (name: string) => identName(lines.filter((l) => l.startsWith(`${name}=`)).pop()?.slice(name.length + 1))
+    return {env, author: ident('GIT_AUTHOR_IDENT'), committer: ident('GIT_COMMITTER_IDENT')}
   })()
   return identity
 }
@@ -282,6 +296,23 @@ function blobBytes(store: Store, blob: string): Promise<Buffer> {
 
 // ---------------------------------------------------------------- committing
 
+/** The tree HEAD's with `changes` applied makes, built by git in a private index (GIT_INDEX_FILE) of its own. */
+async function treeFromIndex(store: Store, parent: string | undefined, changes: FileChange[], blobs: Map<string, string | null>): Promise<string> {
+  const index = store.abs(`.engram/${TEMP_INDEX}${process.pid}-${randomBytes(4).toString('hex')}`)
+  const ienv = {GIT_INDEX_FILE: index}
+  try {
+    await gitWrite(store.top, parent ? ['read-tree', parent] : ['read-tree', '--empty'], undefined, ienv)
+    const info = changes.map((c) => {
+      const b = blobs.get(c.path)
+      return b === null || b === undefined ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
+    })
+    if (changes.length > 0) await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
+    return (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
+  } finally {
+    remove(index)
+  }
+}
+
 /** HEAD's commit and tree (empty strings on an unborn branch): from the files when they say, else from git. */
 async function headAndTree(store: Store): Promise<string[]> {
   const id = readHeadFromFiles(store.top)
@@ -309,7 +340,8 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
   const changes = [...byPath.values()]
   const moves = opts.mergeParents !== undefined || opts.fastForward !== undefined
   if (changes.length === 0 && !moves) return undefined
-  const env = await identityEnv(store)
+  const id = await identityOf(store)
+  const env = id.env
   const head = await headAndTree(store)
   const parent = head[0] || undefined
   const blobs = new Map<string, string | null>(changes.map((c) => [c.path, c.content === null ? null : gitBlobHash(c.content)]))
@@ -317,32 +349,24 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
   const old = new Map(changes.map((c) => [c.path, workBlob(store, c.path)]))
   await writeBlobs(store, changes.flatMap((c) => (c.content === null ? [] : [c.content])))
   let commit: string | undefined
-  const index = store.abs(`.engram/${TEMP_INDEX}${process.pid}-${randomBytes(4).toString('hex')}`)
-  const ienv = {GIT_INDEX_FILE: index}
-  try {
-    await gitWrite(store.top, parent ? ['read-tree', parent] : ['read-tree', '--empty'], undefined, ienv)
-    const info = changes.map((c) => {
-      const b = blobs.get(c.path)
-      return b === null ? `0 ${'0'.repeat(40)}\t${store.gitPath(c.path)}` : `100644 ${b}\t${store.gitPath(c.path)}`
-    })
-    if (changes.length > 0) await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`, ienv)
-    const tree = (await gitWrite(store.top, ['write-tree'], undefined, ienv)).trim()
-    if (opts.treeOnly) {
-      await opts.treeOnly(tree)
-      return undefined
-    }
-    if (opts.fastForward !== undefined) {
-      // the branch moves to a commit that exists already (sync): only if it holds exactly the tree these changes make
-      const target = (await gitRead(store.top, ['rev-parse', '--verify', '-q', '--end-of-options', `${opts.fastForward}^{tree}`], {allowFail: true})).trim()
-      if (target !== tree) throw new EngramError('refused', 'The commit to move to does not hold the files worked out for it; nothing was changed.')
-      commit = opts.fastForward
-    } else if (tree !== head[1] || opts.mergeParents !== undefined) {
-      // The message comes on stdin, never parsed as an option.
-      const parents = [...(parent ? [parent] : []), ...(opts.mergeParents ?? [])].flatMap((p) => ['-p', p])
-      commit = (await gitWrite(store.top, ['commit-tree', tree, ...parents, '-F', '-'], commitMessage(req), env)).trim()
-    }
-  } finally {
-    remove(index)
+  // the tree in-process where HEAD's trees are loose (loose.ts), else in a private index
+  const tree = treeWithChanges(store.top, parent ? head[1] : undefined, changes.map((c) => ({path: store.gitPath(c.path), blob: blobs.get(c.path) ?? null}))) ??
+    (await treeFromIndex(store, parent, changes, blobs))
+  if (opts.treeOnly) {
+    await opts.treeOnly(tree)
+    return undefined
+  }
+  if (opts.fastForward !== undefined) {
+    // the branch moves to a commit that exists already (sync): only if it holds exactly the tree these changes make
+    const target = (await gitRead(store.top, ['rev-parse', '--verify', '-q', '--end-of-options', `${opts.fastForward}^{tree}`], {allowFail: true})).trim()
+    if (target !== tree) throw new EngramError('refused', 'The commit to move to does not hold the files worked out for it; nothing was changed.')
+    commit = opts.fastForward
+  } else if (tree !== head[1] || opts.mergeParents !== undefined) {
+    const parents = [...(parent ? [parent] : []), ...(opts.mergeParents ?? [])]
+    const message = commitMessage(req)
+    commit = id.author && id.committer ? writeLooseCommit(store.top, {tree, parents, author: id.author, committer: id.committer, message}) : undefined
+    // The message comes on stdin, never parsed as an option.
+    commit ??= (await gitWrite(store.top, ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], message, env)).trim()
   }
   if (commit && opts.beforeMove) await opts.beforeMove(commit)
   if (commit) {

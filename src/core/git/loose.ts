@@ -141,27 +141,25 @@ function differs(top: string, a: string, b: string, paths: string[]): boolean | 
   return false
 }
 
-/**
- * Write a blob as a loose object, as `git hash-object -w` does: deflated, to a temporary
- * file beside its place, then linked there (an object already present is left alone).
- * Returns false when this repository is not one this writes into (the caller asks git).
- */
-export function writeLooseBlob(top: string, oid: string, content: Buffer): boolean {
+/** Write an object as git does: deflated, to a temporary file beside its place, then linked there (one already present is left alone). Its id, or undefined when this repository is not one this writes into. */
+function writeLooseObject(top: string, type: string, body: Buffer, known?: string): string | undefined {
   const dir = objectsDir(top)
-  if (!dir || !OID.test(oid)) return false
+  if (!dir) return undefined
+  const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, 'latin1'), body])
+  const oid = known ?? createHash('sha1').update(raw).digest('hex')
+  if (!OID.test(oid)) return undefined
   const folder = join(dir, oid.slice(0, 2))
   const file = join(folder, oid.slice(2))
   try {
     lstatSync(file)
-    return true
+    return oid
   } catch {
     // not there yet
   }
-  const data = z().deflateSync(Buffer.concat([Buffer.from(`blob ${content.length}\0`, 'latin1'), content]))
   try {
     mkdirSync(folder, {recursive: true})
     const tmp = join(folder, `tmp_obj_engram_${process.pid}_${randomBytes(4).toString('hex')}`)
-    writeFileSync(tmp, data, {mode: 0o444})
+    writeFileSync(tmp, z().deflateSync(raw), {mode: 0o444})
     try {
       linkSync(tmp, file)
     } catch (error) {
@@ -169,8 +167,110 @@ export function writeLooseBlob(top: string, oid: string, content: Buffer): boole
     } finally {
       unlinkSync(tmp)
     }
-    return true
+    return oid
   } catch {
-    return false
+    return undefined
   }
+}
+
+/**
+ * Write a blob as a loose object, as `git hash-object -w` does. Returns false when this
+ * repository is not one this writes into (the caller asks git).
+ */
+export function writeLooseBlob(top: string, oid: string, content: Buffer): boolean {
+  return writeLooseObject(top, 'blob', content, oid) === oid
+}
+
+interface TreeEntry {
+  mode: string
+  /** the name's bytes, as a latin1 string (names need not be UTF-8) */
+  name: string
+  id: string
+}
+
+const TREE_MODE = '40000'
+
+function parseTree(top: string, tree: string): TreeEntry[] | undefined {
+  const o = readLoose(top, tree)
+  if (o?.type !== 'tree') return undefined
+  const b = o.body
+  const out: TreeEntry[] = []
+  let i = 0
+  while (i < b.length) {
+    const space = b.indexOf(0x20, i)
+    const nul = b.indexOf(0, space)
+    if (space < 0 || nul < 0 || nul + 21 > b.length) return undefined
+    out.push({mode: b.toString('latin1', i, space), name: b.toString('latin1', space + 1, nul), id: b.toString('hex', nul + 1, nul + 21)})
+    i = nul + 21
+  }
+  return out
+}
+
+/** git's order of tree entries: by name's bytes, a folder's name as if it ended in "/". */
+const sortKey = (e: TreeEntry) => (e.mode === TREE_MODE ? `${e.name}/` : e.name)
+
+function serialiseTree(entries: TreeEntry[]): Buffer {
+  const sorted = [...entries].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0))
+  return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, 'latin1'), Buffer.from(e.id, 'hex')]))
+}
+
+/**
+ * The tree `base` (undefined: the empty tree) with files set to blobs (mode 100644) or
+ * removed (null), written as loose objects — what `git read-tree base`, `update-index
+ * --index-info` and `write-tree` in a private index make, without three processes.
+ * Undefined when unsure: a tree on the way that is not loose, a file where a folder is
+ * needed or the other way round. A folder left empty is dropped, as git drops it.
+ */
+export function treeWithChanges(top: string, base: string | undefined, changes: {path: string; blob: string | null}[]): string | undefined {
+  const split = changes.map((c) => ({parts: Buffer.from(c.path, 'utf8').toString('latin1').split('/'), blob: c.blob}))
+  if (split.some((c) => c.parts.some((p) => p === '' || p === '.' || p === '..') || (c.blob !== null && !OID.test(c.blob)))) return undefined
+  const build = (tree: string | undefined, here: {parts: string[]; blob: string | null}[], root: boolean): string | null | undefined => {
+    const entries = tree === undefined ? [] : parseTree(top, tree)
+    if (!entries) return undefined
+    const byName = new Map(entries.map((e) => [e.name, e]))
+    const deeper = new Map<string, {parts: string[]; blob: string | null}[]>()
+    for (const c of here) {
+      const [name, ...rest] = c.parts
+      if (rest.length > 0) {
+        deeper.set(name, [...(deeper.get(name) ?? []), {parts: rest, blob: c.blob}])
+        continue
+      }
+      const old = byName.get(name)
+      if (old && !old.mode.startsWith('100')) return undefined // a folder, link or submodule there: git decides
+      if (c.blob === null) byName.delete(name)
+      else byName.set(name, {mode: '100644', name, id: c.blob})
+    }
+    for (const [name, sub] of deeper) {
+      const old = byName.get(name)
+      if (old && old.mode !== TREE_MODE) return undefined
+      const made = build(old?.id, sub, false)
+      if (made === undefined) return undefined
+      if (made === null) byName.delete(name)
+      else byName.set(name, {mode: TREE_MODE, name, id: made})
+    }
+    if (byName.size === 0 && !root) return null
+    return writeLooseObject(top, 'tree', serialiseTree([...byName.values()]))
+  }
+  const made = build(base, split, true)
+  return made === null ? undefined : made
+}
+
+/** "Name <email> " of a `git var` ident line, or undefined when it is not plainly one. */
+export function identName(ident: string | undefined): string | undefined {
+  const m = /^([^<>\n\0]+ <[^<>\n\0]*>) \d+ [+-]\d{4}$/.exec(ident ?? '')
+  return m?.[1]
+}
+
+/**
+ * A commit object written as `git commit-tree` writes it (no signature, no encoding
+ * header: the message is UTF-8), dated now in this machine's time zone. `author` and
+ * `committer` are "Name <email>" as git itself worked them out (`git var`). Undefined when
+ * this repository is not one this writes into.
+ */
+export function writeLooseCommit(top: string, c: {tree: string; parents: string[]; author: string; committer: string; message: string}, now = new Date()): string | undefined {
+  const offset = -now.getTimezoneOffset()
+  const tz = `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}${String(Math.abs(offset) % 60).padStart(2, '0')}`
+  const when = `${Math.floor(now.getTime() / 1000)} ${tz}`
+  const head = [`tree ${c.tree}`, ...c.parents.map((p) => `parent ${p}`), `author ${c.author} ${when}`, `committer ${c.committer} ${when}`]
+  return writeLooseObject(top, 'commit', Buffer.from(`${head.join('\n')}\n\n${c.message}`, 'utf8'))
 }
