@@ -1,5 +1,4 @@
-import {parseArgs} from 'node:util'
-
+import {plainArgs} from './fast-args.js'
 import {writeWarning} from './output.js'
 import {reportError, reportUnexpected} from './report.js'
 import {runWrite} from './write.js'
@@ -19,25 +18,12 @@ import {safeJson, visible} from '../core/text/visible.js'
  * (a test compares them). ENGRAM_NO_FAST=1 turns this off.
  */
 export async function fastWrite(argv: string[]): Promise<boolean> {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      tokens: true,
-      options: {
-        scope: {type: 'string'}, file: {type: 'string'}, title: {type: 'string'}, tags: {type: 'string'}, origin: {type: 'string'},
-        expires: {type: 'string'}, 'base-blob': {type: 'string'}, session: {type: 'string'}, base: {type: 'string'}, json: {type: 'boolean'},
-      },
-    })
-  } catch {
-    return false
-  }
-  const {values: v, positionals, tokens} = parsed
-  const options = tokens.filter((t) => t.kind === 'option') as {name: string; value?: string}[]
-  const names = options.map((t) => t.name)
-  if (new Set(names).size !== names.length || tokens.some((t) => t.kind === 'option-terminator')) return false
+  const parsed = plainArgs(argv, {
+    scope: {type: 'string'}, file: {type: 'string'}, title: {type: 'string'}, tags: {type: 'string'}, origin: {type: 'string'},
+    expires: {type: 'string'}, 'base-blob': {type: 'string'}, session: {type: 'string'}, base: {type: 'string'}, json: {type: 'boolean'},
+  })
+  if (!parsed) return false
+  const {values: v, positionals, given: options} = parsed
   if (options.some((t) => t.value !== undefined && (t.value === '' || t.value.startsWith('-')))) return false
   if (positionals.length !== 1 || positionals[0] === '' || positionals[0].startsWith('-') || v.scope === undefined) return false
   for (const e of [process.env.ENGRAM_BASE, process.env.ENGRAM_SESSION]) if (e === '') return false

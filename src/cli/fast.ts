@@ -1,5 +1,4 @@
-import {parseArgs} from 'node:util'
-
+import {plainArgs} from './fast-args.js'
 import {writeWarning} from './output.js'
 import {runSearch, searchLines} from './search.js'
 import {safeJson} from '../core/text/visible.js'
@@ -17,21 +16,9 @@ export const SEARCH_LIMIT = {default: 10, min: 1, max: 1000} as const
  * search is read-only, so running it again changes nothing. ENGRAM_NO_FAST=1 turns this off.
  */
 export async function fastSearch(argv: string[]): Promise<boolean> {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      tokens: true,
-      options: {scope: {type: 'string'}, limit: {type: 'string'}, session: {type: 'string'}, base: {type: 'string'}, json: {type: 'boolean'}},
-    })
-  } catch {
-    return false
-  }
-  const {values, positionals, tokens} = parsed
-  const names = tokens.filter((t) => t.kind === 'option').map((t) => (t as {name: string}).name)
-  if (new Set(names).size !== names.length || tokens.some((t) => t.kind === 'option-terminator')) return false
+  const parsed = plainArgs(argv, {scope: {type: 'string'}, limit: {type: 'string'}, session: {type: 'string'}, base: {type: 'string'}, json: {type: 'boolean'}})
+  if (!parsed) return false
+  const {values, positionals} = parsed
   // several words are one query, as in the command (cli/query-words.ts); -word and -- go to oclif
   if (positionals.length === 0 || positionals.includes('')) return false
   for (const v of [values.scope, values.limit, values.session, values.base, process.env.ENGRAM_BASE, process.env.ENGRAM_SESSION]) if (v === '') return false

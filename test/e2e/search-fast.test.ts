@@ -101,7 +101,8 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
   it('keeps a V8 code cache for the fast entry beside the keys, and shrugs off a damaged one', () => {
     both(['search', 'deploy'])
     const dir = join(sb.configDir, 'cache', 'v8')
-    const files = readdirSync(dir)
+    // one for the search entry (the store's writes made the write entry's own)
+    const files = readdirSync(dir).filter((f) => f.startsWith('search-'))
     expect(files).toHaveLength(1)
     expect(statSync(dir).mode & 0o077).toBe(0)
     const garbage = Buffer.alloc(4096, 7)
