@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Sync of N new memories between two clones, timed (README "Sync: many hosts, one memory").
 // Host A is a store made by `engram init`; host B a clone of it, its root pinned, synced
-// once. A then gets N signed, curated memories in one commit (scripts/gen-store.mjs --sign,
-// as a bulk import), and the two sync through a local bare repository: A's `engram sync`
+// once. A then gets N signed, curated memories in one commit (scripts/gen-store.mjs --sign
+// --layout single: one project scope, as a bulk import), and the two sync through a local bare repository: A's `engram sync`
 // pushes them, B's fetches, verifies every signature and manifest of the target commit
 // from git objects, and moves. Both timed as whole processes; then B serves them (`engram
 // verify` clean, `engram list` counts them).
@@ -51,8 +51,8 @@ function once() {
     // N signed memories on A in one commit, signed by A's owner key (gen-store's own store
     // of the same key, its files copied in with their manifests)
     const gen = join(root, 'gen')
-    execFileSync(process.execPath, [GEN, gen, '--memories', String(N), '--layout', 'mixed', '--sign'], {env: {...envA, ENGRAM_CONFIG_DIR: dirs.ca}, stdio: 'ignore'})
-    for (const sub of ['org', 'project', 'tenant', '.engram/manifests']) {
+    execFileSync(process.execPath, [GEN, gen, '--memories', String(N), '--layout', 'single', '--sign'], {env: {...envA, ENGRAM_CONFIG_DIR: dirs.ca}, stdio: 'ignore'})
+    for (const sub of ['project', '.engram/manifests']) {
       try {
         execFileSync('cp', ['-r', join(gen, sub), join(dirs.a, sub.split('/').slice(0, -1).join('/') || '.')])
       } catch {
@@ -78,4 +78,6 @@ for (let i = 0; i < RUNS; i++) {
   console.log(`run ${i + 1}: A's sync (push) ${(r.push / 1000).toFixed(2)} s, B's sync (fetch, verify, move: ${r.integrated}) ${(r.pull / 1000).toFixed(2)} s; B lists ${r.total} memories, verify problems ${r.verify.items?.length ?? '?'}`)
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const bad = runs.filter((r) => r.total !== N || (r.verify.items?.length ?? 1) !== 0).length
 console.log(`median of ${RUNS}: push ${(median(runs.map((r) => r.push)) / 1000).toFixed(2)} s, pull ${(median(runs.map((r) => r.pull)) / 1000).toFixed(2)} s, both ${(median(runs.map((r) => r.push + r.pull)) / 1000).toFixed(2)} s (${N} new memories)`)
+process.exit(bad === 0 ? 0 : 1)
