@@ -29,10 +29,11 @@ export async function fastWrite(argv: string[]): Promise<boolean> {
   for (const e of [process.env.ENGRAM_BASE, process.env.ENGRAM_SESSION]) if (e === '') return false
   const json = v.json === true
   Store.onWarning = writeWarning
-  // a reader that stops early is not an error, as with oclif
+  // a reader that stops early (`| head`) is not an error, as with oclif: the rest of the
+  // output goes nowhere and the exit code stays the command's own (a refused or quarantined
+  // write must not exit 0 because nobody read its answer)
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error
-    process.exit(0)
   })
   try {
     const {result} = await runWrite({

@@ -37,10 +37,11 @@ export async function fastSearch(argv: string[]): Promise<boolean> {
   } catch {
     return false
   }
-  // a reader that stops early (`| head`) is not an error, as with oclif
+  // a reader that stops early (`| head`) is not an error, as with oclif: the rest of the
+  // output goes nowhere and the exit code stays the command's own (a refused or quarantined
+  // write must not exit 0 because nobody read its answer)
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error
-    process.exit(0)
   })
   if (values.json) {
     process.stdout.write(`${safeJson(result)}\n`)

@@ -117,10 +117,18 @@ describe('git loose objects, read in-process', () => {
     }
     const unreachable = git('fsck', '--strict', '--no-progress', '--unreachable').split('\n').filter(Boolean)
     expect(unreachable.sort()).toEqual(contents.map((c) => `unreachable blob ${gitBlobHash(c)}`).sort())
+    expect(git('fsck', '--strict', '--no-progress', '--no-dangling').trim()).toBe('')
     // no temporary file left beside them
     for (const d of readdirSync(join(dir, '.git', 'objects'))) {
       if (/^[0-9a-f]{2}$/.test(d)) expect(readdirSync(join(dir, '.git', 'objects', d)).filter((f) => f.startsWith('tmp_'))).toEqual([])
     }
+    // a damaged or planted file where a blob goes is replaced by the blob itself
+    const victim = Buffer.from('the real memory\n')
+    const vid = gitBlobHash(victim)
+    mkdirSync(join(dir, '.git', 'objects', vid.slice(0, 2)), {recursive: true})
+    writeFileSync(join(dir, '.git', 'objects', vid.slice(0, 2), vid.slice(2)), 'garbage')
+    expect(writeLooseBlob(dir, vid, victim)).toBe(true)
+    expect(execFileSync('git', ['cat-file', 'blob', vid], {cwd: dir, env: ENV}).equals(victim)).toBe(true)
     // a linked worktree's store: not written here (git writes them)
     const wt = join(tempDir('engram-loose-wt-'), 'wt')
     git('worktree', 'add', '-q', wt)
@@ -221,6 +229,21 @@ describe('git loose objects, read in-process', () => {
     const theirs = execFileSync('git', ['commit-tree', tree, '-p', parent, '-F', '-'], {cwd: dir, env: {...ENV, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date}, input: message, encoding: 'utf8'}).trim()
     expect(ours).toBe(theirs)
     expect(identName('evil\nname <x@y> 1 +0000')).toBeUndefined()
+    expect(identName('root <root@vm.(none)> 1796176877 +0000')).toBeUndefined() // git made it up; commit-tree refuses it
     expect(identName('Name <x@y>')).toBeUndefined()
+  })
+
+  it('leaves to git a tree with an entry mode git would spell otherwise, and a repository of another object format', () => {
+    const {dir, git} = repo()
+    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], {cwd: dir, env: ENV, input: 'x\n', encoding: 'utf8'}).trim()
+    const sub = execFileSync('git', ['mktree'], {cwd: dir, env: ENV, input: `100644 blob ${blob}\tf\n`, encoding: 'utf8'}).trim()
+    // "040000 a" sorts after "a.b" as a folder; read as a file it would sort before it
+    const body = Buffer.concat([Buffer.from('100644 a.b\0'), Buffer.from(blob, 'hex'), Buffer.from('040000 a\0'), Buffer.from(sub, 'hex')])
+    const odd = execFileSync('git', ['hash-object', '-w', '-t', 'tree', '--literally', '--stdin'], {cwd: dir, env: ENV, input: body, encoding: 'utf8'}).trim()
+    expect(treeWithChanges(dir, odd, [{path: 'zz', blob}])).toBeUndefined()
+    const sha256 = tempDir('engram-loose-256-')
+    execFileSync('git', ['init', '-q', '--object-format=sha256'], {cwd: sha256, env: ENV})
+    expect(writeLooseBlob(sha256, gitBlobHash('x'), Buffer.from('x'))).toBe(false)
+    expect(treeWithChanges(sha256, undefined, [{path: 'a.md', blob}])).toBeUndefined()
   })
 })

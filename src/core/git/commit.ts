@@ -71,7 +71,8 @@ function identityOf(store: Store): Promise<Identity> {
   identity ??= (async () => {
     const env: Record<string, string> = {}
     const lines = (await gitRead(store.top, ['var', '-l'], {allowFail: true})).split('\n')
-    const has = (key: string) => lines.some((l) => l.toLowerCase().startsWith(`${key}=`) && l.length > key.length + 1)
+    // the last entry of a key is the one git uses (an empty one included)
+    const has = (key: string) => (lines.filter((l) => l.toLowerCase().startsWith(`${key}=`)).pop()?.length ?? 0) > key.length + 1
     if (!has('user.name') && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'engram'
     if (!has('user.email') && !process.env.GIT_AUTHOR_EMAIL) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'engram@localhost'
     if (Object.keys(env).length > 0) return {env}

@@ -11,7 +11,7 @@
  * asks git, as before.
  */
 import {createHash, randomBytes} from 'node:crypto'
-import {linkSync, lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs'
+import {linkSync, lstatSync, mkdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
 
@@ -21,7 +21,10 @@ const z = () => (zlib ??= createRequire(import.meta.url)('node:zlib') as typeof 
 
 function objectsDir(top: string): string | undefined {
   try {
-    return lstatSync(join(top, '.git')).isDirectory() ? join(top, '.git', 'objects') : undefined
+    if (!lstatSync(join(top, '.git')).isDirectory()) return undefined
+    // SHA-1 names only: a repository of another object format is git's to read and write
+    if (/^\s*objectformat\s*=/im.test(readFileSync(join(top, '.git', 'config'), 'utf8'))) return undefined
+    return join(top, '.git', 'objects')
   } catch {
     return undefined
   }
@@ -62,7 +65,7 @@ export function looseCommit(top: string, oid: string): {tree: string; parents: s
   return {tree, parents}
 }
 
-/** The id of entry `name` of a loose tree, '' when the tree has no such entry, undefined when unsure. */
+/** The id of entry `name` (its bytes as a latin1 string) of a loose tree, '' when the tree has no such entry, undefined when unsure. */
 function treeEntry(top: string, tree: string, name: string): string | undefined {
   const o = readLoose(top, tree)
   if (o?.type !== 'tree') return undefined
@@ -72,7 +75,7 @@ function treeEntry(top: string, tree: string, name: string): string | undefined 
     const space = b.indexOf(0x20, i)
     const nul = b.indexOf(0, space)
     if (space < 0 || nul < 0 || nul + 21 > b.length) return undefined
-    if (b.toString('utf8', space + 1, nul) === name) return b.toString('hex', nul + 1, nul + 21)
+    if (b.toString('latin1', space + 1, nul) === name) return b.toString('hex', nul + 1, nul + 21)
     i = nul + 21
   }
   return ''
@@ -117,7 +120,7 @@ export function changesSince(top: string, head: string, base: string, paths: str
 function differs(top: string, a: string, b: string, paths: string[]): boolean | undefined {
   if (a === b) return false
   for (const path of paths) {
-    const parts = path.split('/')
+    const parts = Buffer.from(path, 'utf8').toString('latin1').split('/')
     let x = a
     let y = b
     for (let i = 0; i < parts.length; i++) {
@@ -150,13 +153,27 @@ function writeLooseObject(top: string, type: string, body: Buffer, known?: strin
   if (!OID.test(oid)) return undefined
   const folder = join(dir, oid.slice(0, 2))
   const file = join(folder, oid.slice(2))
+  let there = false
   try {
     lstatSync(file)
-    return oid
+    there = true
   } catch {
     // not there yet
   }
+  // an object already there is kept only when its bytes are the object (git would trust the
+  // name; a planted or damaged file would then break the commit that names it)
+  if (there && readLoose(top, oid)) {
+    // freshened, as git does, so a prune of old unreachable objects does not take it before a ref names it
+    try {
+      const now = new Date()
+      utimesSync(file, now, now)
+    } catch {
+      // not ours to touch: git would fail the same way, and a prune needs weeks
+    }
+    return oid
+  }
   try {
+    if (there) unlinkSync(file)
     mkdirSync(folder, {recursive: true})
     const tmp = join(folder, `tmp_obj_engram_${process.pid}_${randomBytes(4).toString('hex')}`)
     writeFileSync(tmp, z().deflateSync(raw), {mode: 0o444})
@@ -189,6 +206,7 @@ interface TreeEntry {
 }
 
 const TREE_MODE = '40000'
+const MODES = new Set(['100644', '100755', '120000', '160000', TREE_MODE])
 
 function parseTree(top: string, tree: string): TreeEntry[] | undefined {
   const o = readLoose(top, tree)
@@ -200,7 +218,10 @@ function parseTree(top: string, tree: string): TreeEntry[] | undefined {
     const space = b.indexOf(0x20, i)
     const nul = b.indexOf(0, space)
     if (space < 0 || nul < 0 || nul + 21 > b.length) return undefined
-    out.push({mode: b.toString('latin1', i, space), name: b.toString('latin1', space + 1, nul), id: b.toString('hex', nul + 1, nul + 21)})
+    const mode = b.toString('latin1', i, space)
+    // git's own modes only: an entry of another spelling (040000) would sort otherwise, and git knows what to do with it
+    if (!MODES.has(mode)) return undefined
+    out.push({mode, name: b.toString('latin1', space + 1, nul), id: b.toString('hex', nul + 1, nul + 21)})
     i = nul + 21
   }
   return out
@@ -257,8 +278,10 @@ export function treeWithChanges(top: string, base: string | undefined, changes: 
 
 /** "Name <email> " of a `git var` ident line, or undefined when it is not plainly one. */
 export function identName(ident: string | undefined): string | undefined {
-  const m = /^([^<>\n\0]+ <[^<>\n\0]*>) \d+ [+-]\d{4}$/.exec(ident ?? '')
-  return m?.[1]
+  const m = /^([^<>\n\0]+ <([^<>\n\0]*)>) \d+ [+-]\d{4}$/.exec(ident ?? '')
+  // an address git made up from the host ("(none)") is one `git commit-tree` refuses
+  if (!m || m[2] === '' || m[2].includes('(none)')) return undefined
+  return m[1]
 }
 
 /**

@@ -97,7 +97,9 @@ async function recordCommits(store: Store, path: string): Promise<string[]> {
     if (since) commits = [...since, ...(entry.commits as string[])]
   }
   // at the HEAD read above, so the list is exactly the one the cache records
-  commits ??= (await gitRead(store.top, ['log', '--format=%H', '--end-of-options', head ?? 'HEAD', '--', path], {allowFail: true})).split('\n').filter(Boolean)
+  // --full-history: the default simplification follows only a TREESAME parent of a merge,
+  // so a version on the other side (a taint, say) would never be read
+  commits ??= (await gitRead(store.top, ['log', '--full-history', '--format=%H', '--end-of-options', head ?? 'HEAD', '--', path], {allowFail: true})).split('\n').filter(Boolean)
   if (head !== undefined && entry?.head !== head) {
     const kept = Object.entries(entries).filter(([p]) => p !== path).slice(-(RECORD_CACHE_ENTRIES - 1))
     writeStoreCache('session-records', store.root, {entries: Object.fromEntries([...kept, [path, {head, commits}]])})
