@@ -133,11 +133,12 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(many.map((r) => r.isError ?? false)).toEqual([false, false, false, false])
     expect(many[2].structuredContent.hits.map((h: any) => h.path)).toEqual(['second.md'])
     expect(many[3].structuredContent.total).toBe(2)
-    // a call the client cancels while it runs (a write: its vote and commit take a while)
-    // gets no reply from the SDK, and gives up its turn: the next call is answered
+    // a call the client cancels while it runs (a long write: its redaction and commit take
+    // a while) gets no reply from the SDK, and gives up its turn: the next call is answered
     const cancel = new AbortController()
-    const cancelled = mcp.client.callTool({name: 'write', arguments: {scope: `run:${mcp.session}`, path: 'cancelled.md', content: 'Cancelled while written.\n'}}, undefined, {signal: cancel.signal})
-    setTimeout(() => cancel.abort(), 40)
+    const long = `Cancelled while written.\n${'The rota changes on Mondays and the pager moves with it. '.repeat(3000)}\n`
+    const cancelled = mcp.client.callTool({name: 'write', arguments: {scope: `run:${mcp.session}`, path: 'cancelled.md', content: long}}, undefined, {signal: cancel.signal})
+    setTimeout(() => cancel.abort(), 5)
     await expect(cancelled).rejects.toThrow()
     expect((await mcp.call('search', {query: 'capybaras'})).structuredContent.hits).toHaveLength(1)
   })

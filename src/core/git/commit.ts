@@ -3,7 +3,7 @@ import {randomBytes} from 'node:crypto'
 
 import {EngramError} from '../store/errors.js'
 import {writeFileAtomic} from '../store/fsutil.js'
-import {blobBytes as gitBlobBytes, gitRead, gitRun, gitWrite, headCommit} from './git.js'
+import {blobBytes as gitBlobBytes, gitRead, gitRun, gitWrite, headCommit, lsTree} from './git.js'
 import {gitBlobHash} from '../memory/hash.js'
 import {readHeadFromFiles} from '../index/head.js'
 import {identName, looseCommit, treeWithChanges, writeLooseBlob, writeLooseCommit} from './loose.js'
@@ -179,12 +179,9 @@ async function syncIndex(store: Store, paths: string[], warn?: (m: string) => vo
     if (known && all.every((p) => known.has(p))) {
       for (const p of all) if (known.get(p)) inHead.set(store.gitPath(p), `100644 ${known.get(p)}`)
     } else {
-      const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', 'HEAD', '--', ...all.map((p) => store.gitPath(p))], {allowFail: true})
-      for (const rec of listed.split('\0').filter(Boolean)) {
-        const tab = rec.indexOf('\t')
-        const [mode, type, id] = rec.slice(0, tab).split(' ')
-        if (type === 'blob') inHead.set(rec.slice(tab + 1), `${mode} ${id}`)
-      }
+      // (an unborn branch lists nothing: every path leaves the index)
+      const listed = await lsTree(store.top, 'HEAD', {paths: all.map((p) => store.gitPath(p))}).catch(() => [])
+      for (const e of listed) if (e.type === 'blob') inHead.set(e.path, `${e.mode} ${e.id}`)
     }
     const info = all.map((p) => store.gitPath(p)).map((g) => `${inHead.get(g) ?? '0 0000000000000000000000000000000000000000'}\t${g}`)
     await gitWrite(store.top, ['update-index', '-z', '--index-info'], `${info.join('\0')}\0`)
@@ -266,10 +263,8 @@ function workBlob(store: Store, rel: string): string | null {
 async function blobsAt(store: Store, commit: string | null | undefined, rels: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>()
   if (!commit || rels.length === 0) return out
-  const text = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', commit, '--', ...rels.map((r) => store.gitPath(r))])
-  for (const rec of text.split('\0')) {
-    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
-    if (m && m[2].startsWith(store.prefix)) out.set(m[2].slice(store.prefix.length), m[1])
+  for (const e of await lsTree(store.top, commit, {paths: rels.map((r) => store.gitPath(r))})) {
+    if (e.type === 'blob' && e.path.startsWith(store.prefix)) out.set(e.path.slice(store.prefix.length), e.id)
   }
   return out
 }

@@ -353,6 +353,47 @@ export function removeStaleIndexLock(lockPath: string): boolean {
   }
 }
 
+/** One entry of `git ls-tree -z`: mode, type, object id and repository path. */
+export interface TreeListing {
+  mode: string
+  type: string
+  id: string
+  path: string
+}
+
+/**
+ * `git ls-tree -z --full-tree <commit> [-- paths]` (with `-r`, every file below), parsed:
+ * the one reader of a commit's entries for the layers above.
+ */
+export async function lsTree(root: string, commit: string, opts: {paths?: string[]; recursive?: boolean} = {}): Promise<TreeListing[]> {
+  const args = ['ls-tree', '-z', '--full-tree', ...(opts.recursive ? ['-r'] : []), '--end-of-options', commit, ...(opts.paths ? ['--', ...opts.paths] : [])]
+  const out: TreeListing[] = []
+  for (const rec of (await gitRead(root, args)).split('\0')) {
+    const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec)
+    if (m) out.push({mode: m[1], type: m[2], id: m[3], path: m[4]})
+  }
+  return out
+}
+
+/** One path `git diff-tree -r --raw` lists: its modes before and after, its new blob (null when deleted). */
+export interface RawChange {
+  path: string
+  oldMode: string
+  newMode: string
+  blob: string | null
+}
+
+/** The files that differ between two commits (`git diff-tree -r -z --no-renames --raw`), parsed. */
+export async function rawDiff(root: string, from: string, to: string): Promise<RawChange[]> {
+  const parts = (await gitRead(root, ['diff-tree', '-r', '-z', '--no-renames', '--raw', '--end-of-options', from, to])).split('\0')
+  const out: RawChange[] = []
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const m = /^:(\d+) (\d+) [0-9a-f]+ ([0-9a-f]+) ([A-Z])\d*$/.exec(parts[i])
+    if (m) out.push({path: parts[i + 1], oldMode: m[1], newMode: m[2], blob: m[4] === 'D' ? null : m[3]})
+  }
+  return out
+}
+
 /** Stream blob contents in the order asked (one `git cat-file --batch`). Missing blobs yield null. */
 export async function* catBlobs(store: {top: string}, ids: string[]): AsyncGenerator<{index: number; data: Buffer | null}> {
   if (ids.length === 0) return

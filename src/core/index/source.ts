@@ -1,5 +1,5 @@
 
-import {gitRead} from '../git/git.js'
+import {gitRead, rawDiff} from '../git/git.js'
 import {MemoryFile, parseMemory} from '../memory/memory.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {Store} from '../store/store.js'
@@ -84,18 +84,10 @@ export interface TreeChange {
 
 /** Paths that differ between two scope trees (renames as delete + add). */
 export async function diffTrees(store: Store, from: string, to: string): Promise<TreeChange[]> {
-  const text = await gitRead(store.top, ['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to])
-  const parts = text.split('\0')
-  const out: TreeChange[] = []
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const m = /^:(\d+) (\d+) [0-9a-f]+ ([0-9a-f]+) ([A-Z])\d*$/.exec(parts[i])
-    if (!m) continue
-    const path = parts[i + 1]
-    if (!isMemoryPath(path)) continue
-    const regular = (mode: string) => mode === '100644' || mode === '100755'
-    out.push({path, blob: m[4] === 'D' || !regular(m[2]) ? null : m[3], before: regular(m[1])})
-  }
-  return out
+  const regular = (mode: string) => mode === '100644' || mode === '100755'
+  return (await rawDiff(store.top, from, to))
+    .filter((c) => isMemoryPath(c.path))
+    .map((c) => ({path: c.path, blob: c.blob === null || !regular(c.newMode) ? null : c.blob, before: regular(c.oldMode)}))
 }
 
 // ---- parsing ------------------------------------------------------------------------

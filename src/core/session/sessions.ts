@@ -77,6 +77,30 @@ function recordProof(secret: Buffer, r: SessionRecord): string {
 const unknownSession = (id: string) =>
   notFound(`Unknown session ${id} in this store.`, 'start one with `engram session start --agent NAME --assigned SCOPE`')
 
+/**
+ * A record's committed versions (`<commit>:<path>`, which never change), read once per
+ * process: an MCP server loads its session at every tool call, and each read was a git
+ * process.
+ */
+const versionMemo = new Map<string, Buffer>()
+const VERSION_MEMO_MAX = 4096
+
+async function recordVersions(store: Store, revs: string[]): Promise<(Buffer | null)[]> {
+  const key = (rev: string) => `${store.top}\0${rev}`
+  const missing = revs.filter((r) => !versionMemo.has(key(r)))
+  if (missing.length > 0) {
+    if (versionMemo.size + missing.length > VERSION_MEMO_MAX) versionMemo.clear()
+    const read = new Map<string, Buffer | null>()
+    for await (const {index, data} of catBlobs(store, missing)) {
+      read.set(missing[index], data)
+      // only what was found: an object missing now may be fetched later
+      if (data) versionMemo.set(key(missing[index]), data)
+    }
+    return revs.map((r) => versionMemo.get(key(r)) ?? read.get(r) ?? null)
+  }
+  return revs.map((r) => versionMemo.get(key(r)) ?? null)
+}
+
 /** Session records whose commit lists a cache holds (the most recent ones). */
 const RECORD_CACHE_ENTRIES = 64
 
@@ -121,7 +145,7 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
   const work = store.readText(rel)
   const commits = await recordCommits(store, path)
   const versions: SessionRecord[] = []
-  for await (const {data} of catBlobs(store, commits.map((c) => `${c}:${path}`))) {
+  for (const data of await recordVersions(store, commits.map((c) => `${c}:${path}`))) {
     if (data) versions.push(parseRecord(data.toString('utf8'), rel))
   }
   if (work !== undefined) versions.unshift(parseRecord(work, rel))

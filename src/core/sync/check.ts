@@ -6,7 +6,7 @@
  * history makes a file unsigned, a manifest rolled back, a key untrusted, is refused and
  * the store is left as it was.
  */
-import {catBlobs, gitRead} from '../git/git.js'
+import {catBlobs, gitRead, lsTree} from '../git/git.js'
 import {Keyring, KEYS_DIR, pinnedRoots, rootNotPinned} from '../trust/keys.js'
 import {MANIFESTS_DIR} from '../trust/manifest.js'
 import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
@@ -18,17 +18,14 @@ import {VerifyProblem, VerifyView, checkStore} from '../trust/verify.js'
 
 /** Every regular file of a commit (store-relative path → bytes), and the paths that are links or other entries. */
 async function filesAt(store: Store, commit: string): Promise<{files: Map<string, Buffer>; odd: string[]}> {
-  const listed = await gitRead(store.top, ['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', commit])
   const paths: string[] = []
   const ids: string[] = []
   const odd: string[] = []
-  for (const rec of listed.split('\0')) {
-    const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec)
-    if (!m) continue
-    if (m[1] !== '100644' && m[1] !== '100755') odd.push(m[4])
+  for (const e of await lsTree(store.top, commit, {recursive: true})) {
+    if (e.mode !== '100644' && e.mode !== '100755') odd.push(e.path)
     else {
-      paths.push(m[4])
-      ids.push(m[3])
+      paths.push(e.path)
+      ids.push(e.id)
     }
   }
   const files = new Map<string, Buffer>()
@@ -50,16 +47,9 @@ function keyringAt(store: Store, files: Map<string, Buffer>): Keyring {
 
 /** The keyring of a commit's key records (for a manifest of that side of a merge). */
 export async function keyringAtCommit(store: Store, commit: string): Promise<Keyring> {
-  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', `${KEYS_DIR}/`])
-  const paths: string[] = []
-  const ids: string[] = []
-  for (const rec of listed.split('\0')) {
-    const m = /^100644 blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
-    if (m) {
-      paths.push(m[2])
-      ids.push(m[1])
-    }
-  }
+  const keys = (await lsTree(store.top, commit, {paths: [`${KEYS_DIR}/`]})).filter((e) => e.mode === '100644' && e.type === 'blob')
+  const paths = keys.map((e) => e.path)
+  const ids = keys.map((e) => e.id)
   const files = new Map<string, Buffer>()
   for await (const {index, data} of catBlobs(store, ids)) if (data) files.set(paths[index], data)
   return keyringAt(store, files)

@@ -13,7 +13,7 @@
  *   The same reviewed proposal accepted on both hosts is one change, not a conflict;
  * - anything else (config, keys, session records, queue entries): refused, with the paths.
  */
-import {catBlobs, gitRead} from '../git/git.js'
+import {catBlobs, gitRead, rawDiff} from '../git/git.js'
 import type {FileChange} from '../git/commit.js'
 import {newProposalId} from '../store/ids.js'
 import {EngramError, refused} from '../store/errors.js'
@@ -34,14 +34,8 @@ interface SideChange {
 
 /** Paths that differ between two commits, with the new blob and mode (renames as delete + add). */
 export async function changedPaths(store: Store, from: string, to: string): Promise<Map<string, SideChange>> {
-  const text = await gitRead(store.top, ['diff-tree', '-r', '-z', '--no-renames', '--raw', '--end-of-options', from, to])
-  const parts = text.split('\0')
   const out = new Map<string, SideChange>()
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const m = /^:(\d+) (\d+) [0-9a-f]+ ([0-9a-f]+) ([A-Z])\d*$/.exec(parts[i])
-    if (!m) continue
-    out.set(parts[i + 1], m[4] === 'D' ? {blob: null, mode: m[1]} : {blob: m[3], mode: m[2]})
-  }
+  for (const c of await rawDiff(store.top, from, to)) out.set(c.path, c.blob === null ? {blob: null, mode: c.oldMode} : {blob: c.blob, mode: c.newMode})
   return out
 }
 
@@ -273,7 +267,8 @@ function demote(store: Store, key: KeyPair, rel: string, oursText: string | null
   }
 }
 
-async function readBlobs(store: Store, ids: string[]): Promise<Map<string, Buffer>> {
+/** The blobs of the remote's history a sync takes, by id; one missing refuses the sync before anything changed. */
+export async function readBlobs(store: Store, ids: string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(ids)]
   const out = new Map<string, Buffer>()
   for await (const {index, data} of catBlobs(store, unique)) {

@@ -14,7 +14,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {gitBlobHash} from '../memory/hash.js'
 
 import {commitChanges, FileChange} from '../git/commit.js'
-import {catBlobs, gitRead, headCommit} from '../git/git.js'
+import {gitRead, headCommit, lsTree} from '../git/git.js'
 import {EngramError, refused, verificationFailed} from '../store/errors.js'
 import {withStoreLock} from '../store/lock.js'
 import type {Store} from '../store/store.js'
@@ -23,7 +23,7 @@ import {raiseFromHistory, recordSerial} from '../trust/highwater.js'
 import {loadKeyring} from '../trust/keys.js'
 import type {KeyPair} from '../trust/sign.js'
 import {keyringAtCommit, localSessionPaths, newProblems} from './check.js'
-import {changedPaths, Demoted, integrate} from './merge.js'
+import {changedPaths, Demoted, integrate, readBlobs} from './merge.js'
 import {checkBranch, checkRemoteUrl, readSyncState, SyncState, writeSyncState} from './remote.js'
 import {openTransport} from './transport.js'
 
@@ -211,10 +211,8 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
       ids.push(c.blob)
     }
   }
-  for await (const {index, data} of catBlobs(store, ids)) {
-    if (!data) throw verificationFailed(`Object ${ids[index].slice(0, 10)} of the remote's history is missing; nothing was changed.`, 'sync again')
-    changes.push({path: want[index], content: data})
-  }
+  const blobs = await readBlobs(store, ids)
+  want.forEach((path, i) => changes.push({path, content: blobs.get(ids[i])!}))
   return changes
 }
 
@@ -225,12 +223,7 @@ async function contentsAt(store: Store, diff: Map<string, {blob: string | null; 
  */
 async function refuseDirty(store: Store, head: string, paths: string[], session: boolean): Promise<void> {
   if (paths.length === 0) return
-  const listed = await gitRead(store.top, ['ls-tree', '-z', '--full-tree', '--end-of-options', head, '--', ...paths])
-  const inHead = new Map<string, string>()
-  for (const rec of listed.split('\0')) {
-    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec)
-    if (m) inHead.set(m[2], m[1])
-  }
+  const inHead = new Map((await lsTree(store.top, head, {paths})).filter((e) => e.type === 'blob').map((e) => [e.path, e.id]))
   const dirty = paths.filter((p) => {
     let now: string | null = null
     try {
