@@ -13,7 +13,8 @@
 //     driven by the MCP SDK's client) that makes its 100 writes; all 8 serve the one
 //     session, so their run: notes and proposals go to the same paths.
 //   npm run build && node scripts/load-host.mjs [--lanes 8] [--writes 100] [--via cli|mcp] [--keep]
-// (--keep leaves the store and its key folder in the temp folder, and prints where.)
+// (--keep leaves the store and its key folder in the temp folder, and prints where;
+// LOAD_PROFILE=<dir> has each MCP server write a CPU profile there.)
 import {execFileSync, spawn} from 'node:child_process'
 import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
