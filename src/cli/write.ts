@@ -32,7 +32,7 @@ export interface WriteOutput {
 
 /**
  * `engram write` itself, shared by the oclif command (commands/write.ts) and the fast entry
- * (cli/fast.ts), so the two cannot differ in what they check, store or print.
+ * (cli/fast-write.ts), so the two cannot differ in what they check, store or print.
  */
 export async function runWrite(f: WriteFlags, out: WriteOutput): Promise<{store: Store; result: WriteResult}> {
   const store = await Store.open(f.base)

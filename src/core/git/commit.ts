@@ -269,17 +269,18 @@ async function blobsAt(store: Store, commit: string | null | undefined, rels: st
   return out
 }
 
-/** Write blobs to the object store, one `git hash-object -w --no-filters --stdin-paths` for all (via temp files under .engram/): no clean filter of the repository's config ever runs. */
-async function writeBlobs(store: Store, contents: (string | Buffer)[]): Promise<void> {
-  if (contents.length === 0) return
+/** Write blobs (each with its id, already computed) to the object store: as loose objects in-process where loose.ts can, else one `git hash-object -w --no-filters --stdin-paths` for all (via temp files under .engram/), so no clean filter of the repository's config ever runs. */
+async function writeBlobs(store: Store, blobs: {content: string | Buffer; id: string}[]): Promise<void> {
+  if (blobs.length === 0) return
+  const contents = blobs.map((b) => b.content)
   // in-process where the repository allows (loose.ts); otherwise git writes them
-  if (contents.every((c) => writeLooseBlob(store.top, gitBlobHash(c), typeof c === 'string' ? Buffer.from(c, 'utf8') : c))) return
+  if (blobs.every((b) => writeLooseBlob(store.top, b.id, typeof b.content === 'string' ? Buffer.from(b.content, 'utf8') : b.content))) return
   const files = contents.map((_, i) => store.abs(`.engram/blob.tmp-${process.pid}-${randomBytes(4).toString('hex')}-${i}`))
   try {
     contents.forEach((c, i) => writeFileSync(files[i], c, {mode: 0o600}))
     const ids = (await gitWrite(store.top, ['hash-object', '-w', '--no-filters', '--stdin-paths'], `${files.join('\n')}\n`)).trim().split('\n')
-    contents.forEach((c, i) => {
-      if (ids[i] !== gitBlobHash(c)) throw new EngramError('refused', 'git stored a blob under another id than its bytes hash to; nothing was committed.')
+    blobs.forEach((b, i) => {
+      if (ids[i] !== b.id) throw new EngramError('refused', 'git stored a blob under another id than its bytes hash to; nothing was committed.')
     })
   } finally {
     for (const f of files) remove(f)
@@ -343,7 +344,7 @@ export async function commitChanges(store: Store, req: ChangeRequest, opts: Comm
   const blobs = new Map<string, string | null>(changes.map((c) => [c.path, c.content === null ? null : gitBlobHash(c.content)]))
   // the work tree as it is now: what recovery may find at a path besides the new bytes
   const old = new Map(changes.map((c) => [c.path, workBlob(store, c.path)]))
-  await writeBlobs(store, changes.flatMap((c) => (c.content === null ? [] : [c.content])))
+  await writeBlobs(store, changes.flatMap((c) => (c.content === null ? [] : [{content: c.content, id: blobs.get(c.path)!}])))
   let commit: string | undefined
   // the tree in-process where HEAD's trees are loose (loose.ts), else in a private index
   const tree = treeWithChanges(store.top, parent ? head[1] : undefined, changes.map((c) => ({path: store.gitPath(c.path), blob: blobs.get(c.path) ?? null}))) ??

@@ -1,9 +1,8 @@
-import {createHash} from 'node:crypto'
 import {existsSync, lstatSync, readFileSync, Stats, statSync, unlinkSync} from 'node:fs'
-import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import type {GitError as SimpleGitError, SimpleGit, SimpleGitFactory} from 'simple-git'
 
+import {looseCommit} from './loose.js'
 import {EngramError} from '../store/errors.js'
 import {gitMissing} from './need-git.js'
 import {redactText} from '../write/redact/index.js'
@@ -313,27 +312,14 @@ export async function blobBytes(root: string, blob: string): Promise<Buffer> {
 }
 
 /**
- * The first parent of a commit read from its loose object in `<top>/.git/objects` (a
- * commit just made is loose), or undefined when unsure: a packed object, a linked
- * worktree, a SHA-256 repository, a root commit. The object's bytes must hash to its
- * name, so a planted file cannot pass for the commit.
+ * The first parent of a commit read from its loose object (a commit just made is loose),
+ * or undefined when unsure: a packed object, a linked worktree, a SHA-256 repository, a
+ * root commit. Read by loose.ts, which checks that the object's bytes hash to its name, so
+ * a planted file cannot pass for the commit.
  */
 export function firstParentFromFiles(top: string, commit: string): string | undefined {
-  if (!/^[0-9a-f]{40}$/.test(commit)) return undefined
-  try {
-    zlib ??= createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib')
-    const raw = zlib.inflateSync(readFileSync(join(top, '.git', 'objects', commit.slice(0, 2), commit.slice(2))))
-    if (createHash('sha1').update(raw).digest('hex') !== commit) return undefined
-    const nul = raw.indexOf(0)
-    if (nul < 0 || !raw.toString('latin1', 0, nul).startsWith('commit ')) return undefined
-    const m = /^tree [0-9a-f]{40}\nparent ([0-9a-f]{40})\n/.exec(raw.toString('latin1', nul + 1, Math.min(raw.length, nul + 200)))
-    return m?.[1]
-  } catch {
-    return undefined
-  }
+  return looseCommit(top, commit)?.parents[0]
 }
-
-let zlib: typeof import('node:zlib') | undefined
 
 /** Path of the repository's index.lock (handles worktrees via --git-dir). */
 export async function indexLockPath(top: string): Promise<string> {

@@ -67,18 +67,8 @@ export function looseCommit(top: string, oid: string): {tree: string; parents: s
 
 /** The id of entry `name` (its bytes as a latin1 string) of a loose tree, '' when the tree has no such entry, undefined when unsure. */
 function treeEntry(top: string, tree: string, name: string): string | undefined {
-  const o = readLoose(top, tree)
-  if (o?.type !== 'tree') return undefined
-  const b = o.body
-  let i = 0
-  while (i < b.length) {
-    const space = b.indexOf(0x20, i)
-    const nul = b.indexOf(0, space)
-    if (space < 0 || nul < 0 || nul + 21 > b.length) return undefined
-    if (b.toString('latin1', space + 1, nul) === name) return b.toString('hex', nul + 1, nul + 21)
-    i = nul + 21
-  }
-  return ''
+  const entries = parseTree(top, tree)
+  return entries === undefined ? undefined : (entries.find((e) => e.name === name)?.id ?? '')
 }
 
 /** The object at `path` (slash-separated) under a tree: its id, '' when absent, undefined when unsure. */
