@@ -103,4 +103,27 @@ describe('C22 — a session is proven, never claimed (R22)', () => {
     expect(r.code).toBe(3)
     expect(r.stdout + r.stderr).not.toContain(word)
   })
+
+  it('a taint hidden behind a merge (a side branch from before it, merged taking its record) still counts', () => {
+    const s = startSession(store, 'tenant:acme', {agent: 'agent-merge'})
+    const rel = `.engram/sessions/${s}.json`
+    const before = store.git('rev-parse', 'HEAD').trim()
+    const clean = store.read(rel)
+    expect(store.run(['session', 'taint', s, '--reason', 'read a web page', '--json']).code).toBe(0)
+    // warm every cache engram keeps of this record
+    expect(store.run(['session', 'show', s, '--json']).json.tainted).toBe(true)
+    // the agent: a branch from before the taint, the untainted record on it, merged back taking that side
+    const main = store.git('rev-parse', '--abbrev-ref', 'HEAD').trim()
+    store.git('checkout', '-q', '-b', 'side', before)
+    store.write(rel, clean.replace(/\n$/, '\n\n'))
+    store.gitCommitAll('tidy the record')
+    store.git('checkout', '-q', main)
+    store.git('merge', '-q', '--no-ff', '--no-commit', '-s', 'ours', 'side')
+    store.git('checkout', 'side', '--', rel)
+    store.git('commit', '-q', '-m', 'merge side')
+    expect(JSON.parse(store.read(rel)).tainted).toBe(false)
+    const shown = store.run(['session', 'show', s, '--json'])
+    expect(shown.json.tainted, shown.stdout).toBe(true)
+    expect(shown.json.taint_reasons.join(' ')).toContain('read a web page')
+  })
 })
