@@ -71,6 +71,22 @@ describe('search', () => {
     expect(paths(filtered)).toEqual(['org/n1.md', 'org/n2.md'])
   })
 
+  it('keeps every positive word of a query that also excludes words (they do not exclude each other)', async () => {
+    const r = repo()
+    r.put('org/both.md', {body: 'alpha bravo\n'})
+    r.put('org/alpha.md', {body: 'alpha only\n'})
+    r.put('org/bravo.md', {body: 'bravo only\n'})
+    r.put('org/charlie.md', {body: 'alpha charlie\n'})
+    r.put('org/delta.md', {body: 'bravo delta\n'})
+    r.commit()
+    const scopes = ['org']
+    // before: MiniSearch's subquery took AND_NOT from around it, so "alpha bravo -charlie" was alpha AND_NOT bravo AND_NOT charlie
+    expect(paths(await search(r.store, 'alpha bravo -charlie', {scopes})).sort()).toEqual(['org/alpha.md', 'org/both.md', 'org/bravo.md', 'org/delta.md'])
+    // and every excluded word excludes (not "charlie AND_NOT delta")
+    expect(paths(await search(r.store, 'alpha bravo -charlie -delta', {scopes})).sort()).toEqual(['org/alpha.md', 'org/both.md', 'org/bravo.md'])
+    expect(paths(await search(r.store, 'alpha bravo -charlie -delta', {scopes}))[0]).toBe('org/both.md')
+  })
+
   it('answers a 10,000-character query', async () => {
     const r = repo()
     r.put('org/a.md', {body: 'alpha beta gamma\n'})

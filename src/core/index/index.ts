@@ -13,6 +13,7 @@ import {encodePostings, openPostings, Postings, postingsHash} from './postings.j
 import {makeSnippet} from './snippet.js'
 import {currentTrees, diffTrees, IndexDoc, listScopes, listTree, parseMemoryText, prepareDoc, TreeEntry} from './source.js'
 import {parseQuery, termOf, tokenize, words} from './tokenize.js'
+import {rankable, Ranking, type RankQuery} from './rank.js'
 import type {QueryTerm} from './tokenize.js'
 
 export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'
@@ -106,7 +107,8 @@ const OPTIONS: Options<IndexDoc> = {
 
 type Index = MiniSearch<IndexDoc>
 
-function newIndex(): Index {
+/** An empty scope index with engram's options (exported for the ranking's tests). */
+export function newIndex(): Index {
   return new MiniSearch<IndexDoc>(OPTIONS)
 }
 
@@ -167,14 +169,19 @@ function fuzzyDistanceFor(term: string): number {
   return 0
 }
 
-/** A parsed query as a MiniSearch query: ranked OR of the positive terms, AND_NOT the excluded ones; required terms in the filter. */
-function miniQuery(terms: QueryTerm[]): {query: Query; options: MiniSearchOptions} {
+/**
+ * A parsed query as a MiniSearch query: ranked OR of the positive terms, AND_NOT the
+ * excluded ones; required terms in the filter. Each side names its OR: a subquery takes
+ * the combineWith of the query around it, so without it the positive words would
+ * exclude each other ("a b -c" found only a without b).
+ */
+export function miniQuery(terms: QueryTerm[]): {query: Query; options: MiniSearchOptions} {
   const positive = terms.filter((t) => t.mode !== 'not').map((t) => t.term)
   const excluded = terms.filter((t) => t.mode === 'not').map((t) => t.term)
   const must = terms.filter((t) => t.mode === 'must').map((t) => t.term)
   const expand = new Set(terms.filter((t) => t.expand).map((t) => t.term))
   const query: Query = excluded.length
-    ? {combineWith: 'AND_NOT', queries: [positive.join(' '), {queries: [excluded.join(' ')], prefix: false, fuzzy: false}]}
+    ? {combineWith: 'AND_NOT', queries: [{combineWith: 'OR', queries: [positive.join(' ')]}, {combineWith: 'OR', queries: [excluded.join(' ')], prefix: false, fuzzy: false}]}
     : positive.join(' ')
   return {
     query,
@@ -183,6 +190,17 @@ function miniQuery(terms: QueryTerm[]): {query: Query; options: MiniSearchOption
       fuzzy: (term: string) => (expand.has(term) ? fuzzyDistanceFor(term) : false),
       ...(must.length ? {filter: (r: SearchResult) => must.every((m) => r.queryTerms.includes(m))} : {}),
     },
+  }
+}
+
+/** The same query for rank.ts. */
+export function rankQuery(terms: QueryTerm[]): RankQuery {
+  return {
+    terms: terms
+      .filter((t) => t.mode !== 'not')
+      .map((t) => ({term: t.term, prefix: t.expand && t.term.length >= 3, fuzzy: t.expand ? fuzzyDistanceFor(t.term) : 0})),
+    excluded: terms.filter((t) => t.mode === 'not').map((t) => t.term),
+    required: terms.filter((t) => t.mode === 'must').map((t) => t.term),
   }
 }
 
@@ -347,13 +365,56 @@ interface Opened {
   partial?: PartialScope
 }
 
-/** Every index's hits for these terms, best first; ties by scope, then path: the same order whatever order the indexes were built in. */
-function ranked(indexes: {scope: string; ms: Index}[], terms: QueryTerm[]): {scope: string; r: SearchResult; score: number}[] {
-  const {query: q, options} = miniQuery(terms)
-  const all: {scope: string; r: SearchResult; score: number}[] = []
-  for (const {scope, ms} of indexes) for (const r of ms.search(q, options)) all.push({scope, r, score: roundScore(r.score)})
-  all.sort((a, b) => b.score - a.score || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0))
-  return all
+/** A ranked document of one scope, with what a hit needs. */
+interface RankedHit {
+  scope: string
+  id: string
+  score: number
+  stored: Omit<IndexDoc, 'path'>
+  /** the index terms it matched (for its snippet) */
+  terms: () => string[]
+}
+
+const byRank = (a: RankedHit, b: RankedHit) => b.score - a.score || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+/** One scope's hits, best first, ties by path: the best k of them. */
+interface RankSource {
+  top(k: number): RankedHit[]
+}
+
+function rankSource(scope: string, ms: Index, terms: QueryTerm[], rq: RankQuery): RankSource {
+  if (rankable(ms, rq)) {
+    const r = new Ranking(ms, rq, BOOST)
+    const stored = (ms as unknown as {_storedFields: Map<number, Omit<IndexDoc, 'path'>>})._storedFields
+    return {top: (k) => r.top(k, roundScore).map((h) => ({scope, id: h.id, score: h.score, stored: stored.get(h.shortId)!, terms: () => r.terms(h.shortId)}))}
+  }
+  // an index holding discarded documents (a neighbour lookup's partial one): MiniSearch ranks it
+  const {query, options} = miniQuery(terms)
+  const all = ms
+    .search(query, options)
+    .map((r): RankedHit => ({scope, id: r.id as string, score: roundScore(r.score), stored: r as unknown as Omit<IndexDoc, 'path'>, terms: () => r.terms}))
+    .sort(byRank)
+  return {top: (k) => all.slice(0, k)}
+}
+
+/**
+ * Every index's hits for these terms, best first; ties by scope, then path: the same
+ * order whatever order the indexes were built in. Lazily: the best 16 of each scope
+ * first, then more when the caller reads on (the serving gate may pass over some).
+ */
+function* ranked(indexes: {scope: string; ms: Index}[], terms: QueryTerm[]): Generator<RankedHit> {
+  const rq = rankQuery(terms)
+  const sources = indexes.map(({scope, ms}) => rankSource(scope, ms, terms, rq))
+  let pos = 0
+  for (let k = 16; ; k *= 4) {
+    const lists = sources.map((s) => s.top(k))
+    const merged = lists.flat().sort(byRank)
+    // the first k are the best k of all; when no scope had k, all there is
+    const complete = lists.every((l) => l.length < k)
+    const upto = complete ? merged.length : k
+    for (; pos < upto; pos++) yield merged[pos]
+    if (complete) return
+  }
 }
 
 /** MiniSearch's fields this module reads or fills in directly (7.x; `termDocs` reads `_index` too). */
@@ -514,23 +575,22 @@ class IndexEngine {
     const indexes = await this.ensure(normaliseScopes(opts.scopes), warn)
     const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
     if (query2.length === 0) return []
-    const all = ranked(indexes, query2)
     const limit = opts.limit ?? DEFAULT_LIMIT
     const hits: SearchHit[] = []
-    for (const {scope, r, score} of all) {
+    for (const r of ranked(indexes, query2)) {
       if (hits.length >= limit) break
-      const doc = r as unknown as SearchResult & Omit<IndexDoc, 'path'>
+      const doc = r.stored
       const hit: SearchHit = {
-        scope,
-        path: r.id as string,
+        scope: r.scope,
+        path: r.id,
         title: doc.title,
         author: doc.author,
         origin: doc.origin,
         tainted: doc.tainted,
         reviewed_by: doc.reviewed_by,
         blob: doc.blob,
-        score,
-        snippet: opts.bodies ? '' : makeSnippet(doc.body, new Set(r.terms)),
+        score: r.score,
+        snippet: opts.bodies ? '' : makeSnippet(doc.body, new Set(r.terms())),
         tags: doc.tags,
         ...(opts.bodies ? {body: doc.body} : {}),
       }
@@ -546,7 +606,12 @@ class IndexEngine {
       const terms = informativeTerms(text, indexes, opts.informative)
       if (terms.length === 0) return []
       for (const {partial: p} of indexes) for (const t of terms) p?.prepare(t.term)
-      return ranked(indexes, terms).slice(0, opts.limit).map(({scope, r, score}) => ({scope, path: r.id as string, score}))
+      const out: Nominee[] = []
+      for (const {scope, id, score} of ranked(indexes, terms)) {
+        if (out.length >= opts.limit) break
+        out.push({scope, path: id, score})
+      }
+      return out
     } finally {
       for (const {partial: p} of indexes) p?.file.close()
     }

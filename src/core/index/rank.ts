@@ -1,0 +1,294 @@
+import type MiniSearch from 'minisearch'
+
+/**
+ * Ranking a MiniSearch index without MiniSearch's per-document objects.
+ *
+ * `MiniSearch#search` builds a result object for every matching document (score, the
+ * matched terms, a match map, a copy of the stored fields), then sorts them all. A search
+ * wants ten. Over a 10k scope where a common word is in nearly every memory that is ~25 ms
+ * of a warm query, almost all of it allocation (docs/architecture.md, "Measured costs").
+ *
+ * This computes the same scores from the same index — MiniSearch's postings, field lengths
+ * and averages, its BM25 (k 1.2, b 0.7, d 0.5), its prefix and fuzzy expansion through the
+ * index's own `atPrefix` / `fuzzyGet`, its weights (prefix 0.375, fuzzy 0.45) and its
+ * "score × matched query terms" — adding every document's terms in the order MiniSearch
+ * adds them, so each score is the same number to the last bit. The scores go into typed
+ * arrays; only the best `k` documents are then picked (a selection, not a sort of all)
+ * and made into hits. `test/unit/index-rank.test.ts` holds this to `MiniSearch#search`
+ * on random stores and queries. Indexes holding discarded documents (a neighbour lookup's
+ * partial index) are ranked by `MiniSearch#search` itself (index.ts).
+ *
+ * The query is an OR of the positive terms, less every document that holds an excluded
+ * term exactly, keeping only documents that match every required term.
+ */
+
+/** One query term as MiniSearch expands it: prefix matches (length ≥ 3), fuzzy to a distance. */
+export interface RankTerm {
+  term: string
+  prefix: boolean
+  /** edit distance for fuzzy matches; 0 for none */
+  fuzzy: number
+}
+
+export interface RankQuery {
+  terms: RankTerm[]
+  /** documents holding any of these exactly are left out */
+  excluded: string[]
+  /** a document must match each of these (as query terms, through any expansion) */
+  required: string[]
+}
+
+/** A ranked document: its id, its score as MiniSearch gives it, and the index terms it matched. */
+export interface Ranked {
+  id: string
+  shortId: number
+  score: number
+}
+
+type Postings = Map<number, Map<number, number>>
+
+interface Internals {
+  _documentCount: number
+  _nextId: number
+  _documentIds: Map<number, string>
+  _fieldIds: Record<string, number>
+  _fieldLength: Map<number, number[]>
+  _avgFieldLength: number[]
+  _dirtCount: number
+  _options: {fields: string[]}
+  _index: {
+    get(term: string): Postings | undefined
+    atPrefix(prefix: string): Iterable<[string, Postings]>
+    fuzzyGet(term: string, distance: number): Map<string, [Postings, number]>
+  }
+}
+
+// MiniSearch's defaults (7.x), which engram does not change
+const BM25 = {k: 1.2, b: 0.7, d: 0.5}
+const PREFIX_WEIGHT = 0.375
+const FUZZY_WEIGHT = 0.45
+const MAX_FUZZY = 6
+
+/** Field lengths as one flat array, and the scratch arrays of a query, kept per index while it does not change. */
+interface Scratch {
+  stamp: string
+  fields: number
+  lengths: Float64Array
+  total: Float64Array
+  part: Float64Array
+  mask: Uint32Array
+  /** 1 + the query number that last touched the document in `part` */
+  seen: Uint32Array
+}
+
+const scratchOf = new WeakMap<object, Scratch>()
+
+function stampOf(ms: Internals): string {
+  return `${ms._nextId}/${ms._documentCount}/${ms._fieldLength.size}`
+}
+
+function scratch(ms: Internals): Scratch {
+  const stamp = stampOf(ms)
+  const had = scratchOf.get(ms)
+  if (had && had.stamp === stamp) return had
+  const fields = Object.keys(ms._fieldIds).length
+  const n = ms._nextId + 1
+  const lengths = new Float64Array(n * fields)
+  for (const [id, ls] of ms._fieldLength) for (let f = 0; f < fields; f++) lengths[id * fields + f] = ls[f] ?? 0
+  const s: Scratch = {stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n)}
+  scratchOf.set(ms, s)
+  return s
+}
+
+/** Whether this index can be ranked here (else: MiniSearch#search). */
+export function rankable<T>(ms: MiniSearch<T>, query: RankQuery): boolean {
+  const inner = ms as unknown as Internals
+  return inner._dirtCount === 0 && query.terms.length <= 32
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333)
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
+
+/** The terms one query term expands to, in MiniSearch's order: the term, its prefix matches, its fuzzy matches; with their weights. */
+function expand(ms: Internals, t: RankTerm): {term: string; weight: number; data: Postings}[] {
+  const out: {term: string; weight: number; data: Postings}[] = []
+  const exact = ms._index.get(t.term)
+  if (exact) out.push({term: t.term, weight: 1, data: exact})
+  let fuzzy: Map<string, [Postings, number]> | undefined
+  if (t.fuzzy) {
+    const distance = t.fuzzy < 1 ? Math.min(MAX_FUZZY, Math.round(t.term.length * t.fuzzy)) : t.fuzzy
+    if (distance) fuzzy = ms._index.fuzzyGet(t.term, distance)
+  }
+  if (t.prefix) {
+    for (const [term, data] of ms._index.atPrefix(t.term)) {
+      const distance = term.length - t.term.length
+      if (!distance) continue
+      fuzzy?.delete(term)
+      out.push({term, weight: (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance), data})
+    }
+  }
+  if (fuzzy) {
+    for (const [term, [data, distance]] of fuzzy) {
+      if (!distance) continue
+      out.push({term, weight: (FUZZY_WEIGHT * term.length) / (term.length + distance), data})
+    }
+  }
+  return out
+}
+
+/**
+ * One scope's ranking of one query. `top(k)` gives the best k documents (fewer when fewer
+ * match), best first, ties by id; `terms(shortId)` the index terms a document matched.
+ */
+export class Ranking<T> {
+  private readonly inner: Internals
+  private readonly expanded: {term: string; weight: number; data: Postings}[][]
+  private readonly candidates: Int32Array
+  private readonly scores: Float64Array
+
+  constructor(ms: MiniSearch<T>, query: RankQuery, boost: Record<string, number>) {
+    const inner = ms as unknown as Internals
+    this.inner = inner
+    const s = scratch(inner)
+    const {fields, lengths, total, part, mask, seen} = s
+    const order = inner._options.fields.map((name) => ({fieldId: inner._fieldIds[name], boost: boost[name] || 1}))
+    const N = inner._documentCount
+    const {k, b, d} = BM25
+    const touched: number[] = []
+    this.expanded = query.terms.map((t) => expand(inner, t))
+    const bit = new Map<string, number>()
+    for (const t of query.terms) if (!bit.has(t.term)) bit.set(t.term, bit.size)
+    let run = 0
+    for (let q = 0; q < query.terms.length; q++) {
+      const mark = ++run
+      const inThis: number[] = []
+      for (const {weight, data} of this.expanded[q]) {
+        for (const {fieldId, boost: fieldBoost} of order) {
+          const freqs = data.get(fieldId)
+          if (freqs === undefined) continue
+          const matching = freqs.size
+          const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
+          const avgFieldLength = inner._avgFieldLength[fieldId]
+          const w = weight * fieldBoost
+          for (const [doc, termFreq] of freqs) {
+            const fieldLength = lengths[doc * fields + fieldId]
+            const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
+            if (seen[doc] !== mark) {
+              seen[doc] = mark
+              part[doc] = 0
+              inThis.push(doc)
+            }
+            part[doc] += w * raw
+          }
+        }
+      }
+      const m = 1 << bit.get(query.terms[q].term)!
+      for (const doc of inThis) {
+        if (mask[doc] === 0) {
+          touched.push(doc)
+          total[doc] = 0
+        }
+        total[doc] += part[doc]
+        mask[doc] |= m
+      }
+    }
+    let required = 0
+    let unmatchable = false
+    for (const r of query.required) {
+      const i = bit.get(r)
+      if (i === undefined) unmatchable = true
+      else required |= 1 << i
+    }
+    const excluded = new Set<number>()
+    for (const term of query.excluded) {
+      const data = inner._index.get(term)
+      if (!data) continue
+      for (const {fieldId} of order) for (const doc of data.get(fieldId)?.keys() ?? []) excluded.add(doc)
+    }
+    const candidates: number[] = []
+    const scores: number[] = []
+    for (const doc of touched) {
+      const m = mask[doc]
+      mask[doc] = 0
+      if (unmatchable || (m & required) >>> 0 !== required >>> 0 || excluded.has(doc)) continue
+      candidates.push(doc)
+      scores.push(total[doc] * popcount(m))
+    }
+    // seen[] holds query numbers: start again before they could repeat
+    for (const doc of touched) seen[doc] = 0
+    this.candidates = Int32Array.from(candidates)
+    this.scores = Float64Array.from(scores)
+  }
+
+  get size(): number {
+    return this.candidates.length
+  }
+
+  /** The best k, best first; ties (after rounding) by id. */
+  top(k: number, round: (score: number) => number): Ranked[] {
+    const n = this.candidates.length
+    let keep: number[]
+    if (n <= k) keep = Array.from({length: n}, (_, i) => i)
+    else {
+      // the k-th largest score, then everything that could round to it or above
+      const kth = kthLargest(this.scores, k)
+      const floor = kth - Math.abs(kth) * 1e-11
+      keep = []
+      for (let i = 0; i < n; i++) if (this.scores[i] >= floor) keep.push(i)
+    }
+    const out = keep.map((i) => {
+      const shortId = this.candidates[i]
+      return {id: this.inner._documentIds.get(shortId)!, shortId, score: round(this.scores[i])}
+    })
+    out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return out.slice(0, k)
+  }
+
+  /** The index terms (query terms and their expansions) a document matched, as MiniSearch's `terms`. */
+  terms(shortId: number): string[] {
+    const out: string[] = []
+    for (const list of this.expanded) {
+      for (const {term, data} of list) {
+        if (out.includes(term)) continue
+        for (const fieldId of Object.values(this.inner._fieldIds)) {
+          if (data.get(fieldId)?.has(shortId)) {
+            out.push(term)
+            break
+          }
+        }
+      }
+    }
+    return out
+  }
+}
+
+/** The k-th largest value (1-based) of a non-empty array, k ≤ its length: a quickselect on a copy. */
+export function kthLargest(values: Float64Array, k: number): number {
+  const a = Float64Array.from(values)
+  let lo = 0
+  let hi = a.length - 1
+  const want = k - 1
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >>> 1]
+    let i = lo
+    let j = hi
+    while (i <= j) {
+      while (a[i] > pivot) i++
+      while (a[j] < pivot) j--
+      if (i <= j) {
+        const t = a[i]
+        a[i] = a[j]
+        a[j] = t
+        i++
+        j--
+      }
+    }
+    if (want <= j) hi = j
+    else if (want >= i) lo = i
+    else return a[want]
+  }
+  return a[want]
+}
