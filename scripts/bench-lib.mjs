@@ -16,6 +16,8 @@ export let BIN = join(ROOT, 'bin', 'run.js')
 export let DIST = join(ROOT, 'dist')
 /** One owner key for every generated store, kept out of the user's ~/.config/engram. */
 export const CONFIG_DIR = join(BENCH, 'config')
+// the in-process parts (warm engine, vote, neighbour lookup) read the same pins and keys as the CLI children
+process.env.ENGRAM_CONFIG_DIR = CONFIG_DIR
 
 export const dist = (rel) => import(pathToFileURL(join(DIST, rel)).href)
 

@@ -549,6 +549,8 @@ async function benchVote(dir, spec, files, r) {
     r.rows.voteChecks = stats(total.map((t, i) => t - lookup[i]))
     r.votePassed = passed / total.length
     r.voteWithNeighbours = withNeighbours / total.length
+    // writes made of stored memories must find them: a lookup whose gate served nothing measured nothing
+    if (withNeighbours === 0) throw new Error('the vote bench found no neighbour for any write (is the root pinned in ENGRAM_CONFIG_DIR?)')
   } finally {
     nb.close()
   }

@@ -79,6 +79,11 @@ interface Scratch {
   mask: Uint32Array
   /** 1 + the query number that last touched the document in `part` */
   seen: Uint32Array
+  /** lists of document ids: all touched, touched by one query term */
+  touched: Int32Array
+  inThis: Int32Array
+  /** room for a copy of the scores (the selection permutes it) */
+  select: Float64Array
 }
 
 const scratchOf = new WeakMap<object, Scratch>()
@@ -95,7 +100,10 @@ function scratch(ms: Internals): Scratch {
   const n = ms._nextId + 1
   const lengths = new Float64Array(n * fields)
   for (const [id, ls] of ms._fieldLength) for (let f = 0; f < fields; f++) lengths[id * fields + f] = ls[f] ?? 0
-  const s: Scratch = {stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n)}
+  const s: Scratch = {
+    stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n),
+    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n),
+  }
   scratchOf.set(ms, s)
   return s
 }
@@ -148,23 +156,24 @@ export class Ranking<T> {
   private readonly expanded: {term: string; weight: number; data: Postings}[][]
   private readonly candidates: Int32Array
   private readonly scores: Float64Array
+  private readonly select: Float64Array
 
   constructor(ms: MiniSearch<T>, query: RankQuery, boost: Record<string, number>) {
     const inner = ms as unknown as Internals
     this.inner = inner
     const s = scratch(inner)
-    const {fields, lengths, total, part, mask, seen} = s
+    this.select = s.select
+    const {fields, lengths, total, part, mask, seen, touched, inThis} = s
     const order = inner._options.fields.map((name) => ({fieldId: inner._fieldIds[name], boost: boost[name] || 1}))
     const N = inner._documentCount
     const {k, b, d} = BM25
-    const touched: number[] = []
+    let nTouched = 0
     this.expanded = query.terms.map((t) => expand(inner, t))
     const bit = new Map<string, number>()
     for (const t of query.terms) if (!bit.has(t.term)) bit.set(t.term, bit.size)
-    let run = 0
     for (let q = 0; q < query.terms.length; q++) {
-      const mark = ++run
-      const inThis: number[] = []
+      const mark = q + 1
+      let nThis = 0
       for (const {weight, data} of this.expanded[q]) {
         for (const {fieldId, boost: fieldBoost} of order) {
           const freqs = data.get(fieldId)
@@ -173,22 +182,24 @@ export class Ranking<T> {
           const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
           const avgFieldLength = inner._avgFieldLength[fieldId]
           const w = weight * fieldBoost
-          for (const [doc, termFreq] of freqs) {
+          // forEach: no [key, value] array per entry, as for..of over entries makes
+          freqs.forEach((termFreq, doc) => {
             const fieldLength = lengths[doc * fields + fieldId]
             const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
             if (seen[doc] !== mark) {
               seen[doc] = mark
               part[doc] = 0
-              inThis.push(doc)
+              inThis[nThis++] = doc
             }
             part[doc] += w * raw
-          }
+          })
         }
       }
       const m = 1 << bit.get(query.terms[q].term)!
-      for (const doc of inThis) {
+      for (let i = 0; i < nThis; i++) {
+        const doc = inThis[i]
         if (mask[doc] === 0) {
-          touched.push(doc)
+          touched[nTouched++] = doc
           total[doc] = 0
         }
         total[doc] += part[doc]
@@ -208,19 +219,21 @@ export class Ranking<T> {
       if (!data) continue
       for (const {fieldId} of order) for (const doc of data.get(fieldId)?.keys() ?? []) excluded.add(doc)
     }
-    const candidates: number[] = []
-    const scores: number[] = []
-    for (const doc of touched) {
+    let n = 0
+    for (let i = 0; i < nTouched; i++) {
+      const doc = touched[i]
       const m = mask[doc]
+      // seen[] holds query-term numbers and mask[] this query's bits: both clean for the next query
       mask[doc] = 0
-      if (unmatchable || (m & required) >>> 0 !== required >>> 0 || excluded.has(doc)) continue
-      candidates.push(doc)
-      scores.push(total[doc] * popcount(m))
+      seen[doc] = 0
+      if (unmatchable || (m & required) >>> 0 !== required >>> 0 || (excluded.size > 0 && excluded.has(doc))) continue
+      // kept in touched[] from the front (i ≥ n): the candidates, with their scores in part[]
+      touched[n] = doc
+      part[n] = total[doc] * popcount(m)
+      n++
     }
-    // seen[] holds query numbers: start again before they could repeat
-    for (const doc of touched) seen[doc] = 0
-    this.candidates = Int32Array.from(candidates)
-    this.scores = Float64Array.from(scores)
+    this.candidates = touched.slice(0, n)
+    this.scores = part.slice(0, n)
   }
 
   get size(): number {
@@ -234,7 +247,7 @@ export class Ranking<T> {
     if (n <= k) keep = Array.from({length: n}, (_, i) => i)
     else {
       // the k-th largest score, then everything that could round to it or above
-      const kth = kthLargest(this.scores, k)
+      const kth = kthLargest(this.scores, k, this.select)
       const floor = kth - Math.abs(kth) * 1e-11
       keep = []
       for (let i = 0; i < n; i++) if (this.scores[i] >= floor) keep.push(i)
@@ -265,9 +278,10 @@ export class Ranking<T> {
   }
 }
 
-/** The k-th largest value (1-based) of a non-empty array, k ≤ its length: a quickselect on a copy. */
-export function kthLargest(values: Float64Array, k: number): number {
-  const a = Float64Array.from(values)
+/** The k-th largest value (1-based) of a non-empty array, k ≤ its length: a quickselect on a copy (in `room`, when given). */
+export function kthLargest(values: Float64Array, k: number, room?: Float64Array): number {
+  const a = room && room.length >= values.length ? room.subarray(0, values.length) : new Float64Array(values.length)
+  a.set(values)
   let lo = 0
   let hi = a.length - 1
   const want = k - 1
