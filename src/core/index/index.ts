@@ -1,4 +1,4 @@
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync} from 'node:fs'
 import {randomBytes} from 'node:crypto'
 
 import MiniSearch from 'minisearch'
@@ -13,6 +13,7 @@ import {encodePostings, openPostings, Postings, postingsHash} from './postings.j
 import {makeSnippet} from './snippet.js'
 import {currentTrees, diffTrees, IndexDoc, listScopes, listTree, parseMemoryText, prepareDoc, TreeEntry} from './source.js'
 import {parseQuery, termOf, tokenize, words} from './tokenize.js'
+import {indexJsonPieces} from './persist.js'
 import {rankable, Ranking, type RankQuery} from './rank.js'
 import type {QueryTerm} from './tokenize.js'
 
@@ -909,13 +910,16 @@ function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta
   const postings = postingsOf(ms)
   const hash = postingsHash(postings)
   const line = JSON.stringify({format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash})
-  const text = `${line}\n${JSON.stringify(ms)}`
   ensureIndexDir(store)
   removeFile(deltaPath(store, scope))
   // the postings first: until the index names them, a reader finds the old hash and does not use them
   writeAtomic(postingsPath(store, scope), postings)
-  writeAtomic(indexPath(store, scope), text)
-  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash, bytes: Buffer.byteLength(text)}}
+  // the index in pieces (persist.ts): the same bytes as `${line}\n${JSON.stringify(ms)}`
+  const bytes = writeAtomicPieces(indexPath(store, scope), (function* () {
+    yield `${line}\n`
+    yield* indexJsonPieces(ms)
+  })())
+  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash, bytes}}
 }
 
 /**
@@ -1056,6 +1060,27 @@ function writeAtomic(path: string, text: string | Buffer): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileSync(tmp, text)
   renameSync(tmp, path)
+}
+
+/** writeAtomic, of text given in pieces (never held whole); returns the bytes written. */
+function writeAtomicPieces(path: string, pieces: Iterable<string>): number {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  const fd = openSync(tmp, 'w')
+  let bytes = 0
+  try {
+    for (const piece of pieces) {
+      const b = Buffer.from(piece, 'utf8')
+      for (let at = 0; at < b.length; ) at += writeSync(fd, b, at)
+      bytes += b.length
+    }
+  } catch (error) {
+    closeSync(fd)
+    rmSync(tmp, {force: true})
+    throw error
+  }
+  closeSync(fd)
+  renameSync(tmp, path)
+  return bytes
 }
 
 function removeFile(path: string): void {
