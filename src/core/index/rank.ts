@@ -84,7 +84,16 @@ interface Scratch {
   inThis: Int32Array
   /** room for a copy of the scores (the selection permutes it) */
   select: Float64Array
+  /**
+   * Postings as arrays, made on first use: a Map walk costs several times more per entry.
+   * MiniSearch changes its maps in place, so these go with the stamp; bounded in entries.
+   */
+  arrays: WeakMap<Map<number, number>, Float64Array>
+  arrayed: number
 }
+
+/** At most this many postings kept as arrays per index (16 bytes each). */
+const ARRAYED_MAX = 4_000_000
 
 const scratchOf = new WeakMap<object, Scratch>()
 
@@ -102,7 +111,7 @@ function scratch(ms: Internals): Scratch {
   for (const [id, ls] of ms._fieldLength) for (let f = 0; f < fields; f++) lengths[id * fields + f] = ls[f] ?? 0
   const s: Scratch = {
     stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n),
-    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n),
+    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n), arrays: new WeakMap(), arrayed: 0,
   }
   scratchOf.set(ms, s)
   return s
@@ -182,8 +191,25 @@ export class Ranking<T> {
           const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
           const avgFieldLength = inner._avgFieldLength[fieldId]
           const w = weight * fieldBoost
-          // forEach: no [key, value] array per entry, as for..of over entries makes
-          freqs.forEach((termFreq, doc) => {
+          // [doc, frequency] pairs, in the map's order (the order MiniSearch adds them in)
+          let pairs = s.arrays.get(freqs)
+          if (pairs === undefined) {
+            pairs = new Float64Array(2 * matching)
+            let i = 0
+            freqs.forEach((tf, doc) => {
+              pairs![i++] = doc
+              pairs![i++] = tf
+            })
+            if (s.arrayed + matching > ARRAYED_MAX) {
+              s.arrays = new WeakMap()
+              s.arrayed = 0
+            }
+            s.arrays.set(freqs, pairs)
+            s.arrayed += matching
+          }
+          for (let i = 0; i < pairs.length; i += 2) {
+            const doc = pairs[i]
+            const termFreq = pairs[i + 1]
             const fieldLength = lengths[doc * fields + fieldId]
             const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
             if (seen[doc] !== mark) {
@@ -192,7 +218,7 @@ export class Ranking<T> {
               inThis[nThis++] = doc
             }
             part[doc] += w * raw
-          })
+          }
         }
       }
       const m = 1 << bit.get(query.terms[q].term)!
