@@ -335,6 +335,10 @@ export class WarmEngine {
     const present = await listScopes(this.engine.store)
     await this.engine.ensure([...present.keys()].sort(), onWarning)
   }
+  /** Up to n words of the loaded curated scopes' indexes, spread over their term maps, with their scope: for a server to run its code before its first request. */
+  sampleTerms(n: number): {scope: string; term: string}[] {
+    return this.engine.sampleTerms(n)
+  }
   close(): void {
     this.engine.close()
   }
@@ -568,6 +572,22 @@ class IndexEngine {
     readonly store: Store,
     private readonly warm = false,
   ) {}
+
+  sampleTerms(n: number): {scope: string; term: string}[] {
+    const out: {scope: string; term: string}[] = []
+    const scopes = [...this.loaded].filter(([scope, l]) => !scope.startsWith('run:') && !l.partial)
+    for (const [scope, {ms}] of scopes) {
+      const size = (ms as unknown as MiniInternals)._index as unknown as {size: number}
+      const step = Math.max(1, Math.floor(size.size / Math.max(1, Math.ceil(n / scopes.length))))
+      let i = 0
+      for (const [term] of (ms as unknown as MiniInternals)._index) {
+        if (i++ % step !== 0) continue
+        out.push({scope, term})
+        if (out.length >= n) return out
+      }
+    }
+    return out
+  }
 
   async search(query: string, opts: SearchOptions): Promise<SearchHit[]> {
     // syntax errors before anything is opened

@@ -90,7 +90,14 @@ interface Scratch {
    */
   arrays: WeakMap<Map<number, number>, Float64Array>
   arrayed: number
+  /** what a query term expanded to (prefix and fuzzy walks of the term tree), by term and expansion */
+  expansions: Map<string, Expanded>
 }
+
+type Expanded = {term: string; weight: number; data: Postings}[]
+
+/** At most this many expansions kept per index. */
+const EXPANSIONS_MAX = 10_000
 
 /** At most this many postings kept as arrays per index (16 bytes each). */
 const ARRAYED_MAX = 4_000_000
@@ -111,7 +118,7 @@ function scratch(ms: Internals): Scratch {
   for (const [id, ls] of ms._fieldLength) for (let f = 0; f < fields; f++) lengths[id * fields + f] = ls[f] ?? 0
   const s: Scratch = {
     stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n),
-    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n), arrays: new WeakMap(), arrayed: 0,
+    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n), arrays: new WeakMap(), arrayed: 0, expansions: new Map(),
   }
   scratchOf.set(ms, s)
   return s
@@ -130,8 +137,8 @@ function popcount(x: number): number {
 }
 
 /** The terms one query term expands to, in MiniSearch's order: the term, its prefix matches, its fuzzy matches; with their weights. */
-function expand(ms: Internals, t: RankTerm): {term: string; weight: number; data: Postings}[] {
-  const out: {term: string; weight: number; data: Postings}[] = []
+function expand(ms: Internals, t: RankTerm): Expanded {
+  const out: Expanded = []
   const exact = ms._index.get(t.term)
   if (exact) out.push({term: t.term, weight: 1, data: exact})
   let fuzzy: Map<string, [Postings, number]> | undefined
@@ -162,7 +169,7 @@ function expand(ms: Internals, t: RankTerm): {term: string; weight: number; data
  */
 export class Ranking<T> {
   private readonly inner: Internals
-  private readonly expanded: {term: string; weight: number; data: Postings}[][]
+  private readonly expanded: Expanded[]
   private readonly candidates: Int32Array
   private readonly scores: Float64Array
   private readonly select: Float64Array
@@ -177,7 +184,16 @@ export class Ranking<T> {
     const N = inner._documentCount
     const {k, b, d} = BM25
     let nTouched = 0
-    this.expanded = query.terms.map((t) => expand(inner, t))
+    this.expanded = query.terms.map((t) => {
+      const key = `${t.term}\0${t.prefix}\0${t.fuzzy}`
+      let e = s.expansions.get(key)
+      if (e === undefined) {
+        e = expand(inner, t)
+        if (s.expansions.size >= EXPANSIONS_MAX) s.expansions.clear()
+        s.expansions.set(key, e)
+      }
+      return e
+    })
     const bit = new Map<string, number>()
     for (const t of query.terms) if (!bit.has(t.term)) bit.set(t.term, bit.size)
     for (let q = 0; q < query.terms.length; q++) {

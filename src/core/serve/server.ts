@@ -81,6 +81,7 @@ export async function startServer(store: Store, opts: {onLog?: (m: string) => vo
   if (existsSync(path) && (await pingSocket(path))) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
   // loaded before listening: while this runs, searches answer in-process, then all from memory
   await engine.preload().catch(() => {})
+  await warmUp(warm).catch(() => {})
   if (existsSync(path)) {
     if (await pingSocket(path)) throw new EngramError('conflict', `A server is already running for this store (${path}).`, {nextStep: 'stop it first'})
     unlinkSync(path) // left behind by a killed server
@@ -172,6 +173,32 @@ async function answer(warm: WarmState, line: string): Promise<{nonce: string; re
   } catch (error) {
     if (isEngramError(error)) return {nonce, response: {ok: false, error: {code: error.code, message: error.message, nextStep: error.nextStep}}}
     return {nonce, response: {ok: false, error: {code: 'unexpected', message: (error as Error).message}}}
+  }
+}
+
+/**
+ * A fresh server's first requests run code V8 has not optimised yet: over its first few
+ * hundred requests a 10k search costs about 0.3 ms more (docs/architecture.md, "Measured
+ * costs"). So before it listens it runs up to WARM_UP_MS of searches of its own indexes'
+ * words, as the owner, through the same serving gate (read-only: nothing is written).
+ */
+const WARM_UP_MS = 250
+
+async function warmUp(warm: WarmState): Promise<void> {
+  const words = warm.engine.sampleTerms(64)
+  if (words.length === 0) return
+  const t0 = performance.now()
+  const head = await readHead(warm.store.top)
+  for (let i = 0; i < 400 && performance.now() - t0 < WARM_UP_MS; i++) {
+    const a = words[i % words.length]
+    const b = words[(i * 7 + 3) % words.length]
+    const query = a.scope === b.scope ? `${a.term} ${b.term}` : a.term
+    try {
+      const gate = await warm.serving.open(head)
+      await searchMemories(warm.store, undefined, query, {scope: a.scope, limit: 10, engine: warm.engine, gate})
+    } catch {
+      // a warm-up query that fails is no reason not to serve
+    }
   }
 }
 
