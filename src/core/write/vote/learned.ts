@@ -67,7 +67,7 @@ export interface LearnedModel {
 }
 
 // FNV-1a, 32 bits: cheap, deterministic, the same in the training script.
-function fnv(s: string, seed: number): number {
+export function fnv(s: string, seed: number): number {
   let h = (0x811c9dc5 ^ seed) >>> 0
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i)
@@ -76,45 +76,72 @@ function fnv(s: string, seed: number): number {
   return h
 }
 
-const TOKEN = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
-const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
+export const TOKEN = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
+export const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 
 /** The text the model reads: folded (NFKC, lower case), head and tail of a long one. */
-function modelText(text: string): string {
+export function modelText(text: string): string {
   let t = text.normalize('NFKC').toLowerCase()
   if (t.length > HEAD_CHARS + TAIL_CHARS) t = `${t.slice(0, HEAD_CHARS)}\n${t.slice(-TAIL_CHARS)}`
   return t
 }
 
+const FNV_BASIS = 0x811c9dc5
+const FNV_PRIME = 0x01000193
+const SPACE = 32
+
+/** fnv(`${a} ${b}`, seed) without making the string. */
+function fnvPair(a: string, b: string, seed: number): number {
+  let h = (FNV_BASIS ^ seed) >>> 0
+  for (let i = 0; i < a.length; i++) h = Math.imul(h ^ a.charCodeAt(i), FNV_PRIME) >>> 0
+  h = Math.imul(h ^ SPACE, FNV_PRIME) >>> 0
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b.charCodeAt(i), FNV_PRIME) >>> 0
+  return h
+}
+
+/** fnv of the n characters from `at` of ` ${w} ` (the word padded with spaces), without making either string. */
+function fnvPadded(w: string, at: number, n: number, seed: number): number {
+  let h = (FNV_BASIS ^ seed) >>> 0
+  const last = w.length + 1
+  for (let i = at; i < at + n; i++) h = Math.imul(h ^ (i === 0 || i === last ? SPACE : w.charCodeAt(i - 1)), FNV_PRIME) >>> 0
+  return h
+}
+
 /**
  * Feature buckets of a text (sorted, unique): word 1- and 2-grams, and character 3- and
  * 5-grams of each word padded with spaces (which carry morphology, other languages and
- * spelling games). CJK runs give character 1- and 2-grams, having no spaces.
+ * spelling games). CJK runs give character 1- and 2-grams, having no spaces. The hashes
+ * are FNV-1a of those strings, computed over their characters without building them
+ * (this runs on every write; `test/unit/vote-learned-features.test.ts` holds it to the
+ * strings' hashes).
  */
 export function features(text: string, bits: number): Uint32Array {
   const mask = (1 << bits) - 1
-  const out = new Set<number>()
+  const out: number[] = []
   const words = modelText(text).match(TOKEN) ?? []
   let prev = '<s>'
   for (const w of words) {
-    out.add(fnv(w, 1) & mask)
-    out.add(fnv(`${prev} ${w}`, 2) & mask)
+    out.push(fnv(w, 1) & mask)
+    out.push(fnvPair(prev, w, 2) & mask)
     prev = w
     if (CJK.test(w)) {
       for (let i = 0; i < w.length; i++) {
-        out.add(fnv(w[i], 3) & mask)
-        if (i + 1 < w.length) out.add(fnv(w.slice(i, i + 2), 4) & mask)
+        out.push(fnv(w[i], 3) & mask)
+        if (i + 1 < w.length) out.push(fnv(w.slice(i, i + 2), 4) & mask)
       }
       continue
     }
     if (w.length < 3) continue
-    const p = ` ${w} `
-    for (let i = 0; i + 3 <= p.length; i++) out.add(fnv(p.slice(i, i + 3), 5) & mask)
-    for (let i = 0; i + 5 <= p.length; i++) out.add(fnv(p.slice(i, i + 5), 6) & mask)
+    const padded = w.length + 2
+    for (let i = 0; i + 3 <= padded; i++) out.push(fnvPadded(w, i, 3, 5) & mask)
+    for (let i = 0; i + 5 <= padded; i++) out.push(fnvPadded(w, i, 5, 6) & mask)
   }
-  out.add(fnv(`${prev} </s>`, 2) & mask)
-  for (const f of structure(words)) out.add(fnv(f, 7) & mask)
-  return Uint32Array.from(out).sort()
+  out.push(fnvPair(prev, '</s>', 2) & mask)
+  for (const f of structure(words)) out.push(fnv(f, 7) & mask)
+  const sorted = Uint32Array.from(out).sort()
+  let n = 0
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]
+  return sorted.slice(0, n)
 }
 
 /**
@@ -140,7 +167,7 @@ const CLASS_OF = new Map<string, string[]>()
 for (const [name, list] of Object.entries(CLASS_WORDS)) for (const w of list.split(' ')) CLASS_OF.set(w, [...(CLASS_OF.get(w) ?? []), name])
 const SENTENCE_WORD = new Set(['.', '!', '?', ';', ':', '\n', '。', '！', '？', '：'])
 
-function structure(words: string[]): string[] {
+export function structure(words: string[]): string[] {
   const out: string[] = []
   let seen = new Set<string>()
   let first = true

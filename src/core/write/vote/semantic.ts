@@ -232,7 +232,14 @@ function sentenceInfo(s: string): SentenceInfo {
         }
     }
   }
-  return {words, values, negative: flips % 2 === 1, modal: modality(s)}
+  // which way it leans is only asked of sentences that share words with the other text: worked out then, once
+  let modal: number | undefined
+  return {
+    words, values, negative: flips % 2 === 1,
+    get modal() {
+      return (modal ??= modality(s))
+    },
+  }
 }
 
 // Sentence ends for comparison only (the punctuation itself is not needed here).
@@ -255,7 +262,17 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
     for (const v of s.values) words.add(v)
   })
   for (const w of sentenceInfo(title.toLowerCase()).words) words.add(w)
-  return {sentences: ss, index, words, body, ...namesOf(body)}
+  // the names are only asked for when sentences share three words: found then, once
+  let names: {names: Set<string>; capitals: Set<string>} | undefined
+  return {
+    sentences: ss, index, words, body,
+    get names() {
+      return (names ??= namesOf(body)).names
+    },
+    get capitals() {
+      return (names ??= namesOf(body)).capitals
+    },
+  }
 }
 
 function overlap(a: Set<string>, b: Set<string>): number {
@@ -287,6 +304,8 @@ const name = (n: Neighbour) => `${n.scope}:${n.path}`
 function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
   const index = cand.index!
   const shared = new Uint32Array(cand.sentences.length)
+  // per neighbour sentence, the candidate's sentences sharing two words or more with it, in order, and how many
+  const pairs: {ns: SentenceInfo; with: number[]; counts: number[]}[] = []
   for (const ns of nb.sentences) {
     shared.fill(0)
     const touched: number[] = []
@@ -306,13 +325,16 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${was} → ${now}`}
       }
     }
+    const two = touched.filter((i) => shared[i] >= 2).sort((a, b) => a - b)
+    if (two.length > 0) pairs.push({ns, with: two, counts: two.map((i) => shared[i])})
   }
   // A paraphrase that reverses a requirement ("need approval" / "can be issued directly"), or
   // states another host, address or amount for the same subject, without any cue word.
-  for (const ns of nb.sentences) {
-    for (const cs of cand.sentences) {
-      const sharedWords = overlap(cs.words, ns.words)
-      if (sharedWords < 2) continue
+  // (Only sentence pairs sharing two words or more can; the counts are the first pass's.)
+  for (const {ns, with: withSentences, counts} of pairs) {
+    for (let k = 0; k < withSentences.length; k++) {
+      const cs = cand.sentences[withSentences[k]]
+      const sharedWords = counts[k]
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
