@@ -13,6 +13,7 @@ import {encodePostings, openPostings, Postings, postingsHash} from './postings.j
 import {makeSnippet} from './snippet.js'
 import {currentTrees, diffTrees, IndexDoc, listScopes, listTree, parseMemoryText, prepareDoc, TreeEntry} from './source.js'
 import {parseQuery, termOf, tokenize, words} from './tokenize.js'
+import {internals, type MiniInternals} from './internals.js'
 import {indexJsonPieces} from './persist.js'
 import {rankable, Ranking, type RankQuery} from './rank.js'
 import type {QueryTerm} from './tokenize.js'
@@ -132,7 +133,7 @@ function applyDoc(ms: Index, path: string, doc: IndexDoc | null): void {
  * term map; with remove() instead of discard() it holds live documents only.
  */
 function termDocs(ms: Index): (term: string) => Map<number, Map<number, number>> | undefined {
-  const inner = ms as unknown as {_index: {get(term: string): Map<number, Map<number, number>> | undefined}}
+  const inner = internals(ms)
   return (term) => inner._index.get(term)
 }
 
@@ -390,7 +391,7 @@ interface RankSource {
 function rankSource(scope: string, ms: Index, terms: QueryTerm[], rq: RankQuery): RankSource {
   if (rankable(ms, rq)) {
     const r = new Ranking(ms, rq, BOOST)
-    const stored = (ms as unknown as {_storedFields: Map<number, Omit<IndexDoc, 'path'>>})._storedFields
+    const stored = internals(ms)._storedFields as Map<number, Omit<IndexDoc, 'path'>>
     return {top: (k) => r.top(k, roundScore).map((h) => ({scope, id: h.id, score: h.score, stored: stored.get(h.shortId)!, terms: () => r.terms(h.shortId)}))}
   }
   // an index holding discarded documents (a neighbour lookup's partial one): MiniSearch ranks it
@@ -422,19 +423,6 @@ function* ranked(indexes: {scope: string; ms: Index}[], terms: QueryTerm[]): Gen
   }
 }
 
-/** MiniSearch's fields this module reads or fills in directly (7.x; `termDocs` reads `_index` too). */
-interface MiniInternals {
-  _documentCount: number
-  _nextId: number
-  _documentIds: Map<number, string>
-  _idToShortId: Map<string, number>
-  _fieldIds: Record<string, number>
-  _fieldLength: Map<number, number[]>
-  _avgFieldLength: number[]
-  _dirtCount: number
-  _index: {get(term: string): Map<number, Map<number, number>> | undefined; set(term: string, data: Map<number, Map<number, number>>): void; [Symbol.iterator](): Iterator<[string, Map<number, Map<number, number>>]>}
-}
-
 /**
  * The part of a scope's index one neighbour lookup needs, from its postings file: a
  * MiniSearch index with the full index's statistics (document count, average field
@@ -463,7 +451,7 @@ class PartialScope implements TermCounts {
       } as unknown as Parameters<typeof MiniSearch.loadJS>[0],
       OPTIONS,
     )
-    this.inner = this.ms as unknown as MiniInternals
+    this.inner = internals(this.ms)
     // in the delta's order, as loadScope's applyDoc: the same sums, so the same averages to the last bit
     for (const c of delta?.changes ?? []) {
       const old = file.byPath(c.path)
@@ -546,7 +534,7 @@ function openPartial(store: Store, scope: string, meta: IndexMeta, delta: Delta 
 
 /** The postings file's bytes for a full index, as loaded or built (before any delta). */
 function postingsOf(ms: Index): Buffer {
-  const m = ms as unknown as MiniInternals
+  const m = internals(ms)
   return encodePostings({
     documentCount: m._documentCount, nextId: m._nextId, fieldIds: m._fieldIds, averageFieldLength: m._avgFieldLength,
     dirtCount: m._dirtCount, documentIds: m._documentIds, fieldLength: m._fieldLength, terms: m._index,
@@ -577,10 +565,10 @@ class IndexEngine {
     const out: {scope: string; term: string}[] = []
     const scopes = [...this.loaded].filter(([scope, l]) => !scope.startsWith('run:') && !l.partial)
     for (const [scope, {ms}] of scopes) {
-      const size = (ms as unknown as MiniInternals)._index as unknown as {size: number}
+      const size = internals(ms)._index
       const step = Math.max(1, Math.floor(size.size / Math.max(1, Math.ceil(n / scopes.length))))
       let i = 0
-      for (const [term] of (ms as unknown as MiniInternals)._index) {
+      for (const [term] of internals(ms)._index) {
         if (i++ % step !== 0) continue
         out.push({scope, term})
         if (out.length >= n) return out

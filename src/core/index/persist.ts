@@ -1,5 +1,7 @@
 import type MiniSearch from 'minisearch'
 
+import {internals} from './internals.js'
+
 /**
  * A scope's MiniSearch index as JSON text, in pieces: exactly the bytes of
  * `JSON.stringify(ms)` (MiniSearch's `toJSON`, which `loadJSON` reads back), without
@@ -11,18 +13,6 @@ import type MiniSearch from 'minisearch'
  * ascending order, whatever order the map had, so the ids are written sorted here too.
  * `test/unit/index-persist.test.ts` holds the pieces to `JSON.stringify(ms)`.
  */
-
-interface Internals {
-  _documentCount: number
-  _nextId: number
-  _documentIds: Map<number, string>
-  _fieldIds: Record<string, number>
-  _fieldLength: Map<number, number[]>
-  _avgFieldLength: number[]
-  _storedFields: Map<number, unknown>
-  _dirtCount: number
-  _index: Iterable<[string, Map<number, Map<number, number>>]>
-}
 
 /** About this many characters per piece. */
 const PIECE = 1 << 20
@@ -42,7 +32,7 @@ function isIndexKey(k: number): boolean {
 }
 
 export function* indexJsonPieces<T>(index: MiniSearch<T>): Generator<string> {
-  const ms = index as unknown as Internals
+  const ms = internals(index)
   for (const map of [ms._documentIds, ms._fieldLength, ms._storedFields]) {
     for (const k of map.keys()) if (!isIndexKey(k)) throw new Error('a document id that is not a small whole number')
   }

@@ -1,5 +1,7 @@
 import type MiniSearch from 'minisearch'
 
+import {internals, type MiniInternals, type Postings} from './internals.js'
+
 /**
  * Ranking a MiniSearch index without MiniSearch's per-document objects.
  *
@@ -45,24 +47,6 @@ export interface Ranked {
   score: number
 }
 
-type Postings = Map<number, Map<number, number>>
-
-interface Internals {
-  _documentCount: number
-  _nextId: number
-  _documentIds: Map<number, string>
-  _fieldIds: Record<string, number>
-  _fieldLength: Map<number, number[]>
-  _avgFieldLength: number[]
-  _dirtCount: number
-  _options: {fields: string[]}
-  _index: {
-    get(term: string): Postings | undefined
-    atPrefix(prefix: string): Iterable<[string, Postings]>
-    fuzzyGet(term: string, distance: number): Map<string, [Postings, number]>
-  }
-}
-
 // MiniSearch's defaults (7.x), which engram does not change
 const BM25 = {k: 1.2, b: 0.7, d: 0.5}
 const PREFIX_WEIGHT = 0.375
@@ -104,11 +88,11 @@ const ARRAYED_MAX = 4_000_000
 
 const scratchOf = new WeakMap<object, Scratch>()
 
-function stampOf(ms: Internals): string {
+function stampOf(ms: MiniInternals): string {
   return `${ms._nextId}/${ms._documentCount}/${ms._fieldLength.size}`
 }
 
-function scratch(ms: Internals): Scratch {
+function scratch(ms: MiniInternals): Scratch {
   const stamp = stampOf(ms)
   const had = scratchOf.get(ms)
   if (had && had.stamp === stamp) return had
@@ -126,7 +110,7 @@ function scratch(ms: Internals): Scratch {
 
 /** Whether this index can be ranked here (else: MiniSearch#search). */
 export function rankable<T>(ms: MiniSearch<T>, query: RankQuery): boolean {
-  const inner = ms as unknown as Internals
+  const inner = internals(ms)
   return inner._dirtCount === 0 && query.terms.length <= 32
 }
 
@@ -137,7 +121,7 @@ function popcount(x: number): number {
 }
 
 /** The terms one query term expands to, in MiniSearch's order: the term, its prefix matches, its fuzzy matches; with their weights. */
-function expand(ms: Internals, t: RankTerm): Expanded {
+function expand(ms: MiniInternals, t: RankTerm): Expanded {
   const out: Expanded = []
   const exact = ms._index.get(t.term)
   if (exact) out.push({term: t.term, weight: 1, data: exact})
@@ -168,14 +152,14 @@ function expand(ms: Internals, t: RankTerm): Expanded {
  * match), best first, ties by id; `terms(shortId)` the index terms a document matched.
  */
 export class Ranking<T> {
-  private readonly inner: Internals
+  private readonly inner: MiniInternals
   private readonly expanded: Expanded[]
   private readonly candidates: Int32Array
   private readonly scores: Float64Array
   private readonly select: Float64Array
 
   constructor(ms: MiniSearch<T>, query: RankQuery, boost: Record<string, number>) {
-    const inner = ms as unknown as Internals
+    const inner = internals(ms)
     this.inner = inner
     const s = scratch(inner)
     this.select = s.select
