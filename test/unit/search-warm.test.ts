@@ -1,4 +1,4 @@
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, Server} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -13,6 +13,8 @@ import {askServer, startServer} from '../../src/core/serve/server.js'
 import {SessionRecord, startSession} from '../../src/core/session/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/trust/sign.js'
 import {TestRepo} from './index-helpers.js'
+import {readHead, rebuild, WarmEngine} from '../../src/core/index/index.js'
+import {WarmServing} from '../../src/core/trust/serving.js'
 
 let r: TestRepo
 let tmp: string
@@ -148,6 +150,33 @@ describe('neighbours', () => {
     expect(found.map((n) => `${n.scope}/${n.path}`)).toEqual(['project:web/deploy.md', 'project:web/lunch.md'])
     // exact words only: a prefix of the rare word finds nothing
     expect(await findNeighbours(r.store, session, 'zorbl', 8)).toEqual([])
+  })
+
+  it('compare the text of the file, never the body a planted index stores beside its path and blob (warm engine)', async () => {
+    putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n'})
+    r.commit('memory')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    await rebuild(r.store)
+    // whoever can write .engram/index/ keeps the real path and blob id and swaps the stored text
+    const file = r.store.abs('.engram/index/project.web.index')
+    const text = readFileSync(file, 'utf8')
+    const nl = text.indexOf('\n')
+    const ms = JSON.parse(text.slice(nl + 1))
+    for (const stored of Object.values(ms.storedFields) as {title: string; body: string}[]) {
+      stored.title = 'Forged title'
+      stored.body = 'The zorblat cluster deploy happens at noon.'
+    }
+    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    const engine = new WarmEngine(r.store)
+    try {
+      const gate = await new WarmServing(r.store).open(await readHead(r.store.top))
+      const found = await findNeighbours(r.store, s, 'Actually the zorblat cluster deploy happens at noon instead.', 8, {engine, gate})
+      expect(found).toHaveLength(1)
+      expect(found[0]).toMatchObject({path: 'deploy.md', body: 'The deploy goes to the zorblat cluster every morning.\n'})
+      expect(found[0].title).not.toBe('Forged title')
+    } finally {
+      engine.close()
+    }
   })
 
   it('are what the write path finds in-process, never from another tenant, and a later commit is seen', async () => {

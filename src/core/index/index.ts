@@ -45,6 +45,12 @@ export interface SearchHit extends Provenance {
   body?: string
 }
 
+/** What a hit shows, as read from its verified file. */
+export interface ServedDoc extends Omit<Provenance, 'scope' | 'path'> {
+  tags: string[]
+  body: string
+}
+
 export interface IndexStatus {
   scope: string
   /** live documents (the full index's, changed by its delta) */
@@ -65,6 +71,13 @@ export interface SearchOptions {
   limit?: number
   /** applied in rank order before limiting, e.g. to keep only verified memory */
   filter?: (hit: SearchHit) => boolean
+  /**
+   * Applied in rank order before `filter` and the limit: the verified document behind a hit,
+   * or undefined to pass over it. The hit's title, provenance, tags, snippet and body are
+   * then the document's, never the index's stored copy, which whoever can write
+   * `.engram/index/` can change while keeping a real path and blob id.
+   */
+  serve?: (hit: SearchHit) => ServedDoc | undefined
   onWarning?: (message: string) => void
   /**
    * Treat the query as plain text, not query syntax, and match only its `informative`
@@ -589,7 +602,7 @@ class IndexEngine {
     for (const r of ranked(indexes, query2)) {
       if (hits.length >= limit) break
       const doc = r.stored
-      const hit: SearchHit = {
+      let hit: SearchHit = {
         scope: r.scope,
         path: r.id,
         title: doc.title,
@@ -599,10 +612,17 @@ class IndexEngine {
         reviewed_by: doc.reviewed_by,
         blob: doc.blob,
         score: r.score,
-        snippet: opts.bodies ? '' : makeSnippet(doc.body, new Set(r.terms())),
+        snippet: '',
         tags: doc.tags,
-        ...(opts.bodies ? {body: doc.body} : {}),
       }
+      let body = doc.body
+      if (opts.serve) {
+        const served = opts.serve(hit)
+        if (!served) continue
+        hit = {...hit, title: served.title, author: served.author, origin: served.origin, tainted: served.tainted, reviewed_by: served.reviewed_by, tags: served.tags}
+        body = served.body
+      }
+      hit = opts.bodies ? {...hit, body} : {...hit, snippet: makeSnippet(body, new Set(r.terms()))}
       if (!opts.filter || opts.filter(hit)) hits.push(hit)
     }
     return hits

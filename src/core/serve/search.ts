@@ -28,7 +28,8 @@ export function searchScopes(store: Store, session: SessionRecord | undefined, s
 /**
  * Search verified memory: the index only opens the indexes of scopes the caller may read, and
  * each hit is served only when the file on disk is the indexed blob and passes the
- * serving gate (trusted signature and signed manifest for curated scopes). A warm caller
+ * serving gate (trusted signature and signed manifest for curated scopes); its title,
+ * provenance and snippet are then the file's, never the index's (which the agent can write). A warm caller
  * passes its engine and a gate from WarmServing (current for this request's HEAD).
  */
 export async function searchMemories(
@@ -50,11 +51,20 @@ export async function searchMemories(
     scopes,
     limit,
     onWarning: opts.onWarning,
-    // the file must still be the indexed blob and pass the serving gate (ServingGate.serveFile)
-    filter: (h) => {
+    // the file must still be the indexed blob and pass the serving gate (ServingGate.serveFile);
+    // what the hit shows is then read from that file, not from the index's stored copy
+    serve: (h) => {
       const f = gate.serveFile(h.scope, h.path, {blob: h.blob})
-      if (f.ok && opts.withBody) bodies.set(f.rel, f.text)
-      return f.ok
+      if (!f.ok) return undefined
+      let m: MemoryFile
+      try {
+        m = f.memory
+      } catch {
+        return undefined // a remembered verdict for a file that no longer parses
+      }
+      if (opts.withBody) bodies.set(f.rel, f.text)
+      const fm = m.frontmatter
+      return {title: fm.title, author: fm.author, origin: fm.origin, tainted: fm.tainted, reviewed_by: fm.reviewed_by, tags: fm.tags, body: m.body}
     },
   })
   const served: ServedHit[] = hits.map((h) => {

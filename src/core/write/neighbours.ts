@@ -57,10 +57,15 @@ export async function findNeighbours(
     // a broken or unverified file is reported by `engram verify`, not used as evidence
     const served = gate!.serveFile(h.scope, h.path)
     if (!served.ok) continue
-    // still the indexed blob: its title and body are the ones the index parsed from it (no
-    // second parse); a file changed since it was indexed is used as it is now
-    if (h.blob !== undefined && served.blob === h.blob && h.title !== undefined && h.body !== undefined) out.push({scope: h.scope, path: h.path, title: h.title, body: h.body, score: h.score})
-    else out.push({scope: h.scope, path: h.path, title: served.memory.frontmatter.title, body: served.memory.body, score: h.score})
+    // its title and body as the file says, never the index's stored copy: whoever can write
+    // .engram/index/ could keep a real path and blob id and change the text the vote compares
+    let memory
+    try {
+      memory = served.memory
+    } catch {
+      continue // a remembered verdict for a file that no longer parses
+    }
+    out.push({scope: h.scope, path: h.path, title: memory.frontmatter.title, body: memory.body, score: h.score})
   }
   return out
 }
