@@ -114,3 +114,30 @@ describe('ranking (rank.ts) against MiniSearch#search', () => {
     )
   })
 })
+
+describe('ranking after a failure mid-way', () => {
+  it('does not reuse scratch left half-written by a query that threw', () => {
+    const ms = build([
+      {title: 'alpha', tags: [], body: 'alpha beta gamma'},
+      {title: 'beta', tags: [], body: 'alpha gamma delta'},
+      {title: 'gamma', tags: [], body: 'gamma delta'},
+    ])
+    expect(fast(ms, 'alpha')).toEqual(reference(ms, 'alpha'))
+    // one postings map of "gamma" throws once while it is walked (as running out of memory would)
+    const postings = (ms as unknown as {_index: {get(t: string): Map<number, Map<number, number>>}})._index.get('gamma')
+    const field = [...postings.values()][0]
+    const walk = field.forEach.bind(field)
+    let fail = true
+    field.forEach = ((fn: (v: number, k: number, m: Map<number, number>) => void) => {
+      walk((v, k, m) => {
+        fn(v, k, m)
+        if (fail) {
+          fail = false
+          throw new Error('out of memory')
+        }
+      })
+    }) as typeof field.forEach
+    expect(() => fast(ms, 'alpha gamma')).toThrow('out of memory')
+    for (const q of ['alpha', 'gamma', 'delta alpha', 'alpha gamma']) expect(fast(ms, q)).toEqual(reference(ms, q))
+  })
+})

@@ -253,6 +253,42 @@ describe('damaged and outdated index files', () => {
     expect(results).toEqual(expected)
   })
 
+  it('rebuilds an index whose next document id is far above its documents (a planted number)', async () => {
+    const {r, expected} = await setup()
+    const file = shardFile(r, 'org')
+    const text = readFileSync(file, 'utf8')
+    const nl = text.indexOf('\n')
+    const ms = JSON.parse(text.slice(nl + 1))
+    ms.nextId = 2_000_000_000
+    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings[0]).toMatch(/search index for org is unreadable \(next document id 2000000000 is out of bounds\)/)
+    expect(results).toEqual(expected)
+  })
+
+  it('passes over postings of a document the index does not list, as MiniSearch does, and does not fail', async () => {
+    const {r, expected} = await setup()
+    const file = shardFile(r, 'org')
+    const text = readFileSync(file, 'utf8')
+    const nl = text.indexOf('\n')
+    const ms = JSON.parse(text.slice(nl + 1))
+    // document 5 unlisted (no path, no stored fields, no lengths) but its postings kept; and
+    // every term also "held" by documents 29 999 and -1, which the index never listed
+    const five = ms.documentIds['5']
+    expect(five).toBeDefined()
+    delete ms.documentIds['5']
+    delete ms.storedFields['5']
+    delete ms.fieldLength['5']
+    ms.documentCount -= 1
+    for (const [, fields] of ms.index) for (const f of Object.keys(fields)) Object.assign(fields[f], {29999: 3, '-1': 2})
+    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    const {results, warnings} = await searchWarned(r)
+    expect(warnings).toEqual([])
+    expect(results.flat().every((h) => typeof h.path === 'string' && h.path.startsWith('m'))).toBe(true)
+    // the same documents less the unlisted one (the extra postings change each term's statistics, so the order may differ)
+    expect(results.map((hs) => hs.map((h) => h.path).sort())).toEqual(expected.map((hs) => hs.map((h) => h.path).filter((p) => p !== five).sort()))
+  })
+
   it('rebuilds a truncated index', async () => {
     const {r, expected} = await setup()
     for (const size of [10, 100, statSync(shardFile(r, 'org')).size - 1]) {

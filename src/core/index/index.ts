@@ -457,6 +457,8 @@ class PartialScope implements TermCounts {
     delta: Delta | undefined,
   ) {
     const h = file.header
+    // as checkIds for a full index: a next id far above the documents is a damaged or planted file
+    if (!Number.isSafeInteger(h.nextId) || h.nextId < 0 || h.nextId > 8 * (h.documentCount + h.dirtCount) + 1024) throw new Error('the postings file names an out-of-bounds next id')
     this.ms = MiniSearch.loadJS<IndexDoc>(
       {
         documentCount: h.documentCount, nextId: h.nextId, documentIds: {}, fieldIds: h.fieldIds, fieldLength: {},
@@ -916,6 +918,7 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
     const head = nl < 0 ? undefined : parseMeta(text.slice(0, nl), scope, meta.bytes)
     if (!head || head.build !== meta.build) throw new Error('the file changed while it was read')
     ms = MiniSearch.loadJSON<IndexDoc>(text.slice(nl + 1), OPTIONS)
+    checkIds(ms)
   } catch (error) {
     warn(`search index for ${scope} is unreadable (${(error as Error).message}); rebuilding it`)
     removeScopeFiles(store, scope)
@@ -931,6 +934,23 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
     return undefined
   }
   return {ms, tree: delta?.tree ?? meta.tree, build: meta.build}
+}
+
+/**
+ * The ids of a loaded index are small whole numbers below its next id, and the next id is
+ * not far above the documents (each later add takes it and counts on): a file with a huge
+ * next id would make every document added after it cost memory in proportion (rank.ts
+ * sizes its arrays by the largest id). Such a file is unreadable, and is rebuilt.
+ */
+function checkIds(ms: Index): void {
+  const m = internals(ms)
+  let top = -1
+  for (const id of m._documentIds.keys()) {
+    if (!Number.isSafeInteger(id) || id < 0) throw new Error('a document id that is not a small whole number')
+    if (id > top) top = id
+  }
+  const bound = 8 * (m._documentCount + m._dirtCount) + 1024
+  if (!Number.isSafeInteger(m._nextId) || m._nextId <= top || m._nextId > bound) throw new Error(`next document id ${String(m._nextId).slice(0, 20)} is out of bounds`)
 }
 
 function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta: IndexMeta} {

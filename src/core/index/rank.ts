@@ -68,23 +68,29 @@ interface Scratch {
   inThis: Int32Array
   /** room for a copy of the scores (the selection permutes it) */
   select: Float64Array
+  /** 1 for each short id the index lists: postings of any other id (a damaged or planted file) are passed over */
+  live: Uint8Array
   /**
    * Postings as arrays, made on first use: a Map walk costs several times more per entry.
-   * MiniSearch changes its maps in place, so these go with the stamp; bounded in entries.
+   * MiniSearch changes its maps in place, so these go with the stamp; bounded in bytes.
    */
   arrays: WeakMap<Map<number, number>, Float64Array>
-  arrayed: number
-  /** what a query term expanded to (prefix and fuzzy walks of the term tree), by term and expansion */
+  arrayedBytes: number
+  /** what a query term expanded to (prefix and fuzzy walks of the term tree), by term and expansion; bounded in terms */
   expansions: Map<string, Expanded>
+  expandedTerms: number
 }
 
 type Expanded = {term: string; weight: number; data: Postings}[]
 
-/** At most this many expansions kept per index. */
-const EXPANSIONS_MAX = 10_000
+/** The expansions kept per index hold at most this many terms in all; a larger single one is not kept. */
+const EXPANDED_TERMS_MAX = 100_000
+const EXPANSION_KEPT_MAX = 1_000
 
-/** At most this many postings kept as arrays per index (16 bytes each). */
-const ARRAYED_MAX = 4_000_000
+/** Postings shorter than this are walked as maps; longer ones are kept as arrays, at most ARRAYED_BYTES_MAX per index (with an allowance per array). */
+const ARRAY_MIN = 32
+const ARRAYED_BYTES_MAX = 64 << 20
+const ARRAY_OVERHEAD = 256
 
 const scratchOf = new WeakMap<object, Scratch>()
 
@@ -97,12 +103,20 @@ function scratch(ms: MiniInternals): Scratch {
   const had = scratchOf.get(ms)
   if (had && had.stamp === stamp) return had
   const fields = Object.keys(ms._fieldIds).length
-  const n = ms._nextId + 1
+  // sized by the largest id the index lists, not by its nextId (a number a planted file could make huge)
+  let top = -1
+  for (const id of ms._documentIds.keys()) if (Number.isSafeInteger(id) && id > top) top = id
+  const n = top + 1
+  const live = new Uint8Array(n)
+  for (const id of ms._documentIds.keys()) if (Number.isSafeInteger(id) && id >= 0) live[id] = 1
   const lengths = new Float64Array(n * fields)
-  for (const [id, ls] of ms._fieldLength) for (let f = 0; f < fields; f++) lengths[id * fields + f] = ls[f] ?? 0
+  for (const [id, ls] of ms._fieldLength) {
+    if (!(id >= 0 && id < n) || !Array.isArray(ls)) continue
+    for (let f = 0; f < fields; f++) lengths[id * fields + f] = typeof ls[f] === 'number' ? ls[f] : 0
+  }
   const s: Scratch = {
     stamp, fields, lengths, total: new Float64Array(n), part: new Float64Array(n), mask: new Uint32Array(n), seen: new Uint32Array(n),
-    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n), arrays: new WeakMap(), arrayed: 0, expansions: new Map(),
+    touched: new Int32Array(n), inThis: new Int32Array(n), select: new Float64Array(n), live, arrays: new WeakMap(), arrayedBytes: 0, expansions: new Map(), expandedTerms: 0,
   }
   scratchOf.set(ms, s)
   return s
@@ -162,104 +176,135 @@ export class Ranking<T> {
     const inner = internals(ms)
     this.inner = inner
     const s = scratch(inner)
-    this.select = s.select
-    const {fields, lengths, total, part, mask, seen, touched, inThis} = s
-    const order = inner._options.fields.map((name) => ({fieldId: inner._fieldIds[name], boost: boost[name] || 1}))
-    const N = inner._documentCount
-    const {k, b, d} = BM25
-    let nTouched = 0
-    this.expanded = query.terms.map((t) => {
-      const key = `${t.term}\0${t.prefix}\0${t.fuzzy}`
-      let e = s.expansions.get(key)
-      if (e === undefined) {
-        e = expand(inner, t)
-        if (s.expansions.size >= EXPANSIONS_MAX) s.expansions.clear()
-        s.expansions.set(key, e)
-      }
-      return e
-    })
-    const bit = new Map<string, number>()
-    for (const t of query.terms) if (!bit.has(t.term)) bit.set(t.term, bit.size)
-    for (let q = 0; q < query.terms.length; q++) {
-      const mark = q + 1
-      let nThis = 0
-      for (const {weight, data} of this.expanded[q]) {
-        for (const {fieldId, boost: fieldBoost} of order) {
-          const freqs = data.get(fieldId)
-          if (freqs === undefined) continue
-          const matching = freqs.size
-          const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
-          const avgFieldLength = inner._avgFieldLength[fieldId]
-          const w = weight * fieldBoost
-          // [doc, frequency] pairs, in the map's order (the order MiniSearch adds them in)
-          let pairs = s.arrays.get(freqs)
-          if (pairs === undefined) {
-            pairs = new Float64Array(2 * matching)
-            let i = 0
-            freqs.forEach((tf, doc) => {
-              pairs![i++] = doc
-              pairs![i++] = tf
-            })
-            if (s.arrayed + matching > ARRAYED_MAX) {
-              s.arrays = new WeakMap()
-              s.arrayed = 0
+    try {
+      this.select = s.select
+      const {fields, lengths, total, part, mask, seen, touched, inThis, live} = s
+      const order = inner._options.fields.map((name) => ({fieldId: inner._fieldIds[name], boost: boost[name] || 1}))
+      const N = inner._documentCount
+      const {k, b, d} = BM25
+      let nTouched = 0
+      this.expanded = query.terms.map((t) => {
+        const key = `${t.term}\0${t.prefix}\0${t.fuzzy}`
+        let e = s.expansions.get(key)
+        if (e === undefined) {
+          e = expand(inner, t)
+          if (e.length <= EXPANSION_KEPT_MAX) {
+            if (s.expandedTerms + e.length > EXPANDED_TERMS_MAX) {
+              s.expansions.clear()
+              s.expandedTerms = 0
             }
-            s.arrays.set(freqs, pairs)
-            s.arrayed += matching
-          }
-          for (let i = 0; i < pairs.length; i += 2) {
-            const doc = pairs[i]
-            const termFreq = pairs[i + 1]
-            const fieldLength = lengths[doc * fields + fieldId]
-            const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
-            if (seen[doc] !== mark) {
-              seen[doc] = mark
-              part[doc] = 0
-              inThis[nThis++] = doc
-            }
-            part[doc] += w * raw
+            s.expansions.set(key, e)
+            s.expandedTerms += e.length
           }
         }
-      }
-      const m = 1 << bit.get(query.terms[q].term)!
-      for (let i = 0; i < nThis; i++) {
-        const doc = inThis[i]
-        if (mask[doc] === 0) {
-          touched[nTouched++] = doc
-          total[doc] = 0
+        return e
+      })
+      const bit = new Map<string, number>()
+      for (const t of query.terms) if (!bit.has(t.term)) bit.set(t.term, bit.size)
+      for (let q = 0; q < query.terms.length; q++) {
+        const mark = q + 1
+        let nThis = 0
+        for (const {weight, data} of this.expanded[q]) {
+          for (const {fieldId, boost: fieldBoost} of order) {
+            const freqs = data.get(fieldId)
+            if (freqs === undefined) continue
+            const matching = freqs.size
+            const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
+            const avgFieldLength = inner._avgFieldLength[fieldId]
+            const w = weight * fieldBoost
+            const visit = (doc: number, termFreq: number) => {
+              // an id the index does not list (a damaged or planted file): MiniSearch passes over it too
+              if (live[doc] !== 1) return
+              const fieldLength = lengths[doc * fields + fieldId]
+              const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
+              if (seen[doc] !== mark) {
+                seen[doc] = mark
+                part[doc] = 0
+                inThis[nThis++] = doc
+              }
+              part[doc] += w * raw
+            }
+            if (matching < ARRAY_MIN) {
+              freqs.forEach((termFreq, doc) => visit(doc, termFreq))
+              continue
+            }
+            // [doc, frequency] pairs, in the map's order (the order MiniSearch adds them in)
+            let pairs = s.arrays.get(freqs)
+            if (pairs === undefined) {
+              pairs = new Float64Array(2 * matching)
+              let i = 0
+              freqs.forEach((tf, doc) => {
+                pairs![i++] = doc
+                pairs![i++] = tf
+              })
+              const bytes = pairs.byteLength + ARRAY_OVERHEAD
+              if (s.arrayedBytes + bytes > ARRAYED_BYTES_MAX) {
+                s.arrays = new WeakMap()
+                s.arrayedBytes = 0
+              }
+              s.arrays.set(freqs, pairs)
+              s.arrayedBytes += bytes
+            }
+            // visit(), written out: this loop is most of a warm query
+            for (let i = 0; i < pairs.length; i += 2) {
+              const doc = pairs[i]
+              if (live[doc] !== 1) continue
+              const termFreq = pairs[i + 1]
+              const fieldLength = lengths[doc * fields + fieldId]
+              const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
+              if (seen[doc] !== mark) {
+                seen[doc] = mark
+                part[doc] = 0
+                inThis[nThis++] = doc
+              }
+              part[doc] += w * raw
+            }
+          }
         }
-        total[doc] += part[doc]
-        mask[doc] |= m
+        const m = 1 << bit.get(query.terms[q].term)!
+        for (let i = 0; i < nThis; i++) {
+          const doc = inThis[i]
+          if (mask[doc] === 0) {
+            touched[nTouched++] = doc
+            total[doc] = 0
+          }
+          total[doc] += part[doc]
+          mask[doc] |= m
+        }
       }
+      let required = 0
+      let unmatchable = false
+      for (const r of query.required) {
+        const i = bit.get(r)
+        if (i === undefined) unmatchable = true
+        else required |= 1 << i
+      }
+      const excluded = new Set<number>()
+      for (const term of query.excluded) {
+        const data = inner._index.get(term)
+        if (!data) continue
+        for (const {fieldId} of order) for (const doc of data.get(fieldId)?.keys() ?? []) excluded.add(doc)
+      }
+      let n = 0
+      for (let i = 0; i < nTouched; i++) {
+        const doc = touched[i]
+        const m = mask[doc]
+        // seen[] holds query-term numbers and mask[] this query's bits: both clean for the next query
+        mask[doc] = 0
+        seen[doc] = 0
+        if (unmatchable || (m & required) >>> 0 !== required >>> 0 || (excluded.size > 0 && excluded.has(doc))) continue
+        // kept in touched[] from the front (i ≥ n): the candidates, with their scores in part[]
+        touched[n] = doc
+        part[n] = total[doc] * popcount(m)
+        n++
+      }
+      this.candidates = touched.slice(0, n)
+      this.scores = part.slice(0, n)
+    } catch (error) {
+      // the scratch may be half-written (marks, sums): the next query makes it anew
+      scratchOf.delete(inner)
+      throw error
     }
-    let required = 0
-    let unmatchable = false
-    for (const r of query.required) {
-      const i = bit.get(r)
-      if (i === undefined) unmatchable = true
-      else required |= 1 << i
-    }
-    const excluded = new Set<number>()
-    for (const term of query.excluded) {
-      const data = inner._index.get(term)
-      if (!data) continue
-      for (const {fieldId} of order) for (const doc of data.get(fieldId)?.keys() ?? []) excluded.add(doc)
-    }
-    let n = 0
-    for (let i = 0; i < nTouched; i++) {
-      const doc = touched[i]
-      const m = mask[doc]
-      // seen[] holds query-term numbers and mask[] this query's bits: both clean for the next query
-      mask[doc] = 0
-      seen[doc] = 0
-      if (unmatchable || (m & required) >>> 0 !== required >>> 0 || (excluded.size > 0 && excluded.has(doc))) continue
-      // kept in touched[] from the front (i ≥ n): the candidates, with their scores in part[]
-      touched[n] = doc
-      part[n] = total[doc] * popcount(m)
-      n++
-    }
-    this.candidates = touched.slice(0, n)
-    this.scores = part.slice(0, n)
   }
 
   get size(): number {
