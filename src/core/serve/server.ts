@@ -180,7 +180,8 @@ async function answer(warm: WarmState, line: string): Promise<{nonce: string; re
  * A fresh server's first requests run code V8 has not optimised yet: over its first few
  * hundred requests a 10k search costs about 0.3 ms more (docs/architecture.md, "Measured
  * costs"). So before it listens it runs up to WARM_UP_MS of searches of its own indexes'
- * words, as the owner, through the same serving gate (read-only: nothing is written).
+ * words, as the owner, through the same serving gate: it answers nobody and changes no memory
+ * (it may write the derived caches any first search writes: index deltas, the gate's caches).
  */
 const WARM_UP_MS = 250
 

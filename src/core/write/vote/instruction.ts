@@ -59,6 +59,11 @@ const PRINCIPAL = String.raw`(?:the|your)\s+(?:user|owner|human|operator|reviewe
 /** The reader the text addresses, when that reader is a model. */
 const AI_READER = String.raw`(?:an?\s+)?(?:ai|a\.i\.|llms?|gpt|chatbots?|bots?|language\s+models?|ai\s+(?:agents?|assistants?|models?|systems?|tools?|readers?)|(?:agents?|assistants?|models?)\s+(?:reading|processing|parsing|summari[sz]ing|handling|ingesting)\b)`
 
+/** The reader as a role: the assistant, agent, bot, copilot or note-taker that reads the text. */
+const READER_ROLE = String.raw`(?:assistant|agent|bot|chatbot|copilot|note-?taker|note\s+taker)`
+/** An act with consequences outside the reply: money, messages, secrets, access, the repository, its own memory. */
+const CONSEQUENTIAL_ACT = String.raw`(?:approve|release|pay|transfer|wire|send|forward|paste|post|upload|share|reset|grant|disable|delete|commit|export|e-?mail|attach|schedule|type|enter|execute|mark\s+(?:[\w#-]+\s+){0,3}?(?:as\s+)?(?:resolved|trusted|approved|pre-?approved|safe|verified)|treat\s+(?:[\w@.-]+\s+){0,3}?as|record\s+(?:(?:it|this|that)\s+)?(?:in|to|into)\s+(?:your|its)\s+(?:memory|notes)|(?:save|store|note|remember|add|keep)\s+(?:a\s+note\s+|(?:it|this|that)\s+)?(?:in|to|into)\s+(?:your|its)\s+(?:memory|notes)|save\s+a\s+note|add\s+(?:a\s+)?file|add\s+(?:that|this|it)\s+to\s+(?:your|its)\s+(?:notes|memory))\b`
+
 const RULES: Rule[] = [
   // strong: overriding the agent's instructions
   {
@@ -134,7 +139,7 @@ const RULES: Rule[] = [
     kind: 'aimed-at-output',
     strength: 'medium',
     label: 'directive on the reply',
-    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b/i,
+    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
   },
   {
     kind: 'acts-on-user',
@@ -156,7 +161,8 @@ const RULES: Rule[] = [
     kind: 'always-never',
     strength: 'medium',
     label: 'standing order',
-    re: /\b(?:always|never)\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
+    // "never send your password by email" protects a secret: it is security advice, no order to a reader
+    re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
   },
   {
     kind: 'persona',
@@ -207,6 +213,25 @@ const RULES: Rule[] = [
     re: new RegExp(String.raw`\b(?:to|for)\s+${DETERMINER}${AI_READER}(?<=\b(?:note|message|hint|tip|reminder|instructions?|memo|request|notice|heads[- ]up|p\.?s\.?|attention|warning|directive|order|task)\s+(?:to|for)\s+${DETERMINER}${AI_READER})`, 'i'),
   },
   {kind: 'addressed', strength: 'medium', label: 'addressed to the AI', re: new RegExp(String.raw`\bif\s+you\s+are\s+${AI_READER}`, 'i')},
+  // The assistant that reads the text, named as such, asked to do something with consequences
+  // (pay, release, send, paste, post, reset, record in its memory, treat as approved): a
+  // request to a person is worded the same way, but a person is not "the assistant".
+  {
+    kind: 'asks-the-assistant',
+    strength: 'medium',
+    label: 'asks the assistant to act',
+    gate: [['assistant', 'agent', 'bot', 'copilot', 'note-taker', 'notetaker', 'note taker']],
+    re: new RegExp(
+      [
+        String.raw`\b(?:could|can|would|will)\s+(?:the|your)\s+(?:ai\s+)?(?:[\w-]+\s+)?${READER_ROLE}\s+(?:please\s+)?${CONSEQUENTIAL_ACT}`,
+        String.raw`\b(?:the|your|this)\s+(?:ai\s+)?(?:[\w-]+\s+)?${READER_ROLE}\b[^.\n]{0,60}?\b(?:is|are)\s+(?:hereby\s+)?(?:instructed|expected|required|asked|authori[sz]ed|cleared|directed)\s+to\s+${CONSEQUENTIAL_ACT}`,
+        String.raw`\bas\s+(?:the|an?|your)\s+(?:[\w-]+\s+){0,2}${READER_ROLE}\b[^.\n]{0,40}?\byou\s+(?:are\s+(?:expected|required|asked|supposed)\s+to|should|must|need\s+to|will)\s+${CONSEQUENTIAL_ACT}`,
+        String.raw`\bif\s+you\s+are\s+(?:an?|the)\s+(?:[\w-]+\s+){0,2}${READER_ROLE}\b[^.\n]{0,60}?\byou\s+(?:will|would|should|must|can)\s+${CONSEQUENTIAL_ACT}`,
+        String.raw`(?:^|[\n(]|[.!?]\s+)\s*(?:(?:dear|hey|hi|hello|attention|note|notice|message)\s+)?(?:for\s+|to\s+)?(?:the\s+|all\s+|any\s+)?(?:ai|llm)\s+(?:[\w-]+\s+)?${READER_ROLE}s?\s*[:,][^\n]{0,240}?${CONSEQUENTIAL_ACT}`,
+      ].join('|'),
+      'i',
+    ),
+  },
   {
     kind: 'addressed',
     strength: 'medium',
@@ -343,8 +368,8 @@ const RULES: Rule[] = [
     kind: 'lesson',
     strength: 'medium',
     label: 'a "lesson learned" that licenses an unsafe act',
-    gate: [['lesson', 'note to self', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time', 'retrospective', 'post-mortem', 'postmortem', 'we learned', 'worked well', 'keep doing']],
-    re: /\b(?:lessons?\s+learned|note\s+to\s+self|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time|retrospective|post-?mortem|what\s+we\s+learned|(?:it\s+)?worked\s+(?:well|better)\s+when)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down|key\s+files?|(?:push|commit|merge|deploy)\w*\s+(?:\w+\s+)?directly|bottleneck|keep\s+doing|repeat\s+(?:that|this|it))\b/i,
+    gate: [['lesson', 'note to self', 'reminder', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time', 'retrospective', 'post-mortem', 'postmortem', 'we learned', 'worked well', 'keep doing']],
+    re: /\b(?:lessons?\s+learned|note\s+to\s+self|note\s+for\s+next\s+time|reminder\s+(?:for|to)\s+(?:next\s+time|self|myself|future\s+runs)|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time|retrospective|post-?mortem|what\s+we\s+learned|(?:it\s+)?worked\s+(?:well|better)\s+when)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down|key\s+files?|(?:push|commit|merge|deploy)\w*\s+(?:\w+\s+)?directly|bottleneck|keep\s+doing|repeat\s+(?:that|this|it))\b/i,
   },
   {
     kind: 'cross-tenant',
@@ -492,7 +517,8 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: "reaches into another tenant's memory",
     gate: [['tenant', 'workspace', 'saved for', 'stored for', 'kept for', 'team', 'project']],
-    re: /\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b[^.\n]{0,50}?\b(?:(?:the\s+)?[\w-]+\s+(?:tenant|workspace)(?:['’]s)?|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?))/i,
+    // the object is that tenant's or workspace's (possessive, or its notes / data): "use Claude through the team workspace" is not
+    re: /\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b[^.\n]{0,50}?\b(?:(?:the\s+)?[\w-]+\s+(?:tenant|workspace)(?:['’]s|\s+(?:notes|memories|memory|records|data|files|customers?|contacts))|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?))/i,
   },
   {
     kind: 'cross-tenant',
@@ -713,8 +739,9 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
  * describes it to a human: a phrase inside quotes that a describing frame opens, in a text about
  * attacks, is an example, not an order.
  */
-const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like|example(?:\s+of\s+[\w -]{0,30})?|says?|saying|said|reads?|phrases?|wording|write|writes|called)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
-const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+)\b/i
+// the frame of a quoted example, then any earlier quoted examples of the same list ("such as "a", "b" or "c"), then the quote the match is in
+const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like(?:\s+this)?|looks?\s+like(?:\s+this)?|example(?:\s+of\s+[\w -]{0,30}|\s+(?:prompts?|strings?|payloads?|inputs?|messages?|phrases?|texts?))?|says?|saying|said|reads?|phrases?|wording|write|writes|called|strings?)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?(?:["'\u2018\u201c][^"'\u2019\u201d\n]*["'\u2019\u201d]\s*(?:,|or|and|,\s*(?:or|and))\s*)*["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
+const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/i
 
 function quotedExample(text: string, index: number): boolean {
   if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false
