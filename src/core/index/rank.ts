@@ -87,7 +87,7 @@ type Expanded = {term: string; weight: number; data: Postings}[]
 const EXPANDED_TERMS_MAX = 100_000
 const EXPANSION_KEPT_MAX = 1_000
 
-/** Postings shorter than this are walked as maps; longer ones are kept as arrays, at most ARRAYED_BYTES_MAX per index (with an allowance per array). */
+/** Postings this long or longer are kept as arrays, at most ARRAYED_BYTES_MAX per index (with an allowance per array); shorter ones are copied for the one query. */
 const ARRAY_MIN = 32
 const ARRAYED_BYTES_MAX = 64 << 20
 const ARRAY_OVERHEAD = 256
@@ -212,23 +212,7 @@ export class Ranking<T> {
             const invDocFreq = Math.log(1 + (N - matching + 0.5) / (matching + 0.5))
             const avgFieldLength = inner._avgFieldLength[fieldId]
             const w = weight * fieldBoost
-            const visit = (doc: number, termFreq: number) => {
-              // an id the index does not list (a damaged or planted file): MiniSearch passes over it too
-              if (live[doc] !== 1) return
-              const fieldLength = lengths[doc * fields + fieldId]
-              const raw = invDocFreq * (d + (termFreq * (k + 1)) / (termFreq + k * (1 - b + (b * fieldLength) / avgFieldLength)))
-              if (seen[doc] !== mark) {
-                seen[doc] = mark
-                part[doc] = 0
-                inThis[nThis++] = doc
-              }
-              part[doc] += w * raw
-            }
-            if (matching < ARRAY_MIN) {
-              freqs.forEach((termFreq, doc) => visit(doc, termFreq))
-              continue
-            }
-            // [doc, frequency] pairs, in the map's order (the order MiniSearch adds them in)
+            // [doc, frequency] pairs, in the map's order (the order MiniSearch adds them in); kept when long
             let pairs = s.arrays.get(freqs)
             if (pairs === undefined) {
               pairs = new Float64Array(2 * matching)
@@ -237,15 +221,16 @@ export class Ranking<T> {
                 pairs![i++] = doc
                 pairs![i++] = tf
               })
-              const bytes = pairs.byteLength + ARRAY_OVERHEAD
-              if (s.arrayedBytes + bytes > ARRAYED_BYTES_MAX) {
-                s.arrays = new WeakMap()
-                s.arrayedBytes = 0
+              if (matching >= ARRAY_MIN) {
+                const bytes = pairs.byteLength + ARRAY_OVERHEAD
+                if (s.arrayedBytes + bytes > ARRAYED_BYTES_MAX) {
+                  s.arrays = new WeakMap()
+                  s.arrayedBytes = 0
+                }
+                s.arrays.set(freqs, pairs)
+                s.arrayedBytes += bytes
               }
-              s.arrays.set(freqs, pairs)
-              s.arrayedBytes += bytes
             }
-            // visit(), written out: this loop is most of a warm query
             for (let i = 0; i < pairs.length; i += 2) {
               const doc = pairs[i]
               if (live[doc] !== 1) continue
