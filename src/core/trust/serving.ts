@@ -34,6 +34,8 @@ interface ScopeState {
 }
 
 const MAX_VERDICTS = 200_000
+/** Parsed files a warm gate keeps (the most a server's searches show again and again). */
+const MAX_PARSED = 20_000
 
 /**
  * Decides whether a memory file may be served (README "Serving"): a run: scratchpad is its
@@ -51,6 +53,13 @@ export class ServingGate {
   /** the highest serials in committed history when the gate opened (also recorded in the state, when it can be written) */
   private history: Record<string, number> = {}
   private readonly scopes = new Map<string, ScopeState>()
+  /**
+   * A warm gate's parsed files, by path and blob: what a hit shows is read from its file
+   * (search.ts), and parsing the same bytes again on every request of a server is most of
+   * what a request costs besides the ranking. A parse depends on the bytes only; callers
+   * read a served memory and never change it.
+   */
+  private readonly parsed = new Map<string, MemoryFile>()
 
   constructor(
     private readonly store: Store,
@@ -119,7 +128,17 @@ export class ServingGate {
     if (opts.blob !== undefined && blob !== opts.blob) return {ok: false, rel, problem: 'changed since it was indexed', missing: false}
     // parsed at most once, and only when needed: a warm gate's remembered verdict needs no parse
     let memory: MemoryFile | undefined
-    const parse = () => (memory ??= parseMemory(text, rel))
+    const parse = (): MemoryFile => {
+      if (memory) return memory
+      if (!this.remember) return (memory = parseMemory(text, rel))
+      const key = `${rel}\0${blob}`
+      memory = this.parsed.get(key)
+      if (memory) return memory
+      memory = parseMemory(text, rel)
+      if (this.parsed.size >= MAX_PARSED) this.parsed.clear()
+      this.parsed.set(key, memory)
+      return memory
+    }
     const check = this.check(scope, rel, text, parse, blob)
     if (!check.ok) return {ok: false, rel, problem: check.problem, missing: false}
     return {
