@@ -194,15 +194,16 @@ export function miniQuery(terms: QueryTerm[]): {query: Query; options: MiniSearc
   const positive = terms.filter((t) => t.mode !== 'not').map((t) => t.term)
   const excluded = terms.filter((t) => t.mode === 'not').map((t) => t.term)
   const must = terms.filter((t) => t.mode === 'must').map((t) => t.term)
-  const expand = new Set(terms.filter((t) => t.expand).map((t) => t.term))
   const query: Query = excluded.length
     ? {combineWith: 'AND_NOT', queries: [{combineWith: 'OR', queries: [positive.join(' ')]}, {combineWith: 'OR', queries: [excluded.join(' ')], prefix: false, fuzzy: false}]}
     : positive.join(' ')
+  // prefix and fuzzy expansion as rankQuery decides it (one rule for both rankings)
+  const spec = new Map(rankQuery(terms).terms.map((t) => [t.term, t]))
   return {
     query,
     options: {
-      prefix: (term: string) => expand.has(term) && term.length >= 3,
-      fuzzy: (term: string) => (expand.has(term) ? fuzzyDistanceFor(term) : false),
+      prefix: (term: string) => spec.get(term)?.prefix ?? false,
+      fuzzy: (term: string) => spec.get(term)?.fuzzy || false,
       ...(must.length ? {filter: (r: SearchResult) => must.every((m) => r.queryTerms.includes(m))} : {}),
     },
   }
@@ -458,7 +459,7 @@ class PartialScope implements TermCounts {
   ) {
     const h = file.header
     // as checkIds for a full index: a next id far above the documents is a damaged or planted file
-    if (!Number.isSafeInteger(h.nextId) || h.nextId < 0 || h.nextId > 8 * (h.documentCount + h.dirtCount) + 1024) throw new Error('the postings file names an out-of-bounds next id')
+    if (!Number.isSafeInteger(h.nextId) || h.nextId < 0 || h.nextId > nextIdBound(h.documentCount, h.dirtCount)) throw new Error('the postings file names an out-of-bounds next id')
     this.ms = MiniSearch.loadJS<IndexDoc>(
       {
         documentCount: h.documentCount, nextId: h.nextId, documentIds: {}, fieldIds: h.fieldIds, fieldLength: {},
@@ -942,6 +943,11 @@ function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | 
  * next id would make every document added after it cost memory in proportion (rank.ts
  * sizes its arrays by the largest id). Such a file is unreadable, and is rebuilt.
  */
+/** The highest next id an index of these counts may name (see checkIds). */
+function nextIdBound(documentCount: number, dirtCount: number): number {
+  return 8 * (documentCount + dirtCount) + 1024
+}
+
 function checkIds(ms: Index): void {
   const m = internals(ms)
   let top = -1
@@ -949,8 +955,7 @@ function checkIds(ms: Index): void {
     if (!Number.isSafeInteger(id) || id < 0) throw new Error('a document id that is not a small whole number')
     if (id > top) top = id
   }
-  const bound = 8 * (m._documentCount + m._dirtCount) + 1024
-  if (!Number.isSafeInteger(m._nextId) || m._nextId <= top || m._nextId > bound) throw new Error(`next document id ${String(m._nextId).slice(0, 20)} is out of bounds`)
+  if (!Number.isSafeInteger(m._nextId) || m._nextId <= top || m._nextId > nextIdBound(m._documentCount, m._dirtCount)) throw new Error(`next document id ${String(m._nextId).slice(0, 20)} is out of bounds`)
 }
 
 function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta: IndexMeta} {
