@@ -4,7 +4,7 @@
  * (accepted by the owner with the CLI, then found by the warm search), refusals by schema
  * and by the core, taint, and another tenant's memory never in any tool output.
  */
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
@@ -227,6 +227,50 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(r.structuredContent.error).toMatchObject({code: 'refused', exitCode: 3})
     expect(textOf(r)).toMatch(/^engram: Scope tenant:acme is read-only for agents\.\n {2}next: \S/)
     expect(commits(sb)).toBe(before)
+  })
+})
+
+describe("engram mcp: a write's neighbours", () => {
+  let sb: Sandbox
+  let owner: string
+  let mcp: Served
+
+  beforeAll(async () => {
+    sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    owner = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
+    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
+    mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+  }, 300_000)
+
+  afterAll(async () => {
+    await mcp?.client.close()
+  })
+
+  it("a write's vote compares with the memories this server has loaded: the version the owner accepted while it ran, never a copy edited on disk", async () => {
+    const flags = (w: any) => (w.structuredContent.flags as {flag: string; reason: string}[]).filter((f) => f.reason.includes('tenant:acme:db.md')).map((f) => f.flag)
+    const write = async (path: string, content: string) => {
+      const w = await mcp.call('write', {scope: 'tenant:acme', path, content})
+      expect(w.isError, textOf(w)).toBeFalsy()
+      return w
+    }
+    expect(flags(await write('notes/db-1.md', 'The staging database listens on port 5432.\n'))).toEqual(['duplicate'])
+    expect(flags(await write('notes/db-2.md', 'Correction: the staging database listens on port 6543.\n'))).toEqual(['contradiction'])
+    // the owner changes the memory while the server runs: the next vote compares with the new version
+    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 7000.\n')
+    expect(flags(await write('notes/db-3.md', 'The staging database listens on port 7000.\n'))).toEqual(['duplicate'])
+    expect(flags(await write('notes/db-4.md', 'The staging database listens on port 5432.\n'))).toEqual(['contradiction'])
+    // the file edited on disk, not signed: no longer evidence of anything
+    const file = join(sb.dir, 'tenant/acme/db.md')
+    const signed = readFileSync(file, 'utf8')
+    try {
+      writeFileSync(file, signed.replace('port 7000', 'port 9999'))
+      expect(flags(await write('notes/db-5.md', 'The staging database listens on port 9999.\n'))).toEqual([])
+      expect(flags(await write('notes/db-6.md', 'The staging database listens on port 7000.\n'))).toEqual([])
+    } finally {
+      writeFileSync(file, signed)
+    }
+    expect(flags(await write('notes/db-7.md', 'The staging database listens on port 7000.\n'))).toEqual(['duplicate'])
   })
 })
 

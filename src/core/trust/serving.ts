@@ -53,21 +53,15 @@ export class ServingGate {
   /** the highest serials in committed history when the gate opened (also recorded in the state, when it can be written) */
   private history: Record<string, number> = {}
   private readonly scopes = new Map<string, ScopeState>()
-  /**
-   * A warm gate's parsed files, by path and blob: what a hit shows is read from its file
-   * (search.ts), and parsing the same bytes again on every request of a server is most of
-   * what a request costs besides the ranking. A parse depends on the bytes only; callers
-   * read a served memory and never change it.
-   */
-  private readonly parsed = new Map<string, MemoryFile>()
-
   constructor(
     private readonly store: Store,
     private readonly remember = false,
+    /** a warm gate's parsed files, kept by its WarmServing across gates */
+    private readonly files: FileMemo = new FileMemo(),
   ) {}
 
-  static async open(store: Store, opts: {remember?: boolean} = {}): Promise<ServingGate> {
-    const gate = new ServingGate(store, opts.remember ?? false)
+  static async open(store: Store, opts: {remember?: boolean; files?: FileMemo} = {}): Promise<ServingGate> {
+    const gate = new ServingGate(store, opts.remember ?? false, opts.files)
     gate.keyring = await loadKeyring(store)
     // a machine without state (a new host, CI) still refuses a committed rollback (R13)
     gate.history = await raiseFromHistory(store, gate.keyring)
@@ -131,13 +125,7 @@ export class ServingGate {
     const parse = (): MemoryFile => {
       if (memory) return memory
       if (!this.remember) return (memory = parseMemory(text, rel))
-      const key = `${rel}\0${blob}`
-      memory = this.parsed.get(key)
-      if (memory) return memory
-      memory = parseMemory(text, rel)
-      if (this.parsed.size >= MAX_PARSED) this.parsed.clear()
-      this.parsed.set(key, memory)
-      return memory
+      return (memory = this.files.parse(rel, blob, text))
     }
     const check = this.check(scope, rel, text, parse, blob)
     if (!check.ok) return {ok: false, rel, problem: check.problem, missing: false}
@@ -184,6 +172,28 @@ export class ServingGate {
     if (entry === undefined) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
     if (entry !== (blob ?? gitBlobHash(text))) return {ok: false, problem: 'does not match the signed manifest (rolled back or edited)'}
     return {ok: true}
+  }
+}
+
+/**
+ * A warm gate's parsed memory files, by path and blob, kept by its WarmServing across the
+ * gates it opens (a commit moves HEAD and opens a new gate; a parse depends on the bytes
+ * only). What a hit shows is read from its file (search.ts), and a write's neighbours recur
+ * from write to write: parsing the same bytes again is most of what showing one costs
+ * besides the ranking. Not a trust decision: each gate decides on the bytes it read.
+ * Callers read a served memory and never change it.
+ */
+export class FileMemo {
+  private readonly parsed = new Map<string, MemoryFile>()
+
+  parse(rel: string, blob: string, text: string): MemoryFile {
+    const key = `${rel}\0${blob}`
+    let memory = this.parsed.get(key)
+    if (memory) return memory
+    memory = parseMemory(text, rel)
+    if (this.parsed.size >= MAX_PARSED) this.parsed.clear()
+    this.parsed.set(key, memory)
+    return memory
   }
 }
 
@@ -236,6 +246,8 @@ function keyMaterial(store: Store): string {
 export class WarmServing {
   private gate: ServingGate | undefined
   private key: string | undefined
+  /** parsed files: they depend on the bytes only, so they outlive a gate (a commit moves HEAD) */
+  private readonly files = new FileMemo()
 
   constructor(private readonly store: Store) {}
 
@@ -247,7 +259,7 @@ export class WarmServing {
       this.gate.revalidate()
       return this.gate
     }
-    const gate = await ServingGate.open(this.store, {remember: key !== undefined})
+    const gate = await ServingGate.open(this.store, {remember: key !== undefined, files: this.files})
     this.gate = key === undefined ? undefined : gate
     this.key = key
     return gate

@@ -27,8 +27,14 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  * the whole index; where that file is missing or is not the one its index names, the whole
  * index is loaded, as before (README "Performance").
  */
-export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
-  return findNeighbours(store, session, text, limit)
+export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number, warm?: WarmLookup): Promise<Neighbour[]> {
+  return findNeighbours(store, session, text, limit, warm)
+}
+
+/** What a long-lived process keeps for the lookup: its loaded indexes and a serving gate current for this call's HEAD. */
+export interface WarmLookup {
+  engine?: Searcher
+  gate?: ServingGate
 }
 
 /**
@@ -41,7 +47,7 @@ export async function findNeighbours(
   session: SessionRecord,
   text: string,
   limit: number,
-  warm: {engine?: Searcher; gate?: ServingGate} = {},
+  warm: WarmLookup = {},
 ): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
   if (scopes.length === 0) return []
@@ -65,7 +71,7 @@ export async function findNeighbours(
     } catch {
       continue // a remembered verdict for a file that no longer parses
     }
-    out.push({scope: h.scope, path: h.path, title: memory.frontmatter.title, body: memory.body, score: h.score})
+    out.push({scope: h.scope, path: h.path, title: memory.frontmatter.title, body: memory.body, score: h.score, blob: served.blob})
   }
   return out
 }

@@ -275,6 +275,26 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   }
 }
 
+/**
+ * A neighbour's analysis by its blob id: in a long-lived process (`engram mcp`) the same
+ * curated memories are neighbours of write after write, and the analysis is most of what
+ * comparing with one costs. Kept only in this process, keyed by the id of the bytes the
+ * caller read and verified (Neighbour.blob): nothing the agent can write is trusted for it.
+ * Bounded; a neighbour without an id is analysed each time.
+ */
+const NEIGHBOUR_INFO = new Map<string, DocInfo>()
+const NEIGHBOUR_INFO_MAX = 20_000
+
+function neighbourInfo(n: Neighbour): DocInfo {
+  if (n.blob === undefined) return docInfo(n.title, n.body, false)
+  let info = NEIGHBOUR_INFO.get(n.blob)
+  if (info) return info
+  info = docInfo(n.title, n.body, false)
+  if (NEIGHBOUR_INFO.size >= NEIGHBOUR_INFO_MAX) NEIGHBOUR_INFO.clear()
+  NEIGHBOUR_INFO.set(n.blob, info)
+  return info
+}
+
 function overlap(a: Set<string>, b: Set<string>): number {
   let n = 0
   const [small, big] = a.size <= b.size ? [a, b] : [b, a]
@@ -397,7 +417,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   for (const n of all) {
     if (out.some((f) => f.neighbour === n)) continue
-    const f = compareOne(cand, marker, n, docInfo(n.title, n.body, false))
+    const f = compareOne(cand, marker, n, neighbourInfo(n))
     if (f) out.push(f)
   }
   return out

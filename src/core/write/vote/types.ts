@@ -32,6 +32,12 @@ export interface Neighbour {
   title: string
   body: string
   score: number
+  /**
+   * The git blob id of the file the title and body were parsed from, computed by the caller
+   * from the bytes it read (never taken from the index): the same id is the same text, so
+   * the semantic validator may reuse its analysis of it (semantic.ts neighbourInfo).
+   */
+  blob?: string
 }
 
 export interface NormalisedText {
