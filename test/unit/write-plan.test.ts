@@ -193,10 +193,13 @@ describe('applying a plan (pure parts)', () => {
     expect([e.conflict, e.proposal.kind, e.proposal.base]).toEqual([true, 'conflict', 'd'.repeat(40)])
     expect(e.proposal.note).toBe(`conflict: written against ${'b'.repeat(40)}, but the file is now ${'d'.repeat(40)}`)
     // a direct write that lost the race is kept for review without a vote
-    const direct = planWrite(session(), {scope: 'run:s-abcd1234', path: 'a.md', content: 'x\n', base: 'none'}, view(), NOW)
+    const direct = planWrite(session(), {scope: 'run:s-abcd1234', path: 'a.md', content: `x ${token}\n`, base: 'none'}, view(), NOW)
     const lost = entryFor(direct, moved, undefined, 'p-3', NOW, ids)
     expect([lost.conflict, lost.proposal.status, lost.proposal.vote, lost.commit.subject]).toEqual([true, 'pending', null, 'Keep a conflicting write to run:s-abcd1234/a.md as proposal p-3'])
     expect(lost.commit.trailers['Engram-Vote']).toBeUndefined()
+    // the redaction is on record in the commit that keeps it, as in a direct commit
+    expect(lost.commit.trailers['Engram-Redactions']).toBe('github-token×1')
+    expect(lost.commit.changes[0].content).not.toContain(token)
   })
 
   it('dissent is carried into the memory\'s taint reasons, so the digest covers it', () => {

@@ -281,9 +281,12 @@ export function entryFor(
   const subject = !decision
     ? `Keep a conflicting write to ${where} as proposal ${id}`
     : status === 'pending' ? `Propose ${proposal.operation} of ${where} (${id})` : `Quarantine a write to ${where} (${id}): ${decision.summary}`
-  const trailers = provenanceTrailers(plan.session, plan.origin, plan.tainted, decision
-    ? {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest, 'Engram-Vote': decision.summary, 'Engram-Redactions': redactionSummary(plan.redactions)}
-    : {'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest})
+  // what was redacted is said by every commit that stores a write, a kept conflict too
+  const trailers = provenanceTrailers(plan.session, plan.origin, plan.tainted, {
+    'Engram-Operation': 'write', 'Engram-Proposal': id, 'Engram-Digest': digest,
+    ...(decision ? {'Engram-Vote': decision.summary} : {}),
+    'Engram-Redactions': redactionSummary(plan.redactions),
+  })
   Object.assign(trailers, extras.trailers ?? {})
   if (plan.signer) (trailers as Record<string, string | boolean | undefined>)['Engram-Signed-By'] = `${plan.signer.origin === 'dream' ? 'dreamer' : 'owner'} ${plan.signer.name} (${plan.signer.keyid})`
   return {proposal, digest, conflict, commit: {subject, trailers, changes: [{path: entryFile(proposal), content: serializeProposal(proposal)}]}}
