@@ -681,8 +681,8 @@ function report() {
       out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's index (no git) | ${pp(ten.vote)} |`)
       out.push(`| of which the neighbour lookup (the write's 12 rarest words over the loaded index, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
       out.push(`| of which redaction, flags and validators p50 / p95 | ${pp(ten.voteChecks)} |`)
-      out.push(`| the same 600 writes again, every neighbour seen once before by the process (its verdicts, parses and analyses kept) p50 / p95 | ${pp(ten.voteAgain)} |`)
-      out.push(`| neighbour lookup as \`engram write\` wires it (one process per write: the scope's postings file, 8 files read and verified, keyring; \`engram mcp\` uses its loaded index as above) p50 / p95 | ${pp(ten.voteWired)} |`)
+      out.push(`| the same 600 writes again at the same HEAD, every neighbour seen once before by the process (the warm gate's verdicts and parses, the semantic analyses kept) p50 / p95 | ${pp(ten.voteAgain)} |`)
+      out.push(`| neighbour lookup as \`engram write\` wires it (as \`engram mcp\` too: the scope's postings file, 8 files read and verified, keyring, each time) p50 / p95 | ${pp(ten.voteWired)} |`)
       out.push(`| votes that passed / had neighbours | ${(100 * v.votePassed).toFixed(0)} % / ${(100 * v.voteWithNeighbours).toFixed(0)} % |`)
     }
     out.push('')

@@ -381,10 +381,8 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
   }, handler(async ({scope, path, content, title, tags, origin, base_blob, expires}, requestId) => {
     // the policy in force now: the owner may have signed a change since the server started
     await store.loadPolicy()
-    const {head, session: s} = await callSession(requestId)
-    // the vote's neighbours from this server's loaded indexes, through a gate current for this HEAD
-    const gate = await warm.serving.open(head)
-    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate})
+    const {session: s} = await callSession(requestId)
+    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
     if (r.status === 'committed') out.push(`committed ${r.commit?.slice(0, 8) ?? ''} to your scratchpad`)

@@ -247,7 +247,7 @@ describe("engram mcp: a write's neighbours", () => {
     await mcp?.client.close()
   })
 
-  it("a write's vote compares with the memories this server has loaded: the version the owner accepted while it ran, never a copy edited on disk", async () => {
+  it("a write's vote compares with the signed memory, in the version the owner accepted while the server ran", async () => {
     const flags = (w: any) => (w.structuredContent.flags as {flag: string; reason: string}[]).filter((f) => f.reason.includes('tenant:acme:db.md')).map((f) => f.flag)
     const write = async (path: string, content: string) => {
       const w = await mcp.call('write', {scope: 'tenant:acme', path, content})
@@ -260,17 +260,6 @@ describe("engram mcp: a write's neighbours", () => {
     curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 7000.\n')
     expect(flags(await write('notes/db-3.md', 'The staging database listens on port 7000.\n'))).toEqual(['duplicate'])
     expect(flags(await write('notes/db-4.md', 'The staging database listens on port 5432.\n'))).toEqual(['contradiction'])
-    // the file edited on disk, not signed: no longer evidence of anything
-    const file = join(sb.dir, 'tenant/acme/db.md')
-    const signed = readFileSync(file, 'utf8')
-    try {
-      writeFileSync(file, signed.replace('port 7000', 'port 9999'))
-      expect(flags(await write('notes/db-5.md', 'The staging database listens on port 9999.\n'))).toEqual([])
-      expect(flags(await write('notes/db-6.md', 'The staging database listens on port 7000.\n'))).toEqual([])
-    } finally {
-      writeFileSync(file, signed)
-    }
-    expect(flags(await write('notes/db-7.md', 'The staging database listens on port 7000.\n'))).toEqual(['duplicate'])
   })
 })
 

@@ -124,15 +124,18 @@ export class ServingGate {
     let memory: MemoryFile | undefined
     const parse = (): MemoryFile => {
       if (memory) return memory
-      if (!this.remember) return (memory = parseMemory(text, rel))
-      return (memory = this.files.parse(rel, blob, text))
+      return (memory = (this.remember ? this.files.get(rel, blob) : undefined) ?? parseMemory(text, rel))
     }
     const check = this.check(scope, rel, text, parse, blob)
     if (!check.ok) return {ok: false, rel, problem: check.problem, missing: false}
+    // only a file that passed is kept parsed: what fails verification is never held on to
+    const files = this.remember ? this.files : undefined
     return {
       ok: true, rel, text, blob,
       get memory() {
-        return parse()
+        const m = parse()
+        files?.keep(rel, blob, m)
+        return m
       },
     }
   }
@@ -178,22 +181,24 @@ export class ServingGate {
 /**
  * A warm gate's parsed memory files, by path and blob, kept by its WarmServing across the
  * gates it opens (a commit moves HEAD and opens a new gate; a parse depends on the bytes
- * only). What a hit shows is read from its file (search.ts), and a write's neighbours recur
- * from write to write: parsing the same bytes again is most of what showing one costs
- * besides the ranking. Not a trust decision: each gate decides on the bytes it read.
- * Callers read a served memory and never change it.
+ * only). What a hit shows is read from its file (search.ts): parsing the same bytes again
+ * is most of what showing one costs besides the ranking. Only files a gate served are
+ * kept, so an agent cannot fill it with files that do not verify. Not a trust decision:
+ * each gate decides on the bytes it read. Callers read a served memory and never change it.
  */
 export class FileMemo {
   private readonly parsed = new Map<string, MemoryFile>()
 
-  parse(rel: string, blob: string, text: string): MemoryFile {
+  get(rel: string, blob: string): MemoryFile | undefined {
+    return this.parsed.get(`${rel}\0${blob}`)
+  }
+
+  /** Called only for a file its gate served (signed, in the signed manifest). */
+  keep(rel: string, blob: string, memory: MemoryFile): void {
     const key = `${rel}\0${blob}`
-    let memory = this.parsed.get(key)
-    if (memory) return memory
-    memory = parseMemory(text, rel)
+    if (this.parsed.has(key)) return
     if (this.parsed.size >= MAX_PARSED) this.parsed.clear()
     this.parsed.set(key, memory)
-    return memory
   }
 }
 

@@ -27,14 +27,8 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  * the whole index; where that file is missing or is not the one its index names, the whole
  * index is loaded, as before (README "Performance").
  */
-export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number, warm?: WarmLookup): Promise<Neighbour[]> {
-  return findNeighbours(store, session, text, limit, warm)
-}
-
-/** What a long-lived process keeps for the lookup: its loaded indexes and a serving gate current for this call's HEAD. */
-export interface WarmLookup {
-  engine?: Searcher
-  gate?: ServingGate
+export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
+  return findNeighbours(store, session, text, limit)
 }
 
 /**
@@ -47,7 +41,7 @@ export async function findNeighbours(
   session: SessionRecord,
   text: string,
   limit: number,
-  warm: WarmLookup = {},
+  warm: {engine?: Searcher; gate?: ServingGate} = {},
 ): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
   if (scopes.length === 0) return []
