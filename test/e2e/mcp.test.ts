@@ -4,7 +4,7 @@
  * (accepted by the owner with the CLI, then found by the warm search), refusals by schema
  * and by the core, taint, and another tenant's memory never in any tool output.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
@@ -247,7 +247,7 @@ describe("engram mcp: a write's neighbours", () => {
     await mcp?.client.close()
   })
 
-  it("a write's vote compares with the signed memory, in the version the owner accepted while the server ran", async () => {
+  it("a write's vote compares with the signed memory, in the version the owner accepted while the server ran, however the agent edits, moves or replaces its file", async () => {
     const flags = (w: any) => (w.structuredContent.flags as {flag: string; reason: string}[]).filter((f) => f.reason.includes('tenant:acme:db.md')).map((f) => f.flag)
     const write = async (path: string, content: string) => {
       const w = await mcp.call('write', {scope: 'tenant:acme', path, content})
@@ -260,6 +260,31 @@ describe("engram mcp: a write's neighbours", () => {
     curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 7000.\n')
     expect(flags(await write('notes/db-3.md', 'The staging database listens on port 7000.\n'))).toEqual(['duplicate'])
     expect(flags(await write('notes/db-4.md', 'The staging database listens on port 5432.\n'))).toEqual(['contradiction'])
+    // the agent edits, moves or replaces the file in the work tree: the edit is no evidence,
+    // and none of it hides the signed version, which is read from git
+    const file = join(sb.dir, 'tenant/acme/db.md')
+    const signed = readFileSync(file, 'utf8')
+    const edited = signed.replace('port 7000', 'port 9999')
+    expect(edited).not.toBe(signed)
+    const tampers: [string, () => void][] = [
+      ['edited', () => writeFileSync(file, edited)],
+      ['moved away', () => renameSync(file, `${file}.away`)],
+      ['a folder in its place', () => (renameSync(file, `${file}.away`), mkdirSync(file))],
+    ]
+    let k = 5
+    for (const [how, tamper] of tampers) {
+      tamper()
+      try {
+        expect(flags(await write(`notes/db-${k++}.md`, 'The staging database listens on port 9999.\n')), how).toEqual(['contradiction'])
+        expect(flags(await write(`notes/db-${k++}.md`, 'The staging database listens on port 7000.\n')), how).toEqual(['duplicate'])
+      } finally {
+        rmSync(file, {recursive: true, force: true})
+        if (existsSync(`${file}.away`)) renameSync(`${file}.away`, file)
+        else writeFileSync(file, signed)
+      }
+    }
+    expect(readFileSync(file, 'utf8')).toBe(signed)
+    expect(sb.run(['verify', '--json']).code).toBe(0)
   })
 })
 

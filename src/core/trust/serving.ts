@@ -2,6 +2,7 @@ import {closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync} fro
 import {join} from 'node:path'
 
 import {changedLongAgo, fileIdentity} from '../store/fsutil.js'
+import {blobBytes} from '../git/git.js'
 import {gitBlobHash, sha256Hex} from '../memory/hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {raiseFromHistory, seenSerials} from './highwater.js'
@@ -138,6 +139,35 @@ export class ServingGate {
         return m
       },
     }
+  }
+
+  /**
+   * The signed version of a curated memory whose file in the work tree is missing or not
+   * served (moved, edited, replaced by a folder): the blob its scope's signed manifest
+   * names, read from git and checked as the file would be (its signature, its scope). For
+   * the vote's neighbours: whoever can write the work tree must not be able to hide from a
+   * write the memory it contradicts. Undefined when the manifest names no blob for the
+   * path or git does not have it.
+   */
+  async signedVersion(scope: string, path: string): Promise<{memory: MemoryFile; blob: string} | undefined> {
+    if (scope.startsWith('run:')) return undefined
+    const rel = `${scopeDir(scope)}/${path}`
+    const blob = this.scope(scope).blobs?.blob(rel)
+    if (blob === undefined) return undefined
+    let text: string
+    try {
+      text = (await blobBytes(this.store.top, blob)).toString('utf8')
+    } catch {
+      return undefined
+    }
+    if (gitBlobHash(text) !== blob) return undefined
+    let memory: MemoryFile
+    try {
+      memory = parseMemory(text, rel)
+    } catch {
+      return undefined
+    }
+    return this.decide(scope, rel, text, memory, blob).ok ? {memory, blob} : undefined
   }
 
   /**

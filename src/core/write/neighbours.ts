@@ -4,6 +4,7 @@ import {ServingGate} from '../trust/serving.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import type {Neighbour} from './vote/index.js'
+import type {MemoryFile} from '../memory/memory.js'
 
 /**
  * How many of the write's words the lookup matches: its rarest ones (lowest document
@@ -54,18 +55,21 @@ export async function findNeighbours(
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
   for (const h of hits) {
-    // a broken or unverified file is reported by `engram verify`, not used as evidence
-    const served = gate!.serveFile(h.scope, h.path)
-    if (!served.ok) continue
-    // its title and body as the file says, never the index's stored copy: whoever can write
-    // .engram/index/ could keep a real path and blob id and change the text the vote compares
-    let memory
+    let found: {memory: MemoryFile; blob: string} | undefined
     try {
-      memory = served.memory
+      const served = gate!.serveFile(h.scope, h.path)
+      // its title and body as the file says, never the index's stored copy: whoever can write
+      // .engram/index/ could keep a real path and blob id and change the text the vote compares
+      if (served.ok) found = {memory: served.memory, blob: served.blob}
     } catch {
-      continue // a remembered verdict for a file that no longer parses
+      // a folder where the file belongs, or a file that no longer parses: as a file not served
     }
-    out.push({scope: h.scope, path: h.path, title: memory.frontmatter.title, body: memory.body, score: h.score, blob: served.blob})
+    // A file moved, edited or replaced in the work tree is not evidence, and must not hide the
+    // memory either: the version the scope's signed manifest names is read from git instead.
+    // A hit with neither (a planted file, a broken store) is reported by `engram verify`.
+    found ??= await gate!.signedVersion(h.scope, h.path)
+    if (!found) continue
+    out.push({scope: h.scope, path: h.path, title: found.memory.frontmatter.title, body: found.memory.body, score: h.score, blob: found.blob})
   }
   return out
 }
