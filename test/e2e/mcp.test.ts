@@ -265,11 +265,14 @@ describe("engram mcp: a write's neighbours", () => {
     const file = join(sb.dir, 'tenant/acme/db.md')
     const signed = readFileSync(file, 'utf8')
     const edited = signed.replace('port 7000', 'port 9999')
+    const manifest = join(sb.dir, '.engram/manifests/tenant_acme.json')
+    const signedManifest = readFileSync(manifest, 'utf8')
     expect(edited).not.toBe(signed)
     const tampers: [string, () => void][] = [
       ['edited', () => writeFileSync(file, edited)],
       ['moved away', () => renameSync(file, `${file}.away`)],
       ['a folder in its place', () => (renameSync(file, `${file}.away`), mkdirSync(file))],
+      ['edited, with its scope\'s manifest broken', () => (writeFileSync(file, edited), writeFileSync(manifest, '{"broken": '))],
     ]
     let k = 5
     for (const [how, tamper] of tampers) {
@@ -281,9 +284,11 @@ describe("engram mcp: a write's neighbours", () => {
         rmSync(file, {recursive: true, force: true})
         if (existsSync(`${file}.away`)) renameSync(`${file}.away`, file)
         else writeFileSync(file, signed)
+        writeFileSync(manifest, signedManifest)
       }
     }
     expect(readFileSync(file, 'utf8')).toBe(signed)
+    expect(readFileSync(manifest, 'utf8')).toBe(signedManifest)
     expect(sb.run(['verify', '--json']).code).toBe(0)
   })
 })

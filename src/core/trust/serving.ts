@@ -54,6 +54,8 @@ export class ServingGate {
   /** the highest serials in committed history when the gate opened (also recorded in the state, when it can be written) */
   private history: Record<string, number> = {}
   private readonly scopes = new Map<string, ScopeState>()
+  /** HEAD's manifests, read only when the work tree's do not verify (signedVersion) */
+  private readonly committed = new Map<string, Promise<ManifestLookup | undefined>>()
   constructor(
     private readonly store: Store,
     private readonly remember = false,
@@ -152,7 +154,9 @@ export class ServingGate {
   async signedVersion(scope: string, path: string): Promise<{memory: MemoryFile; blob: string} | undefined> {
     if (scope.startsWith('run:')) return undefined
     const rel = `${scopeDir(scope)}/${path}`
-    const blob = this.scope(scope).blobs?.blob(rel)
+    // the manifest in the work tree, or where that is missing or broken, the one HEAD holds
+    const manifest = this.scope(scope).blobs ?? (await this.committedManifest(scope))
+    const blob = manifest?.blob(rel)
     if (blob === undefined) return undefined
     let text: string
     try {
@@ -167,7 +171,32 @@ export class ServingGate {
     } catch {
       return undefined
     }
-    return this.decide(scope, rel, text, memory, blob).ok ? {memory, blob} : undefined
+    return this.decide(scope, rel, text, memory, blob, manifest).ok ? {memory, blob} : undefined
+  }
+
+  /**
+   * A scope's manifest as HEAD holds it, verified as the work tree's would be (signed by an
+   * owner now, of this scope, not older than this machine has seen): for signedVersion when
+   * the work tree's manifest is missing or does not verify. Once per gate and scope.
+   */
+  private committedManifest(scope: string): Promise<ManifestLookup | undefined> {
+    let got = this.committed.get(scope)
+    if (!got) {
+      got = (async () => {
+        const rel = manifestPath(scope)
+        let m: Manifest
+        try {
+          m = parseManifest((await blobBytes(this.store.top, `HEAD:${this.store.gitPath(rel)}`)).toString('utf8'), rel)
+        } catch {
+          return undefined
+        }
+        if (m.scope !== scope || !verifyManifest(this.keyring!, m).ok) return undefined
+        if (m.serial < this.highest(seenSerials(this.store), scope)) return undefined
+        return byPath(m)
+      })()
+      this.committed.set(scope, got)
+    }
+    return got
   }
 
   /**
@@ -188,7 +217,7 @@ export class ServingGate {
     return verdict
   }
 
-  private decide(scope: string, rel: string, text: string, memory?: MemoryFile | (() => MemoryFile), blob?: string): ServeCheck {
+  private decide(scope: string, rel: string, text: string, memory?: MemoryFile | (() => MemoryFile), blob?: string, manifest?: ManifestLookup): ServeCheck {
     let mem: MemoryFile
     try {
       mem = typeof memory === 'function' ? memory() : (memory ?? parseMemory(text, rel))
@@ -199,7 +228,7 @@ export class ServingGate {
     if (scope.startsWith('run:')) return {ok: true}
     const sig = verifyMemory(this.keyring!, rel, mem)
     if (!sig.ok) return {ok: false, problem: `${sig.problem}: ${sig.detail}`}
-    const blobs = this.scope(scope).blobs
+    const blobs = manifest ?? this.scope(scope).blobs
     if (!blobs) return {ok: false, problem: `scope ${scope} has no valid signed manifest`}
     const entry = blobs.blob(rel)
     if (entry === undefined) return {ok: false, problem: 'not in the signed manifest (moved or planted)'}
