@@ -548,9 +548,9 @@ async function benchVote(dir, spec, files, r) {
       if (res.passed) passed++
       if (got > 0) withNeighbours++
     }
-    // the same writes again: every neighbour has been read, verified and analysed once by
-    // this process (a long-lived \`engram mcp\` whose writes keep meeting the same memories);
-    // reported beside the target, never as it
+    // the same writes again, at the same HEAD: every neighbour has been read, verified and
+    // analysed once by this process's warm gate and semantic validator (no write path looks
+    // neighbours up warm yet: README "Performance"); reported beside the target, never as it
     const again = []
     for (let i = 0; i < VOTES; i++) {
       const t0 = performance.now()
