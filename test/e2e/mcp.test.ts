@@ -287,6 +287,21 @@ describe("engram mcp: a write's neighbours", () => {
         writeFileSync(manifest, signedManifest)
       }
     }
+    // another tenant's session is shown nothing of it, the file edited or not: its lookup
+    // never reaches tenant:acme, and no signed version is read for it
+    const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    for (const tamper of [() => {}, () => writeFileSync(file, edited)]) {
+      tamper()
+      try {
+        const g = sb.run(['write', 'notes/db.md', '--scope', 'tenant:globex', '--json'], {input: 'The staging database listens on port 9999.\n', env: {ENGRAM_SESSION: globex}})
+        expect(g.code, g.stderr).toBe(0)
+        expect(g.stdout).not.toContain('tenant:acme')
+        expect(g.stdout).not.toContain('7000')
+        expect(g.json.flags).toEqual([])
+      } finally {
+        writeFileSync(file, signed)
+      }
+    }
     expect(readFileSync(file, 'utf8')).toBe(signed)
     expect(readFileSync(manifest, 'utf8')).toBe(signedManifest)
     expect(sb.run(['verify', '--json']).code).toBe(0)
