@@ -25,6 +25,7 @@ import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
 import {rootNotPinned} from '../core/trust/keys.js'
 import {redactText} from '../core/write/redact/index.js'
+import {warmNeighbours} from '../core/write/neighbours.js'
 import {writeMemory} from '../core/write/write.js'
 
 /**
@@ -278,6 +279,9 @@ async function toolError(error: unknown): Promise<CallToolResult> {
  * write, the owner's accept — is seen by the next call; every hit still passes the
  * serving gate.
  */
+/** How long after it starts `engram mcp` waits before it warms up (the client's first calls go first). */
+const WARM_DELAY_MS = 500
+
 export function buildMcpServer(store: Store, first: SessionRecord, opts: {version: string; source?: SessionSource; onWarning?: (m: string) => void; onNotice?: (m: string) => void}) {
   const engine = new WarmEngine(store)
   const warm = new WarmState(store, engine, sessionSecret(false))
@@ -381,8 +385,11 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
   }, handler(async ({scope, path, content, title, tags, origin, base_blob, expires}, requestId) => {
     // the policy in force now: the owner may have signed a change since the server started
     await store.loadPolicy()
-    const {session: s} = await callSession(requestId)
-    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires})
+    const {head, session: s} = await callSession(requestId)
+    // the vote's neighbours from this server's loaded indexes (sealed files or git only),
+    // through a gate current for this HEAD
+    const gate = await warm.serving.open(head)
+    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
     if (r.status === 'committed') out.push(`committed ${r.commit?.slice(0, 8) ?? ''} to your scratchpad`)
@@ -409,6 +416,17 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     })
     const transport = new StdioServerTransport()
     await server.connect(transport)
+    // While the agent thinks, each curated memory the session may read is met once, so a
+    // write's vote meets its neighbours as met before (README "Performance"); in slices, a
+    // request waits one slice at most. ENGRAM_MCP_WARM=0 turns it off.
+    let closing = false
+    const warming = process.env.ENGRAM_MCP_WARM === '0' ? Promise.resolve() : (async () => {
+      await new Promise((resolve) => setTimeout(resolve, WARM_DELAY_MS).unref())
+      if (closing) return
+      // a gate per slice, current for HEAD then; with HEAD unknown no gate is kept, so no warm-up
+      if ((await readHead(store.top)) === undefined) return
+      await warmNeighbours(first, {engine, gate: async () => warm.serving.open(await readHead(store.top))}, {stop: () => closing})
+    })().catch(() => {})
     const received = transport.onmessage!
     const answered = new Map<string | number, () => void>()
     let turn = Promise.resolve()
@@ -454,7 +472,9 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
       if (--open <= 0) idle?.()
     }
     await ended
+    closing = true
     if (open > 0) await new Promise<void>((resolve) => (idle = resolve))
+    await warming
     await server.close()
     engine.close()
   }

@@ -308,6 +308,49 @@ describe("engram mcp: a write's neighbours", () => {
   })
 })
 
+describe("engram mcp: a planted index file does not hide a memory from a write's vote", () => {
+  it('a delta that empties the memory, planted before the server loads the index, is not read: the vote still names the memory', async () => {
+    const sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    const owner = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
+    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
+    curate(sb, owner, 'tenant:acme', 'cache.md', 'The staging cache is flushed every night.\n')
+    expect(sb.run(['search', 'database', '--scope', 'tenant:acme']).code).toBe(0)
+    // a new version after the index was built: the next search writes it to the scope's delta file
+    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 7000.\n')
+    expect(sb.run(['search', 'database', '--scope', 'tenant:acme']).stdout).toContain('db.md')
+    const deltaFile = join(sb.dir, '.engram/index/tenant.acme.delta')
+    const text = readFileSync(deltaFile, 'utf8')
+    const delta = JSON.parse(text.slice(text.indexOf('\n') + 1))
+    const change = delta.changes.find((c: any) => c.path === 'db.md')
+    expect(change.doc.body).toContain('7000')
+    // the real tree, build and blob id, and an empty document: what an agent that can write
+    // the store but not engram's private folder can plant (without the key's seal)
+    Object.assign(change.doc, {title: '', body: '', tags: []})
+    const planted = JSON.stringify(delta)
+    for (const file of [planted, `${'c'.repeat(64)}\n${planted}`]) {
+      writeFileSync(deltaFile, file)
+      const mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+      try {
+        const flags = async (path: string, content: string) => {
+          const w = await mcp.call('write', {scope: 'tenant:acme', path, content})
+          expect(w.isError, textOf(w)).toBeFalsy()
+          return (w.structuredContent.flags as {flag: string; reason: string}[]).filter((f) => f.reason.includes('tenant:acme:db.md')).map((f) => f.flag)
+        }
+        expect(await flags('notes/db-a.md', 'The staging database listens on port 9999.\n')).toEqual(['contradiction'])
+        // the file gone again: what the server loaded holds the memory still
+        rmSync(deltaFile, {force: true})
+        expect(await flags('notes/db-b.md', 'The staging database listens on port 7000.\n')).toEqual(['duplicate'])
+        const s = await mcp.call('search', {query: 'staging database'})
+        expect(JSON.stringify(s.structuredContent)).toContain('db.md')
+      } finally {
+        await mcp.client.close()
+      }
+    }
+    expect(sb.run(['verify', '--json']).code).toBe(0)
+  })
+})
+
 describe('engram mcp: --untainted, ENGRAM_SESSION, bad flags, stdin closing', () => {
   let sb: Sandbox
   let acme: string

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {readHeadFromFiles} from '../../src/core/index/head.js'
-import {INDEX_DIR, rebuild, search, status, WarmEngine} from '../../src/core/index/index.js'
+import {INDEX_DIR, rebuild, sealForTests, search, status, WarmEngine} from '../../src/core/index/index.js'
 import {useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
@@ -33,6 +33,26 @@ describe('reading HEAD without git', () => {
     expect(readHeadFromFiles(r.top)).toBe(head(r.top))
   })
 
+  it('leaves packed refs that name the branch twice to git, and an index rebuilt then holds what git\'s HEAD holds', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha zeppelin\n'})
+    r.put('org/b.md', {body: 'alpha other\n'})
+    r.commit()
+    const real = head(r.top)
+    // a commit of the same tree less a.md, packed as a second line for the branch (git reads that one)
+    r.git('rm', '-q', '--cached', 'org/a.md')
+    const forged = execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit-tree', r.git('write-tree').trim(), '-p', real, '-m', 'forged'], {cwd: r.top, encoding: 'utf8'}).trim()
+    r.git('reset', '-q')
+    rmSync(join(r.top, '.git/refs/heads/main'))
+    writeFileSync(join(r.top, '.git/packed-refs'), `# pack-refs with: peeled fully-peeled sorted \n${real} refs/heads/main\n${forged} refs/heads/main\n`)
+    expect(readHeadFromFiles(r.top)).toBeUndefined()
+    await rebuild(r.store)
+    // the branch put right: a.md is in HEAD, and in the index
+    writeFileSync(join(r.top, '.git/packed-refs'), `${real} refs/heads/main\n`)
+    expect(readHeadFromFiles(r.top)).toBe(real)
+    expect((await search(r.store, 'zeppelin', {scopes: ['org']})).map((h) => h.path)).toEqual(['a.md'])
+  })
+
   it('follows a linked worktree to its own HEAD and the shared refs', () => {
     const r = repo()
     r.put('org/a.md', {body: 'one\n'})
@@ -55,7 +75,7 @@ describe('the record of scope trees', () => {
     const opts = {scopes: ['org']}
     const first = await search(r.store, 'alpha', opts)
     const head = r.git('rev-parse', 'HEAD').trim()
-    const recorded = JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8'))
+    const recorded = JSON.parse(sealForTests.open(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')))
     expect(recorded).toEqual({head, prefix: '', trees: {org: r.git('rev-parse', 'HEAD:org').trim()}})
 
     // with git's objects out of reach a search that needed git would find nothing
@@ -70,7 +90,7 @@ describe('the record of scope trees', () => {
     r.put('org/b.md', {body: 'alpha gamma\n'})
     r.commit()
     expect((await search(r.store, 'alpha', opts)).map((h) => h.path)).toEqual(['a.md', 'b.md'])
-    expect(JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')).head).toBe(r.git('rev-parse', 'HEAD').trim())
+    expect(JSON.parse(sealForTests.open(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8'))).head).toBe(r.git('rev-parse', 'HEAD').trim())
   })
 
   it('is written by a full rebuild, so the first search after it needs no git either', async () => {
@@ -96,9 +116,10 @@ describe('the record of scope trees', () => {
     r.put('org/b.md', {body: 'alpha\n'})
     r.commit()
     const head = r.git('rev-parse', 'HEAD').trim()
-    writeFileSync(r.store.abs(`${INDEX_DIR}/trees`), JSON.stringify({head, prefix: '', trees: {org: 'e'.repeat(40)}}))
+    // sealed (a record engram wrote, of a tree since lost): unsealed, it would not be read at all
+    writeFileSync(r.store.abs(`${INDEX_DIR}/trees`), sealForTests.trees(JSON.stringify({head, prefix: '', trees: {org: 'e'.repeat(40)}})))
     expect((await search(r.store, 'alpha', {scopes: ['org']})).map((h) => h.path)).toEqual(['a.md', 'b.md'])
-    expect(JSON.parse(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8')).trees.org).toBe(r.git('rev-parse', 'HEAD:org').trim())
+    expect(JSON.parse(sealForTests.open(readFileSync(r.store.abs(`${INDEX_DIR}/trees`), 'utf8'))).trees.org).toBe(r.git('rev-parse', 'HEAD:org').trim())
   })
 })
 

@@ -4,7 +4,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {isEngramError} from '../../src/core/store/errors.js'
 import {gitBlobHash} from '../../src/core/memory/hash.js'
-import {deltaBound, FORMAT, INDEX_DIR, rebuild, refresh, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
+import {deltaBound, FORMAT, INDEX_DIR, rebuild, refresh, sealForTests, search, SearchHit, status, WarmEngine} from '../../src/core/index/index.js'
 import {prng, TestRepo, useTestRepos} from './index-helpers.js'
 
 const repo = useTestRepos()
@@ -260,7 +260,8 @@ describe('damaged and outdated index files', () => {
     const nl = text.indexOf('\n')
     const ms = JSON.parse(text.slice(nl + 1))
     ms.nextId = 2_000_000_000
-    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    // sealed: an engram that wrote such a number (behind the seal, the checks still hold)
+    writeFileSync(file, sealForTests.index(text.slice(0, nl), JSON.stringify(ms)))
     const {results, warnings} = await searchWarned(r)
     expect(warnings[0]).toMatch(/search index for org is unreadable \(next document id 2000000000 is out of bounds\)/)
     expect(results).toEqual(expected)
@@ -281,7 +282,7 @@ describe('damaged and outdated index files', () => {
     delete ms.fieldLength['5']
     ms.documentCount -= 1
     for (const [, fields] of ms.index) for (const f of Object.keys(fields)) Object.assign(fields[f], {29999: 3, '-1': 2})
-    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    writeFileSync(file, sealForTests.index(text.slice(0, nl), JSON.stringify(ms)))
     const {results, warnings} = await searchWarned(r)
     expect(warnings).toEqual([])
     expect(results.flat().every((h) => typeof h.path === 'string' && h.path.startsWith('m'))).toBe(true)
@@ -319,7 +320,7 @@ describe('damaged and outdated index files', () => {
     const text = readFileSync(deltaFile(r, 'org'), 'utf8')
     writeFileSync(deltaFile(r, 'org'), text.slice(0, text.length - 3))
     const {results, warnings} = await searchWarned(r)
-    expect(warnings[0]).toMatch(/delta for org is unreadable/)
+    expect(warnings[0]).toMatch(/delta for org is not sealed by this machine's engram/)
     expect(results).toEqual(expected)
     expect(paths(await search(r.store, 'brandnewword', {scopes: ['org']}))).toEqual(['org/new.md'])
   })
@@ -474,7 +475,7 @@ describe('the MiniSearch index', () => {
     r.commit()
     await refresh(r.store, ['org'])
     expect(readFileSync(shardFile(r, 'org')).equals(before)).toBe(true)
-    const delta = JSON.parse(readFileSync(deltaFile(r, 'org'), 'utf8'))
+    const delta = JSON.parse(sealForTests.open(readFileSync(deltaFile(r, 'org'), 'utf8')))
     expect(delta.changes.map((c: {path: string; doc: unknown}) => [c.path, c.doc !== null])).toEqual([['m3.md', true], ['m4.md', false], ['new.md', true]])
     expect((await status(r.store))[0]).toMatchObject({docs: 30, delta: 3, fresh: true})
     expect(paths(await search(r.store, 'changed', {scopes: ['org']}))).toEqual(['org/m3.md'])
@@ -527,11 +528,187 @@ describe('a delta file written by something else', () => {
     r.commit()
     await refresh(r.store, ['org'])
     const expected = paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50}))
-    const delta = JSON.parse(readFileSync(deltaFile(r, 'org'), 'utf8'))
+    const delta = JSON.parse(sealForTests.open(readFileSync(deltaFile(r, 'org'), 'utf8')))
     delta.changes[0].doc.body = 42
-    writeFileSync(deltaFile(r, 'org'), JSON.stringify(delta))
+    writeFileSync(deltaFile(r, 'org'), sealForTests.delta(JSON.stringify(delta)))
     const warnings: string[] = []
     expect(paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50, onWarning: (m) => warnings.push(m)}))).toEqual(expected)
     expect(warnings.join('\n')).toMatch(/delta for org is unreadable/)
+  })
+})
+
+describe('index files sealed with the key in engram\'s private folder', () => {
+  // what an agent that can write the store, but not read engram's private folder, can plant
+  async function withDelta(): Promise<{r: TestRepo; expected: string[]}> {
+    const r = repo()
+    for (let i = 0; i < 10; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.commit()
+    await refresh(r.store, ['org'])
+    r.put('org/target.md', {title: 'Payments', body: 'alpha wire transfers need approval by two people\n'})
+    r.commit()
+    await refresh(r.store, ['org'])
+    const expected = paths(await search(r.store, 'approval', {scopes: ['org']}))
+    expect(expected).toEqual(['org/target.md'])
+    return {r, expected}
+  }
+  const emptied = (r: TestRepo) => {
+    // the real delta's tree, build and blob, and an empty document for the path
+    const delta = JSON.parse(sealForTests.open(readFileSync(deltaFile(r, 'org'), 'utf8')))
+    for (const c of delta.changes) if (c.doc) Object.assign(c.doc, {title: '', body: '', tags: []})
+    return JSON.stringify(delta)
+  }
+
+  it('a delta that empties a memory\'s document is not read, by a search or by a warm engine, and is written again', async () => {
+    const {r, expected} = await withDelta()
+    const bad = emptied(r)
+    for (const planted of [bad, `0000\n${bad}`, `${'a'.repeat(64)}\n${bad}`]) {
+      writeFileSync(deltaFile(r, 'org'), planted)
+      const warnings: string[] = []
+      expect(paths(await search(r.store, 'approval', {scopes: ['org'], onWarning: (m) => warnings.push(m)}))).toEqual(expected)
+      expect(warnings.join('\n')).toMatch(/delta for org is not sealed by this machine's engram/)
+      expect(readFileSync(deltaFile(r, 'org'), 'utf8')).not.toBe(planted)
+      writeFileSync(deltaFile(r, 'org'), planted)
+      const warm = new WarmEngine(r.store)
+      try {
+        expect(paths(await warm.search('approval', {scopes: ['org']}))).toEqual(expected)
+        rmSync(deltaFile(r, 'org'), {force: true})
+        expect(paths(await warm.search('approval', {scopes: ['org']}))).toEqual(expected)
+      } finally {
+        warm.close()
+      }
+    }
+    // the same planted document, sealed with the key, is read: the seal is what refuses it
+    writeFileSync(deltaFile(r, 'org'), sealForTests.delta(bad))
+    expect(paths(await search(r.store, 'approval', {scopes: ['org']}))).toEqual([])
+  })
+
+  it('an index whose JSON is not what its sealed first line names is rebuilt', async () => {
+    const r = repo()
+    for (let i = 0; i < 10; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.put('org/target.md', {title: 'Payments', body: 'wire transfers need approval\n'})
+    r.commit()
+    expect(paths(await search(r.store, 'approval', {scopes: ['org']}))).toEqual(['org/target.md'])
+    const file = shardFile(r, 'org')
+    const text = readFileSync(file, 'utf8')
+    const nl = text.indexOf('\n')
+    // the same index less the memory: a rebuild of a store without it, under the real first line
+    const ms = MiniSearch.loadJSON(text.slice(nl + 1), {fields: ['title', 'body', 'tags'], storeFields: ['path']})
+    const without = JSON.parse(text.slice(nl + 1))
+    const id = Object.entries(without.documentIds).find(([, p]) => p === 'target.md')![0]
+    expect(ms.documentCount).toBe(11)
+    delete without.documentIds[id]
+    delete without.storedFields[id]
+    delete without.fieldLength[id]
+    without.documentCount -= 1
+    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(without)}`)
+    const warnings: string[] = []
+    expect(paths(await search(r.store, 'approval', {scopes: ['org'], onWarning: (m) => warnings.push(m)}))).toEqual(['org/target.md'])
+    expect(warnings.join('\n')).toMatch(/search index for org is unreadable \(its contents are not what its sealed first line names\); rebuilding it/)
+  })
+
+  it('an index whose first line is not sealed with this machine\'s key is rebuilt: a forged seal, another ENGRAM_CONFIG_DIR', async () => {
+    const r = repo()
+    for (let i = 0; i < 10; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.commit()
+    const expected = paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50}))
+    const file = shardFile(r, 'org')
+    const text = readFileSync(file, 'utf8')
+    const nl = text.indexOf('\n')
+    const line = JSON.parse(text.slice(0, nl))
+    line.seal = 'b'.repeat(64)
+    line.docs = 3
+    writeFileSync(file, `${JSON.stringify(line)}\n${text.slice(nl + 1)}`)
+    const warnings: string[] = []
+    expect(paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50, onWarning: (m) => warnings.push(m)}))).toEqual(expected)
+    expect(warnings.join('\n')).toMatch(/search index for org is not sealed by this machine's engram .*rebuilding it/)
+    expect((await status(r.store))[0]).toMatchObject({docs: 10, fresh: true})
+    const saved = process.env.ENGRAM_CONFIG_DIR
+    process.env.ENGRAM_CONFIG_DIR = `${r.top}.other-config`
+    try {
+      const other: string[] = []
+      expect(paths(await search(r.store, 'alpha', {scopes: ['org'], limit: 50, onWarning: (m) => other.push(m)}))).toEqual(expected)
+      expect(other.join('\n')).toMatch(/not sealed by this machine's engram \(written by something else, or under another ENGRAM_CONFIG_DIR\)/)
+    } finally {
+      process.env.ENGRAM_CONFIG_DIR = saved
+      rmSync(`${r.top}.other-config`, {recursive: true, force: true})
+    }
+  })
+
+  it('a record of scope trees that is not sealed is not used', async () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'alpha first\n'})
+    r.commit()
+    const old = r.git('rev-parse', 'HEAD:org').trim()
+    await search(r.store, 'alpha', {scopes: ['org']})
+    r.put('org/b.md', {body: 'alpha second brandnew\n'})
+    r.commit()
+    const head = r.git('rev-parse', 'HEAD').trim()
+    // HEAD's trees said to be the old tree: a search would answer from the old index
+    const record = JSON.stringify({head, prefix: r.store.prefix, trees: {org: old}})
+    const treesFile = r.store.abs(`${INDEX_DIR}/trees`)
+    writeFileSync(treesFile, record)
+    expect(paths(await search(r.store, 'brandnew', {scopes: ['org']}))).toEqual(['org/b.md'])
+    // the check is the seal's: the same record sealed is taken at its word
+    writeFileSync(treesFile, sealForTests.trees(record))
+    const w = new WarmEngine(r.store)
+    try {
+      expect(paths(await w.search('brandnew', {scopes: ['org']}))).toEqual([])
+    } finally {
+      w.close()
+    }
+  })
+})
+
+describe('a memory whose blob git does not have, or has altered', () => {
+  const looseObject = (r: TestRepo, blob: string) => r.store.abs(`.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}`)
+
+  it('fails the search with the blob named, writes no index without it, and is found again once the object is back', async () => {
+    const r = repo()
+    for (let i = 0; i < 5; i++) r.put(`org/m${i}.md`, {body: `alpha ${i}\n`})
+    r.put('org/target.md', {body: 'alpha zeppelin renewal in March\n'})
+    r.commit()
+    // read from git for a first build, then for the delta of a commit after the index was built
+    for (const [stage, path] of [['build', 'target.md'], ['delta', 'later.md']] as const) {
+      if (stage === 'delta') {
+        await refresh(r.store, ['org'])
+        r.put(`org/${path}`, {body: 'alpha zeppelin renewal moved to May\n'})
+        r.commit('later')
+      }
+      const blob = r.git('rev-parse', `HEAD:org/${path}`).trim()
+      const file = looseObject(r, blob)
+      const saved = readFileSync(file)
+      rmSync(file)
+      try {
+        for (let k = 0; k < 2; k++) {
+          const err = await search(r.store, 'zeppelin', {scopes: ['org']}).then(() => undefined, (e: unknown) => e)
+          expect(isEngramError(err), stage).toBe(true)
+          expect((err as Error).message).toMatch(new RegExp(`the blob ${blob.slice(0, 12)} of org: ${path} is missing`))
+        }
+      } finally {
+        writeFileSync(file, saved)
+      }
+      expect(paths(await search(r.store, 'zeppelin', {scopes: ['org']})).sort(), stage).toEqual(stage === 'build' ? ['org/target.md'] : ['org/later.md', 'org/target.md'])
+    }
+  })
+
+  it('is not indexed from a loose object whose content is another text under the same id', async () => {
+    const r = repo()
+    r.put('org/target.md', {body: 'alpha zeppelin renewal in March\n'})
+    r.put('org/other.md', {body: 'alpha quokka\n'})
+    r.commit()
+    const blob = r.git('rev-parse', 'HEAD:org/target.md').trim()
+    const other = r.git('rev-parse', 'HEAD:org/other.md').trim()
+    // the other memory's object, compressed as git wrote it, in the target's file
+    const file = looseObject(r, blob)
+    const saved = readFileSync(file)
+    writeFileSync(file, readFileSync(looseObject(r, other)))
+    try {
+      expect(r.git('cat-file', 'blob', blob)).toContain('quokka')
+      const err = await search(r.store, 'zeppelin', {scopes: ['org']}).then(() => undefined, (e: unknown) => e)
+      expect((err as Error).message).toMatch(/is not what its id names/)
+    } finally {
+      writeFileSync(file, saved)
+    }
+    expect(paths(await search(r.store, 'zeppelin', {scopes: ['org']}))).toEqual(['org/target.md'])
   })
 })

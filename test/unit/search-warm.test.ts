@@ -7,13 +7,15 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/trust/keys.js'
 import {manifestEntry, manifestPath, nextManifest, readManifest, serializeManifest, signManifest} from '../../src/core/trust/manifest.js'
 import {MemoryFile, serializeMemory} from '../../src/core/memory/memory.js'
-import {findNeighbours, neighboursFor} from '../../src/core/write/neighbours.js'
+import {findNeighbours, neighboursFor, warmNeighbours} from '../../src/core/write/neighbours.js'
+import {hasNeighbourAnalysis} from '../../src/core/write/vote/semantic.js'
+import {gitBlobHash} from '../../src/core/memory/hash.js'
 import {ensurePrivateFolder, socketPath} from '../../src/core/store/private.js'
 import {askServer, startServer} from '../../src/core/serve/server.js'
 import {SessionRecord, startSession} from '../../src/core/session/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/trust/sign.js'
 import {TestRepo} from './index-helpers.js'
-import {readHead, rebuild, WarmEngine} from '../../src/core/index/index.js'
+import {readHead, rebuild, sealForTests, WarmEngine} from '../../src/core/index/index.js'
 import {WarmServing} from '../../src/core/trust/serving.js'
 
 let r: TestRepo
@@ -166,7 +168,8 @@ describe('neighbours', () => {
       stored.title = 'Forged title'
       stored.body = 'The zorblat cluster deploy happens at noon.'
     }
-    writeFileSync(file, `${text.slice(0, nl)}\n${JSON.stringify(ms)}`)
+    // sealed: even one who holds the index key (cooperative mode) does not choose the text compared
+    writeFileSync(file, sealForTests.index(text.slice(0, nl), JSON.stringify(ms)))
     const engine = new WarmEngine(r.store)
     try {
       const gate = await new WarmServing(r.store).open(await readHead(r.store.top))
@@ -217,6 +220,57 @@ describe('neighbours', () => {
       expect(await neighboursFor(r.store, s, 'project:web', 'x.md', text, 8)).toEqual(local)
       await new Promise((resolve) => server!.close(resolve))
       server = undefined
+    }
+  })
+})
+
+describe("a long-lived process's warm-up of the vote's neighbours", () => {
+  const blobOf = (rel: string) => gitBlobHash(r.store.readText(rel)!)
+
+  it('serves and analyses each curated memory the session may read, never another tenant\'s, a planted file or an edited one', async () => {
+    putSigned('project:web', {'deploy.md': 'The warmup deploy goes to the zorblat cluster.\n', 'lunch.md': 'The warmup lunch is at noon.\n'})
+    putSigned('tenant:other', {'secret.md': 'The warmup secret of another tenant.\n'})
+    r.commit('memory')
+    const untrusted = generateKeyPair('mallory')
+    r.write('project/web/planted.md', serializeMemory(signMemory(untrusted, 'project/web/planted.md', memory('project:web', 'planted', 'The warmup planted text.\n'))))
+    r.commit('planted')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    const signedLunch = blobOf('project/web/lunch.md')
+    r.write('project/web/lunch.md', r.store.readText('project/web/lunch.md')!.replace('noon', 'one'))
+    const engine = new WarmEngine(r.store)
+    const serving = new WarmServing(r.store)
+    let gates = 0
+    try {
+      const n = await warmNeighbours(s, {engine, gate: async () => (gates++, serving.open(await readHead(r.store.top)))}, {sliceMs: 0})
+      expect(n).toBe(1)
+      expect(hasNeighbourAnalysis(blobOf('project/web/deploy.md'))).toBe(true)
+      // one memory a slice when a slice is shorter than one, each slice with the gate of HEAD then
+      expect(gates).toBe(3)
+      for (const rel of ['tenant/other/secret.md', 'project/web/planted.md', 'project/web/lunch.md']) expect(hasNeighbourAnalysis(blobOf(rel)), rel).toBe(false)
+      expect(hasNeighbourAnalysis(signedLunch)).toBe(false)
+    } finally {
+      engine.close()
+    }
+  })
+
+  it('stops when told, between slices, or at its bound', async () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 6; i++) files[`m${i}.md`] = `The warmup bound note ${i} of ${'many '.repeat(i + 1)}words.\n`
+    putSigned('project:web', files)
+    r.commit('memory')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    const engine = new WarmEngine(r.store)
+    const serving = new WarmServing(r.store)
+    const gate = async () => serving.open(await readHead(r.store.top))
+    try {
+      expect(await warmNeighbours(s, {engine, gate}, {max: 2})).toBe(2)
+      expect([0, 1, 2, 3, 4, 5].map((i) => hasNeighbourAnalysis(blobOf(`project/web/m${i}.md`)))).toEqual([true, true, false, false, false, false])
+      let slices = 0
+      expect(await warmNeighbours(s, {engine, gate: async () => (slices++, gate())}, {sliceMs: 0, stop: () => slices >= 3})).toBe(3)
+      expect(hasNeighbourAnalysis(blobOf('project/web/m2.md'))).toBe(true)
+      expect(hasNeighbourAnalysis(blobOf('project/web/m5.md'))).toBe(false)
+    } finally {
+      engine.close()
     }
   })
 })

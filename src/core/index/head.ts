@@ -50,13 +50,15 @@ export function readHeadFromFiles(top: string): string | undefined {
     } catch {
       return undefined
     }
+    // the ref's one line; two lines for it (which git would read otherwise) are left to git
+    let found: string | undefined
     for (const line of packed.split('\n')) {
       if (line.endsWith(` ${ref}`)) {
-        const oid = line.slice(0, line.length - ref.length - 1)
-        return OID.test(oid) ? oid : undefined
+        if (found !== undefined) return undefined
+        found = line.slice(0, line.length - ref.length - 1)
       }
     }
-    return undefined
+    return found !== undefined && OID.test(found) ? found : undefined
   } catch {
     return undefined
   }

@@ -1,5 +1,5 @@
 import {closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync} from 'node:fs'
-import {randomBytes} from 'node:crypto'
+import {createHash, randomBytes} from 'node:crypto'
 
 import MiniSearch from 'minisearch'
 import type {Options, Query, SearchOptions as MiniSearchOptions, SearchResult} from 'minisearch'
@@ -8,6 +8,9 @@ import {catBlobs} from '../git/git.js'
 import type {Provenance} from '../memory/memory.js'
 import {formatScope, parseScope} from '../store/scope.js'
 import type {Store} from '../store/store.js'
+import {indexSealKey, mac, sameMac} from '../store/private.js'
+import {EngramError} from '../store/errors.js'
+import {gitBlobHash} from '../memory/hash.js'
 import {readHead, readHeadFromFiles} from './head.js'
 import {encodePostings, openPostings, Postings, postingsHash} from './postings.js'
 import {makeSnippet} from './snippet.js'
@@ -33,7 +36,7 @@ export {readHead} from './head.js'
 
 export const INDEX_DIR = '.engram/index'
 /** Written in every index and delta file; a file of another format is rebuilt. */
-export const FORMAT = 'engram-minisearch-1'
+export const FORMAT = 'engram-minisearch-2'
 
 export interface SearchHit extends Provenance {
   /** git blob id of the indexed file (compare with the verified set before serving) */
@@ -275,10 +278,18 @@ export async function rebuild(
   store: Store,
   opts: {scopes?: string[]; onProgress?: (done: number, total: number) => void; onWarning?: (message: string) => void} = {},
 ): Promise<IndexStatus[]> {
+  // the trees recorded for a commit are listed at that commit, never at whatever git calls HEAD
   const head = readHeadFromFiles(store.top)
-  const present = await listScopes(store)
-  // what git listed is the trees of `head` only if HEAD did not move meanwhile
-  if (head !== undefined && readHeadFromFiles(store.top) === head) writeTreeRecord(store, head, new Map(present))
+  let present: Map<string, string> | undefined
+  if (head !== undefined) {
+    try {
+      present = await listScopes(store, head)
+      writeTreeRecord(store, head, new Map(present))
+    } catch {
+      // a commit git does not know (the files said otherwise): HEAD as git reads it, recorded nowhere
+    }
+  }
+  present ??= await listScopes(store)
   const scopes = opts.scopes ? normaliseScopes(opts.scopes) : [...present.keys()].sort()
   const trees = opts.scopes ? await currentTrees(store, scopes) : new Map<string, string | null>(present)
   const listed = new Map<string, TreeEntry[]>()
@@ -353,6 +364,20 @@ export class WarmEngine {
   /** Up to n words of the loaded curated scopes' indexes, spread over their term maps, with their scope: for a server to run its code before its first request. */
   sampleTerms(n: number): {scope: string; term: string}[] {
     return this.engine.sampleTerms(n)
+  }
+  /** The path and blob id of every memory the indexes of these scopes hold at HEAD (loading them where needed), in path order per scope. */
+  async documents(scopes: string[], onWarning: (message: string) => void = () => {}): Promise<{scope: string; path: string; blob: string}[]> {
+    const out: {scope: string; path: string; blob: string}[] = []
+    for (const {scope, ms} of await this.engine.ensure(normaliseScopes(scopes), onWarning)) {
+      const m = internals(ms)
+      const docs: {scope: string; path: string; blob: string}[] = []
+      for (const [id, path] of m._documentIds) {
+        const blob = (m._storedFields.get(id) as {blob?: unknown} | undefined)?.blob
+        if (typeof blob === 'string') docs.push({scope, path, blob})
+      }
+      out.push(...docs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+    }
+    return out
   }
   close(): void {
     this.engine.close()
@@ -769,6 +794,8 @@ interface IndexMeta {
   docs: number
   /** SHA-256 of the postings file written with this index (postings.ts); absent in an index written before them */
   postings?: string
+  /** SHA-256 of the index's JSON (the file after its first line) */
+  body: string
   /** size of the file (not stored: filled in when read) */
   bytes: number
 }
@@ -794,8 +821,13 @@ interface Delta {
 
 const META_BYTES = 4096
 
-/** The metadata line of a scope's index file, reading only its start; undefined when absent or not ours. */
+/** The metadata line of a scope's index file, reading only its start; undefined when absent, not ours or not sealed (readMetaOrWhy says which). */
 function readMeta(store: Store, scope: string): IndexMeta | undefined {
+  const m = readMetaOrWhy(store, scope)
+  return typeof m === 'object' ? m : undefined
+}
+
+function readMetaOrWhy(store: Store, scope: string): IndexMeta | 'unsealed' | undefined {
   const file = indexPath(store, scope)
   let fd: number
   try {
@@ -818,14 +850,68 @@ function readMeta(store: Store, scope: string): IndexMeta | undefined {
 }
 
 const TREE_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
+const SHA256 = /^[0-9a-f]{64}$/
 
-function parseMeta(line: string, scope: string, bytes: number): IndexMeta | undefined {
-  const m = JSON.parse(line) as Partial<IndexMeta>
+/**
+ * Seals (docs/architecture.md, "The trust model"). Every index, delta and trees file in
+ * the store carries an HMAC with the index key from engram's private folder, which the
+ * agent's sandbox cannot read: so no one who can only write the store can make engram
+ * read an index that is not what engram derived from git, such as a delta that empties a
+ * memory's document and hides it from search and from a write's vote. A file whose seal
+ * does not verify (planted, edited, or sealed under another ENGRAM_CONFIG_DIR) is rebuilt
+ * with a warning. The index's first line seals its fields, the SHA-256 of the JSON after
+ * it, and the postings file's hash (whose head hashes each term's postings: postings.ts).
+ */
+const sealOf = (label: string, text: string) => mac(indexSealKey(), label, text)
+
+function metaFields(m: Omit<IndexMeta, 'bytes'>): string {
+  return JSON.stringify({format: m.format, scope: m.scope, tree: m.tree, build: m.build, docs: m.docs, postings: m.postings, body: m.body})
+}
+
+/** The first line of an index file: its fields and their seal (always the same length for the same fields, whatever the hashes). */
+function metaLine(m: Omit<IndexMeta, 'bytes'>): string {
+  const fields = metaFields(m)
+  return `${fields.slice(0, -1)},"seal":${JSON.stringify(sealOf('engram-index', fields))}}`
+}
+
+/** The index file's first line, checked: undefined when it is not an index of this scope in this format, 'unsealed' when its seal does not verify. */
+function parseMeta(line: string, scope: string, bytes: number): IndexMeta | 'unsealed' | undefined {
+  const m = JSON.parse(line) as Partial<IndexMeta> & {seal?: unknown}
   if (m?.format !== FORMAT || m.scope !== scope || typeof m.tree !== 'string' || !TREE_ID.test(m.tree) || typeof m.build !== 'string') return undefined
-  if (!Number.isInteger(m.docs) || m.docs! < 0) return undefined
-  // no postings named (an index from before them, or a bad value): the write path loads this index whole
-  const postings = typeof m.postings === 'string' && /^[0-9a-f]{64}$/.test(m.postings) ? m.postings : undefined
-  return {format: FORMAT, scope, tree: m.tree, build: m.build, docs: m.docs!, postings, bytes}
+  if (!Number.isInteger(m.docs) || m.docs! < 0 || typeof m.body !== 'string' || !SHA256.test(m.body)) return undefined
+  if (m.postings !== undefined && (typeof m.postings !== 'string' || !SHA256.test(m.postings))) return undefined
+  const meta: IndexMeta = {format: FORMAT, scope, tree: m.tree, build: m.build, docs: m.docs!, postings: m.postings, body: m.body, bytes}
+  return sameMac(m.seal, sealOf('engram-index', metaFields(meta))) ? meta : 'unsealed'
+}
+
+/**
+ * For tests that stand in for an engram that writes a bad file (the parse and replay
+ * checks behind the seal): the text of an index file with its first line sealed for
+ * `body`, and a delta or trees file's sealed text. Whoever calls these holds the key.
+ */
+export const sealForTests = {
+  index(line: string, body: string): string {
+    const m = JSON.parse(line) as Omit<IndexMeta, 'bytes'>
+    const fields = {format: m.format, scope: m.scope, tree: m.tree, build: m.build, docs: m.docs, postings: m.postings}
+    return `${metaLine({...fields, body: createHash('sha256').update(body, 'utf8').digest('hex')})}\n${body}`
+  },
+  delta: (json: string) => sealed('engram-index-delta', json),
+  trees: (json: string) => sealed('engram-index-trees', json),
+  /** the JSON of a sealed delta or trees file */
+  open: (text: string) => text.slice(text.indexOf('\n') + 1),
+}
+
+/** `<seal>\n<json>`: a delta or trees file as written. */
+function sealed(label: string, json: string): string {
+  return `${sealOf(label, json)}\n${json}`
+}
+
+/** The JSON of a sealed file, or undefined when its seal does not verify (the file is then ignored and written again). */
+function unseal(label: string, text: string): string | undefined {
+  const nl = text.indexOf('\n')
+  if (nl < 0) return undefined
+  const json = text.slice(nl + 1)
+  return sameMac(text.slice(0, nl), sealOf(label, json)) ? json : undefined
 }
 
 function readDelta(store: Store, scope: string, meta: IndexMeta, warn: (message: string) => void): Delta | undefined {
@@ -835,8 +921,13 @@ function readDelta(store: Store, scope: string, meta: IndexMeta, warn: (message:
   } catch {
     return undefined
   }
+  const json = unseal('engram-index-delta', text)
+  if (json === undefined) {
+    warn(`search index delta for ${scope} is not sealed by this machine's engram (written by something else, or under another ENGRAM_CONFIG_DIR); recomputing it`)
+    return undefined
+  }
   try {
-    const d = JSON.parse(text) as Delta
+    const d = JSON.parse(json) as Delta
     if (d?.format !== FORMAT) return undefined // another format: recomputed quietly
     if (d.scope !== scope || typeof d.tree !== 'string' || !TREE_ID.test(d.tree) || !Array.isArray(d.changes)) throw new Error('not a delta of this scope')
     for (const c of d.changes) {
@@ -858,9 +949,11 @@ function readDelta(store: Store, scope: string, meta: IndexMeta, warn: (message:
  * full index was loaded or built on the way.
  */
 async function upkeep(store: Store, scope: string, tree: string, warn: (message: string) => void): Promise<{meta: IndexMeta; delta?: Delta; loaded?: Loaded}> {
-  const meta = readMeta(store, scope)
+  const got = readMetaOrWhy(store, scope)
+  const meta = typeof got === 'object' ? got : undefined
   if (!meta) {
-    if (existsSync(indexPath(store, scope))) warn(`search index for ${scope} is unreadable or from an older format; rebuilding it`)
+    if (got === 'unsealed') warn(`search index for ${scope} is not sealed by this machine's engram (written by something else, or under another ENGRAM_CONFIG_DIR); rebuilding it`)
+    else if (existsSync(indexPath(store, scope))) warn(`search index for ${scope} is unreadable or from an older format; rebuilding it`)
     const loaded = await buildScope(store, scope, tree, warn)
     return {meta: readMeta(store, scope) ?? metaOf(scope, loaded), loaded}
   }
@@ -902,23 +995,26 @@ async function upkeep(store: Store, scope: string, tree: string, warn: (message:
     return {meta: folded.meta, loaded: {ms: loaded.ms, tree, build: folded.meta.build}}
   }
   ensureIndexDir(store)
-  writeAtomic(deltaPath(store, scope), JSON.stringify(delta))
+  writeAtomic(deltaPath(store, scope), sealed('engram-index-delta', JSON.stringify(delta)))
   return {meta, delta}
 }
 
 function metaOf(scope: string, loaded: Loaded): IndexMeta {
-  return {format: FORMAT, scope, tree: loaded.tree, build: loaded.build, docs: loaded.ms.documentCount, bytes: 0}
+  return {format: FORMAT, scope, tree: loaded.tree, build: loaded.build, docs: loaded.ms.documentCount, body: '', bytes: 0}
 }
 
 /** Load a scope's full index and replay its delta; undefined (with a warning, files removed) when the file is unreadable. `loadedBase` sees the index before the delta. */
 function loadScope(store: Store, scope: string, meta: IndexMeta, delta: Delta | undefined, warn: (message: string) => void, loadedBase?: (ms: Index) => void): Loaded | undefined {
   let ms: Index
   try {
-    const text = readFileSync(indexPath(store, scope), 'utf8')
-    const nl = text.indexOf('\n')
-    const head = nl < 0 ? undefined : parseMeta(text.slice(0, nl), scope, meta.bytes)
-    if (!head || head.build !== meta.build) throw new Error('the file changed while it was read')
-    ms = MiniSearch.loadJSON<IndexDoc>(text.slice(nl + 1), OPTIONS)
+    const bytes = readFileSync(indexPath(store, scope))
+    const nl = bytes.indexOf(10)
+    const head = nl < 0 ? undefined : parseMeta(bytes.subarray(0, nl).toString('utf8'), scope, meta.bytes)
+    if (typeof head !== 'object' || head.build !== meta.build) throw new Error('the file changed while it was read')
+    const body = bytes.subarray(nl + 1)
+    // the sealed first line names the hash of what follows it: an edited body is not loaded
+    if (createHash('sha256').update(body).digest('hex') !== head.body) throw new Error('its contents are not what its sealed first line names')
+    ms = MiniSearch.loadJSON<IndexDoc>(body.toString('utf8'), OPTIONS)
     checkIds(ms)
   } catch (error) {
     warn(`search index for ${scope} is unreadable (${(error as Error).message}); rebuilding it`)
@@ -962,31 +1058,50 @@ function writeIndex(store: Store, scope: string, tree: string, ms: Index): {meta
   const build = randomBytes(8).toString('hex')
   const postings = postingsOf(ms)
   const hash = postingsHash(postings)
-  const line = JSON.stringify({format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash})
+  const fields = {format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash}
   ensureIndexDir(store)
   removeFile(deltaPath(store, scope))
   // the postings first: until the index names them, a reader finds the old hash and does not use them
   writeAtomic(postingsPath(store, scope), postings)
-  // the index in pieces (persist.ts): the same bytes as `${line}\n${JSON.stringify(ms)}`
-  const bytes = writeAtomicPieces(indexPath(store, scope), (function* () {
-    yield `${line}\n`
-    yield* indexJsonPieces(ms)
-  })())
-  return {meta: {format: FORMAT, scope, tree, build, docs: ms.documentCount, postings: hash, bytes}}
+  // the index in pieces (persist.ts): `${line}\n${JSON.stringify(ms)}`, the line naming the
+  // hash of the JSON after it, so written last, over a line of the same length
+  const bodyHash = createHash('sha256')
+  const placeholder = metaLine({...fields, body: '0'.repeat(64)})
+  const written = writeAtomicPieces(indexPath(store, scope), (function* () {
+    yield `${placeholder}\n`
+    for (const piece of indexJsonPieces(ms)) {
+      bodyHash.update(piece, 'utf8')
+      yield piece
+    }
+  })(), () => {
+    const body = bodyHash.digest('hex')
+    return {at: 0, text: metaLine({...fields, body}), body}
+  })
+  return {meta: {...fields, body: written.head.body, bytes: written.bytes}}
+}
+
+/** The bytes are the blob git names by this id (`git cat-file` does not check a loose object's content). */
+function isBlob(data: Buffer, blob: string): boolean {
+  if (blob.length === 40) return gitBlobHash(data) === blob
+  return createHash('sha256').update(`blob ${data.length}\0`).update(data).digest('hex') === blob
 }
 
 /**
  * The documents for these blobs, read in one `git cat-file --batch` and prepared for the
- * index; a missing blob or an unparseable memory is left out with a warning.
+ * index; an unparseable memory is left out with a warning. A blob missing from git, or
+ * whose bytes are not that blob, fails the whole call: an index sealed without the memory
+ * would hide it from search and from every write's vote for as long as the index lasts,
+ * after the object is put back (docs/architecture.md, "The trust model").
  */
 async function preparedDocs(store: Store, scope: string, entries: TreeEntry[], warn: (message: string) => void, onDoc?: () => void): Promise<Map<string, IndexDoc>> {
   const out = new Map<string, IndexDoc>()
   for await (const {index, data} of catBlobs(store, entries.map((e) => e.blob))) {
     const {path, blob} = entries[index]
     onDoc?.()
-    if (!data) {
-      warn(`${scope}: ${path} is missing from git; not indexed`)
-      continue
+    if (!data || !isBlob(data, blob)) {
+      throw new EngramError('verification', `The store's git objects are damaged: the blob ${blob.slice(0, 12)} of ${scope}: ${path} is ${data ? 'not what its id names' : 'missing'}; the search index is not built without it.`, {
+        nextStep: 'run `git fsck` in the store and restore the object (from a remote or a backup), then try again',
+      })
     }
     try {
       out.set(path, prepareDoc(path, blob, await parseMemoryText(data.toString('utf8'), `${scope}: ${path}`)))
@@ -1084,7 +1199,9 @@ function readTreeRecord(store: Store, head: string): Map<string, string | null> 
   const out = new Map<string, string | null>()
   let record: {head?: unknown; prefix?: unknown; trees?: unknown}
   try {
-    record = JSON.parse(readFileSync(treesPath(store), 'utf8')) as typeof record
+    const json = unseal('engram-index-trees', readFileSync(treesPath(store), 'utf8'))
+    if (json === undefined) return out
+    record = JSON.parse(json) as typeof record
   } catch {
     return out
   }
@@ -1098,7 +1215,7 @@ function readTreeRecord(store: Store, head: string): Map<string, string | null> 
 function writeTreeRecord(store: Store, head: string, trees: Map<string, string | null>): void {
   try {
     ensureIndexDir(store)
-    writeAtomic(treesPath(store), JSON.stringify({head, prefix: store.prefix, trees: Object.fromEntries(trees)}))
+    writeAtomic(treesPath(store), sealed('engram-index-trees', JSON.stringify({head, prefix: store.prefix, trees: Object.fromEntries(trees)})))
   } catch {
     // an index folder we cannot write: searches still answer, listing trees with git
   }
@@ -1115,17 +1232,26 @@ function writeAtomic(path: string, text: string | Buffer): void {
   renameSync(tmp, path)
 }
 
-/** writeAtomic, of text given in pieces (never held whole); returns the bytes written. */
-function writeAtomicPieces(path: string, pieces: Iterable<string>): number {
+/**
+ * writeAtomic, of text given in pieces (never held whole), then `head()`'s text written
+ * over the same number of bytes at its offset before the rename; returns the bytes written.
+ */
+function writeAtomicPieces<H extends {at: number; text: string}>(path: string, pieces: Iterable<string>, head: () => H): {bytes: number; head: H} {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   const fd = openSync(tmp, 'w')
   let bytes = 0
+  let last: H
+  const put = (b: Buffer, position?: number) => {
+    for (let at = 0; at < b.length; ) at += writeSync(fd, b, at, b.length - at, position === undefined ? null : position + at)
+  }
   try {
     for (const piece of pieces) {
       const b = Buffer.from(piece, 'utf8')
-      for (let at = 0; at < b.length; ) at += writeSync(fd, b, at)
+      put(b)
       bytes += b.length
     }
+    last = head()
+    put(Buffer.from(last.text, 'utf8'), last.at)
   } catch (error) {
     closeSync(fd)
     rmSync(tmp, {force: true})
@@ -1133,7 +1259,7 @@ function writeAtomicPieces(path: string, pieces: Iterable<string>): number {
   }
   closeSync(fd)
   renameSync(tmp, path)
-  return bytes
+  return {bytes, head: last}
 }
 
 function removeFile(path: string): void {

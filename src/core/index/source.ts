@@ -35,13 +35,13 @@ export async function currentTrees(store: Store, scopes: string[], commit?: stri
   return out
 }
 
-/** Every scope folder present at HEAD with its tree id. One git call. */
-export async function listScopes(store: Store): Promise<Map<string, string>> {
+/** Every scope folder present at HEAD (or at `commit`, which git must know) with its tree id. One git call. */
+export async function listScopes(store: Store, commit?: string): Promise<Map<string, string>> {
   const p = store.prefix
   const text = await gitRead(
     store.top,
-    ['--literal-pathspecs', 'ls-tree', '-z', 'HEAD', '--', `${p}org`, `${p}project/`, `${p}tenant/`, `${p}run/`],
-    {allowFail: true},
+    ['--literal-pathspecs', 'ls-tree', '-z', commit ?? 'HEAD', '--', `${p}org`, `${p}project/`, `${p}tenant/`, `${p}run/`],
+    {allowFail: commit === undefined},
   )
   const out = new Map<string, string>()
   for (const entry of text.split('\0')) {

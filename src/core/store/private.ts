@@ -10,7 +10,8 @@ import {sha256Hex} from '../memory/hash.js'
 /**
  * engram's private folder outside the store (the agent may write the store, so nothing
  * that proves who is speaking can live there): the session secret, which makes session
- * records and session tokens unforgeable without it, and the `engram serve` sockets.
+ * records and session tokens unforgeable without it, the key that seals the search index
+ * files (indexSealKey), and the `engram serve` sockets.
  * The folder is `$ENGRAM_CONFIG_DIR/private` (default `~/.config/engram/private`), mode
  * 0700, owned by this user, never a symlink.
  */
@@ -44,11 +45,14 @@ export function ensurePrivateFolder(dir: string, create: boolean): void {
   if ((st.mode & 0o077) !== 0) throw refused(`${dir} can be entered by other users (mode ${(st.mode & 0o777).toString(8)}); engram will not use it.`, `chmod 700 ${dir}`)
 }
 
-/** The 32-byte session secret, made on first use by the owner (`create`) and 0600 in the private folder. */
-export function sessionSecret(create: boolean): Buffer {
+/**
+ * A 32-byte secret in the private folder, 0600, made on first use when `create` (with
+ * `wx`: two first uses at once do not overwrite each other's); undefined when absent.
+ */
+function privateSecret(name: string, create: boolean): Buffer | undefined {
   const dir = privateDir()
   ensurePrivateFolder(dir, create)
-  const file = join(dir, 'session.key')
+  const file = join(dir, name)
   const read = (): Buffer | undefined => {
     try {
       const st = lstatSync(file)
@@ -63,17 +67,44 @@ export function sessionSecret(create: boolean): Buffer {
     }
   }
   const have = read()
-  if (have) return have
-  if (!create) throw refused('No session secret in engram\'s private folder: no session of this machine can be proven.', 'sessions are started by the owner with `engram session start`')
+  if (have || !create) return have
   try {
-    // wx: two starts at once do not overwrite each other's secret
     writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, {mode: 0o600, flag: 'wx'})
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
   const made = read()
-  if (!made) throw refused(`${file} is not a session secret.`, 'remove it and start the sessions again')
+  if (!made) throw refused(`${file} is not a secret of engram's.`, 'remove it; engram makes a new one')
   return made
+}
+
+/** The 32-byte session secret, made on first use by the owner (`create`) and 0600 in the private folder. */
+export function sessionSecret(create: boolean): Buffer {
+  const secret = privateSecret('session.key', create)
+  if (!secret) throw refused('No session secret in engram\'s private folder: no session of this machine can be proven.', 'sessions are started by the owner with `engram session start`')
+  return secret
+}
+
+let indexKey: {dir: string; key: Buffer} | undefined
+
+/**
+ * The key that seals the search index files in the store (docs/architecture.md, "The
+ * trust model"): whoever cannot read the private folder cannot write an index file engram
+ * will read. Made on first use by any engram process. Where the private folder cannot be
+ * used, a key of this process only: its index files are then rebuilt by the next process,
+ * never trusted unsealed.
+ */
+export function indexSealKey(): Buffer {
+  const dir = privateDir()
+  if (indexKey?.dir === dir) return indexKey.key
+  let key: Buffer | undefined
+  try {
+    key = privateSecret('index.key', true)
+  } catch {
+    key = undefined
+  }
+  indexKey = {dir, key: key ?? randomBytes(32)}
+  return indexKey.key
 }
 
 export function mac(secret: Buffer, label: string, ...parts: string[]): string {

@@ -63,14 +63,33 @@ function keyObject(publicKey: Uint8Array): KeyObject {
   return ko
 }
 
+/**
+ * Signatures this process has checked and found valid, by public key, SHA-256 of the
+ * message and signature: the same three always give the same answer, so a long-lived
+ * process (`engram mcp`) checks a memory's signature once, not once per serving gate (a
+ * commit opens a new gate). Only the arithmetic is kept: whether the key is trusted is
+ * decided by the caller every time (signerVerdict, ownerVerdict). Bounded.
+ */
+const VALID = new Set<string>()
+const VALID_MAX = 100_000
+
 /** Verify with node:crypto and a cached KeyObject (16x faster than noble for bulk checks, same RFC 8032 result). */
 export function verifyBytes(publicKey: Uint8Array, message: string | Uint8Array, sig: Uint8Array): boolean {
   if (publicKey.length !== 32 || sig.length !== 64) return false
+  const bytes = toBytes(message)
+  const key = createHash('sha256').update(publicKey).update(bytes).update(sig).digest('base64')
+  if (VALID.has(key)) return true
+  let ok: boolean
   try {
-    return nodeVerify(null, toBytes(message), keyObject(publicKey), sig)
+    ok = nodeVerify(null, bytes, keyObject(publicKey), sig)
   } catch {
     return false
   }
+  if (ok) {
+    if (VALID.size >= VALID_MAX) VALID.clear()
+    VALID.add(key)
+  }
+  return ok
 }
 
 /** `ed25519:<keyid>:<base64>` */

@@ -5,6 +5,8 @@ import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import type {Neighbour} from './vote/index.js'
 import type {MemoryFile} from '../memory/memory.js'
+import type {WarmEngine} from '../index/index.js'
+import {keepNeighbourAnalysis} from './vote/semantic.js'
 
 /**
  * How many of the write's words the lookup matches: its rarest ones (lowest document
@@ -28,8 +30,18 @@ const NEIGHBOUR_TEXT_CHARS = 4000
  * the whole index; where that file is missing or is not the one its index names, the whole
  * index is loaded, as before (README "Performance").
  */
-export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number): Promise<Neighbour[]> {
-  return findNeighbours(store, session, text, limit)
+export async function neighboursFor(store: Store, session: SessionRecord, _scope: string, _path: string, text: string, limit: number, warm?: WarmLookup): Promise<Neighbour[]> {
+  return findNeighbours(store, session, text, limit, warm)
+}
+
+/**
+ * What a long-lived process in the same trust as the write (`engram mcp`, never a socket)
+ * keeps for the lookup: its loaded indexes, read only from sealed index files or built
+ * from git (index.ts), and a serving gate current for this call's HEAD.
+ */
+export interface WarmLookup {
+  engine?: Searcher
+  gate?: ServingGate
 }
 
 /**
@@ -42,7 +54,7 @@ export async function findNeighbours(
   session: SessionRecord,
   text: string,
   limit: number,
-  warm: {engine?: Searcher; gate?: ServingGate} = {},
+  warm: WarmLookup = {},
 ): Promise<Neighbour[]> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
   if (scopes.length === 0) return []
@@ -72,4 +84,48 @@ export async function findNeighbours(
     out.push({scope: h.scope, path: h.path, title: found.memory.frontmatter.title, body: found.memory.body, score: h.score, blob: found.blob})
   }
   return out
+}
+
+/**
+ * A long-lived process's warm-up (`engram mcp`), so that a write's vote meets its
+ * neighbours as met before (README "Performance"): each curated memory the session may
+ * read is served once through the warm gate (read, hashed, its signature checked, parsed:
+ * what a lookup does with a neighbour), and the semantic validator keeps its analysis by
+ * the blob id of the bytes served. In slices of about `sliceMs`, with the event loop free
+ * between them, so a request waits one slice at most; it stops at `max` memories, when the
+ * memo is full, or when `stop()` says so. Nothing it keeps decides trust later: every
+ * write's lookup serves each neighbour again through the gate of that write's HEAD.
+ * Returns how many memories it served.
+ */
+export async function warmNeighbours(
+  session: SessionRecord,
+  warm: {engine: WarmEngine; gate: () => Promise<ServingGate>},
+  opts: {max?: number; sliceMs?: number; stop?: () => boolean; onWarning?: (message: string) => void} = {},
+): Promise<number> {
+  const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
+  if (scopes.length === 0) return 0
+  const max = opts.max ?? 20_000
+  const sliceMs = opts.sliceMs ?? 5
+  const docs = (await warm.engine.documents(scopes, opts.onWarning)).slice(0, max)
+  let served = 0
+  let i = 0
+  while (i < docs.length && !opts.stop?.()) {
+    const gate = await warm.gate()
+    const until = performance.now() + sliceMs
+    // one memory a slice at least, however short the slice
+    for (let once = true; i < docs.length && (once || performance.now() < until); i++, once = false) {
+      const {scope, path, blob} = docs[i]
+      try {
+        const f = gate.serveFile(scope, path, {blob})
+        if (!f.ok) continue
+        served++
+        const m = f.memory
+        if (!keepNeighbourAnalysis({scope, path, title: m.frontmatter.title, body: m.body, score: 0, blob: f.blob})) return served
+      } catch {
+        // a folder where the file belongs: a write's lookup reads the signed version instead
+      }
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
+  return served
 }

@@ -7,7 +7,7 @@ import {withStoreLock} from '../store/lock.js'
 import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
-import {neighboursFor} from './neighbours.js'
+import {neighboursFor, type WarmLookup} from './neighbours.js'
 import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {runVote} from './vote/index.js'
 
@@ -34,10 +34,10 @@ export interface WriteResult {
  * no I/O) → vote (proposals only) → apply under the store lock. Nothing is stored before
  * redaction; bad input stores nothing.
  */
-export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput): Promise<WriteResult> {
+export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput, warm?: WarmLookup): Promise<WriteResult> {
   refuseEndedSession(session)
   const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path)})
-  const decision = plan.candidate ? await voteOn(store, plan) : undefined
+  const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
   return applyWrite(store, plan, decision)
 }
 
@@ -56,12 +56,15 @@ export async function writeSignedProposal(store: Store, signer: Signer, taint: {
   return applyWrite(store, plan, await voteOn(store, plan), extras)
 }
 
-/** The vote on a proposal's candidate, with this store's neighbours and recent writes. */
-async function voteOn(store: Store, plan: WritePlan): Promise<WriteDecision> {
+/**
+ * The vote on a proposal's candidate, with this store's neighbours and recent writes. A
+ * long-lived caller (`engram mcp`) passes its loaded index and serving gate (`warm`).
+ */
+async function voteOn(store: Store, plan: WritePlan, warm?: WarmLookup): Promise<WriteDecision> {
   const {session, scope, path} = plan
   const recent = await recentWriteCounts(store, session, plan.burstWindowMinutes!)
   const outcome = await runVote(plan.candidate!, {
-    neighbours: (text: string, limit: number) => neighboursFor(store, session, scope, path, text, limit),
+    neighbours: (text: string, limit: number) => neighboursFor(store, session, scope, path, text, limit, warm),
     recentWrites: recent,
     config: store.config.vote,
     cwd: store.root,

@@ -285,6 +285,17 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
 const NEIGHBOUR_INFO = new Map<string, DocInfo>()
 const NEIGHBOUR_INFO_MAX = 20_000
 
+/** Whether this process keeps an analysis of these bytes (for tests of the warm-up). */
+export const hasNeighbourAnalysis = (blob: string) => NEIGHBOUR_INFO.has(blob)
+
+/** Keep a served memory's analysis ahead of the writes that will meet it (neighbours.ts warmNeighbours); false once the memo is full. */
+export function keepNeighbourAnalysis(n: Neighbour & {blob: string}): boolean {
+  if (NEIGHBOUR_INFO.has(n.blob)) return true
+  if (NEIGHBOUR_INFO.size >= NEIGHBOUR_INFO_MAX) return false
+  neighbourInfo(n)
+  return true
+}
+
 function neighbourInfo(n: Neighbour): DocInfo {
   if (n.blob === undefined) return docInfo(n.title, n.body, false)
   let info = NEIGHBOUR_INFO.get(n.blob)
