@@ -25,7 +25,7 @@ import {cleanError, cleanUnexpected} from '../core/text/error-text.js'
 import {safeJson, visible} from '../core/text/visible.js'
 import {rootNotPinned} from '../core/trust/keys.js'
 import {redactText} from '../core/write/redact/index.js'
-import {warmNeighbours} from '../core/write/neighbours.js'
+import {WARM_MAX, warmNeighbours} from '../core/write/neighbours.js'
 import {writeMemory} from '../core/write/write.js'
 
 /**
@@ -416,20 +416,27 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     })
     const transport = new StdioServerTransport()
     await server.connect(transport)
+    const received = transport.onmessage!
+    const answered = new Map<string | number, () => void>()
+    let turn = Promise.resolve()
     // While the agent thinks, each curated memory the session may read is met once, so a
-    // write's vote meets its neighbours as met before (README "Performance"); in slices, a
-    // request waits one slice at most. ENGRAM_MCP_WARM=0 turns it off.
+    // write's vote meets its neighbours as met before (README "MCP server"). Each step takes
+    // a turn in the request queue below, so it never overlaps a request, and a request
+    // waits one slice (about 5 ms) at most. ENGRAM_MCP_WARM: how many memories (0: none).
     let closing = false
-    const warming = process.env.ENGRAM_MCP_WARM === '0' ? Promise.resolve() : (async () => {
+    const warmMax = /^\d{1,7}$/.test(process.env.ENGRAM_MCP_WARM ?? '') ? Number(process.env.ENGRAM_MCP_WARM) : WARM_MAX
+    const inTurn = <T>(step: () => Promise<T>): Promise<T> => {
+      const p = turn.then(step)
+      turn = p.then(() => {}, () => {})
+      return p
+    }
+    const warming = warmMax === 0 ? Promise.resolve() : (async () => {
       await new Promise((resolve) => setTimeout(resolve, WARM_DELAY_MS).unref())
       if (closing) return
       // a gate per slice, current for HEAD then; with HEAD unknown no gate is kept, so no warm-up
       if ((await readHead(store.top)) === undefined) return
-      await warmNeighbours(first, {engine, gate: async () => warm.serving.open(await readHead(store.top))}, {stop: () => closing})
+      await warmNeighbours(first, {engine, gate: async () => warm.serving.open(await readHead(store.top))}, {stop: () => closing, max: warmMax, turn: inTurn})
     })().catch(() => {})
-    const received = transport.onmessage!
-    const answered = new Map<string | number, () => void>()
-    let turn = Promise.resolve()
     let open = 0
     let idle: (() => void) | undefined
     transport.onmessage = (message: JSONRPCMessage) => {

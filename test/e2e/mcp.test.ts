@@ -4,6 +4,7 @@
  * (accepted by the owner with the CLI, then found by the warm search), refusals by schema
  * and by the core, taint, and another tenant's memory never in any tool output.
  */
+import {execFileSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -348,6 +349,29 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
       }
     }
     expect(sb.run(['verify', '--json']).code).toBe(0)
+  })
+
+  it('a lookup that fails (an object of another memory deleted, the index to be rebuilt) does not switch the check off: the write is refused by the vote', async () => {
+    const sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    const owner = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
+    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
+    curate(sb, owner, 'tenant:acme', 'cache.md', 'The staging cache is flushed every night.\n')
+    const blob = execFileSync('git', ['rev-parse', 'HEAD:tenant/acme/cache.md'], {cwd: sb.dir, encoding: 'utf8'}).trim()
+    const object = join(sb.dir, '.git/objects', blob.slice(0, 2), blob.slice(2))
+    const saved = readFileSync(object)
+    rmSync(join(sb.dir, '.engram/index'), {recursive: true, force: true})
+    rmSync(object)
+    const mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+    try {
+      const w = await mcp.call('write', {scope: 'tenant:acme', path: 'notes/db.md', content: 'The staging database listens on port 9999.\n', origin: 'webpage'})
+      expect(w.isError, textOf(w)).toBeFalsy()
+      expect(w.structuredContent.status).toBe('quarantined')
+      expect(JSON.stringify(w.structuredContent)).toMatch(/could not look up neighbours, so nothing was compared: The store's git objects are damaged: the blob [0-9a-f]{12} of tenant:acme: cache\.md is missing/)
+    } finally {
+      await mcp.client.close()
+      writeFileSync(object, saved)
+    }
   })
 })
 

@@ -7,11 +7,34 @@ import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {initWithSession, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
+import {curate, initWithSession, Sandbox, sandbox, testGitEnv} from '../helpers/cli.js'
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, {cwd: dir, env: testGitEnv(), encoding: 'utf8'})
 
 describe('verify', () => {
+  it('names a signed memory HEAD does not hold (a commit removed it behind the owner\'s back), which search and the vote would miss', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb, 'tenant:acme')
+    curate(sb, s, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
+    curate(sb, s, 'tenant:acme', 'cache.md', 'The staging cache is flushed nightly.\n')
+    expect(sb.run(['verify', '--json']).code).toBe(0)
+    // the file stays in the work tree, signed and listed; only HEAD's tree loses it
+    git(sb.dir, 'rm', '-q', '--cached', 'tenant/acme/db.md')
+    git(sb.dir, 'commit', '-q', '-m', 'tidy')
+    const r = sb.run(['verify', '--json'])
+    expect(r.code).toBe(7)
+    expect(r.json.items).toEqual([expect.objectContaining({kind: 'not-in-head', scope: 'tenant:acme', path: 'tenant/acme/db.md'})])
+    expect(r.json.items[0].detail).toMatch(/HEAD's tree holds no such file/)
+    // a session of another tenant is told nothing of it
+    const g = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    const other = sb.run(['verify', '--json'], {env: {ENGRAM_SESSION: g}})
+    expect(other.code).toBe(0)
+    expect(other.stdout).not.toContain('db.md')
+    git(sb.dir, 'add', 'tenant/acme/db.md')
+    git(sb.dir, 'commit', '-q', '-m', 'put back')
+    expect(sb.run(['verify', '--json']).code).toBe(0)
+  })
+
   it('passes an empty store: exit 0, the list envelope with no items, "ok" on stdout', () => {
     const sb = sandbox()
     initWithSession(sb)

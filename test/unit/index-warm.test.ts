@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -51,6 +51,22 @@ describe('reading HEAD without git', () => {
     writeFileSync(join(r.top, '.git/packed-refs'), `${real} refs/heads/main\n`)
     expect(readHeadFromFiles(r.top)).toBe(real)
     expect((await search(r.store, 'zeppelin', {scopes: ['org']})).map((h) => h.path)).toEqual(['a.md'])
+  })
+
+  it('leaves a branch whose loose ref is a symlink to git (which reads it as a symbolic ref)', () => {
+    const r = repo()
+    r.put('org/a.md', {body: 'one\n'})
+    r.commit()
+    const real = head(r.top)
+    r.git('branch', 'other')
+    const ref = join(r.top, '.git/refs/heads/main')
+    rmSync(ref)
+    symlinkSync('refs/heads/other', ref)
+    // a file at the link's literal target, which the link does not point at from here
+    mkdirSync(join(r.top, '.git/refs/heads/refs/heads'), {recursive: true})
+    writeFileSync(join(r.top, '.git/refs/heads/refs/heads/other'), `${'0'.repeat(40)}\n`)
+    expect(readHeadFromFiles(r.top)).toBeUndefined()
+    expect(head(r.top)).toBe(real)
   })
 
   it('follows a linked worktree to its own HEAD and the shared refs', () => {

@@ -85,10 +85,15 @@ describe('semantic validator', () => {
     expect(s).toMatchObject({verdict: 'accept', reason: '2 close memories, none contradicted'})
   })
 
-  it('abstains, and says why, when the neighbour lookup fails', async () => {
-    const r = await runVote(cand('The user prefers squash merges.'), ctx({neighbours: () => Promise.reject(new Error('index unreadable'))}))
-    expect(voteOf(r, 'semantic')).toMatchObject({verdict: 'abstain', reason: 'could not look up neighbours: index unreadable'})
-    expect(r.passed).toBe(true)
+  it('dissents, and says why, when the neighbour lookup fails: from third-party text it vetoes', async () => {
+    const failing = ctx({neighbours: () => Promise.reject(new Error('index unreadable'))})
+    const chat = await runVote(cand('The user prefers squash merges.'), failing)
+    expect(voteOf(chat, 'semantic')).toMatchObject({verdict: 'reject', confidence: 0.7, reason: 'could not look up neighbours, so nothing was compared: index unreadable'})
+    expect(chat).toMatchObject({passed: true, dissent: true})
+    const mail = await runVote(cand('The user prefers squash merges.', {origin: 'email'}), failing)
+    expect(voteOf(mail, 'semantic')).toMatchObject({verdict: 'reject', confidence: 0.9})
+    expect(voteOf(mail, 'semantic').confidence).toBeGreaterThanOrEqual(VETO)
+    expect(mail.passed).toBe(false)
   })
 })
 

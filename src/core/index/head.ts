@@ -1,4 +1,4 @@
-import {readFileSync, statSync} from 'node:fs'
+import {lstatSync, readFileSync, statSync} from 'node:fs'
 import {isAbsolute, join, resolve} from 'node:path'
 
 import {headCommit} from '../git/git.js'
@@ -39,7 +39,10 @@ export function readHeadFromFiles(top: string): string | undefined {
     }
     let loose: string | undefined
     try {
-      loose = readFileSync(join(common, ...ref.split('/')), 'utf8').trim()
+      const file = join(common, ...ref.split('/'))
+      // a symlink there is a symbolic ref to git, which reads its target as a ref name: left to git
+      if (!lstatSync(file).isFile()) return undefined
+      loose = readFileSync(file, 'utf8').trim()
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
     }

@@ -14,6 +14,7 @@ import {scopeDir, scopeOfPath} from '../store/scope.js'
 import {listScopes} from '../memory/curated.js'
 import {signerVerdict, verifyMemory} from './sign.js'
 import type {Store} from '../store/store.js'
+import {gitRead} from '../git/git.js'
 
 /** How verify names the root pin, which lives on this machine, not in the store. */
 const KEYS_PIN_PATH = '(root pin on this machine)'
@@ -34,6 +35,7 @@ export type ProblemKind =
   | 'key-untrusted'
   | 'config-unsigned'
   | 'root-not-pinned'
+  | 'not-in-head'
 
 export interface VerifyProblem {
   kind: ProblemKind
@@ -95,6 +97,12 @@ export interface VerifyView {
   bytes(rel: string): Buffer
   /** what an earlier run found of these bytes at this path (`rel\0blob`): a valid signature by this key */
   signedBefore(key: string): SignedFile | undefined
+  /**
+   * The blob HEAD's tree holds at each path under the curated scope folders (store-relative):
+   * search and a write's vote read HEAD's tree, serving reads the work tree, so a signed
+   * memory HEAD does not hold (a commit removed it without the owner) is named. Absent: not checked.
+   */
+  headBlobs?: Map<string, string>
 }
 
 /** What a check found, with what it leaves to record: the serials it accepted and the signatures it saw. */
@@ -132,13 +140,24 @@ export async function storeView(store: Store, keyring: Keyring, signed: Map<stri
     // no manifests yet
   }
   const seenSerial = await raiseFromHistory(store, keyring)
+  const folders = scopeFolders(store)
+  let headBlobs: Map<string, string> | undefined
+  if (folders.length > 0) {
+    headBlobs = new Map()
+    const text = await gitRead(store.top, ['--literal-pathspecs', 'ls-tree', '-r', '-z', 'HEAD', '--', ...folders.map((f) => store.gitPath(f.dir))], {allowFail: true})
+    for (const entry of text.split('\0')) {
+      const m = /^\d+ blob ([0-9a-f]{40,64})\t(.*)$/s.exec(entry)
+      if (m && m[2].startsWith(store.prefix)) headBlobs.set(m[2].slice(store.prefix.length), m[1])
+    }
+  }
   return {
+    headBlobs,
     unpinned,
     manifestFiles: manifestFiles.map((d) => ({name: d.name, regular: d.isFile() && !d.isSymbolicLink()})),
     manifestText: (rel) => readFileSync(store.abs(rel), 'utf8'),
     seenSerial,
     seenIn: (scope) => serialSeenIn(store, scope),
-    folders: scopeFolders(store),
+    folders,
     walk: (dir) => {
       const files: string[] = []
       const links: string[] = []
@@ -278,6 +297,14 @@ export function checkStore(keyring: Keyring, view: VerifyView, only?: string[]):
       const present = new Set(files)
       for (const e of entries.values()) {
         if (!present.has(e.path)) problems.push({kind: 'missing', scope, path: e.path, detail: `listed in the manifest of ${scope} (version ${e.version}) but not in the work tree`})
+        const head = view.headBlobs?.get(e.path)
+        if (view.headBlobs && head !== e.blob) {
+          problems.push({
+            kind: 'not-in-head', scope, path: e.path,
+            detail: `listed in the signed manifest of ${scope} (version ${e.version}), but HEAD's tree holds ${head === undefined ? 'no such file' : 'another version of it'}: ` +
+              'a commit changed it without the owner, or an accept was not committed; search and the vote on a write read HEAD, so they do not see the signed version',
+          })
+        }
       }
     }
   }

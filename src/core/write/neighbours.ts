@@ -100,32 +100,49 @@ export async function findNeighbours(
 export async function warmNeighbours(
   session: SessionRecord,
   warm: {engine: WarmEngine; gate: () => Promise<ServingGate>},
-  opts: {max?: number; sliceMs?: number; stop?: () => boolean; onWarning?: (message: string) => void} = {},
+  opts: {
+    max?: number
+    sliceMs?: number
+    stop?: () => boolean
+    onWarning?: (message: string) => void
+    /** runs each step in the caller's turn (engram mcp's one-request-at-a-time queue), so no step overlaps a request */
+    turn?: <T>(step: () => Promise<T>) => Promise<T>
+  } = {},
 ): Promise<number> {
   const scopes = readableScopes(session).filter((s) => !s.startsWith('run:'))
-  if (scopes.length === 0) return 0
-  const max = opts.max ?? 20_000
+  const max = opts.max ?? WARM_MAX
+  if (scopes.length === 0 || max <= 0) return 0
   const sliceMs = opts.sliceMs ?? 5
-  const docs = (await warm.engine.documents(scopes, opts.onWarning)).slice(0, max)
+  const turn = opts.turn ?? (<T>(step: () => Promise<T>) => step())
+  const docs = (await turn(() => warm.engine.documents(scopes, opts.onWarning))).slice(0, max)
   let served = 0
   let i = 0
-  while (i < docs.length && !opts.stop?.()) {
-    const gate = await warm.gate()
-    const until = performance.now() + sliceMs
-    // one memory a slice at least, however short the slice
-    for (let once = true; i < docs.length && (once || performance.now() < until); i++, once = false) {
-      const {scope, path, blob} = docs[i]
-      try {
-        const f = gate.serveFile(scope, path, {blob})
-        if (!f.ok) continue
-        served++
-        const m = f.memory
-        if (!keepNeighbourAnalysis({scope, path, title: m.frontmatter.title, body: m.body, score: 0, blob: f.blob})) return served
-      } catch {
-        // a folder where the file belongs: a write's lookup reads the signed version instead
+  let full = false
+  while (i < docs.length && !full && !opts.stop?.()) {
+    await turn(async () => {
+      const gate = await warm.gate()
+      const until = performance.now() + sliceMs
+      // one memory a slice at least, however short the slice
+      for (let once = true; i < docs.length && (once || performance.now() < until); i++, once = false) {
+        const {scope, path, blob} = docs[i]
+        try {
+          const f = gate.serveFile(scope, path, {blob})
+          if (!f.ok) continue
+          served++
+          const m = f.memory
+          if (!keepNeighbourAnalysis({scope, path, title: m.frontmatter.title, body: m.body, score: 0, blob: f.blob})) {
+            full = true
+            return
+          }
+        } catch {
+          // a folder where the file belongs: a write's lookup reads the signed version instead
+        }
       }
-    }
+    })
     await new Promise<void>((resolve) => setImmediate(resolve))
   }
   return served
 }
+
+/** How many memories the warm-up meets at most by default: about 20 KB of the process's memory each (README "MCP server"). */
+export const WARM_MAX = 10_000

@@ -439,7 +439,13 @@ const SEMANTIC = 'semantic'
 
 export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], findings: SemanticFinding[], lookupError?: string): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: SEMANTIC, verdict, confidence, reason})
-  if (lookupError !== undefined) return vote('abstain', 0, `could not look up neighbours: ${clip(lookupError, 120)}`)
+  // Nothing compared is no evidence that nothing is contradicted: a lookup that failed (a
+  // damaged object store, an index that cannot be built) fails closed, as a contradiction
+  // would, so that breaking the lookup cannot switch the check off for every write.
+  if (lookupError !== undefined) {
+    const why = `could not look up neighbours, so nothing was compared: ${clip(lookupError, 120)}`
+    return isIndirectOrigin(c.origin) ? vote('reject', 0.9, `${why}; arriving by ${c.origin}`) : vote('reject', 0.7, why)
+  }
   if (c.operation === 'delete') {
     // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
     return isIndirectOrigin(c.origin)
