@@ -307,7 +307,7 @@ export async function votePipeline() {
  * excludes git.
  */
 export async function warmNeighbourLookup(storeDir, scope) {
-  const [{Store}, {WarmServing}, {WarmEngine, readHead}, {findNeighbours}] = await Promise.all([
+  const [{Store}, {WarmServing}, {WarmEngine, readHead}, {findNeighbours, warmNeighbours}] = await Promise.all([
     dist('core/store/store.js'), dist('core/trust/serving.js'), dist('core/index/index.js'), dist('core/write/neighbours.js'),
   ])
   const store = new Store(storeDir, storeDir)
@@ -317,7 +317,9 @@ export async function warmNeighbourLookup(storeDir, scope) {
   const lookup = async (text, limit) => findNeighbours(store, session, text, limit, {engine, gate: await serving.open(await readHead(store.top))})
   // load the index and the keyring before anything is timed
   await lookup('warm up', 1)
-  return {lookup, close: () => engine.close()}
+  // what engram mcp runs while the agent thinks (src/mcp/server.ts): every memory met once
+  const warmUp = () => warmNeighbours(session, {engine, gate: async () => serving.open(await readHead(store.top))})
+  return {lookup, warmUp, close: () => engine.close()}
 }
 
 // ---------------------------------------------------------------- SQLite FTS5
