@@ -310,12 +310,18 @@ describe("engram mcp: a write's neighbours", () => {
 })
 
 describe("engram mcp: a planted index file does not hide a memory from a write's vote", () => {
-  it('a delta that empties the memory, planted before the server loads the index, is not read: the vote still names the memory', async () => {
+  /** a store whose tenant:acme holds two memories the owner accepted */
+  function twoMemories(): {sb: Sandbox; owner: string} {
     const sb = sandbox()
     expect(sb.run(['init', '--json']).code).toBe(0)
     const owner = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
     curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
     curate(sb, owner, 'tenant:acme', 'cache.md', 'The staging cache is flushed every night.\n')
+    return {sb, owner}
+  }
+
+  it('a delta that empties the memory, planted before the server loads the index, is not read: the vote still names the memory', async () => {
+    const {sb, owner} = twoMemories()
     expect(sb.run(['search', 'database', '--scope', 'tenant:acme']).code).toBe(0)
     // a new version after the index was built: the next search writes it to the scope's delta file
     curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 7000.\n')
@@ -352,11 +358,7 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
   })
 
   it('a lookup that fails (an object of another memory deleted, the index to be rebuilt) does not switch the check off: the write is refused by the vote', async () => {
-    const sb = sandbox()
-    expect(sb.run(['init', '--json']).code).toBe(0)
-    const owner = sb.run(['session', 'start', '--agent', 'claude-code', '--assigned', 'tenant:acme', '--json']).json.id
-    curate(sb, owner, 'tenant:acme', 'db.md', 'The staging database listens on port 5432.\n')
-    curate(sb, owner, 'tenant:acme', 'cache.md', 'The staging cache is flushed every night.\n')
+    const {sb} = twoMemories()
     const blob = execFileSync('git', ['rev-parse', 'HEAD:tenant/acme/cache.md'], {cwd: sb.dir, encoding: 'utf8'}).trim()
     const object = join(sb.dir, '.git/objects', blob.slice(0, 2), blob.slice(2))
     const saved = readFileSync(object)

@@ -71,6 +71,9 @@ async function accept(path: string, m: MemoryFile, key: KeyPair = alice): Promis
   const store = await Store.open(root)
   const prev = readManifest(store, m.frontmatter.scope)
   put(manifestPath(m.frontmatter.scope), serializeManifest(signManifest(alice, nextManifest(prev, m.frontmatter.scope, {upsert: [manifestEntry(path, text)]}))))
+  // committed, as an accept is: what HEAD holds is what search and the vote read
+  git('add', '-A')
+  git('commit', '-q', '-m', `accept ${path}`)
   return text
 }
 

@@ -297,8 +297,9 @@ export function checkStore(keyring: Keyring, view: VerifyView, only?: string[]):
       const present = new Set(files)
       for (const e of entries.values()) {
         if (!present.has(e.path)) problems.push({kind: 'missing', scope, path: e.path, detail: `listed in the manifest of ${scope} (version ${e.version}) but not in the work tree`})
+        // named for a file served from the work tree (a problem there is named already)
         const head = view.headBlobs?.get(e.path)
-        if (view.headBlobs && head !== e.blob) {
+        if (view.headBlobs && head !== e.blob && servable.has(e.path)) {
           problems.push({
             kind: 'not-in-head', scope, path: e.path,
             detail: `listed in the signed manifest of ${scope} (version ${e.version}), but HEAD's tree holds ${head === undefined ? 'no such file' : 'another version of it'}: ` +
