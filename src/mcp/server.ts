@@ -272,6 +272,9 @@ async function toolError(error: unknown): Promise<CallToolResult> {
   return {isError: true, content: text(`engram: unexpected error: ${message}`), structuredContent: {error: {code: 'unexpected', exitCode: 1, message}}}
 }
 
+/** How long after it starts `engram mcp` waits before it warms up (the client's first calls go first). */
+const WARM_DELAY_MS = 500
+
 /**
  * The server for one session. What a search needs stays loaded between calls (the
  * serve server's WarmState: each scope's index, the serving gate and the session record,
@@ -279,9 +282,6 @@ async function toolError(error: unknown): Promise<CallToolResult> {
  * write, the owner's accept — is seen by the next call; every hit still passes the
  * serving gate.
  */
-/** How long after it starts `engram mcp` waits before it warms up (the client's first calls go first). */
-const WARM_DELAY_MS = 500
-
 export function buildMcpServer(store: Store, first: SessionRecord, opts: {version: string; source?: SessionSource; onWarning?: (m: string) => void; onNotice?: (m: string) => void}) {
   const engine = new WarmEngine(store)
   const warm = new WarmState(store, engine, sessionSecret(false))
