@@ -33,13 +33,19 @@ export default class Verify extends EngramCommand {
     const result = listEnvelope(report.problems, {checked: report.checked})
     if (!this.jsonEnabled()) for (const line of table(['PROBLEM', 'PATH', 'DETAIL'], report.problems.map((p) => [p.kind, p.path, p.detail]))) this.log(line)
     if (report.problems.length > 0) {
+      // a signed file HEAD lacks is still served from the work tree: what it costs is search and the vote
+      const onlyHead = report.problems.every((p) => p.kind === 'not-in-head')
       throw new EngramError(
         'verification',
-        `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
+        onlyHead
+          ? `${report.problems.length} signed memory file(s) of ${report.checked} checked are not in HEAD's tree; search and the vote on a write do not see them.`
+          : `${report.problems.length} problem(s) in ${report.checked} curated file(s) checked; files with problems are not served.`,
         {
-          nextStep: policy.state === 'unsigned' && report.problems.length === 1
-            ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
-            : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign a config.yml change with `engram config sign` or put the signed version back',
+          nextStep: onlyHead
+            ? 'see which commit dropped them (`git log -- <path>` in the store), then commit the signed files back (`git add <path>`, `git commit`)'
+            : policy.state === 'unsigned' && report.problems.length === 1
+              ? 'review config.yml and sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies)'
+              : 'restore a damaged file with `engram restore <path> --scope <scope> --to <rev>`, or remove what does not belong; sign a config.yml change with `engram config sign` or put the signed version back',
           output: result,
         },
       )

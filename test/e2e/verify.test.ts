@@ -25,6 +25,8 @@ describe('verify', () => {
     expect(r.code).toBe(7)
     expect(r.json.items).toEqual([expect.objectContaining({kind: 'not-in-head', scope: 'tenant:acme', path: 'tenant/acme/db.md'})])
     expect(r.json.items[0].detail).toMatch(/HEAD's tree holds no such file/)
+    expect(r.json.error).toMatchObject({code: 'verification', exitCode: 7, message: "1 signed memory file(s) of 2 checked are not in HEAD's tree; search and the vote on a write do not see them."})
+    expect(r.json.error.nextStep).toMatch(/git log -- <path>.*commit the signed files back/)
     // a session of another tenant is told nothing of it
     const g = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
     const other = sb.run(['verify', '--json'], {env: {ENGRAM_SESSION: g}})
