@@ -357,6 +357,25 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
     expect(sb.run(['verify', '--json']).code).toBe(0)
   })
 
+  it('a commit that drops a signed memory from HEAD (the file left in the work tree) does not blind the vote: the lookup fails, and the write with it', async () => {
+    const {sb} = twoMemories()
+    git(sb.dir, 'rm', '-q', '--cached', 'tenant/acme/db.md')
+    git(sb.dir, 'commit', '-q', '-m', 'tidy')
+    const mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+    try {
+      const w = await mcp.call('write', {scope: 'tenant:acme', path: 'notes/db.md', content: 'The staging database listens on port 9999.\n', origin: 'webpage'})
+      expect(w.isError, textOf(w)).toBeFalsy()
+      expect(w.structuredContent.status).toBe('quarantined')
+      expect(JSON.stringify(w.structuredContent)).toMatch(/could not look up neighbours, so nothing was compared: HEAD's tree does not hold 1 signed memory file\(s\) of tenant:acme as signed \(tenant\/acme\/db\.md\)/)
+      git(sb.dir, 'add', 'tenant/acme/db.md')
+      git(sb.dir, 'commit', '-q', '-m', 'put back')
+      const again = await mcp.call('write', {scope: 'tenant:acme', path: 'notes/db-2.md', content: 'The staging database listens on port 9999.\n', origin: 'webpage'})
+      expect(JSON.stringify(again.structuredContent)).toContain('changes a value in tenant:acme:db.md')
+    } finally {
+      await mcp.client.close()
+    }
+  })
+
   it('a lookup that fails (an object of another memory deleted, the index to be rebuilt) does not switch the check off: the write is refused by the vote', async () => {
     const {sb} = twoMemories()
     const blob = execFileSync('git', ['rev-parse', 'HEAD:tenant/acme/cache.md'], {cwd: sb.dir, encoding: 'utf8'}).trim()

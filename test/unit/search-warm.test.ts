@@ -274,3 +274,33 @@ describe("a long-lived process's warm-up of the vote's neighbours", () => {
     }
   })
 })
+
+describe("a warm lookup whose loaded index lacks a signed memory", () => {
+  it('fails, naming the memory, when a commit drops it from HEAD or commits other words under its path; and looks up again once HEAD holds it as signed', async () => {
+    putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n', 'lunch.md': 'The canteen opens early.\n'})
+    r.commit('memory')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    const engine = new WarmEngine(r.store)
+    const serving = new WarmServing(r.store)
+    const lookup = async () => findNeighbours(r.store, s, 'Actually the zorblat cluster deploy happens at noon instead.', 8, {engine, gate: await serving.open(await readHead(r.store.top))})
+    try {
+      expect((await lookup()).map((n) => n.path)).toEqual(['deploy.md'])
+      const signed = r.store.readText('project/web/deploy.md')!
+      // dropped from HEAD's tree, the file left in the work tree (still served)
+      r.git('rm', '-q', '--cached', 'project/web/deploy.md')
+      r.git('commit', '-q', '-m', 'tidy')
+      await expect(lookup()).rejects.toThrow(/HEAD's tree does not hold 1 signed memory file\(s\) of project:web as signed \(project\/web\/deploy\.md\)/)
+      // other words committed under its path, the signed file put back in the work tree
+      r.write('project/web/deploy.md', signed.replace('zorblat cluster', 'blue pool'))
+      r.commit('other words')
+      r.write('project/web/deploy.md', signed)
+      await expect(lookup()).rejects.toThrow(/does not hold 1 signed memory/)
+      r.commit('put back')
+      expect((await lookup()).map((n) => n.path)).toEqual(['deploy.md'])
+      // a one-shot lookup loads no index to compare: it nominates as before
+      expect((await findNeighbours(r.store, s, 'zorblat', 8)).map((n) => n.path)).toEqual(['deploy.md'])
+    } finally {
+      engine.close()
+    }
+  })
+})

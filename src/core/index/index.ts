@@ -365,6 +365,13 @@ export class WarmEngine {
   sampleTerms(n: number): {scope: string; term: string}[] {
     return this.engine.sampleTerms(n)
   }
+  /**
+   * The blob id per path of a scope's index as loaded now, with a key naming that state
+   * (its tree and build): undefined when the scope is not loaded.
+   */
+  indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>} | undefined {
+    return this.engine.indexedBlobs(scope)
+  }
   /** The path and blob id of every memory the indexes of these scopes hold at HEAD (loading them where needed), in path order per scope. */
   async documents(scopes: string[], onWarning: (message: string) => void = () => {}): Promise<{scope: string; path: string; blob: string}[]> {
     const out: {scope: string; path: string; blob: string}[] = []
@@ -601,6 +608,23 @@ class IndexEngine {
     readonly store: Store,
     private readonly warm = false,
   ) {}
+
+  indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>} | undefined {
+    const held = this.loaded.get(formatScope(parseScope(scope)))
+    if (!held || held.partial) return undefined
+    return {
+      key: `${held.tree}\0${held.build}`,
+      blobs: () => {
+        const m = internals(held.ms)
+        const out = new Map<string, string>()
+        for (const [id, path] of m._documentIds) {
+          const blob = (m._storedFields.get(id) as {blob?: unknown} | undefined)?.blob
+          if (typeof blob === 'string') out.set(path, blob)
+        }
+        return out
+      },
+    }
+  }
 
   sampleTerms(n: number): {scope: string; term: string}[] {
     const out: {scope: string; term: string}[] = []

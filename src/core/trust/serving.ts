@@ -175,6 +175,20 @@ export class ServingGate {
   }
 
   /**
+   * The scope's signed manifest as signedVersion reads it (the work tree's, or where that is
+   * missing or broken, HEAD's, verified alike) with a key that changes whenever it may have
+   * changed (undefined: do not keep anything made from it); undefined for a run: scope or
+   * a scope with no signed manifest.
+   */
+  async signedManifest(scope: string): Promise<{lookup: ManifestLookup; key?: string} | undefined> {
+    if (scope.startsWith('run:')) return undefined
+    const state = this.scope(scope)
+    if (state.blobs) return {lookup: state.blobs, key: this.remember && !state.racy ? `work\0${state.stamp}` : undefined}
+    const committed = await this.committedManifest(scope)
+    return committed ? {lookup: committed, key: undefined} : undefined
+  }
+
+  /**
    * A scope's manifest as HEAD holds it, verified as the work tree's would be (signed by an
    * owner now, of this scope, not older than this machine has seen): for signedVersion when
    * the work tree's manifest is missing or does not verify. Once per gate and scope.
@@ -336,6 +350,8 @@ export class WarmServing {
 export interface ManifestLookup {
   serial: number
   blob(path: string): string | undefined
+  /** every entry's path and blob (parsed on first use) */
+  entries(): Map<string, string>
 }
 
 /**
@@ -368,7 +384,10 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
       writeManifestCache(store, cache)
     }
     if (!ownerKeyNow(keyring, known.keyid, Buffer.from(known.publicKey, 'base64'))) return undefined
-    if (known.lines) return {serial: known.serial, blob: (path) => blobFromLines(bytes, path)}
+    if (known.lines) {
+      let all: Map<string, string> | undefined
+      return {serial: known.serial, blob: (path) => blobFromLines(bytes, path), entries: () => (all ??= byPath(parseManifest(bytes.toString('utf8'), rel)).entries())}
+    }
     return byPath(parseManifest(bytes.toString('utf8'), rel))
   }
   const text = bytes.toString('utf8')
@@ -412,7 +431,7 @@ function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; s
 
 function byPath(m: Manifest): ManifestLookup {
   const blobs = new Map(m.entries.map((e) => [e.path, e.blob]))
-  return {serial: m.serial, blob: (path) => blobs.get(path)}
+  return {serial: m.serial, blob: (path) => blobs.get(path), entries: () => blobs}
 }
 
 const ENTRY = Buffer.from('\n    {"path":"')

@@ -6,6 +6,9 @@ import type {Store} from '../store/store.js'
 import type {Neighbour} from './vote/index.js'
 import type {MemoryFile} from '../memory/memory.js'
 import type {WarmEngine} from '../index/index.js'
+import {EngramError} from '../store/errors.js'
+import {scopeDir} from '../store/scope.js'
+import {clip} from '../text/clip.js'
 import {keepNeighbourAnalysis} from './vote/semantic.js'
 
 /**
@@ -40,8 +43,38 @@ export async function neighboursFor(store: Store, session: SessionRecord, _scope
  * from git (index.ts), and a serving gate current for this call's HEAD.
  */
 export interface WarmLookup {
-  engine?: Searcher
+  engine?: Searcher & Partial<Pick<WarmEngine, 'indexedBlobs'>>
   gate?: ServingGate
+}
+
+/** Signed memories a loaded index does not hold as signed, per index state and manifest state (bounded). */
+const UNCOVERED = new Map<string, string[]>()
+
+/**
+ * The signed memories of a scope that the loaded index does not hold in their signed
+ * version: a commit that drops one from HEAD's tree (the file left in the work tree, still
+ * served) or commits other words under its path hides it from the lookup, which nominates
+ * from HEAD's index. Empty when the index is not loaded here (a one-shot lookup).
+ */
+async function uncovered(engine: NonNullable<WarmLookup['engine']>, gate: ServingGate, scope: string): Promise<string[]> {
+  const index = engine.indexedBlobs?.(scope)
+  if (!index) return []
+  const signed = await gate.signedManifest(scope)
+  if (!signed) return []
+  const key = signed.key === undefined ? undefined : `${scope}\0${index.key}\0${signed.key}`
+  const known = key === undefined ? undefined : UNCOVERED.get(key)
+  if (known) return known
+  const blobs = index.blobs()
+  const dir = `${scopeDir(scope)}/`
+  const out: string[] = []
+  for (const [rel, blob] of signed.lookup.entries()) {
+    if (rel.startsWith(dir) && blobs.get(rel.slice(dir.length)) !== blob) out.push(rel)
+  }
+  if (key !== undefined) {
+    if (UNCOVERED.size >= 1000) UNCOVERED.clear()
+    UNCOVERED.set(key, out)
+  }
+  return out
 }
 
 /**
@@ -66,6 +99,18 @@ export async function findNeighbours(
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
+  // A loaded index that lacks a signed memory cannot nominate it: the lookup fails, and the
+  // vote with it (semantic.ts: nothing compared is no evidence that nothing is contradicted).
+  if (warm.engine && warm.gate) {
+    for (const scope of scopes) {
+      const missing = await uncovered(warm.engine, warm.gate, scope)
+      if (missing.length > 0) {
+        throw new EngramError('verification', `HEAD's tree does not hold ${missing.length} signed memory file(s) of ${scope} as signed (${clip(missing[0], 80)}${missing.length > 1 ? ', …' : ''}): a write's neighbours cannot be looked up among them.`, {
+          nextStep: 'run `engram verify` as the owner (not-in-head), and commit the signed files back',
+        })
+      }
+    }
+  }
   for (const h of hits) {
     let found: {memory: MemoryFile; blob: string} | undefined
     try {
