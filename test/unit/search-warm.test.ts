@@ -297,6 +297,12 @@ describe("a warm lookup whose loaded index lacks a signed memory", () => {
       await expect(lookup()).rejects.toThrow(/does not hold 1 signed memory/)
       r.commit('put back')
       expect((await lookup()).map((n) => n.path)).toEqual(['deploy.md'])
+      // the whole scope folder dropped from HEAD: no index at all is no cover either
+      r.git('rm', '-q', '-r', '--cached', 'project/web')
+      r.git('commit', '-q', '-m', 'no scope')
+      await expect(lookup()).rejects.toThrow(/does not hold 2 signed memory file\(s\) of project:web/)
+      r.commit('put back')
+      expect((await lookup()).map((n) => n.path)).toEqual(['deploy.md'])
       // a one-shot lookup loads no index to compare: it nominates as before
       expect((await findNeighbours(r.store, s, 'zorblat', 8)).map((n) => n.path)).toEqual(['deploy.md'])
     } finally {

@@ -366,11 +366,12 @@ export class WarmEngine {
     return this.engine.sampleTerms(n)
   }
   /**
-   * The blob id per path of a scope's index as loaded now, with a key naming that state
-   * (its tree and build): undefined when the scope is not loaded.
+   * The blob id per path of a scope's index at HEAD (loaded where needed), with a key naming
+   * that state (its tree and build); no paths at all when HEAD holds no folder for the scope.
    */
-  indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>} | undefined {
-    return this.engine.indexedBlobs(scope)
+  async indexedBlobs(scope: string): Promise<{key: string; blobs: () => Map<string, string>}> {
+    await this.engine.ensure([formatScope(parseScope(scope))], () => {})
+    return this.engine.indexedBlobs(scope) ?? {key: 'no tree', blobs: () => new Map()}
   }
   /** The path and blob id of every memory the indexes of these scopes hold at HEAD (loading them where needed), in path order per scope. */
   async documents(scopes: string[], onWarning: (message: string) => void = () => {}): Promise<{scope: string; path: string; blob: string}[]> {

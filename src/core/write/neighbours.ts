@@ -47,7 +47,7 @@ export interface WarmLookup {
   gate?: ServingGate
 }
 
-/** Signed memories a loaded index does not hold as signed, per index state and manifest state (bounded). */
+/** Signed memories a loaded index does not hold as signed, per index state and manifest state (bounded). A scope HEAD holds no folder for has an index of no paths. */
 const UNCOVERED = new Map<string, string[]>()
 
 /**
@@ -57,8 +57,8 @@ const UNCOVERED = new Map<string, string[]>()
  * from HEAD's index. Empty when the index is not loaded here (a one-shot lookup).
  */
 async function uncovered(engine: NonNullable<WarmLookup['engine']>, gate: ServingGate, scope: string): Promise<string[]> {
-  const index = engine.indexedBlobs?.(scope)
-  if (!index) return []
+  if (!engine.indexedBlobs) return []
+  const index = await engine.indexedBlobs(scope)
   const signed = await gate.signedManifest(scope)
   if (!signed) return []
   const key = signed.key === undefined ? undefined : `${scope}\0${index.key}\0${signed.key}`
