@@ -377,12 +377,7 @@ export class WarmEngine {
   async documents(scopes: string[], onWarning: (message: string) => void = () => {}): Promise<{scope: string; path: string; blob: string}[]> {
     const out: {scope: string; path: string; blob: string}[] = []
     for (const {scope, ms} of await this.engine.ensure(normaliseScopes(scopes), onWarning)) {
-      const m = internals(ms)
-      const docs: {scope: string; path: string; blob: string}[] = []
-      for (const [id, path] of m._documentIds) {
-        const blob = (m._storedFields.get(id) as {blob?: unknown} | undefined)?.blob
-        if (typeof blob === 'string') docs.push({scope, path, blob})
-      }
+      const docs = [...docBlobs(ms)].map(([path, blob]) => ({scope, path, blob}))
       out.push(...docs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
     }
     return out
@@ -400,6 +395,15 @@ export function indexedDocs(store: Store, scopes: string[]): number {
 }
 
 // ---- the engine -----------------------------------------------------------------------
+
+/** Each document of a loaded index: its path and the blob id it was indexed from. */
+function* docBlobs(ms: Index): Generator<[string, string]> {
+  const m = internals(ms)
+  for (const [id, path] of m._documentIds) {
+    const blob = (m._storedFields.get(id) as {blob?: unknown} | undefined)?.blob
+    if (typeof blob === 'string') yield [path, blob]
+  }
+}
 
 interface Loaded {
   ms: Index
@@ -613,18 +617,7 @@ class IndexEngine {
   indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>} | undefined {
     const held = this.loaded.get(formatScope(parseScope(scope)))
     if (!held || held.partial) return undefined
-    return {
-      key: `${held.tree}\0${held.build}`,
-      blobs: () => {
-        const m = internals(held.ms)
-        const out = new Map<string, string>()
-        for (const [id, path] of m._documentIds) {
-          const blob = (m._storedFields.get(id) as {blob?: unknown} | undefined)?.blob
-          if (typeof blob === 'string') out.set(path, blob)
-        }
-        return out
-      },
-    }
+    return {key: `${held.tree}\0${held.build}`, blobs: () => new Map(docBlobs(held.ms))}
   }
 
   sampleTerms(n: number): {scope: string; term: string}[] {
@@ -916,9 +909,9 @@ function parseMeta(line: string, scope: string, bytes: number): IndexMeta | 'uns
  */
 export const sealForTests = {
   index(line: string, body: string): string {
+    // metaLine seals only the fields it names: the old seal in `line` is left out
     const m = JSON.parse(line) as Omit<IndexMeta, 'bytes'>
-    const fields = {format: m.format, scope: m.scope, tree: m.tree, build: m.build, docs: m.docs, postings: m.postings}
-    return `${metaLine({...fields, body: createHash('sha256').update(body, 'utf8').digest('hex')})}\n${body}`
+    return `${metaLine({...m, body: createHash('sha256').update(body, 'utf8').digest('hex')})}\n${body}`
   },
   delta: (json: string) => sealed('engram-index-delta', json),
   trees: (json: string) => sealed('engram-index-trees', json),
