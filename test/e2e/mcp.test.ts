@@ -320,6 +320,23 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
     return {sb, owner}
   }
 
+  /** Another tenant's MCP session, in the same broken store: its write and search show nothing of tenant:acme, and its lookup does not fail. */
+  async function otherTenantSeesNothing(sb: Sandbox): Promise<void> {
+    const other = await serve(sb, ['--agent', 'other', '--assigned', 'tenant:globex'])
+    try {
+      const w = await other.call('write', {scope: 'tenant:globex', path: 'notes/port.md', content: 'The staging database listens on port 9999.\n', origin: 'webpage'})
+      const q = await other.call('search', {query: 'staging database cache'})
+      for (const r of [w, q]) {
+        expect(r.isError, textOf(r)).toBeFalsy()
+        const all = JSON.stringify(r)
+        for (const s of ['tenant:acme', 'tenant/acme', 'db.md"', 'cache.md', 'could not look up']) expect(all, s).not.toContain(s)
+      }
+      expect(w.structuredContent.status).not.toBe('quarantined')
+    } finally {
+      await other.client.close()
+    }
+  }
+
   it('a delta that empties the memory, planted before the server loads the index, is not read: the vote still names the memory', async () => {
     const {sb, owner} = twoMemories()
     expect(sb.run(['search', 'database', '--scope', 'tenant:acme']).code).toBe(0)
@@ -367,6 +384,7 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
       expect(w.isError, textOf(w)).toBeFalsy()
       expect(w.structuredContent.status).toBe('quarantined')
       expect(JSON.stringify(w.structuredContent)).toMatch(/could not look up neighbours, so nothing was compared: HEAD's tree does not hold 1 signed memory file\(s\) of tenant:acme as signed \(tenant\/acme\/db\.md\)/)
+      await otherTenantSeesNothing(sb)
       git(sb.dir, 'add', 'tenant/acme/db.md')
       git(sb.dir, 'commit', '-q', '-m', 'put back')
       const again = await mcp.call('write', {scope: 'tenant:acme', path: 'notes/db-2.md', content: 'The staging database listens on port 9999.\n', origin: 'webpage'})
@@ -389,6 +407,7 @@ describe("engram mcp: a planted index file does not hide a memory from a write's
       expect(w.isError, textOf(w)).toBeFalsy()
       expect(w.structuredContent.status).toBe('quarantined')
       expect(JSON.stringify(w.structuredContent)).toMatch(/could not look up neighbours, so nothing was compared: The store's git objects are damaged: the blob [0-9a-f]{12} of tenant:acme: cache\.md is missing/)
+      await otherTenantSeesNothing(sb)
     } finally {
       await mcp.client.close()
       writeFileSync(object, saved)
