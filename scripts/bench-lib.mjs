@@ -314,7 +314,10 @@ export async function warmNeighbourLookup(storeDir, scope) {
   const engine = new WarmEngine(store)
   const serving = new WarmServing(store)
   const session = {id: 's-bench0001', agent: 'bench-agent', assigned: scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
-  const lookup = async (text, limit) => findNeighbours(store, session, text, limit, {engine, gate: await serving.open(await readHead(store.top))})
+  const lookup = async (text, limit) => {
+    const head = await readHead(store.top)
+    return findNeighbours(store, session, text, limit, {engine, gate: await serving.open(head), head})
+  }
   // load the index and the keyring before anything is timed
   await lookup('warm up', 1)
   // what engram mcp runs while the agent thinks (src/mcp/server.ts): every memory met once

@@ -389,7 +389,7 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     // the vote's neighbours from this server's loaded indexes (sealed files or git only),
     // through a gate current for this HEAD
     const gate = await warm.serving.open(head)
-    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate})
+    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate, head})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
     if (r.status === 'committed') out.push(`committed ${r.commit?.slice(0, 8) ?? ''} to your scratchpad`)

@@ -206,4 +206,52 @@ describe('informative queries', () => {
     expect(viaDelta).toEqual(rebuilt)
     expect(rebuilt.map((h) => h.path)).toEqual(['c.md'])
   })
+  it('in a warm engine, pick by the counts of the commit searched: the counts it keeps follow every commit', async () => {
+    const r = repo()
+    r.put('org/a.md', {title: 'Cluster', body: 'The quuxcluster runs the team jobs.\n'})
+    r.put('org/b.md', {title: 'Farm', body: 'The zebrafarm and the quuxcluster.\n'})
+    r.put('org/c.md', {title: 'Farm two', body: 'The zebrafarm feeds the team.\n'})
+    r.commit()
+    const engine = new WarmEngine(r.store)
+    try {
+      const opts = {scopes: ['org'], informative: 1}
+      const text = 'quuxcluster zebrafarm'
+      // both words in two documents: the tie goes to the word first in order
+      expect((await engine.search(text, opts)).map((h) => h.path).sort()).toEqual(['a.md', 'b.md'])
+      // "quuxcluster" now in three documents: "zebrafarm" is the rarest, in a warm engine as in a fresh one
+      r.put('org/c.md', {title: 'Farm two', body: 'The zebrafarm feeds the team on the quuxcluster.\n'})
+      r.commit()
+      const fresh = new WarmEngine(r.store)
+      try {
+        expect((await fresh.search(text, opts)).map((h) => h.path).sort()).toEqual(['b.md', 'c.md'])
+      } finally {
+        fresh.close()
+      }
+      expect((await engine.search(text, opts)).map((h) => h.path).sort()).toEqual(['b.md', 'c.md'])
+    } finally {
+      engine.close()
+    }
+  })
+
+  it('in a warm engine given the commit a caller read, search the indexes at that commit', async () => {
+    const r = repo()
+    r.put('org/a.md', {title: 'Cluster', body: 'The quuxcluster runs the team jobs.\n'})
+    r.commit()
+    const before = head(r.top)
+    const engine = new WarmEngine(r.store)
+    try {
+      const opts = {scopes: ['org']}
+      expect((await engine.search('quuxcluster', opts)).map((h) => h.path)).toEqual(['a.md'])
+      r.put('org/b.md', {title: 'Farm', body: 'The quuxcluster and the zebrafarm.\n'})
+      r.commit()
+      // the caller's gate is of the earlier commit: the search is too (b.md is not in it)
+      expect((await engine.search('quuxcluster', {...opts, head: before})).map((h) => h.path)).toEqual(['a.md'])
+      expect((await engine.indexedBlobs('org', before)).blobs().has('b.md')).toBe(false)
+      // without it, HEAD as the files say now
+      expect((await engine.search('quuxcluster', opts)).map((h) => h.path).sort()).toEqual(['a.md', 'b.md'])
+      expect((await engine.indexedBlobs('org')).blobs().has('b.md')).toBe(true)
+    } finally {
+      engine.close()
+    }
+  })
 })

@@ -92,6 +92,13 @@ export interface SearchOptions {
   informative?: number
   /** return each hit's indexed body instead of a snippet (for callers that read the text anyway) */
   bodies?: boolean
+  /**
+   * The commit HEAD pointed at when the caller read it (a warm engine only): the indexes
+   * are brought to that commit without reading HEAD again, so that a caller whose serving
+   * gate is of that commit searches the same store state it serves (and a vote's lookup
+   * reads HEAD once, not once per step).
+   */
+  head?: string
 }
 
 export const DEFAULT_LIMIT = 10
@@ -164,6 +171,36 @@ interface TermCounts {
 function fullCounts(ms: Index): TermCounts {
   const get = termDocs(ms)
   return {atLeast: (term) => docFreqAtLeast(get(term)), exactly: (term) => docFreq(get(term))}
+}
+
+/** Terms whose counts a held index keeps (a vote's lookup asks for the same words again and again). */
+const MAX_COUNTED = 200_000
+
+/**
+ * The counts of a held (warm, full) index, each term's worked out once. A held index's
+ * postings change only as bringUp moves it to another tree, which makes a new Loaded: so
+ * the counts are kept per Loaded, never per index object.
+ */
+const HELD_COUNTS = new WeakMap<Loaded, TermCounts>()
+
+function heldCounts(held: Loaded): TermCounts {
+  let counts = HELD_COUNTS.get(held)
+  if (!counts) {
+    const full = fullCounts(held.ms)
+    const atLeast = new Map<string, number>()
+    const exactly = new Map<string, number>()
+    const keep = (memo: Map<string, number>, term: string, n: number) => {
+      if (memo.size >= MAX_COUNTED) memo.clear()
+      memo.set(term, n)
+      return n
+    }
+    counts = {
+      atLeast: (term) => atLeast.get(term) ?? keep(atLeast, term, full.atLeast(term)),
+      exactly: (term) => exactly.get(term) ?? keep(exactly, term, full.exactly(term)),
+    }
+    HELD_COUNTS.set(held, counts)
+  }
+  return counts
 }
 
 function docFreqAtLeast(data: Map<number, Map<number, number>> | undefined): number {
@@ -369,8 +406,8 @@ export class WarmEngine {
    * The blob id per path of a scope's index at HEAD (loaded where needed), with a key naming
    * that state (its tree and build); no paths at all when HEAD holds no folder for the scope.
    */
-  async indexedBlobs(scope: string): Promise<{key: string; blobs: () => Map<string, string>}> {
-    await this.engine.ensure([formatScope(parseScope(scope))], () => {})
+  async indexedBlobs(scope: string, head?: string): Promise<{key: string; blobs: () => Map<string, string>}> {
+    await this.engine.ensure([formatScope(parseScope(scope))], () => {}, 'full', head)
     return this.engine.indexedBlobs(scope) ?? {key: 'no tree', blobs: () => new Map()}
   }
   /** The path and blob id of every memory the indexes of these scopes hold at HEAD (loading them where needed), in path order per scope. */
@@ -640,7 +677,7 @@ class IndexEngine {
     // syntax errors before anything is opened
     const terms = opts.informative === undefined ? parseQuery(query) : undefined
     const warn = opts.onWarning ?? (() => {})
-    const indexes = await this.ensure(normaliseScopes(opts.scopes), warn)
+    const indexes = await this.ensure(normaliseScopes(opts.scopes), warn, 'full', opts.head)
     const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
     if (query2.length === 0) return []
     const limit = opts.limit ?? DEFAULT_LIMIT
@@ -693,8 +730,8 @@ class IndexEngine {
   }
 
   /** Load (or build) the index of every scope at HEAD; returns those that have memory. `partial`: see nominate. */
-  async ensure(scopes: string[], warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full'): Promise<Opened[]> {
-    const {trees, listed} = await this.trees(scopes, true)
+  async ensure(scopes: string[], warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full', head?: string): Promise<Opened[]> {
+    const {trees, listed} = await this.trees(scopes, true, head)
     if (listed) return this.ensureAt(scopes, trees, warn, partial)
     try {
       return await this.ensureAt(scopes, trees, warn, partial)
@@ -719,7 +756,7 @@ class IndexEngine {
       if (!held || held.tree !== tree) held = await this.bringUp(scope, tree, held, warn, this.warm ? 'full' : partial)
       // a partial index is never held: it answers only the terms it was opened for
       if (this.warm && !held.partial) this.loaded.set(scope, held)
-      out.push({scope, ms: held.ms, counts: held.partial ?? fullCounts(held.ms), partial: held.partial})
+      out.push({scope, ms: held.ms, counts: held.partial ?? (this.warm ? heldCounts(held) : fullCounts(held.ms)), partial: held.partial})
     }
     return out
   }
@@ -765,9 +802,10 @@ class IndexEngine {
    * memory, or from the record of the last listing (treesPath), or from one `git ls-tree`
    * of that commit, which is then recorded. A commit fixes its trees, so while HEAD has
    * not moved a search starts no git process. `listed`: the trees came from git just now.
+   * `given`: HEAD as the caller read it (a warm engine only), not read again.
    */
-  async trees(scopes: string[], remembered: boolean): Promise<{trees: Map<string, string | null>; listed: boolean}> {
-    const head = this.warm ? await readHead(this.store.top) : readHeadFromFiles(this.store.top)
+  async trees(scopes: string[], remembered: boolean, given?: string): Promise<{trees: Map<string, string | null>; listed: boolean}> {
+    const head = this.warm ? (given ?? (await readHead(this.store.top))) : readHeadFromFiles(this.store.top)
     if (head === undefined) {
       this.known = undefined
       return {trees: await currentTrees(this.store, scopes), listed: true}

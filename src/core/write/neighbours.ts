@@ -45,6 +45,8 @@ export async function neighboursFor(store: Store, session: SessionRecord, _scope
 export interface WarmLookup {
   engine?: Searcher & Partial<Pick<WarmEngine, 'indexedBlobs'>>
   gate?: ServingGate
+  /** the commit `gate` is of, when known: the engine searches its indexes at that commit without reading HEAD again */
+  head?: string
 }
 
 /** Signed memories a loaded index does not hold as signed, per index state and manifest state (bounded). A scope HEAD holds no folder for has an index of no paths. */
@@ -56,9 +58,9 @@ const UNCOVERED = new Map<string, string[]>()
  * served) or commits other words under its path hides it from the lookup, which nominates
  * from HEAD's index. Empty when the index is not loaded here (a one-shot lookup).
  */
-async function uncovered(engine: NonNullable<WarmLookup['engine']>, gate: ServingGate, scope: string): Promise<string[]> {
+async function uncovered(engine: NonNullable<WarmLookup['engine']>, gate: ServingGate, scope: string, head: string | undefined): Promise<string[]> {
   if (!engine.indexedBlobs) return []
-  const index = await engine.indexedBlobs(scope)
+  const index = await engine.indexedBlobs(scope, head)
   const signed = await gate.signedManifest(scope)
   if (!signed) return []
   const key = signed.key === undefined ? undefined : `${scope}\0${index.key}\0${signed.key}`
@@ -94,7 +96,7 @@ export async function findNeighbours(
   // plain text: query syntax in the write's text (quotes, +/-) is never parsed
   const query = text.slice(0, NEIGHBOUR_TEXT_CHARS)
   const hits: {scope: string; path: string; score: number; title?: string; blob?: string; body?: string}[] = warm.engine
-    ? await warm.engine.search(query, {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true})
+    ? await warm.engine.search(query, {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true, head: warm.head})
     : await (await import('../index/index.js')).nominate(store, query, {scopes, limit, informative: NEIGHBOUR_TERMS})
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
@@ -103,7 +105,7 @@ export async function findNeighbours(
   // vote with it (semantic.ts: nothing compared is no evidence that nothing is contradicted).
   if (warm.engine && warm.gate) {
     for (const scope of scopes) {
-      const missing = await uncovered(warm.engine, warm.gate, scope)
+      const missing = await uncovered(warm.engine, warm.gate, scope, warm.head)
       if (missing.length > 0) {
         throw new EngramError('verification', `HEAD's tree does not hold ${missing.length} signed memory file(s) of ${scope} as signed (${clip(missing[0], 80)}${missing.length > 1 ? ', …' : ''}): a write's neighbours cannot be looked up among them.`, {
           nextStep: 'run `engram verify` as the owner (not-in-head), and commit the signed files back',
