@@ -313,8 +313,8 @@ function overlap(a: Set<string>, b: Set<string>): number {
   return n
 }
 
-const jaccard = (a: Set<string>, b: Set<string>) => {
-  const n = overlap(a, b)
+/** The Jaccard index of two sets whose overlap (`n`) the caller has counted already. */
+const jaccardOf = (n: number, a: Set<string>, b: Set<string>) => {
   const u = a.size + b.size - n
   return u === 0 ? 0 : n / u
 }
@@ -390,8 +390,8 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
       }
     }
   }
-  const docJ = jaccard(cand.words, nb.words)
   const common = overlap(cand.words, nb.words)
+  const docJ = jaccardOf(common, cand.words, nb.words)
   // An announced change that restates a good part of a memory replaces it, however much new
   // detail it adds: hence the share of the memory's words too, not only of both together.
   if (marker && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
