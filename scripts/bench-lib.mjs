@@ -21,6 +21,12 @@ process.env.ENGRAM_CONFIG_DIR = CONFIG_DIR
 
 export const dist = (rel) => import(pathToFileURL(join(DIST, rel)).href)
 
+/** Drive the built CLI at `dir` (a snapshot made by snapshotCli in the parent bench process). */
+export function useDist(dir) {
+  DIST = dir
+  BIN = join(dir, '..', 'bin', 'run.js')
+}
+
 /**
  * Copy the built CLI (dist/, bin/, the oclif manifest, package.json; node_modules linked)
  * to .bench/cli and drive that copy, so that a `npm run build` elsewhere in the checkout

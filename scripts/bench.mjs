@@ -17,9 +17,8 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {
-  ask, BENCH, BIN, buildFts, buildFtsCli, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, forgetStoreState, FTS_SQL,
-  ftsCliArgs, ftsQuery, hasTimeV, loadBetterSqlite, memoryFiles, ROOT, snapshotCli, startServe, stats, timed, timedRss, votePipeline,
-  warmNeighbourLookup, which,
+  ask, BENCH, BIN, buildFts, DIST, buildFtsCli, childEnv, CONFIG_DIR, dirBytes, dist, engram, ensureStore, fmtBytes, fmtMs, fmtStat, forgetStoreState, FTS_SQL,
+  ftsCliArgs, ftsQuery, hasTimeV, loadBetterSqlite, memoryFiles, ROOT, snapshotCli, startServe, stats, timed, timedRss, which,
 } from './bench-lib.mjs'
 
 const argv = process.argv.slice(2)
@@ -169,7 +168,7 @@ async function benchSize(size, spec, r) {
   if (PARTS.has('warm')) await benchWarm(ctx)
   if (size === '10k') {
     if (PARTS.has('incr')) await benchIncremental(dir, spec, r)
-    if (PARTS.has('vote')) await benchVote(dir, spec, files, r)
+    if (PARTS.has('vote')) await benchVote(dir, spec, r)
     if (PARTS.has('verify')) benchVerify(dir, r)
   }
 }
@@ -499,107 +498,17 @@ async function benchIncremental(dir, spec, r) {
 }
 
 /**
- * Vote overhead (issue 4): normalise + redact + flags + the three validators on realistic
- * writes, with the 10,000 curated memories of the scope as the neighbour source, in-process.
- * Writes are updates of stored memories (a changed value, "no longer") and new notes made of
- * stored sentences, so the semantic validator has close neighbours to compare against.
- * Every timed vote is a different write (60 more warm the code up first): nothing is
- * timed twice, so no cache of earlier work answers a repeated write.
+ * Vote overhead (issue 4), in a process of its own (scripts/bench-vote.mjs): `engram mcp` is
+ * one, holding only its store's loaded indexes, not the heap of every series before it.
  */
-async function benchVote(dir, spec, files, r) {
-  log('10k: vote overhead')
-  const vote = await votePipeline()
-  const {parseMemory} = await dist('core/memory/memory.js')
-  const VOTES = 600
-  const WARM = 60
-  const writes = makeWrites(0, VOTES + WARM)
-  // 600 more, none of them voted before, for after the warm-up
-  const later = makeWrites(VOTES + WARM + 1, VOTES)
-  function makeWrites(from, count) {
-  const writes = []
-  for (let i = from; writes.length < count; i++) {
-    const rel = files[(i * 7919) % files.length]
-    const m = parseMemory(readFileSync(join(dir, rel), 'utf8'), rel)
-    const path = rel.slice(spec.scope.replace(':', '/').length + 1)
-    if (i % 2 === 0) {
-      const raw = `${m.body.replace(/\b(\d+)\b/, (d) => String(Number(d) + 7))}\nThis is no longer true: actually the ${m.frontmatter.tags[0] ?? 'deploy'} setting is ${i + 3} instead.\n`
-      writes.push({raw, title: m.frontmatter.title, scope: spec.scope, path, origin: 'direct_chat', baseBody: m.body})
-    } else {
-      const other = parseMemory(readFileSync(join(dir, files[(i * 104729) % files.length]), 'utf8'), rel)
-      const raw = `${m.body.split('. ').slice(0, 3).join('. ')}. ${other.body.split('. ').slice(-3).join('. ')}`
-      writes.push({raw, title: `Note ${i}`, scope: spec.scope, path: `bench/new-${i}.md`, origin: i % 4 === 1 ? 'direct_chat' : 'email'})
-    }
-  }
-  return writes
-  }
-  // first, before the warm series fill this process's heap: the neighbour lookup as `engram write` wires it (src/core/write/write.ts without a warm
-  // lookup): one-shot per call, the postings of the write's words from the scope's postings
-  // file, the keyring read each time
-  const [{Store}, {neighboursFor}] = await Promise.all([dist('core/store/store.js'), dist('core/write/neighbours.js')])
-  const store = new Store(dir, dir)
-  const session = {id: 's-bench0001', agent: 'bench-agent', assigned: spec.scope, reads: [], tainted: false, taint_reasons: [], created: '', updated: ''}
-  const wired = []
-  for (let i = 0; i < 30; i++) {
-    const w = writes[i % writes.length]
-    const t0 = performance.now()
-    await neighboursFor(store, session, spec.scope, w.path, w.raw, 8)
-    wired.push(performance.now() - t0)
-  }
-  r.rows.voteWired = stats(wired.slice(3))
-  const nb = await warmNeighbourLookup(dir, spec.scope)
-  try {
-    for (let i = VOTES; i < VOTES + WARM; i++) await vote(writes[i], nb.lookup)
-    const total = []
-    const lookup = []
-    let passed = 0
-    let withNeighbours = 0
-    for (let i = 0; i < VOTES; i++) {
-      const w = writes[i]
-      let got = 0
-      const t0 = performance.now()
-      const res = await vote(w, async (text, limit) => {
-        const l0 = performance.now()
-        const out = await nb.lookup(text, limit)
-        lookup.push(performance.now() - l0)
-        got = out.length
-        return out
-      })
-      total.push(performance.now() - t0)
-      if (res.passed) passed++
-      if (got > 0) withNeighbours++
-    }
-    // the same writes again, at the same HEAD: every neighbour has been read, verified and
-    // analysed once by this process's warm gate and semantic validator (no write path looks
-    // neighbours up warm yet: README "Performance"); reported beside the target, never as it
-    const again = []
-    for (let i = 0; i < VOTES; i++) {
-      const t0 = performance.now()
-      await vote(writes[i], nb.lookup)
-      again.push(performance.now() - t0)
-    }
-    r.rows.voteAgain = stats(again)
-    // engram mcp's warm-up (every curated memory served and analysed once), then 600 writes
-    // never voted before: what an agent's writes meet once the server has warmed up
-    const w0 = performance.now()
-    r.voteWarmServed = await nb.warmUp()
-    r.voteWarmUpMs = performance.now() - w0
-    const afterWarm = []
-    for (const w of later) {
-      const t0 = performance.now()
-      await vote(w, nb.lookup)
-      afterWarm.push(performance.now() - t0)
-    }
-    r.rows.voteWarmed = stats(afterWarm)
-    r.rows.vote = stats(total)
-    r.rows.voteLookup = stats(lookup)
-    r.rows.voteChecks = stats(total.map((t, i) => t - lookup[i]))
-    r.votePassed = passed / total.length
-    r.voteWithNeighbours = withNeighbours / total.length
-    // writes made of stored memories must find them: a lookup whose gate served nothing measured nothing
-    if (withNeighbours === 0) throw new Error('the vote bench found no neighbour for any write (is the root pinned in ENGRAM_CONFIG_DIR?)')
-  } finally {
-    nb.close()
-  }
+async function benchVote(dir, spec, r) {
+  log('10k: vote overhead (a process of its own)')
+  const out = join(BENCH, 'vote-result.json')
+  rmSync(out, {force: true})
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-vote.mjs'), '--store', dir, '--scope', spec.scope, '--dist', DIST, '--out', out], {stdio: ['ignore', 'inherit', 'inherit'], env: {...process.env, NODE_OPTIONS: ''}})
+  const got = JSON.parse(readFileSync(out, 'utf8'))
+  Object.assign(r.rows, got.rows)
+  for (const k of ['voteWarmServed', 'voteWarmUpMs', 'votePassed', 'voteWithNeighbours']) r[k] = got[k]
 }
 
 // ---------------------------------------------------------------- report
