@@ -31,18 +31,25 @@ export function readHeadFromFiles(top: string): string | undefined {
     const ref = m[1]
     if (ref.split('/').some((part) => part === '..' || part === '.' || part === '')) return undefined
     let common = gitDir
-    try {
-      const c = readFileSync(join(gitDir, 'commondir'), 'utf8').trim()
-      common = isAbsolute(c) ? c : resolve(gitDir, c)
-    } catch {
-      // not a linked worktree: refs live beside HEAD
+    // not a linked worktree (the common case, asked on every request): refs live beside HEAD, and no exception is thrown for it
+    const commondir = join(gitDir, 'commondir')
+    if (statSync(commondir, {throwIfNoEntry: false}) !== undefined) {
+      try {
+        const c = readFileSync(commondir, 'utf8').trim()
+        common = isAbsolute(c) ? c : resolve(gitDir, c)
+      } catch {
+        // gone since: as no linked worktree
+      }
     }
     let loose: string | undefined
     try {
       const file = join(common, ...ref.split('/'))
       // a symlink there is a symbolic ref to git, which reads its target as a ref name: left to git
-      if (!lstatSync(file).isFile()) return undefined
-      loose = readFileSync(file, 'utf8').trim()
+      const st = lstatSync(file, {throwIfNoEntry: false})
+      if (st !== undefined) {
+        if (!st.isFile()) return undefined
+        loose = readFileSync(file, 'utf8').trim()
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
     }

@@ -278,7 +278,9 @@ export class FileMemo {
 /** The manifest file's identity: a rewrite (atomic rename or in place) changes inode, size or change time. */
 function manifestStamp(store: Store, scope: string): {stamp: string; stable: boolean} {
   try {
-    const st = statSync(store.abs(manifestPath(scope)), {bigint: true})
+    // no exception for the common case of a scope without a manifest (checked on every request)
+    const st = statSync(store.abs(manifestPath(scope)), {bigint: true, throwIfNoEntry: false})
+    if (st === undefined) return {stamp: 'missing:ENOENT', stable: false}
     return {stamp: fileIdentity(st), stable: changedLongAgo(st.ctimeNs)}
   } catch (error) {
     // a missing file can appear at any time: never trusted for longer than a request
@@ -411,6 +413,10 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
  */
 function readStamped(file: string): {bytes: Buffer; stamp: string | undefined; stable: boolean} | undefined {
   let fd: number
+  // a scope without a manifest is common and asked about on every request: no exception for
+  // it (statSync is undefined for ENOENT only, and throws what openSync would; a file that
+  // appears or goes between the two calls is read, or found missing, by openSync)
+  if (statSync(file, {throwIfNoEntry: false}) === undefined) return undefined
   try {
     fd = openSync(file, 'r')
   } catch (error) {
