@@ -88,7 +88,8 @@ function changedLines(body: string, folded: string): string {
  * once a blob is decoded, was disguised on purpose: it counts as strong.
  */
 export function instructionHits(c: WriteCandidate): InstructionHit[] {
-  const plain = detectInstructions(visibleText(c))
+  const visible = visibleText(c)
+  const plain = detectInstructions(visible)
   const out = [...plain]
   const kinds = new Set(plain.map((h) => h.kind))
   const folded = c.normalised.text
@@ -101,7 +102,7 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   out.push(...directionHits(c, kinds))
-  const collapsed = collapseSpelled(visibleText(c))
+  const collapsed = collapseSpelled(visible)
   if (collapsed !== null) {
     for (const h of detectInstructions(collapsed)) {
       if (kinds.has(h.kind)) continue

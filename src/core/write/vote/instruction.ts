@@ -33,6 +33,14 @@ interface Rule {
    * a failed match. Each fragment is a single word part, so spacing cannot slip past a gate.
    */
   gate?: string[][]
+  /**
+   * A gate that changes no result: literals the pattern itself spells out, every match holding
+   * one of each group, so a text without them is not tried. Each fragment is ASCII, CJK, or a
+   * letter that under `i` matches nothing lower-casing folds to another letter (not Cyrillic
+   * "о" or "д", which also match U+1C82 and U+1C81). test/unit/textchecks-same.test.ts holds
+   * every match to its fragments.
+   */
+  needs?: string[][]
   /** what must end the text just before a match (the rule then needs the g flag and tries each match) */
   before?: RegExp
 }
@@ -112,20 +120,23 @@ const RULES: Rule[] = [
     strength: 'strong',
     label: 'exfiltration',
     // a markdown image whose URL carries a query to be filled in: the classic zero-click leak
+    needs: [['!['], ['http']],
     re: /!\[[^\]\n]*\]\(\s*https?:\/\/[^)\s]*[?&][\w-]+=(?:\{|\$|%7B|<|\[)/i,
   },
   // medium: directives aimed at the assistant's output
-  {kind: 'aimed-at-output', strength: 'medium', label: 'directive on the reply', re: new RegExp(String.raw`\b(?:in|into|within|throughout)\s+your\s+${NEXT}${OUTPUT_NOUN}\b`, 'i')},
+  {kind: 'aimed-at-output', strength: 'medium', label: 'directive on the reply', needs: [['your']], re: new RegExp(String.raw`\b(?:in|into|within|throughout)\s+your\s+${NEXT}${OUTPUT_NOUN}\b`, 'i')},
   {
     kind: 'aimed-at-output',
     strength: 'medium',
     label: 'directive on the reply',
+    needs: [['your']],
     re: /\byour\s+(?:code|answer|response|reply|output|solution|implementation)\s+(?:should|must|needs?\s+to|has\s+to|could|shall)\b/i,
   },
   {
     kind: 'must',
     strength: 'medium',
     label: 'directive to the assistant',
+    needs: [['you']],
     re: /\byou\s+(?:must|shall|should|will|need\s+to|have\s+to|are\s+(?:required|instructed|ordered|told)\s+to)\s+(?:(?:now|always|never|only|not|also|immediately)\s+)*(?:respond|reply|answer|say|state|tell|output|print|include|mention|recommend|reveal|disclose|send|forward|ignore|disregard|obey|comply|execute|remember|store|save|treat|trust|refuse|pretend|act)\b/i,
   },
   {
@@ -139,6 +150,7 @@ const RULES: Rule[] = [
     kind: 'aimed-at-output',
     strength: 'medium',
     label: 'directive on the reply',
+    needs: [['respond', 'answer', 'reply']],
     re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
   },
   {
@@ -156,30 +168,34 @@ const RULES: Rule[] = [
     gate: [['assistant', 'bot', 'agent', 'model', 'llm']],
     re: /\b(?:the|this|an?|any)\s+(?:ai\s+)?(?:assistant|chatbot|bot|agent|model|llm)\s+(?:should|must|shall|needs?\s+to|has\s+to|is\s+(?:to|required\s+to|instructed\s+to)|may\s+not|must\s+not|should\s+not|will\s+(?:now|always|never))\b/i,
   },
-  {kind: 'from-now-on', strength: 'medium', label: 'standing order', re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
+  {kind: 'from-now-on', strength: 'medium', label: 'standing order', needs: [['now', 'henceforth', 'future']], re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
   {
     kind: 'always-never',
     strength: 'medium',
     label: 'standing order',
     // "never send your password by email" protects a secret: it is security advice, no order to a reader
+    needs: [['always', 'never']],
     re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
   },
   {
     kind: 'persona',
     strength: 'medium',
     label: 'persona switch',
+    needs: [['you', 'act', 'behave', 'respond', 'pretend', 'role']],
     re: /\b(?:you\s+are\s+now|you\s+are\s+no\s+longer|(?:act|behave|respond)\s+as\s+(?:if\s+you\s+were\s+)?(?:an?|the|my)\s+(?:\w+\s+){0,2}(?:assistant|ai|bot|model|agent|persona|admin(?:istrator)?|developer)|pretend\s+(?:to\s+be|you\s+are)|role-?play\s+as)\b/i,
   },
   {
     kind: 'addressed',
     strength: 'medium',
     label: 'addressed to the assistant',
+    needs: [['assistant', 'chatbot', 'ai', 'agent', 'claude', 'gpt', 'copilot', 'llm', 'model'], [',', ':']],
     re: /(?:^|[.!?]\s+|\n)\s*(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistant|chatbot|ai|agent|claude|chatgpt|gpt|copilot|llm|language\s+model)\s*[,:]\s*(?:please\s+)?[a-z]/i,
   },
   {
     kind: 'authority',
     strength: 'medium',
     label: 'claim of authority',
+    needs: [['admin', 'owner', 'operator', 'developer', 'root', 'superuser', 'new', 'override', 'supersede', 'precedence', 'mode', 'priority']],
     re: /\b(?:as\s+(?:the|an|your|a)\s+(?:system\s+)?(?:administrator|admin|owner|operator|developer|root\s+user|sysadmin|superuser)|(?:^|[.!?:;\n]\s*|\byour\s+)new\s+(?:policy|policies|instructions?|directives?|system\s+prompt)\s*[:\u2014\u2013-]|\bnew\s+(?:policy|policies|instructions?|directives?|system\s+prompt)\s+(?:for|to)\s+(?:you|the\s+(?:assistant|ai|agent|model|bot))\b|\bnew\s+(?:instructions?|directives?|system\s+prompt)\s+(?:from\s+(?:the\s+|your\s+)?(?:owner|admin|administrator|operator|system|developer)|(?:take|takes)\s+(?:effect|precedence)|replac\w*|supersed\w*|overrid\w*)|(?:this|these|which)\s+(?:overrides?|supersedes?|takes?\s+precedence\s+over)|override\s+(?:all|any|previous|prior)\b|override\s+(?:the|your)\s+(?:\w+\s+)?(?:instructions?|rules|polic(?:y|ies)|guidelines|review|safety|restrictions|safeguards?|checks?)\b|(?:god|jailbreak|unrestricted|dan)\s+mode|(?:highest|top)[- ]priority\s+(?:instruction|directive|order|override))/i,
   },
   {
@@ -193,6 +209,7 @@ const RULES: Rule[] = [
     kind: 'download-link',
     strength: 'medium',
     label: 'link to download or run',
+    needs: [['download', 'install', 'run', 'execute', 'get']],
     re: /\b(?:download|install|run|execute|get)\b[^.\n]{0,40}\b(?:tool|app|software|update|patch|program|script|extension|plugin|installer|crack(?:ed)?|game|driver|binary|package)\b[^.\n]{0,40}?(?:https?:\/\/|www\.|\b[\w-]+\.(?:com|net|org|io|xyz|ru|cn|info|biz|top|app|dev|site|online)\b)/i,
   },
   {
@@ -202,6 +219,7 @@ const RULES: Rule[] = [
     // Imperative only (clause start, "and", "you may/must", "you to"): "attackers tried to bypass
     // the security checks" and "do not bypass the review process" are statements, not orders.
     before: IMPERATIVE_BEFORE,
+    needs: [['ignore', 'disregard', 'bypass', 'circumvent', 'override', 'sidestep', 'evade', 'skip', 'suspend', 'disable', 'turn', 'switch', 'get'], ['review', 'security', 'safety', 'privacy', 'retention', 'protection', 'approval', 'compliance', 'moderation', 'content', 'memory', 'redaction', 'access', 'audit', 'confidentiality', 'usage', 'acceptable', 'sharing', 'disclosure', 'escalation', 'quarantine', 'verification', 'validation', 'safeguard', 'guardrail']],
     re: new RegExp(String.raw`\b(?:ignore|disregard|bypass|circumvent|override|sidestep|evade|skip|suspend|disable|turn\s+off|switch\s+off|get\s+around)\s+(?:(?:the|all|any|every|our|your|its|their|this|these|those|current|usual|normal|standard|existing|applicable|company|team)\s+)*(?:[\w'-]+\s+){0,2}?(?:${GOVERNED}\s+(?:polic(?:y|ies)|rules?|guidelines?|process(?:es)?|procedures?|checks?|controls?|requirements?|restrictions?|settings?|steps?|queues?|gates?|protocols?)|review(?:s|\s+queue|\s+step|\s+process)?|approvals?|redaction|moderation|quarantine|safeguards?|guardrails?|(?:content|safety)\s+filters?)\b`, 'gi'),
   },
   // The patterns below start at their rarest word and look behind for the rest: a failed
@@ -210,9 +228,10 @@ const RULES: Rule[] = [
     kind: 'addressed',
     strength: 'medium',
     label: 'addressed to the AI',
+    needs: [['ai', 'a.i.', 'llm', 'gpt', 'bot', 'model', 'agent', 'assistant']],
     re: new RegExp(String.raw`\b(?:to|for)\s+${DETERMINER}${AI_READER}(?<=\b(?:note|message|hint|tip|reminder|instructions?|memo|request|notice|heads[- ]up|p\.?s\.?|attention|warning|directive|order|task)\s+(?:to|for)\s+${DETERMINER}${AI_READER})`, 'i'),
   },
-  {kind: 'addressed', strength: 'medium', label: 'addressed to the AI', re: new RegExp(String.raw`\bif\s+you\s+are\s+${AI_READER}`, 'i')},
+  {kind: 'addressed', strength: 'medium', label: 'addressed to the AI', needs: [['you'], ['ai', 'a.i.', 'llm', 'gpt', 'bot', 'model', 'agent', 'assistant']], re: new RegExp(String.raw`\bif\s+you\s+are\s+${AI_READER}`, 'i')},
   // The assistant that reads the text, named as such, asked to do something with consequences
   // (pay, release, send, paste, post, reset, record in its memory, treat as approved): a
   // request to a person is worded the same way, but a person is not "the assistant".
@@ -236,6 +255,7 @@ const RULES: Rule[] = [
     kind: 'addressed',
     strength: 'medium',
     label: 'addressed to the AI',
+    needs: [['reading', 'processing', 'parsing', 'summari', 'handling', 'ingesting'], ['this', 'these']],
     re: /\b(?:reading|processing|parsing|summari[sz]ing|handling|ingesting)\s+(?:this|these)\b(?<=\b(?:any|the|an?)\s+(?:ai|llm|(?:ai\s+)?(?:agent|assistant|model|bot))s?\s+(?:that\s+(?:is|are)\s+)?\w+\s+th\w+)/i,
   },
   {
@@ -251,6 +271,7 @@ const RULES: Rule[] = [
     strength: 'strong',
     label: 'claims to be an instruction, not data',
     // "… is not data but an instruction", "an instruction, not data"
+    needs: [['not', "n't", 'n’t'], ['data', 'content', 'text', 'information', 'input', 'part']],
     re: new RegExp(
       String.raw`(?:\bnot|n['’]t)\s+(?:just\s+|merely\s+|simply\s+|really\s+)?(?:data|content|text|information|input|part\s+of\s+the\s+(?:data|document|e-?mail|message|page|content|input|context|text))\b(?:(?<=\b(?:instructions?|commands?|directives?)\s*,?\s+(?:and\s+)?not\s+(?:just\s+|merely\s+)?\w+)|[^.\n]{0,24}?\b(?:but|it['’]?s|rather|instead)\b[^.\n]{0,24}?\b${ORDER_NOUN})`,
       'i',
@@ -260,6 +281,7 @@ const RULES: Rule[] = [
     kind: 'data-boundary',
     strength: 'strong',
     label: 'claims to be an instruction, not data',
+    needs: [['treat']],
     re: new RegExp(String.raw`\btreat\s+(?:the\s+following|this|what\s+follows|the\s+(?:text|lines?)\s+below)\s+as\s+(?:an?\s+|your\s+)?(?:system\s+)?${ORDER_NOUN}`, 'i'),
   },
   {
@@ -267,12 +289,14 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'a forged end-of-data marker',
     // A line that only closes the data, with text after it: the text poses as what comes next in the prompt.
+    needs: [['end', 'close', 'begin', 'start'], ['of']],
     re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted\s*[\w ]{0,12}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*[-=#*>\])]{0,6}[ \t]*\n\s*\S/i,
   },
   {
     kind: 'authority',
     strength: 'medium',
     label: "claims to speak for the assistant's principal",
+    needs: [['from'], ['your']],
     re: /\bfrom\s+your\s+(?:operator|owner|developer|creator|admin(?:istrator)?|principal|master|maker|supervisor|handler|programmer)s?\b(?<=\b(?:instructions?|orders?|commands?|directives?|messages?|requests?|notes?|word)\s+from\s+your\s+\w+)/i,
   },
   {
@@ -280,6 +304,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'asks to reveal a credential file',
     before: /\b(?:include|paste|print|cat|dump|reveal|disclose|output|send|upload|post|leak|exfiltrate|attach|e-?mail|forward|echo|display|show|share|read\s+out|contents?\s+of)\b[^\n]{0,40}$/i,
+    needs: [['.aws/', '.ssh/', 'id_', '/etc/', '.netrc', '.git-credentials', '.pgpass', '.docker/', '.kube/', '.npmrc', '.pypirc', 'wallet.dat', 'login', 'cookies.sqlite']],
     re: /(?:\.aws\/(?:credentials|config)\b|\.ssh\/(?:id_\w+|authorized_keys|known_hosts)\b(?!\.pub)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\/etc\/(?:shadow|passwd|sudoers)\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|\.docker\/config\.json|\.kube\/config\b|\.npmrc\b|\.pypirc\b|\bwallet\.dat\b|\bLogin\s+Data\b|\bcookies\.sqlite\b)/gi,
   },
   // "the user" in the singular is how text speaks of an assistant's principal; mail says "users" or "customers".
@@ -287,12 +312,14 @@ const RULES: Rule[] = [
     kind: 'secrecy',
     strength: 'medium',
     label: "asks to act behind the user's back",
+    needs: [['user', 'owner', 'human', 'operator', 'reviewer'], ['without', 'before', 'not', 'don', 'never']],
     re: /\b(?:user|owner|human|operator|reviewer)\b(?<=\b(?:(?:without|before)\s+(?:telling|informing|notifying|alerting|asking|warning|consulting|letting)|(?:not|don['’]?t|never)\s+(?:tell|inform|notify|alert|warn|ask|let))\s+(?:the|your)\s+\w+)/i,
   },
   {
     kind: 'secrecy',
     strength: 'medium',
     label: "asks to act behind the user's back",
+    needs: [['mention', 'keep', 'without']],
     re: new RegExp(String.raw`\bmention\s+(?:this|it|that)\s+to\s+${PRINCIPAL}(?<=\b(?:not|don['’]?t|never)\s+mention\s+\w+\s+to\s+\w+\s+\w+)|\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|private|confidential)\s+from\s+${PRINCIPAL}|\bwithout\s+(?:the|your)\s+(?:user|owner|human)(?:['’]s)?\s+(?:knowing|knowledge|noticing|consent)\b`, 'i'),
   },
   // Attacks phrased without the classic words: each shape below is aimed at a model reading the
@@ -301,6 +328,7 @@ const RULES: Rule[] = [
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions (other language)',
+    needs: [['ignor', 'vergiss', 'vergessen', 'oublie', 'olvid', 'esque', 'negeer', 'vergeet', '忽略', '無視', 'игн', 'забу']],
     re: /\b(?:ignorier(?:e|en)|vergiss|vergessen\s+sie)\s+(?:alle\s+|deine\s+|ihre\s+|die\s+)*(?:vorherigen\s+|bisherigen\s+|obigen\s+)?(?:anweisungen|regeln|instruktionen|vorgaben)|\b(?:oublie[zs]?|ignore[zs]?)\s+(?:toutes\s+)?(?:tes|vos|les)\s+(?:consignes|instructions|règles)|\b(?:olvida|ignora|olvide|ignore)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|reglas)|\bignora\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole)|\b(?:ignore|esqueça|esqueca)\s+(?:todas\s+)?(?:as|suas)\s+(?:instruções|instrucoes|regras)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere\s+|vorige\s+)?(?:instructies|regels)|忽略(?:之前|以前|上面|先前)?(?:的)?(?:所有)?(?:指令|指示|说明|规则)|(?:以前|前|これまで)の(?:指示|命令|ルール)を(?:すべて)?無視|игнорируй|забудь\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкции|правила)/i,
   },
   {
@@ -314,6 +342,7 @@ const RULES: Rule[] = [
     kind: 'virtualisation',
     strength: 'medium',
     label: 'claims a special mode or a role for the assistant',
+    needs: [['simulation', 'sandbox', 'game', 'role', 'terminal', 'shell', 'console', 'character', 'running', 'operating', 'elevated', 'escalated', 'policy', 'safety']],
     re: /\b(?:enter|begin|start)\s+(?:a\s+)?(?:simulation|sandbox|game|role-?play)\b|\b(?:act|play|behave)\s+(?:as|the\s+role\s+of)\s+(?:an?\s+)?(?:\w+\s+){0,2}(?:terminal|shell|console|character)\b|\bstay\s+in\s+character\s+for\s+the\s+rest\b|\byou\s+are\s+(?:now\s+)?(?:running|operating)\s+(?:in|inside)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root)\b|\bpolicy\s+checks\s+are\s+(?:turned\s+)?off\b|\bsafety\s+layer\s+offline\b/i,
   },
   {
@@ -330,12 +359,14 @@ const RULES: Rule[] = [
     label: 'asks to switch a safeguard off',
     // an order, not a report of one ("attackers tried to bypass…", "we never skip…")
     before: IMPERATIVE_BEFORE,
+    needs: [['turn', 'disable', 'switch', 'skip', 'suspend', 'pause', 'bypass', 'circumvent', 'approve'], ['review', 'safety', 'quarantine', 'vote', 'approval', 'confirmation', 'two-factor', '2fa', 'filter', 'check', 'sign']],
     re: /\b(?:turn\s+off|disable|switch\s+off|skip|suspend|pause|bypass|circumvent|quietly\s+approve|approve\s+(?:it|this|them)\s+right\s+away)\b[^.\n]{0,40}?\b(?:review|safety|quarantine|vote|approval|confirmation|two-factor|2fa|filters?|checks?|sign-?off)(?:\s+(?:step|queue|checks?|layer))?\b/gi,
   },
   {
     kind: 'shots',
     strength: 'medium',
     label: 'a dialogue for the model to continue',
+    needs: [[':', 'turn', 'now', 'continue'], [':', '\u2014', '-']],
     re: /(?:(?:^|\s)(?:q|a|user|assistant|input|output|turn\s+\d+|example\s+\d+)\s*[:\u2014-][^\n]{0,200}?){4,}(?:(?:a|assistant|output)\s*:\s*$|your\s+turn|now\s+(?:you|continue)|continue\s+for)/i,
   },
   {
@@ -350,18 +381,21 @@ const RULES: Rule[] = [
     kind: 'split-payload',
     strength: 'medium',
     label: 'asks to assemble and follow a split instruction',
+    needs: [['combine', 'concatenate', 'join', 'assemble', '+', 'first', 'what', 'obey', 'part']],
     re: /\b(?:combine|concatenate|join|assemble)\s+(?:these|the)\s+(?:fragments|parts|pieces|strings|segments)|\b[a-z]\s*\+\s*[a-z]\b[^.\n]{0,30}\b(?:says|then|and|as\s+one|together|now)|\b(?:run|execute|perform|do|follow|obey)\s+(?:parts?\s+)?[a-z]\s*\+\s*[a-z]\b|\bfirst\s+letter\s+of\s+each\s+(?:line|word)|\b(?:do|follow|obey)\s+what\s+(?:it|they|the\s+result)\s+(?:says|spells)|\bobey\s+the\s+word\b|\bpart\s+two\b[^.\n]{0,60}\bafter\s+part\s+one\b/i,
   },
   {
     kind: 'smuggling',
     strength: 'medium',
     label: 'asks to decode and follow hidden text',
+    needs: [['decode', 'rot', 'backwards', 'reverse', 'spell', 'leetspeak', 'base64', 'hex', 'follow']],
     re: /\b(?:decode|rot-?13|read\s+(?:this|it)\s+backwards|reverse\s+(?:this|it)|spell\s+out|leetspeak|translate\s+from\s+base64)\b[^\n]{0,40}?\b(?:and|then)\s+(?:do|follow|comply|obey|perform|execute|act)|\b(?:apply|use)\s+(?:rot-?13|leetspeak)\b|\bhex\s+is\s+your\b|\bfollow\s+it:\s/i,
   },
   {
     kind: 'indirect-reference',
     strength: 'medium',
     label: 'points the model at instructions elsewhere',
+    needs: [['what', 'step', 'contains', 'your', 'request', 'prioriti', 'treat']],
     re: /\b(?:do|carry\s+out|follow|obey|execute|perform)\s+(?:what(?:ever)?|the\s+steps?)\b[^.\n]{0,60}?\b(?:asks|says|tells\s+you|describes?|described|contains?|requests?)\b|\bcontains\s+your\s+(?:actual|real)\s+task|\byour\s+(?:real|actual|true)\s+(?:task|request|instructions?|brief|goal)\b|\bthe\s+real\s+request\b|\b(?:prioriti[sz]e|treat)\s+it\s+(?:over|as\s+coming\s+from)\b/i,
   },
   {
@@ -375,6 +409,7 @@ const RULES: Rule[] = [
     kind: 'cross-tenant',
     strength: 'medium',
     label: "reaches into another tenant's memory",
+    needs: [['tenant', 'other', 'private'], ['copy', 'reuse', 'merge', 'read', 'show', 'share', 'tell', 'move']],
     re: /\b(?:copy|reuse|merge|read|show|share|tell|move)\b[^.\n]{0,60}?\b(?:tenant:[\w-]+|other\s+(?:team|tenant|customer)s?(?:'s?)?|all\s+tenants|another\s+customer|private\s+scope)|\b(?:tenant:[\w-]+|all\s+tenants|another\s+customer)\b[^.\n]{0,60}?\b(?:copy|reuse|merge|show|share)\b/i,
   },
 
@@ -395,6 +430,7 @@ const RULES: Rule[] = [
     label: 'a standing order for later conversations',
     gate: [['when', 'if', 'time', 'whenever']],
     // "Whenever the user asks for X, suggest Y": only an assistant answers users' future questions.
+    needs: [['user', 'someone', 'anyone', 'anybody', 'somebody', 'people', 'customer', 'topic', 'subject', 'question', 'whenever']],
     re: /\b(?:when(?:ever)?|if|each\s+time|every\s+time|(?:the\s+)?next\s+time|any\s+time)\s+(?:the\s+user|a\s+user|users|someone|anyone|anybody|somebody|people|a\s+customer|customers|the\s+customer|the\s+topic\s+of|the\s+subject\s+of|a\s+question\s+about)\b[^.\n]{0,80}?\b(?:tell|say|suggest|recommend|quote|claim|insist|mention|describe|point|direct|refer|redirect|answer|reply|respond|advise|warn|steer|push|promote)\b|\b(?:suggest|recommend|mention|promote|push|quote)\b(?:[^.\n]|\.(?=\S)){0,80}?\bwhenever\s+(?:the\s+)?(?:user|topic|subject|question|someone|anyone|people|(?:[\w-]+\s+){1,4}(?:comes?|come)\s+up)\b|\bwhenever\s+(?:the\s+topic\s+of\s+)?(?:[\w-]+\s+){1,3}(?:comes?|come)\s+up\b[^.\n]{0,60}?\b(?:suggest|recommend|mention|promote|push|point|link|say|tell)\b/i,
   },
   {
@@ -410,6 +446,7 @@ const RULES: Rule[] = [
     label: 'a directive on every reply',
     gate: [['every', 'each', 'all', 'your']],
     before: IMPERATIVE_BEFORE,
+    needs: [['answer', 'response', 'repl', 'message', 'output', 'summar', 'mail']],
     re: /\b(?:format|wrap|end|begin|start|prefix|suffix|close|sign(?:\s+off)?|stamp|append\s+to|add\s+to|put\s+\S+(?:\s+\S+){0,6}?\s+(?:at\s+the\s+(?:end|bottom|top|start)\s+of|in|into))\s+(?:(?:all|every|each)\s+(?:one\s+)?(?:of\s+)?(?:your\s+|the\s+)?|your\s+)(?:future\s+|next\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|summar(?:y|ies)|e-?mails?\s+you\s+draft)\b/gi,
   },
   {
@@ -425,6 +462,7 @@ const RULES: Rule[] = [
     kind: 'every-reply',
     strength: 'medium',
     label: 'a directive on every reply',
+    needs: [['every', 'each', 'all'], ['you']],
     re: /\b(?:at\s+the\s+(?:end|bottom|top|start)\s+of|to\s+the\s+(?:end|bottom)\s+of|in|on|into)\s+(?:every|each|all)\s+(?:of\s+)?(?:your\s+)?(?:answers?|responses?|repl(?:y|ies)|messages?|outputs?|e-?mails?)\s+(?:you\s+(?:write|send|give|draft|produce))\b/i,
   },
   {
@@ -467,6 +505,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'claims a safeguard is off',
     gate: [['safety', 'security', 'content', 'memory', 'policy', 'review', 'approval', 'moderation', 'privacy', 'confirmation', 'filter', 'safeguard', 'restriction', 'limit', 'check', 'privilege', 'without']],
+    needs: [['suspended', 'unloaded', 'disabled', 'released', 'lifted', 'removed', 'paused', 'bypassed', 'deactivated', 'off', 'down', 'privilege', 'without']],
     re: /\b(?:safety|security|content|memory|policy|review|approval|moderation|privacy|confirmation)\s+(?:checks?|filters?|modules?|layers?|guards?|rules|gates?|controls?|mechanisms?|systems?)\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|temporarily|currently)\s+)*(?:suspended|unloaded|disabled|released|lifted|removed|paused|bypassed|deactivated|switched\s+off|turned\s+off|off|offline|down)\b|\b(?:all|every|any)\s+(?:[\w-]+\s+)?(?:filters?|safeguards?|restrictions|limits|checks)\s+(?:are\s+)?(?:released|lifted|removed|suspended|disabled|off)\b|\bprivilege\s+level\s+(?:raised|elevated|set)\b|\b(?:executes?|processe?s?|runs?|approves?)\s+(?:every|all|any)?\s*(?:requests?|writes?|commands?|changes?)\s+without\s+(?:confirmation|review|approval|checks?)\b/i,
   },
   {
@@ -554,6 +593,7 @@ const RULES: Rule[] = [
     kind: 'exfiltration',
     strength: 'medium',
     label: 'asks to put private data into the output',
+    needs: [['attach', 'include', 'put', 'paste', 'embed', 'append', 'upload', 'collect'], ['contents', '.env', 'phone', 'mail', 'messages', 'transcript', 'contacts', 'cookie']],
     re: /\b(?:attach|include|put|paste|embed|append|upload|collect)\b[^.\n]{0,40}?\b(?:contents\s+of\s+the\s+\S+\s+file|\.env\b|phone\s+numbers|e-?mail\s+address(?:es)?|last\s+\w+\s+messages|(?:conversation\s+)?transcript|all\s+contacts|session\s+cookie)\b[^.\n]{0,60}?\b(?:reply|summary|url|answer|link|channel|pastebin|response)\b/i,
   },
   // Second round (README "How well the vote works"): classes a second held-out set missed.
@@ -563,6 +603,7 @@ const RULES: Rule[] = [
     label: 'declares earlier instructions void',
     gate: [['you', 'prior', 'previous', 'earlier', 'original', 'starting', 'initial', 'attention']],
     // "everything you were set up with has expired", "takes precedence over anything you were told", "your starting brief has been retired"
+    needs: [['were', 'been', 'got', 'retired', 'expired', 'lapsed', 'superseded', 'withdrawn', 'revoked', 'replaced', 'rolled', 'cancel', 'void', 'obsolete', 'aside', 'attention']],
     re: /\b(?:everything|anything|whatever|all|what)\s+(?:else\s+)?you\s+(?:were|have\s+been|got)\s+(?:told|given|handed|set\s+up\s+with|configured\s+with|instructed|briefed|started\s+(?:the\s+\w+\s+)?with)\b[^.\n]{0,60}?\b(?:expired|lapsed|obsolete|void|retired|withdrawn|revoked|superseded|rolled\s+back|cancell?ed|no\s+longer\s+(?:holds?|hold|applies|apply|counts?|stands?|matters?))\b|\b(?:takes?\s+precedence\s+over|outranks?|overrides?|supersedes?|trumps?|replaces?)\s+(?:anything|everything|whatever|all|what)\s+(?:else\s+)?you\s+(?:were|have\s+been)\s+(?:told|given|instructed|set\s+up\s+with)\b|\b(?:your|the|its)\s+(?:starting|original|initial|earlier|prior|previous|old|first)\s+(?:brief|briefing|setup|set-up|configuration|instructions?|directions?|guidance|rules|task|orders?|goals?|objectives?|purpose|mission|mandate)\s+(?:has|have|is|are|was|were)\s+(?:now\s+)?(?:been\s+)?(?:retired|expired|lapsed|superseded|withdrawn|revoked|replaced|rolled\s+back|cancell?ed|void|obsolete)\b|\b(?:prior|previous|earlier|original|initial)\s+(?:configuration|setup|instructions?|brief|directions)\s+(?:superseded|revoked|void|cancell?ed|withdrawn|expired)\b|\b(?:the\s+)?directions\s+you\s+were\s+(?:handed|given)\b[^.\n]{0,40}?\bno\s+longer\b|\bsets?\s+aside\s+(?:its|your|their|the)\s+(?:original|current|assigned|initial|actual)\s+(?:task|brief|instructions?|job|request)\b|\bpay\s+no\s+attention\s+to\s+(?:the|your|any|all|this)\s+(?:[\w-]+\s+)?(?:request|task|instructions?|question|prompt|brief)\b/i,
   },
   {
@@ -644,6 +685,7 @@ const RULES: Rule[] = [
     kind: 'aimed-at-output',
     strength: 'medium',
     label: 'directive on every reply (other language)',
+    needs: [['antwoord', 'chaque', 'cada', 'jede', 'odpowiedzi', 'cevap', 'yan', 'varje', 'ogni']],
     re: /\b(?:aan|bij|in)\s+(?:elk|ieder)\s+antwoord|\b(?:à|dans)\s+chaque\s+réponse|\b(?:a|en)\s+cada\s+respuesta|\b(?:zu|an|in)\s+jede[rnm]?\s+antwort|\bkażdej\s+odpowiedzi|\bher\s+(?:yanıt|cevap)|\bvarje\s+svar|\bad\s+ogni\s+risposta|\bem\s+cada\s+resposta/i,
   },
   {
@@ -748,6 +790,127 @@ function quotedExample(text: string, index: number): boolean {
   return /["'\u2019\u201d]/.test(text.slice(index, index + 240)) && ABOUT_ATTACKS.test(text)
 }
 
+// ---- gates ----------------------------------------------------------------------------
+// A gate used to cost one `includes` a fragment: some 400 scans of the text a call, a third of
+// the time of the whole check. Now each distinct fragment is looked up at most once a text, and
+// most are ruled out without a scan: a fragment in the text has each of its character trigrams
+// (its bigram, for two characters) in the text, so one trigram missing from the text's hashed
+// set proves it absent. A hash collision only sends a fragment on to `includes`, which
+// decides: a gate opens for exactly the texts `includes` opens it for.
+
+const GRAM_BITS = 16
+const gram2 = (a: number, b: number) => Math.imul(Math.imul(a, 0x9e3779b1) ^ b, 0x27d4eb2d) >>> (32 - GRAM_BITS)
+const gram3 = (a: number, b: number, c: number) =>
+  Math.imul(Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b) ^ c, 0x27d4eb2d) >>> (32 - GRAM_BITS)
+
+/**
+ * Gates over one text at a time: `compile` a gate (fragments in groups) once, `reset` with the
+ * text, then `open(gate)` is `gate.every((group) => group.some((g) => text.includes(g)))`. The
+ * state is reset for each text: a check runs to its end without yielding, so no two texts
+ * share one instance at once. Exported for the provenance validator's gates.
+ */
+export class Gates {
+  private readonly fragments: string[] = []
+  private readonly ids = new Map<string, number>()
+  /** each fragment's hashed trigrams (its bigram when it has two characters; none when one) */
+  private readonly grams: Int32Array[] = []
+  /** the text's hashed bigrams and trigrams, a bit each */
+  private readonly textGrams = new Int32Array(1 << (GRAM_BITS - 5))
+  /** what is known of each fragment in the text: 0 not looked up, 1 in it, 2 not */
+  private state = new Uint8Array(0)
+  private text = ''
+
+  compile(gate: string[][]): Int32Array[] {
+    return gate.map((group) => Int32Array.from(group, (g) => this.idOf(g)))
+  }
+
+  private idOf(f: string): number {
+    let id = this.ids.get(f)
+    if (id === undefined) {
+      id = this.fragments.length
+      this.fragments.push(f)
+      this.ids.set(f, id)
+      const grams: number[] = []
+      if (f.length === 2) grams.push(gram2(f.charCodeAt(0), f.charCodeAt(1)))
+      for (let i = 0; i + 2 < f.length; i++) grams.push(gram3(f.charCodeAt(i), f.charCodeAt(i + 1), f.charCodeAt(i + 2)))
+      this.grams.push(Int32Array.from(grams))
+    }
+    return id
+  }
+
+  reset(text: string): void {
+    this.text = text
+    if (this.state.length !== this.fragments.length) this.state = new Uint8Array(this.fragments.length)
+    else this.state.fill(0)
+    const bits = this.textGrams
+    bits.fill(0)
+    const n = text.length
+    for (let i = 0; i + 1 < n; i++) {
+      const a = text.charCodeAt(i)
+      const b = text.charCodeAt(i + 1)
+      let k = gram2(a, b)
+      bits[k >>> 5] |= 1 << (k & 31)
+      if (i + 2 < n) {
+        k = gram3(a, b, text.charCodeAt(i + 2))
+        bits[k >>> 5] |= 1 << (k & 31)
+      }
+    }
+  }
+
+  private has(id: number): boolean {
+    const known = this.state[id]
+    if (known !== 0) return known === 1
+    const grams = this.grams[id]
+    const bits = this.textGrams
+    let found = true
+    for (let i = 0; i < grams.length && found; i++) if ((bits[grams[i] >>> 5] & (1 << (grams[i] & 31))) === 0) found = false
+    if (found) found = this.text.includes(this.fragments[id])
+    this.state[id] = found ? 1 : 2
+    return found
+  }
+
+  open(gate: Int32Array[]): boolean {
+    for (const group of gate) {
+      let any = false
+      for (let i = 0; i < group.length && !any; i++) any = this.has(group[i])
+      if (!any) return false
+    }
+    return true
+  }
+}
+
+const GATES = new Gates()
+/** RULES[i].gate, compiled */
+const GATE_IDS: (Int32Array[] | undefined)[] = RULES.map((rule) =>
+  rule.gate || rule.needs ? GATES.compile([...(rule.gate ?? []), ...(rule.needs ?? [])]) : undefined,
+)
+// What the whole-text and per-sentence patterns need, as Rule.needs (a sentence is part of the text).
+const CODE_MARKER_NEEDS = [['```', 'import', 'const', 'let', 'var', 'def', 'require(']]
+const SECRET_NAME_NEEDS = [['_']]
+const SECRET_THING_NEEDS = [['secrets', '.env', 'output', 'key', 'token', 'cookie', 'password', 'credential']]
+const CODE_PHRASE_NEEDS = [['code', 'snippet', 'script']]
+const YOUR_OUTPUT_NEEDS = [['your']]
+const LIFTS_CONTROL_NEEDS = [
+  ['required', 'needed', 'necessary', 'without', 'optional', 'size', 'amount', 'value', 'log', 'approve', 'review', 'check', 'sign', 'asks', 'requests', 'wants', 'involvement', 'approval', 'oversight', 'ticket', 'spot', 'away', 'immediately'],
+]
+const CODE_MARKER_GATE = GATES.compile(CODE_MARKER_NEEDS)
+const SECRET_NAME_GATE = GATES.compile(SECRET_NAME_NEEDS)
+const SECRET_THING_GATE = GATES.compile(SECRET_THING_NEEDS)
+const CODE_PHRASE_GATE = GATES.compile(CODE_PHRASE_NEEDS)
+const YOUR_OUTPUT_GATE = GATES.compile(YOUR_OUTPUT_NEEDS)
+const LIFTS_CONTROL_GATE = GATES.compile(LIFTS_CONTROL_NEEDS)
+
+/** Every pattern with the fragments it needs: for the test that holds each match to them. */
+export const needsForTests: {re: RegExp; needs: string[][]}[] = [
+  ...RULES.flatMap((rule) => (rule.needs ? [{re: rule.re, needs: rule.needs}] : [])),
+  {re: CODE_MARKER, needs: CODE_MARKER_NEEDS},
+  {re: SECRET_NAME, needs: SECRET_NAME_NEEDS},
+  {re: SECRET_THING, needs: SECRET_THING_NEEDS},
+  {re: CODE_PHRASE, needs: CODE_PHRASE_NEEDS},
+  {re: YOUR_OUTPUT, needs: YOUR_OUTPUT_NEEDS},
+  {re: LIFTS_CONTROL, needs: LIFTS_CONTROL_NEEDS},
+]
+
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
   const hits: InstructionHit[] = []
@@ -758,11 +921,13 @@ export function detectInstructions(text: string): InstructionHit[] {
     hits.push(h)
   }
   let lower: string | undefined
-  for (const rule of RULES) {
+  for (let r = 0; r < RULES.length; r++) {
+    const rule = RULES[r]
     if (seen.has(rule.kind)) continue
-    if (rule.gate) {
-      lower ??= text.toLowerCase()
-      if (!rule.gate.every((group) => group.some((g) => lower!.includes(g)))) continue
+    const gate = GATE_IDS[r]
+    if (gate) {
+      if (lower === undefined) GATES.reset((lower = text.toLowerCase()))
+      if (!GATES.open(gate)) continue
     }
     let m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
     if (m && quotedExample(text, m.index)) {
@@ -773,16 +938,20 @@ export function detectInstructions(text: string): InstructionHit[] {
     }
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
   }
+  if (lower === undefined) GATES.reset((lower = text.toLowerCase()))
 
-  if (!seen.has('exfiltration') && CODE_MARKER.test(text)) {
+  if (!seen.has('exfiltration') && GATES.open(CODE_MARKER_GATE) && CODE_MARKER.test(text)) {
     const source = SECRET_SOURCE.exec(text)
     if (source && NETWORK_SINK.test(text)) add({kind: 'exfiltration', strength: 'strong', reason: `code sends local secrets over the network: "${clip(source[0], 30)}"`})
   }
 
   const parts = sentences(text)
   // whole-text tests first: most writes name no secret and lift no control, and skip the per-sentence work
-  const secretNamed = !seen.has('exfiltration') && (SECRET_NAME.test(text) || SECRET_THING.test(text))
-  const liftsControl = LIFTS_CONTROL.test(text)
+  const secretNamed =
+    !seen.has('exfiltration') && ((GATES.open(SECRET_NAME_GATE) && SECRET_NAME.test(text)) || (GATES.open(SECRET_THING_GATE) && SECRET_THING.test(text)))
+  const liftsControl = GATES.open(LIFTS_CONTROL_GATE) && LIFTS_CONTROL.test(text)
+  const codePhrase = GATES.open(CODE_PHRASE_GATE)
+  const yourOutput = GATES.open(YOUR_OUTPUT_GATE)
   for (const s of parts) {
     if (secretNamed && !seen.has('exfiltration') && (SECRET_NAME.test(s) || SECRET_THING.test(s)) && !WARNING.test(s)) {
       const m = PUBLIC_SINK.exec(s)
@@ -791,10 +960,10 @@ export function detectInstructions(text: string): InstructionHit[] {
     if (liftsControl && !seen.has('lifts-control') && LIFTS_CONTROL.test(s) && PERMITS.test(s) && CONTROLLED.test(s) && !RESTRICTS.test(s)) {
       add({kind: 'lifts-control', strength: 'medium', reason: `a rule that lifts a control: "${clip(s)}"`})
     }
-    if (!seen.has('include-code') && CODE_PHRASE.test(s) && (/\byour\b/i.test(s) || DIRECTIVE_START.test(s))) {
+    if (codePhrase && !seen.has('include-code') && CODE_PHRASE.test(s) && (/\byour\b/i.test(s) || DIRECTIVE_START.test(s))) {
       add({kind: 'include-code', strength: 'medium', reason: `asks to include code: "${clip(s)}"`})
     }
-    if (!seen.has('aimed-at-output') && YOUR_OUTPUT.test(s) && DIRECTIVE_START.test(s)) {
+    if (yourOutput && !seen.has('aimed-at-output') && YOUR_OUTPUT.test(s) && DIRECTIVE_START.test(s)) {
       add({kind: 'aimed-at-output', strength: 'medium', reason: `directive on the reply: "${clip(s)}"`})
     }
   }
