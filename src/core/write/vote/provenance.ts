@@ -7,6 +7,7 @@
 import {isAuthorityClaim, isIndirectOrigin} from '../../memory/memory.js'
 import type {Vote, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
+import {Gates} from './instruction.js'
 
 const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
 /**
@@ -14,38 +15,60 @@ const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|devel
  * never text, so every such claim in a write is unbacked. Matched after normalisation (the
  * caller passes the folded text too), in English and nine other languages.
  */
+/**
+ * What a pattern needs: fragments in groups, each a literal the pattern spells out, and every
+ * match holding one fragment of every group. A text that lacks every fragment of some group
+ * cannot match, and a substring search costs far less than a failed match of a long
+ * alternation: most text lacks most. Fragments of an `i` pattern are ASCII (or CJK, which has
+ * no case) and lower case, and are looked for in the lower-cased text: an ASCII letter matches,
+ * under `i`, only its two cases, which lower-casing folds. Fragments of a pattern without `i`
+ * are looked for in the text as it is. Nothing needs Cyrillic, where a letter like "о" also
+ * matches, under `i`, a look-alike that lower-casing leaves alone (U+1C82).
+ * test/unit/textchecks-same.test.ts holds every match to its fragments.
+ */
+const NEEDS = new WeakMap<RegExp, Int32Array[]>()
+/** over the lower-cased text, for `i` patterns, and over the text, for the others */
+const LOWER_GATES = new Gates()
+const TEXT_GATES = new Gates()
+export const needsForTests: {re: RegExp; needs: string[][]}[] = []
+function needs(fragments: string[][], re: RegExp): RegExp {
+  NEEDS.set(re, (re.ignoreCase ? LOWER_GATES : TEXT_GATES).compile(fragments))
+  needsForTests.push({re, needs: fragments})
+  return re
+}
+
 const OWNER_WORD = String.raw`(?:owner|admin(?:istrator)?|system|operator|root|maintainer|security\s+team)`
 const CLAIMS: RegExp[] = [
   // "signature verified", "verified signature", "signed by", "cryptographically signed", "sig: ok"
-  /\bsignature\s*(?:[:=]\s*)?(?:verified|valid|checked|confirmed|ok|attached|present|matches)\b|\b(?:verified|valid|authentic|trusted)\s+(?:owner\s+)?signature\b|\b(?:cryptographically|digitally)\s+signed\b|\bsigned\s*(?:[:=]|by\b)\s*(?:the\s+)?(?:owner|admin|system|root|operator)|--\s*signed\b/i,
+  needs([['signature', 'signed']], /\bsignature\s*(?:[:=]\s*)?(?:verified|valid|checked|confirmed|ok|attached|present|matches)\b|\b(?:verified|valid|authentic|trusted)\s+(?:owner\s+)?signature\b|\b(?:cryptographically|digitally)\s+signed\b|\bsigned\s*(?:[:=]|by\b)\s*(?:the\s+)?(?:owner|admin|system|root|operator)|--\s*signed\b/i),
   // "OWNER OVERRIDE", "ADMIN OVERRIDE", "owner instruction", "verified owner note"
   // ("system instructions" is how people speak of a prompt: only an override or directive of the system counts)
-  /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b(?!\s+(?:codes?|keys?|buttons?|switch(?:es)?|panel|settings?|line|tool|options?|flags?|menu|page|screen|form|field|permissions?|pins?))|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i,
+  needs([['owner', 'admin', 'root', 'operator', 'maintainer', 'system', 'verified'], ['override', 'directive', 'command', 'instruction', 'mandate', 'authori', 'owner', 'admin', 'system']], /\b(?:owner|admin(?:istrator)?|root|operator|maintainer)\s+(?:override|directive|command|instruction|mandate|authori[sz]ation)s?\b(?!\s+(?:codes?|keys?|buttons?|switch(?:es)?|panel|settings?|line|tool|options?|flags?|menu|page|screen|form|field|permissions?|pins?))|\bsystem\s+(?:override|directive|mandate)s?\b|\bverified\s+(?:owner|admin|system)\b/i),
   // metadata written into the text: "source=owner", "origin: system", "trust=high", "[SYSTEM MEMORY | …]"
-  /\b(?:source|origin|author|provenance|trust|authority|role|from)\s*[=:]\s*["']?(?:owner|system|admin|root|operator|high|trusted|verified)\b/i,
-  /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i,
-  /<<\s*(?:system|owner|admin|root)[^>\n]{0,40}>>/i,
+  needs([['source', 'origin', 'author', 'provenance', 'trust', 'role', 'from'], ['=', ':'], ['owner', 'system', 'admin', 'root', 'operator', 'high', 'trust', 'verified']], /\b(?:source|origin|author|provenance|trust|authority|role|from)\s*[=:]\s*["']?(?:owner|system|admin|root|operator|high|trusted|verified)\b/i),
+  needs([['['], ['system', 'owner', 'admin', 'root', 'operator', 'trusted'], ['memory', 'note', 'message', 'notice', 'policy', 'record', 'channel', 'entry']], /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i),
+  needs([['<<'], ['>>'], ['system', 'owner', 'admin', 'root']], /<<\s*(?:system|owner|admin|root)[^>\n]{0,40}>>/i),
   // reviewed / approved / pre-approved by the owner, "owner-signed", "authenticated message"
-  new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i'),
-  new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i'),
+  needs([['reviewed', 'approved', 'vetted', 'countersigned', 'whitelisted', 'allow'], ['by'], ['owner', 'admin', 'system', 'operator', 'root', 'maintainer', 'security']], new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i')),
+  needs([['signed', 'reviewed', 'vetted', 'issued', 'authored', 'authenticated', 'elevated', 'escalated']], new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i')),
   // a sign-off or a review stamped in the text: "Signed off: owner", "approved at owner level", "passed review; commit unchanged"
-  /\bsign(?:ed)?[- ]?off\s*(?:[:=]|by\s*:?)\s*(?:the\s+)?(?:owner|admin\w*|system|root|operator|maintainer|security(?:\s+team)?)\b|\b(?:approved|cleared|signed\s+off|authori[sz]ed)\s+at\s+(?:the\s+)?(?:owner|admin(?:istrator)?|system|root|operator)[- ]level\b|\bpassed\s+(?:owner\s+|security\s+)?review\b[^.\n]{0,40}?\b(?:may|can|should|shall)\s+be\s+(?:committed|merged|applied|accepted|stored|saved)\b|\bpassed\s+review\s*[;:,]\s*commit\b|\bcommit(?:ted)?\s+(?:it\s+|this\s+)?(?:unchanged|as-is|as\s+is)\b|\bno\s+need\s+to\s+review\s+(?:this|it)\b|\(\s*not\s+from\s+the\s+sender\s*\)/i,
+  needs([['off', 'level', 'passed', 'commit', 'need', 'sender']], /\bsign(?:ed)?[- ]?off\s*(?:[:=]|by\s*:?)\s*(?:the\s+)?(?:owner|admin\w*|system|root|operator|maintainer|security(?:\s+team)?)\b|\b(?:approved|cleared|signed\s+off|authori[sz]ed)\s+at\s+(?:the\s+)?(?:owner|admin(?:istrator)?|system|root|operator)[- ]level\b|\bpassed\s+(?:owner\s+|security\s+)?review\b[^.\n]{0,40}?\b(?:may|can|should|shall)\s+be\s+(?:committed|merged|applied|accepted|stored|saved)\b|\bpassed\s+review\s*[;:,]\s*commit\b|\bcommit(?:ted)?\s+(?:it\s+|this\s+)?(?:unchanged|as-is|as\s+is)\b|\bno\s+need\s+to\s+review\s+(?:this|it)\b|\(\s*not\s+from\s+the\s+sender\s*\)/i),
   // stamps of a check this text cannot carry: "HMAC valid", "checksum OK", "(authenticated)", "integrity=passed", "countersigned"
-  /\b(?:hmac|checksum|integrity(?:\s+check)?|mac|hash|seal)\s*(?:[:=(]\s*|check\s+)?["']?(?:valid|ok|passed|verified|matches|good|intact)\b|\((?:authenticated|verified|signed|signature\s+verified|owner[- ]approved|approved)\)|\b(?:counter|co)-?signed\b|\bmessage\s+authenticated\b|\bauthenticated\s+(?:by|from)\s+(?:the\s+)?\w+|\b(?:priority|integrity|clearance|privilege|level)\s*[=:]\s*["']?(?:root|system|owner|admin|critical|passed|top)\b/i,
+  needs([['hmac', 'checksum', 'integrity', 'mac', 'hash', 'seal', 'authenticated', 'verified', 'signed', 'approved', 'priority', 'clearance', 'privilege', 'level']], /\b(?:hmac|checksum|integrity(?:\s+check)?|mac|hash|seal)\s*(?:[:=(]\s*|check\s+)?["']?(?:valid|ok|passed|verified|matches|good|intact)\b|\((?:authenticated|verified|signed|signature\s+verified|owner[- ]approved|approved)\)|\b(?:counter|co)-?signed\b|\bmessage\s+authenticated\b|\bauthenticated\s+(?:by|from)\s+(?:the\s+)?\w+|\b(?:priority|integrity|clearance|privilege|level)\s*[=:]\s*["']?(?:root|system|owner|admin|critical|passed|top)\b/i),
   // an order said to come from the top: "per the CEO's instruction", "the owner's seal", "cleared by compliance", "confirmed by the head of IT"
-  /\b(?:per|on|by|under)\s+(?:the\s+)?(?:ceo|cto|cfo|owner|admin(?:istrator)?|founder|board|head\s+of\s+it)['’]s\s+(?:instructions?|orders?|request|authority|direction|mandate)\b|\b(?:owner|admin(?:istrator)?|ceo|system)['’]s\s+(?:seal|signature|stamp|authori[sz]ation|mandate)\b|\b(?:cleared|confirmed|authori[sz]ed|approved|signed\s+off)\s+by\s+(?:the\s+)?(?:head\s+of\s+(?:it|security)|it(?:\s+department)?|security\s+team|compliance|legal)\b(?=[^.\n]{0,80}\b(?:assistant|agent|may|can|no\s+longer|now|skip|share|must)\b)/i,
+  needs([["'", '’', 'cleared', 'confirmed', 'authori', 'approved', 'signed']], /\b(?:per|on|by|under)\s+(?:the\s+)?(?:ceo|cto|cfo|owner|admin(?:istrator)?|founder|board|head\s+of\s+it)['’]s\s+(?:instructions?|orders?|request|authority|direction|mandate)\b|\b(?:owner|admin(?:istrator)?|ceo|system)['’]s\s+(?:seal|signature|stamp|authori[sz]ation|mandate)\b|\b(?:cleared|confirmed|authori[sz]ed|approved|signed\s+off)\s+by\s+(?:the\s+)?(?:head\s+of\s+(?:it|security)|it(?:\s+department)?|security\s+team|compliance|legal)\b(?=[^.\n]{0,80}\b(?:assistant|agent|may|can|no\s+longer|now|skip|share|must)\b)/i),
   // de
-  /\bsignatur\s+(?:verifiziert|geprüft|bestätigt|gültig)|\b(?:vom|von\s+der|durch\s+den)\s+(?:eigentümer|besitzer|administrator|admin|system|inhaber)\s+(?:genehmigt|freigegeben|signiert|bestätigt|autorisiert)|\b(?:systemnachricht|systemhinweis|systemanweisung|administratoranweisung)\b|\banweisung\s+(?:des|vom)\s+(?:eigentümers|administrators|systems|inhabers)/i,
+  needs([['signatur', 'vom', 'von', 'durch', 'systemnachricht', 'systemhinweis', 'anweisung']], /\bsignatur\s+(?:verifiziert|geprüft|bestätigt|gültig)|\b(?:vom|von\s+der|durch\s+den)\s+(?:eigentümer|besitzer|administrator|admin|system|inhaber)\s+(?:genehmigt|freigegeben|signiert|bestätigt|autorisiert)|\b(?:systemnachricht|systemhinweis|systemanweisung|administratoranweisung)\b|\banweisung\s+(?:des|vom)\s+(?:eigentümers|administrators|systems|inhabers)/i),
   // fr
-  /\bsignature\s+(?:vérifiée|valide|confirmée)|\b(?:approuvée?|validée?|autorisée?|signée?)\s+par\s+(?:le\s+|l['’])?(?:propriétaire|administrateur|système|admin)|\bmessage\s+(?:du\s+)?système\b|\b(?:note|instruction|consigne|ordre)s?\s+(?:du|de\s+l['’])\s*(?:propriétaire|administrateur|système)/i,
+  needs([['signature', 'par', 'message', 'note', 'instruction', 'consigne', 'ordre']], /\bsignature\s+(?:vérifiée|valide|confirmée)|\b(?:approuvée?|validée?|autorisée?|signée?)\s+par\s+(?:le\s+|l['’])?(?:propriétaire|administrateur|système|admin)|\bmessage\s+(?:du\s+)?système\b|\b(?:note|instruction|consigne|ordre)s?\s+(?:du|de\s+l['’])\s*(?:propriétaire|administrateur|système)/i),
   // es, pt, it
-  /\b(?:firma|assinatura)\s+(?:verificada|validada|válida|confirmada)|\bfirma\s+verificata\b|\b(?:aprobad[oa]|autorizad[oa]|firmad[oa]|aprovad[oa]|assinad[oa]|approvat[oa]|autorizzat[oa]|firmat[oa])\s+(?:por|pel[oa]|dal(?:l['’])?|da)\s+(?:el\s+|o\s+|a\s+|il\s+|l['’])?(?:propietario|administrador|sistema|proprietário|proprietario|amministratore|admin)|\b(?:mensaje|mensagem|messaggio)\s+(?:del|do|di)\s+sistema\b/i,
+  needs([['firma', 'assinatura', 'aprobad', 'autoriz', 'aprovad', 'assinad', 'approvat', 'sistema']], /\b(?:firma|assinatura)\s+(?:verificada|validada|válida|confirmada)|\bfirma\s+verificata\b|\b(?:aprobad[oa]|autorizad[oa]|firmad[oa]|aprovad[oa]|assinad[oa]|approvat[oa]|autorizzat[oa]|firmat[oa])\s+(?:por|pel[oa]|dal(?:l['’])?|da)\s+(?:el\s+|o\s+|a\s+|il\s+|l['’])?(?:propietario|administrador|sistema|proprietário|proprietario|amministratore|admin)|\b(?:mensaje|mensagem|messaggio)\s+(?:del|do|di)\s+sistema\b/i),
   // nl
-  /\bhandtekening\s+(?:geverifieerd|gecontroleerd|geldig)|\b(?:goedgekeurd|ondertekend|geautoriseerd)\s+door\s+(?:de\s+)?(?:eigenaar|beheerder|admin|systeem)|\bsysteembericht\b/i,
+  needs([['handtekening', 'door', 'systeembericht']], /\bhandtekening\s+(?:geverifieerd|gecontroleerd|geldig)|\b(?:goedgekeurd|ondertekend|geautoriseerd)\s+door\s+(?:de\s+)?(?:eigenaar|beheerder|admin|systeem)|\bsysteembericht\b/i),
   // ru
   /подпись\s+(?:проверена|подтверждена|верна)|(?:одобрено|подписано|утверждено|разрешено)\s+(?:владельцем|администратором|системой)|системное\s+(?:сообщение|указание|уведомление)|(?:указание|распоряжение|сообщение)\s+(?:от\s+)?(?:владельца|администратора)/i,
   // zh, ja
-  /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/,
+  needs([['签名', '已验证', '所有者', '管理员', '系统', '主人', '来自', '署名', 'オーナー', '管理者', 'システム']], /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/),
 ]
 
 /**
@@ -53,26 +76,32 @@ const CLAIMS: RegExp[] = [
  * and asks nothing: an administrator's genuine notice is ordinary mail. The same line is a
  * forged authority when the text uses it to order, license or lift something.
  */
-const SENDER_LINE = new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i')
+const SENDER_LINE = needs([['from']], new RegExp(String.raw`\b(?:note|message|notice|memo|update|directive|instruction|order|announcement|reminder|word)s?\s+from\s+${AUTHORITY}\b`, 'i'))
 const USES_AUTHORITY = /\b(?:assistants?|agents?|ai|models?|bots?|you\s+(?:must|should|may|can|are|will|need)|(?:may|can)\s+now|no\s+longer|(?:is|are)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|exempt|waived|approved|lifted)|without\s+(?:review|approval|asking|confirmation|a\s+ticket)|skip|bypass|disable|ignore|overrid\w*|grant\w*|share|send|forward|reveal|paste|give|hand\s+over|trust|obey|comply|memory|commit)\b/i
 
 const FORGED_AUTHORITY: RegExp[] = [
   // In capitals anywhere, or as a heading ("System notice: …"); not "the system notice banner".
-  /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/,
-  /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im,
-  new RegExp(String.raw`\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i'),
-  /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i,
-  new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i'),
-  /^\s*\[(?:owner|admin(?:istrator)?|system|root)\]\s*:?/im,
+  needs([['SYSTEM']], /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/),
+  needs([['system']], /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im),
+  needs([['verified', 'approved', 'authori', 'signed', 'confirmed', 'sanctioned', 'endorsed', 'certified'], ['by']], new RegExp(String.raw`\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i')),
+  needs([['owner', 'admin', 'system', 'operator'], ['verified', 'approved', 'authori', 'signed', 'sanctioned', 'certified']], /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i),
+  needs([['this'], ['message', 'note', 'memory', 'entry', 'instruction']], new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i')),
+  needs([['[owner]', '[admin', '[system]', '[root]']], /^\s*\[(?:owner|admin(?:istrator)?|system|root)\]\s*:?/im),
   // A frontmatter block inside the body that sets provenance fields: metadata only the tool writes.
   ...CLAIMS,
-  /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/,
+  needs([['---'], ['origin', 'signature', 'signed_by', 'reviewed_by', 'approved_by']], /^(?:[^\n]*\n)?[ \t]*---[ \t]*\r?\n(?:[^\n]*\n){0,30}?[ \t]*(?:origin[ \t]*:[ \t]*["']?(?:owner|system|dream)\b|(?:signature|signed_by|reviewed_by|approved_by)[ \t]*:[ \t]*\S)/),
 ]
 
 export function forgedAuthority(text: string): string | null {
-  const sender = SENDER_LINE.exec(text)
+  const lower = text.toLowerCase()
+  // a sender line needs "from"
+  const sender = lower.includes('from') ? SENDER_LINE.exec(text) : null
   if (sender && USES_AUTHORITY.test(text.slice(sender.index + sender[0].length))) return clip(sender[0])
+  LOWER_GATES.reset(lower)
+  TEXT_GATES.reset(text)
   for (const re of FORGED_AUTHORITY) {
+    const need = NEEDS.get(re)
+    if (need && !(re.ignoreCase ? LOWER_GATES : TEXT_GATES).open(need)) continue
     const m = re.exec(text)
     if (m) return clip(m[0])
   }
@@ -87,7 +116,10 @@ export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
   const claimed = isAuthorityClaim(c.claim?.origin) ? c.claim!.origin : isAuthorityClaim(c.origin) && !c.signedOrigin ? c.origin : null
   if (claimed) return vote('reject', 0.9, `claims origin "${claimed}" without a signature`)
 
-  for (const text of texts) {
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i]
+    // the folded text is most often the visible one, found clean already
+    if (texts.indexOf(text) !== i) continue
     const forged = forgedAuthority(text)
     if (forged) {
       // Authority is never text: a claim of it, from any origin, is refused at veto confidence.
