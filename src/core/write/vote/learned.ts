@@ -107,6 +107,45 @@ function fnvPadded(w: string, at: number, n: number, seed: number): number {
   return h
 }
 
+/** `CJK.test(w)`, without a regex call for every word. */
+function hasCjk(w: string): boolean {
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i)
+    if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af)) return true
+  }
+  return false
+}
+
+/**
+ * Buckets up to 2^SET_BITS (the shipped model has 2^16) are made sorted and unique through a
+ * bit set: sorting the ~1,500 buckets of a 500-character text took most of the featuriser's
+ * time, and reading a bit set out in order gives the same array. Bigger models keep the sort.
+ */
+const SET_BITS = 16
+const bucketSet = new Int32Array(1 << (SET_BITS - 5))
+
+/** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. */
+function sortedUnique(out: number[], mask: number): Uint32Array {
+  const words = (mask >>> 5) + 1
+  bucketSet.fill(0, 0, words)
+  let n = 0
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i]
+    const bit = 1 << (v & 31)
+    if ((bucketSet[v >>> 5] & bit) === 0) {
+      bucketSet[v >>> 5] |= bit
+      n++
+    }
+  }
+  const sorted = new Uint32Array(n)
+  let k = 0
+  for (let w = 0; w < words; w++) {
+    // lowest set bit first: ascending order
+    for (let x = bucketSet[w]; x !== 0; x &= x - 1) sorted[k++] = (w << 5) + 31 - Math.clz32(x & -x)
+  }
+  return sorted
+}
+
 /**
  * Feature buckets of a text (sorted, unique): word 1- and 2-grams, and character 3- and
  * 5-grams of each word padded with spaces (which carry morphology, other languages and
@@ -124,7 +163,7 @@ export function features(text: string, bits: number): Uint32Array {
     out.push(fnv(w, 1) & mask)
     out.push(fnvPair(prev, w, 2) & mask)
     prev = w
-    if (CJK.test(w)) {
+    if (hasCjk(w)) {
       for (let i = 0; i < w.length; i++) {
         out.push(fnv(w[i], 3) & mask)
         if (i + 1 < w.length) out.push(fnv(w.slice(i, i + 2), 4) & mask)
@@ -138,6 +177,7 @@ export function features(text: string, bits: number): Uint32Array {
   }
   out.push(fnvPair(prev, '</s>', 2) & mask)
   for (const f of structure(words)) out.push(fnv(f, 7) & mask)
+  if (mask >= 0 && mask < 1 << SET_BITS) return sortedUnique(out, mask)
   const sorted = Uint32Array.from(out).sort()
   let n = 0
   for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]
@@ -261,7 +301,8 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   }
   // the strongest reading of the text wins: visible, folded, or decoded
   let p = 0
-  for (const t of texts) if (t) p = Math.max(p, score(model, t))
+  // the folded text is most often the visible one: a text scored already cannot raise the maximum
+  for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i]))
   const exposed = isIndirectOrigin(c.origin) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
