@@ -24,6 +24,12 @@ export interface RedactionRule {
   pattern: RegExp
   /** Return false to leave this match untouched (a known false positive). */
   validate?: (secret: string, ctx: MatchContext) => boolean
+  /**
+   * False only for a text the pattern cannot match (it lacks a literal, or a run, that every
+   * match holds): the rule then skips the text without a scan. It changes no result; the
+   * rules whose scans cost most on prose have one.
+   */
+  mayMatch?: (text: string) => boolean
 }
 
 /** Shannon entropy in bits per character. */
@@ -37,6 +43,37 @@ export function entropy(s: string): number {
     h -= p * Math.log2(p)
   }
   return h
+}
+
+/** A `mayMatch`: the text holds one of these literals (for a pattern without `i`, or literals without letters). */
+const holdsOne =
+  (...literals: string[]) =>
+  (text: string): boolean =>
+    literals.some((l) => text.includes(l))
+
+const RUN_CHARS = new Uint8Array(128)
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-') RUN_CHARS[c.charCodeAt(0)] = 1
+
+/**
+ * Whether `text` holds `min` (at least 1) characters of [A-Za-z0-9+/_-] in a row, the run that
+ * base64 and random strings are made of. Only every `min`-th character is probed: any run that
+ * long holds a probed one, and the run through a probed one is measured both ways.
+ */
+export function hasRun(text: string, min: number): boolean {
+  const n = text.length
+  const runChar = (i: number) => {
+    const c = text.charCodeAt(i)
+    return c < 128 && RUN_CHARS[c] === 1
+  }
+  for (let i = min - 1; i < n; i += min) {
+    if (!runChar(i)) continue
+    let lo = i
+    while (lo > 0 && runChar(lo - 1)) lo--
+    let hi = i
+    while (hi + 1 < n && hi - lo + 1 < min && runChar(hi + 1)) hi++
+    if (hi - lo + 1 >= min) return true
+  }
+  return false
 }
 
 // Documentation keys (AKIAIOSFODNN7EXAMPLE, …EXAMPLEKEY) are published on purpose.
@@ -249,15 +286,17 @@ function bareSecretOk(value: string, ctx: MatchContext): boolean {
 
 // Prefixes that end no word of any language we know, so that even glued to letters they
 // start a token (see the rule before the bare-string one).
-const GLUED_TOKENS: [string, string][] = [
-  ['github-token', 'ghp_[A-Za-z0-9]{36,255}'],
-  ['github-oauth-token', 'gho_[A-Za-z0-9]{36,255}'],
-  ['github-app-token', 'gh[su]_[A-Za-z0-9]{36,255}'],
-  ['github-refresh-token', 'ghr_[A-Za-z0-9]{36,255}'],
-  ['github-fine-grained-token', 'github_pat_[A-Za-z0-9]{20,30}_[A-Za-z0-9]{50,70}'],
-  ['gitlab-token', '(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|gloas)-[0-9A-Za-z_\\-]{20,64}'],
-  ['npm-token', 'npm_[A-Za-z0-9]{36}'],
-  ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}'],
+// Each with the prefixes it starts with: a pattern that opens with a lookbehind is tried at
+// every position, so a text without the prefix is not scanned.
+const GLUED_TOKENS: [string, string, string[]][] = [
+  ['github-token', 'ghp_[A-Za-z0-9]{36,255}', ['ghp_']],
+  ['github-oauth-token', 'gho_[A-Za-z0-9]{36,255}', ['gho_']],
+  ['github-app-token', 'gh[su]_[A-Za-z0-9]{36,255}', ['ghs_', 'ghu_']],
+  ['github-refresh-token', 'ghr_[A-Za-z0-9]{36,255}', ['ghr_']],
+  ['github-fine-grained-token', 'github_pat_[A-Za-z0-9]{20,30}_[A-Za-z0-9]{50,70}', ['github_pat_']],
+  ['gitlab-token', '(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|gloas)-[0-9A-Za-z_\\-]{20,64}', ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glft-', 'glsoat-', 'glcbt-', 'glimt-', 'gloas-']],
+  ['npm-token', 'npm_[A-Za-z0-9]{36}', ['npm_']],
+  ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}', ['sk-ant-']],
 ]
 
 export const BUILTIN_RULES: RedactionRule[] = [
@@ -332,7 +371,8 @@ export const BUILTIN_RULES: RedactionRule[] = [
   },
   token('sendgrid-api-key', 'SG\\.[A-Za-z0-9_\\-]{22}\\.[A-Za-z0-9_\\-]{43}'),
   token('mailgun-api-key', 'key-[0-9a-f]{32}'),
-  token('mailchimp-api-key', '[0-9a-f]{32}-us\\d{1,2}'),
+  // opens with a class, not a literal: a text without "-us" is not scanned
+  {...token('mailchimp-api-key', '[0-9a-f]{32}-us\\d{1,2}'), mayMatch: holdsOne('-us')},
   token('shopify-token', 'shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}'),
   token('square-token', 'sq0(?:atp|csp)-[0-9A-Za-z_\\-]{22,43}'),
   token('linear-api-key', 'lin_api_[A-Za-z0-9]{40}'),
@@ -370,11 +410,13 @@ export const BUILTIN_RULES: RedactionRule[] = [
       'dgi',
     ),
     validate: (v) => !PLACEHOLDER.test(v) && !REFERENCE.test(v),
+    mayMatch: (text) => text.includes('://') && text.includes('@'),
   },
   {
     kind: 'url-password',
     pattern: /\b[a-z][a-z0-9+.\-]{1,30}:\/\/[^\s:@/?#[\]]{0,128}:(?<secret>(?!\[REDACTED:)[^\s@/?#]{1,256})@/dgi,
     validate: (v) => !PLACEHOLDER.test(v) && !REFERENCE.test(v),
+    mayMatch: (text) => text.includes('://') && text.includes('@'),
   },
   {
     kind: 'netrc-password',
@@ -398,10 +440,11 @@ export const BUILTIN_RULES: RedactionRule[] = [
   // --- a token with an unmistakable prefix glued to letters (`xghp_…`, `tokenglpat-…`):
   // token() treats a letter before it as a word, so these prefixes, which end no word, get
   // their own rule; the random part must hold a digit and a letter, as every real one does
-  ...GLUED_TOKENS.map(([kind, body]) => ({
+  ...GLUED_TOKENS.map(([kind, body, prefixes]) => ({
     kind,
     pattern: new RegExp(String.raw`(?<=[A-Za-z])(?:${body})(?![A-Za-z0-9])`, 'gd'),
     validate: (value: string) => /\d/.test(value) && /[A-Za-z]/.test(value.slice(4)),
+    mayMatch: holdsOne(...prefixes),
   })),
 
   // --- last: a bare random-looking string that no rule above named
@@ -409,5 +452,7 @@ export const BUILTIN_RULES: RedactionRule[] = [
     kind: 'high-entropy-string',
     pattern: new RegExp(String.raw`${boundary(String.raw`A-Za-z0-9+/=_\-.`)}(?<secret>[A-Za-z0-9+/_\-]{32,80}={0,2})(?![A-Za-z0-9+/=_\-])`, 'dg'),
     validate: bareSecretOk,
+    // most text has no run of 32 such characters, and the pattern's lookbehind is tried at every position
+    mayMatch: (text) => hasRun(text, 32),
   },
 ]
