@@ -206,6 +206,7 @@ describe('informative queries', () => {
     expect(viaDelta).toEqual(rebuilt)
     expect(rebuilt.map((h) => h.path)).toEqual(['c.md'])
   })
+
   it('in a warm engine, pick by the counts of the commit searched: the counts it keeps follow every commit', async () => {
     const r = repo()
     r.put('org/a.md', {title: 'Cluster', body: 'The quuxcluster runs the team jobs.\n'})

@@ -2,7 +2,6 @@ import {describe, expect, it} from 'vitest'
 
 import {Gates, needsForTests as instructionNeeds, sentences} from '../../src/core/write/vote/instruction.js'
 import {needsForTests as provenanceNeeds} from '../../src/core/write/vote/provenance.js'
-import {CJK, features, fnv, modelText, structure, TOKEN} from '../../src/core/write/vote/learned.js'
 import {BUILTIN_RULES, hasRun} from '../../src/core/write/redact/rules.js'
 import {fc, runs} from './properties-seed.js'
 
@@ -224,49 +223,6 @@ describe('hashed trigram gates', () => {
         }
       }),
       {numRuns: runs(300)},
-    )
-  })
-})
-
-describe("the learned validator's features through the bit set", () => {
-  // the plain definition (test/unit/vote-learned-features.test.ts has the same): a set, sorted
-  function plainFeatures(text: string, bits: number): Uint32Array {
-    const mask = (1 << bits) - 1
-    const out = new Set<number>()
-    const words = modelText(text).match(TOKEN) ?? []
-    let prev = '<s>'
-    for (const w of words) {
-      out.add(fnv(w, 1) & mask)
-      out.add(fnv(`${prev} ${w}`, 2) & mask)
-      prev = w
-      if (CJK.test(w)) {
-        for (let i = 0; i < w.length; i++) {
-          out.add(fnv(w[i], 3) & mask)
-          if (i + 1 < w.length) out.add(fnv(w.slice(i, i + 2), 4) & mask)
-        }
-        continue
-      }
-      if (w.length < 3) continue
-      const p = ` ${w} `
-      for (let i = 0; i + 3 <= p.length; i++) out.add(fnv(p.slice(i, i + 3), 5) & mask)
-      for (let i = 0; i + 5 <= p.length; i++) out.add(fnv(p.slice(i, i + 5), 6) & mask)
-    }
-    out.add(fnv(`${prev} </s>`, 2) & mask)
-    for (const f of structure(words)) out.add(fnv(f, 7) & mask)
-    return Uint32Array.from(out).sort()
-  }
-
-  it('are the plain features at every model size, small or large', () => {
-    const text = fc.oneof(
-      fc.string({unit: 'grapheme', maxLength: 300}),
-      fc.string({unit: 'binary', maxLength: 300}),
-      fc.array(fc.constantFrom('ignore', 'your', 'assistant', '日本語', '한국어', 'ひらがな', 'ключ', ' ', '.', '\n', 'you', ...ODD), {maxLength: 60}).map((a) => a.join(' ')),
-    )
-    fc.assert(
-      fc.property(text, fc.integer({min: 0, max: 22}), (t, bits) => {
-        expect(features(t, bits)).toEqual(plainFeatures(t, bits))
-      }),
-      {numRuns: runs(400)},
     )
   })
 })

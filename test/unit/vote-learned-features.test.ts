@@ -62,6 +62,22 @@ describe('the learned validator\'s features', () => {
     )
   })
 
+  it('are the hashes of the n-gram strings at every model size, small or large (a bit set sorts them up to 2^16 buckets, a sort above)', () => {
+    // characters that case-fold or lower-case in surprising ways, and scripts the featuriser splits by character
+    const odd = ['\u212a', '\u017f', '\u0130', '\u0131', '\u1c82', '\u1c81', 'ς', 'Σ', 'ａ', '\u200b', '\u00ad', 'ß']
+    const text = fc.oneof(
+      fc.string({unit: 'grapheme', maxLength: 300}),
+      fc.string({unit: 'binary', maxLength: 300}),
+      fc.array(fc.constantFrom('ignore', 'your', 'assistant', '日本語', '한국어', 'ひらがな', 'ключ', ' ', '.', '\n', 'you', ...odd), {maxLength: 60}).map((a) => a.join(' ')),
+    )
+    fc.assert(
+      fc.property(text, fc.integer({min: 0, max: 22}), (t, bits) => {
+        expect(features(t, bits)).toEqual(plainFeatures(t, bits))
+      }),
+      {numRuns: runs(400)},
+    )
+  })
+
   it('are the hashes of the n-gram strings for every text of the project corpus', () => {
     const texts = corpusTexts()
     expect(texts.length).toBeGreaterThan(50)
