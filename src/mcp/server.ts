@@ -333,7 +333,7 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
   }, handler(async ({query, scope, limit}, requestId) => {
     const {head, session: s} = await callSession(requestId)
     const gate = await warm.serving.open(head)
-    const r = await searchMemories(store, s, query, {scope, limit: limit ?? 10, engine: warm.engine, gate, onWarning: opts.onWarning})
+    const r = await searchMemories(store, s, query, {scope, limit: limit ?? 10, engine: warm.engine, gate, head, onWarning: opts.onWarning})
     const root = await notice()
     const boundary = makeBoundary(r.hits.flatMap((h) => [h.title, h.snippet]))
     const out = [wrapperHeader(boundary), ...(root ? [root] : []), '']

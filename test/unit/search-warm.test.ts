@@ -12,6 +12,7 @@ import {hasNeighbourAnalysis} from '../../src/core/write/vote/semantic.js'
 import {gitBlobHash} from '../../src/core/memory/hash.js'
 import {ensurePrivateFolder, socketPath} from '../../src/core/store/private.js'
 import {askServer, startServer} from '../../src/core/serve/server.js'
+import {searchMemories} from '../../src/core/serve/search.js'
 import {SessionRecord, startSession} from '../../src/core/session/sessions.js'
 import {generateKeyPair, KeyPair, signMemory} from '../../src/core/trust/sign.js'
 import {TestRepo} from './index-helpers.js'
@@ -95,6 +96,25 @@ describe('the warm server keeps nothing past a change', () => {
     r.remove('project/web/deploy.md')
     r.commit('forget')
     expect(await warmSearch('deploy')).toEqual([])
+  })
+
+  it('searches, with a warm engine and a gate of one commit, the indexes of that commit, not of a later HEAD', async () => {
+    putSigned('project:web', {'deploy.md': 'We deploy the zorblat build to staging first.\n'})
+    r.commit('memory')
+    const before = await readHead(r.store.top)
+    const engine = new WarmEngine(r.store)
+    try {
+      const serving = new WarmServing(r.store)
+      expect((await searchMemories(r.store, undefined, 'zorblat', {engine, gate: await serving.open(before), head: before})).hits.map((h) => h.path)).toEqual(['deploy.md'])
+      putSigned('project:web', {'rollback.md': 'A zorblat rollback needs the previous image tag.\n'})
+      r.commit('another memory')
+      // the call's gate and HEAD were read before the commit: the index it searches is of that commit too
+      expect((await searchMemories(r.store, undefined, 'zorblat', {engine, gate: await serving.open(before), head: before})).hits.map((h) => h.path)).toEqual(['deploy.md'])
+      const now = await readHead(r.store.top)
+      expect((await searchMemories(r.store, undefined, 'zorblat', {engine, gate: await serving.open(now), head: now})).hits.map((h) => h.path).sort()).toEqual(['deploy.md', 'rollback.md'])
+    } finally {
+      engine.close()
+    }
   })
 
   it("stops serving a revoked key's files at once, committed or not", async () => {

@@ -36,7 +36,16 @@ export async function searchMemories(
   store: Store,
   session: SessionRecord | undefined,
   query: string,
-  opts: {scope?: string; limit?: number; withBody?: boolean; onWarning?: (m: string) => void; engine?: Searcher; gate?: ServingGate} = {},
+  opts: {
+    scope?: string
+    limit?: number
+    withBody?: boolean
+    onWarning?: (m: string) => void
+    engine?: Searcher
+    gate?: ServingGate
+    /** the commit `gate` is of, when known: a warm engine searches its indexes at that commit without reading HEAD again */
+    head?: string
+  } = {},
 ): Promise<{hits: ServedHit[]; scopes: string[]}> {
   if (query.length > MAX_QUERY_CHARS) throw badInput(`The query is longer than ${MAX_QUERY_CHARS} characters.`, 'search for a few distinctive words')
   const limit = opts.limit ?? 10
@@ -51,6 +60,7 @@ export async function searchMemories(
     scopes,
     limit,
     onWarning: opts.onWarning,
+    head: opts.head,
     // the file must still be the indexed blob and pass the serving gate (ServingGate.serveFile);
     // what the hit shows is then read from that file, not from the index's stored copy
     serve: (h) => {

@@ -166,7 +166,7 @@ async function answer(warm: WarmState, line: string): Promise<{nonce: string; re
     if (req?.op === 'search' && typeof req.query === 'string') {
       const session = await warm.proven(req, head)
       const gate = await warm.serving.open(head)
-      const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate})
+      const r = await searchMemories(store, session, req.query, {scope: req.scope, limit: req.limit, engine: warm.engine, gate, head})
       return {nonce, response: {ok: true, hits: r.hits, scopes: r.scopes}}
     }
     throw new EngramError('bad-input', 'Unknown request.')
@@ -196,7 +196,7 @@ async function warmUp(warm: WarmState): Promise<void> {
     const query = a.scope === b.scope ? `${a.term} ${b.term}` : a.term
     try {
       const gate = await warm.serving.open(head)
-      await searchMemories(warm.store, undefined, query, {scope: a.scope, limit: 10, engine: warm.engine, gate})
+      await searchMemories(warm.store, undefined, query, {scope: a.scope, limit: 10, engine: warm.engine, gate, head})
     } catch {
       // a warm-up query that fails is no reason not to serve
     }
