@@ -375,13 +375,17 @@ function decodePercent(run: string): string | undefined {
   }
 }
 
+/** Each kind of encoded run, its decoder, and what a text must hold for it to match: a %-escape; 16 run characters in a row. */
+const ENCODED_RUNS = [
+  [PCT_RUN, decodePercent, (t: string) => t.includes('%')],
+  [B64_RUN, decodeRun, (t: string) => hasRun(t, 16)],
+] as const
+
 /** A base64, hex or %-encoded run whose decoded text holds a secret is replaced whole. */
 function redactEncoded(text: string, extra: RedactionRule[], depth: number, counts: Record<string, number>): string {
   let out = text
-  for (const [re, decode] of [[PCT_RUN, decodePercent], [B64_RUN, decodeRun]] as const) {
-    if (re === PCT_RUN && !out.includes('%')) continue
-    // every run is 16 characters at least
-    if (re === B64_RUN && !hasRun(out, 16)) continue
+  for (const [re, decode, mayMatch] of ENCODED_RUNS) {
+    if (!mayMatch(out)) continue
     const src = out
     const markers = markerSpans(src)
     let acc = ''
