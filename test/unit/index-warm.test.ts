@@ -17,6 +17,26 @@ afterEach(() => {
 
 const head = (dir: string) => execFileSync('git', ['rev-parse', 'HEAD'], {cwd: dir, encoding: 'utf8'}).trim()
 
+/** The path → blob id of a scope's index as the warm engine holds it at a commit (HEAD by default), held and released at once. */
+async function heldBlobs(engine: WarmEngine, scope: string, at?: string): Promise<Record<string, string>> {
+  const held = await engine.hold([scope], {head: at})
+  try {
+    return Object.fromEntries(held.indexedBlobs(scope).blobs())
+  } finally {
+    held.release()
+  }
+}
+
+/** The path → blob id of every memory in a scope's folder at a commit, as git lists it. */
+function treeBlobs(r: {git: (...args: string[]) => string}, commit: string, dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const line of r.git('ls-tree', '-r', commit, '--', `${dir}/`).split('\n').filter(Boolean)) {
+    const [meta, path] = line.split('\t')
+    if (path.endsWith('.md')) out[path.slice(dir.length + 1)] = meta.split(' ')[2]
+  }
+  return out
+}
+
 describe('reading HEAD without git', () => {
   it('agrees with git for a branch, packed refs, a detached HEAD and a store in a subfolder', () => {
     const r = repo('stores/team')
@@ -165,6 +185,74 @@ describe('the warm engine', () => {
   })
 })
 
+describe('the warm engine under concurrent calls at two commits', () => {
+  it('gives each call the index of its own commit, held unmoved until released, and moves the engine\'s index in memory again (no file read) once nothing holds it', async () => {
+    const r = repo()
+    r.put('org/a.md', {title: 'Alpha', body: 'The quuxcluster alpha runs nightly.\n'})
+    r.put('org/b.md', {title: 'Beta', body: 'The quuxcluster beta is retired.\n'})
+    r.commit()
+    const c0 = head(r.top)
+    r.put('org/c.md', {title: 'Gamma', body: 'The quuxcluster gamma is new.\n'})
+    r.commit()
+    const c1 = head(r.top)
+    // the second commit drops b.md and edits a.md: a move in place removes, then adds
+    r.remove('org/b.md')
+    r.put('org/a.md', {title: 'Alpha', body: 'The quuxcluster alpha runs hourly now.\n'})
+    r.commit()
+    const c2 = head(r.top)
+    const engine = new WarmEngine(r.store)
+    const paths = (hits: {path: string}[]) => hits.map((h) => h.path).sort()
+    try {
+      expect(await heldBlobs(engine, 'org', c0)).toEqual(treeBlobs(r, c0, 'org'))
+      // started together, not awaited: each call's view is its own commit's, and stays so after the other has moved the engine on
+      const [h1, h2] = await Promise.all([engine.hold(['org'], {head: c1}), engine.hold(['org'], {head: c2})])
+      try {
+        expect(Object.fromEntries(h1.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c1, 'org'))
+        expect(Object.fromEntries(h2.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c2, 'org'))
+        expect(paths(h1.search('quuxcluster', {}))).toEqual(['a.md', 'b.md', 'c.md'])
+        expect(paths(h2.search('quuxcluster', {}))).toEqual(['a.md', 'c.md'])
+        expect(paths(h1.search('nightly', {}))).toEqual(['a.md'])
+        expect(h2.search('nightly', {})).toEqual([])
+        // while both are held, a call at a third commit gets that commit, and moves neither
+        const h0 = await engine.hold(['org'], {head: c0})
+        expect(Object.fromEntries(h0.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c0, 'org'))
+        h0.release()
+        expect(Object.fromEntries(h1.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c1, 'org'))
+        expect(Object.fromEntries(h2.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c2, 'org'))
+        expect(h1.indexedBlobs('org').key).not.toBe(h2.indexedBlobs('org').key)
+      } finally {
+        h1.release()
+        h2.release()
+      }
+      // concurrent searches at the two commits, not awaited: each sees its own commit, and the index left behind is the one it is labelled with
+      const [s1, s2, s0] = await Promise.all([c1, c2, c0].map((at) => engine.search('quuxcluster', {scopes: ['org'], head: at})))
+      expect([paths(s1), paths(s2), paths(s0)]).toEqual([['a.md', 'b.md', 'c.md'], ['a.md', 'c.md'], ['a.md', 'b.md']])
+      for (const at of [c0, c2, c1, c2]) expect(await heldBlobs(engine, 'org', at)).toEqual(treeBlobs(r, at, 'org'))
+      // what it costs: with nothing held a move is made in memory, without reading the index
+      // file (whose body, spoiled here, would be found unreadable and rebuilt, with a warning)
+      const file = r.store.abs(`${INDEX_DIR}/org.index`)
+      const text = readFileSync(file, 'utf8')
+      writeFileSync(file, text.replace(/quuxcluster/g, 'spoiledword'))
+      const warnings: string[] = []
+      const onWarning = (m: string) => warnings.push(m)
+      const at1 = await engine.hold(['org'], {head: c1, onWarning})
+      try {
+        expect(warnings).toEqual([])
+        // held, it is not moved: the call at the other commit loads that commit's index from the files
+        const at2 = await engine.hold(['org'], {head: c2, onWarning})
+        expect(warnings.join('\n')).toMatch(/search index for org is unreadable/)
+        expect(Object.fromEntries(at1.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c1, 'org'))
+        expect(Object.fromEntries(at2.indexedBlobs('org').blobs())).toEqual(treeBlobs(r, c2, 'org'))
+        at2.release()
+      } finally {
+        at1.release()
+      }
+    } finally {
+      engine.close()
+    }
+  })
+})
+
 describe('informative queries', () => {
   it('match only the rarest words of a text, exactly, and never parse query syntax', async () => {
     const r = repo()
@@ -247,10 +335,10 @@ describe('informative queries', () => {
       r.commit()
       // the caller's gate is of the earlier commit: the search is too (b.md is not in it)
       expect((await engine.search('quuxcluster', {...opts, head: before})).map((h) => h.path)).toEqual(['a.md'])
-      expect((await engine.indexedBlobs('org', before)).blobs().has('b.md')).toBe(false)
+      expect(await heldBlobs(engine, 'org', before)).not.toHaveProperty('b.md')
       // without it, HEAD as the files say now
       expect((await engine.search('quuxcluster', opts)).map((h) => h.path).sort()).toEqual(['a.md', 'b.md'])
-      expect((await engine.indexedBlobs('org')).blobs().has('b.md')).toBe(true)
+      expect(await heldBlobs(engine, 'org')).toHaveProperty('b.md')
     } finally {
       engine.close()
     }

@@ -329,4 +329,42 @@ describe("a warm lookup whose loaded index lacks a signed memory", () => {
       engine.close()
     }
   })
+
+  it('fails at its own commit while a lookup at another commit moves the shared index: the lookup searches and checks one index, never one moved under it', async () => {
+    putSigned('project:web', {'deploy.md': 'The deploy goes to the zorblat cluster every morning.\n', 'lunch.md': 'The canteen opens early.\n'})
+    r.commit('memory')
+    const s = await startSession(r.store, {agent: 'agent', assigned: 'project:web'})
+    const engine = new WarmEngine(r.store)
+    const text = 'Actually the zorblat cluster deploy happens at noon instead.'
+    try {
+      // call B read HEAD (and opened its gate) here; then the agent dropped deploy.md from HEAD's tree
+      const signedHead = await readHead(r.store.top)
+      const gateB = await new WarmServing(r.store).open(signedHead)
+      r.git('rm', '-q', '--cached', 'project/web/deploy.md')
+      r.git('commit', '-q', '-m', 'tidy')
+      const dropped = await readHead(r.store.top)
+      const gateA = await new WarmServing(r.store).open(dropped)
+      // the engine holds the index of the commit without deploy.md, as after an earlier search
+      expect(await engine.search('zorblat', {scopes: ['project:web'], head: dropped})).toEqual([])
+      // call A's coverage check of project:web reads its signed manifest only once call B, at the other commit, is done
+      let bDone!: () => void
+      const bFinished = new Promise<void>((resolve) => (bDone = resolve))
+      const manifest = gateA.signedManifest.bind(gateA)
+      gateA.signedManifest = async (scope) => {
+        if (scope === 'project:web') await bFinished
+        return manifest(scope)
+      }
+      const a = findNeighbours(r.store, s, text, 8, {engine, gate: gateA, head: dropped})
+      a.catch(() => {})
+      const b = findNeighbours(r.store, s, text, 8, {engine, gate: gateB, head: signedHead}).finally(() => bDone())
+      expect((await b).map((n) => n.path)).toEqual(['deploy.md'])
+      // A searched an index without deploy.md: its check is of that index, not of the one B moved back to the signed tree
+      await expect(a).rejects.toThrow(/does not hold 1 signed memory file\(s\) of project:web as signed \(project\/web\/deploy\.md\)/)
+      // and each commit's next lookup still sees that commit
+      await expect(findNeighbours(r.store, s, text, 8, {engine, gate: gateA, head: dropped})).rejects.toThrow(/does not hold 1 signed memory/)
+      expect((await findNeighbours(r.store, s, text, 8, {engine, gate: gateB, head: signedHead})).map((n) => n.path)).toEqual(['deploy.md'])
+    } finally {
+      engine.close()
+    }
+  })
 })

@@ -396,32 +396,65 @@ export class WarmEngine {
   /** Load (building where needed) the index of every scope at HEAD, so that the first search is warm too. */
   async preload(onWarning: (message: string) => void = () => {}): Promise<void> {
     const present = await listScopes(this.engine.store)
-    await this.engine.ensure([...present.keys()].sort(), onWarning)
+    const held = await this.engine.hold([...present.keys()].sort(), onWarning)
+    held.release()
   }
   /** Up to n words of the loaded curated scopes' indexes, spread over their term maps, with their scope: for a server to run its code before its first request. */
   sampleTerms(n: number): {scope: string; term: string}[] {
     return this.engine.sampleTerms(n)
   }
   /**
-   * The blob id per path of a scope's index at HEAD (loaded where needed), with a key naming
-   * that state (its tree and build); no paths at all when HEAD holds no folder for the scope.
+   * The indexes of these scopes at HEAD (or at `head`, as for a search), loaded where needed
+   * and kept as they are until `release()`: for a caller that uses them across awaits (a
+   * write's neighbour lookup searches, then checks that the index it searched holds every
+   * signed memory). Calls meanwhile at another commit do not move them (see IndexEngine).
+   * Release in a `finally`: while held, an index that another commit's call needs is loaded
+   * again from its files instead of moved in memory.
    */
-  async indexedBlobs(scope: string, head?: string): Promise<{key: string; blobs: () => Map<string, string>}> {
-    await this.engine.ensure([formatScope(parseScope(scope))], () => {}, 'full', head)
-    return this.engine.indexedBlobs(scope) ?? {key: 'no tree', blobs: () => new Map()}
+  async hold(scopes: string[], opts: {head?: string; onWarning?: (message: string) => void} = {}): Promise<IndexHold> {
+    const list = normaliseScopes(scopes)
+    const {indexes, release} = await this.engine.hold(list, opts.onWarning ?? (() => {}), opts.head)
+    const by = new Map(indexes.map((o) => [o.scope, o]))
+    return {
+      search: (query, o) => searchIn(indexes, query, o.informative === undefined ? parseQuery(query) : undefined, {...o, scopes: list}),
+      indexedBlobs: (scope) => {
+        const o = by.get(formatScope(parseScope(scope)))
+        if (!o) return {key: 'no tree', blobs: () => new Map()}
+        return {key: `${o.held.tree}\0${o.held.build}`, blobs: () => new Map(docBlobs(o.ms))}
+      },
+      release,
+    }
   }
   /** The path and blob id of every memory the indexes of these scopes hold at HEAD (loading them where needed), in path order per scope. */
   async documents(scopes: string[], onWarning: (message: string) => void = () => {}): Promise<{scope: string; path: string; blob: string}[]> {
     const out: {scope: string; path: string; blob: string}[] = []
-    for (const {scope, ms} of await this.engine.ensure(normaliseScopes(scopes), onWarning)) {
-      const docs = [...docBlobs(ms)].map(([path, blob]) => ({scope, path, blob}))
-      out.push(...docs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+    const {indexes, release} = await this.engine.hold(normaliseScopes(scopes), onWarning)
+    try {
+      for (const {scope, ms} of indexes) {
+        const docs = [...docBlobs(ms)].map(([path, blob]) => ({scope, path, blob}))
+        out.push(...docs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+      }
+    } finally {
+      release()
     }
     return out
   }
   close(): void {
     this.engine.close()
   }
+}
+
+/** Indexes held for one caller (WarmEngine.hold): each stays the index of the tree it was held at until released. */
+export interface IndexHold {
+  /** a search of the held indexes, exactly as WarmEngine.search ranks it (without reading HEAD or moving any index) */
+  search(query: string, opts: Omit<SearchOptions, 'scopes' | 'head'>): SearchHit[]
+  /**
+   * The blob id per path of a held scope's index, with a key naming that state (its tree and
+   * build); no paths at all when the commit holds no folder for the scope.
+   */
+  indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>}
+  /** lets bringUp move these indexes in memory again; once is enough, more are ignored */
+  release(): void
 }
 
 /** Memories in the indexes of these scopes, from the files' first lines (a delta's changes not counted): how large a store is, cheaply. */
@@ -457,6 +490,8 @@ interface Opened {
   ms: Index
   counts: TermCounts
   partial?: PartialScope
+  /** what it was opened from (its tree and build) */
+  held: Loaded
 }
 
 /** A ranked document of one scope, with what a hit needs. */
@@ -509,6 +544,41 @@ function* ranked(indexes: {scope: string; ms: Index}[], terms: QueryTerm[]): Gen
     for (; pos < upto; pos++) yield merged[pos]
     if (complete) return
   }
+}
+
+/** A search of indexes already opened (SearchOptions' scopes and head are not read: the indexes are these). */
+function searchIn(indexes: Opened[], query: string, terms: QueryTerm[] | undefined, opts: SearchOptions): SearchHit[] {
+  const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
+  if (query2.length === 0) return []
+  const limit = opts.limit ?? DEFAULT_LIMIT
+  const hits: SearchHit[] = []
+  for (const r of ranked(indexes, query2)) {
+    if (hits.length >= limit) break
+    const doc = r.stored
+    let hit: SearchHit = {
+      scope: r.scope,
+      path: r.id,
+      title: doc.title,
+      author: doc.author,
+      origin: doc.origin,
+      tainted: doc.tainted,
+      reviewed_by: doc.reviewed_by,
+      blob: doc.blob,
+      score: r.score,
+      snippet: '',
+      tags: doc.tags,
+    }
+    let body = doc.body
+    if (opts.serve) {
+      const served = opts.serve(hit)
+      if (!served) continue
+      hit = {...hit, title: served.title, author: served.author, origin: served.origin, tainted: served.tainted, reviewed_by: served.reviewed_by, tags: served.tags}
+      body = served.body
+    }
+    hit = opts.bodies ? {...hit, body} : {...hit, snippet: makeSnippet(body, new Set(r.terms()))}
+    if (!opts.filter || opts.filter(hit)) hits.push(hit)
+  }
+  return hits
 }
 
 /**
@@ -641,20 +711,71 @@ function healPostings(store: Store, scope: string, meta: IndexMeta, ms: Index): 
   }
 }
 
+/**
+ * Concurrent calls on one warm engine. `engram mcp` answers one call at a time, but a call
+ * whose client cancelled it gives up its turn while its handler still runs (the SDK only
+ * drops the reply), so two calls can overlap, at two commits (the agent can move the ref
+ * between them). bringUp moves the engine's index of a scope to another tree in place,
+ * across awaits (git diff-tree, cat-file), and a neighbour lookup uses what it got across
+ * awaits too: it searches, then checks the scope's signed manifest against the blobs of the
+ * index it searched. Unguarded, a call at another commit moved that index under it: the
+ * search could run on a half-moved index (a signed memory already removed), and the check
+ * on the index after the other call, or its own re-ensure, had moved it back: so it passed.
+ * Two rules close that, each cheap:
+ * - one turn at a time (`locked`): whatever loads or moves indexes (ensure, with the trees
+ *   it lists and the files it writes) runs alone, and a search reads the indexes in that
+ *   same turn, so no call ever sees an index while it is being moved;
+ * - an index kept by a caller past its turn (`hold`, until released) is never moved in
+ *   place: a call that needs that scope at another tree loads it from the files instead
+ *   (as it does when nothing is loaded), and that becomes the engine's index; the one kept
+ *   is dropped when released. A lookup's view is thus one index from search to check.
+ * Moving in place stays the path of every call that does not overlap another, which is
+ * every call engram mcp answers unless one was cancelled: the cost is a promise chain and
+ * a counter per call, and a load from the files only when an overlapping call needs another
+ * commit. The alternatives cost every call: cloning the index at each HEAD move (a copy of
+ * every document's postings), or keeping the turn through a lookup's awaits on its gate.
+ */
 class IndexEngine {
   private readonly loaded = new Map<string, Loaded>()
   /** scope trees of commit `head`, the last HEAD seen (see trees()) */
   private known: {head: string; trees: Map<string, string | null>} | undefined
+  /** the end of the last turn taken (see locked) */
+  private turn: Promise<unknown> = Promise.resolve()
+  /** held indexes (by the object bringUp would move) and how many holds each has */
+  private readonly pins = new Map<Index, number>()
 
   constructor(
     readonly store: Store,
     private readonly warm = false,
   ) {}
 
-  indexedBlobs(scope: string): {key: string; blobs: () => Map<string, string>} | undefined {
-    const held = this.loaded.get(formatScope(parseScope(scope)))
-    if (!held || held.partial) return undefined
-    return {key: `${held.tree}\0${held.build}`, blobs: () => new Map(docBlobs(held.ms))}
+  /** Run `step` once every turn taken before it has ended, and alone: nothing that loads or moves indexes (ensure) runs outside a turn. */
+  private locked<T>(step: () => Promise<T>): Promise<T> {
+    const p = this.turn.then(step)
+    this.turn = p.then(
+      () => {},
+      () => {},
+    )
+    return p
+  }
+
+  /** The indexes of these scopes at HEAD (or `head`), which bringUp does not move until `release()`. */
+  hold(scopes: string[], warn: (message: string) => void, head?: string): Promise<{indexes: Opened[]; release: () => void}> {
+    return this.locked(async () => {
+      const indexes = await this.ensure(scopes, warn, 'full', head)
+      for (const {ms} of indexes) this.pins.set(ms, (this.pins.get(ms) ?? 0) + 1)
+      let released = false
+      const release = () => {
+        if (released) return
+        released = true
+        for (const {ms} of indexes) {
+          const n = (this.pins.get(ms) ?? 1) - 1
+          if (n > 0) this.pins.set(ms, n)
+          else this.pins.delete(ms)
+        }
+      }
+      return {indexes, release}
+    })
   }
 
   sampleTerms(n: number): {scope: string; term: string}[] {
@@ -677,43 +798,13 @@ class IndexEngine {
     // syntax errors before anything is opened
     const terms = opts.informative === undefined ? parseQuery(query) : undefined
     const warn = opts.onWarning ?? (() => {})
-    const indexes = await this.ensure(normaliseScopes(opts.scopes), warn, 'full', opts.head)
-    const query2 = terms ?? informativeTerms(query, indexes, opts.informative!)
-    if (query2.length === 0) return []
-    const limit = opts.limit ?? DEFAULT_LIMIT
-    const hits: SearchHit[] = []
-    for (const r of ranked(indexes, query2)) {
-      if (hits.length >= limit) break
-      const doc = r.stored
-      let hit: SearchHit = {
-        scope: r.scope,
-        path: r.id,
-        title: doc.title,
-        author: doc.author,
-        origin: doc.origin,
-        tainted: doc.tainted,
-        reviewed_by: doc.reviewed_by,
-        blob: doc.blob,
-        score: r.score,
-        snippet: '',
-        tags: doc.tags,
-      }
-      let body = doc.body
-      if (opts.serve) {
-        const served = opts.serve(hit)
-        if (!served) continue
-        hit = {...hit, title: served.title, author: served.author, origin: served.origin, tainted: served.tainted, reviewed_by: served.reviewed_by, tags: served.tags}
-        body = served.body
-      }
-      hit = opts.bodies ? {...hit, body} : {...hit, snippet: makeSnippet(body, new Set(r.terms()))}
-      if (!opts.filter || opts.filter(hit)) hits.push(hit)
-    }
-    return hits
+    // in one turn: the indexes are searched as ensure left them (the search itself does not wait)
+    return this.locked(async () => searchIn(await this.ensure(normaliseScopes(opts.scopes), warn, 'full', opts.head), query, terms, opts))
   }
 
   /** See `nominate` (the function): from the postings files where they are good, or from full indexes whose postings files are written again. */
   async nominate(text: string, opts: {scopes: string[]; limit: number; informative: number; onWarning?: (message: string) => void}, mode: 'postings' | 'rewrite'): Promise<Nominee[]> {
-    const indexes = await this.ensure(normaliseScopes(opts.scopes), opts.onWarning ?? (() => {}), mode)
+    const indexes = await this.locked(() => this.ensure(normaliseScopes(opts.scopes), opts.onWarning ?? (() => {}), mode))
     try {
       const terms = informativeTerms(text, indexes, opts.informative)
       if (terms.length === 0) return []
@@ -729,8 +820,8 @@ class IndexEngine {
     }
   }
 
-  /** Load (or build) the index of every scope at HEAD; returns those that have memory. `partial`: see nominate. */
-  async ensure(scopes: string[], warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full', head?: string): Promise<Opened[]> {
+  /** Load (or build) the index of every scope at HEAD; returns those that have memory. `partial`: see nominate. Only in a turn (locked). */
+  private async ensure(scopes: string[], warn: (message: string) => void, partial: 'full' | 'postings' | 'rewrite' = 'full', head?: string): Promise<Opened[]> {
     const {trees, listed} = await this.trees(scopes, true, head)
     if (listed) return this.ensureAt(scopes, trees, warn, partial)
     try {
@@ -756,7 +847,7 @@ class IndexEngine {
       if (!held || held.tree !== tree) held = await this.bringUp(scope, tree, held, warn, this.warm ? 'full' : partial)
       // a partial index is never held: it answers only the terms it was opened for
       if (this.warm && !held.partial) this.loaded.set(scope, held)
-      out.push({scope, ms: held.ms, counts: held.partial ?? (this.warm ? heldCounts(held) : fullCounts(held.ms)), partial: held.partial})
+      out.push({scope, ms: held.ms, counts: held.partial ?? (this.warm ? heldCounts(held) : fullCounts(held.ms)), partial: held.partial, held})
     }
     return out
   }
@@ -774,7 +865,10 @@ class IndexEngine {
         (await buildScope(this.store, scope, tree, warn))
       )
     }
-    if (held && held.build === up.meta.build) {
+    // a held index is moved in place only when no caller holds it (see IndexEngine), and it
+    // leaves this.loaded first: a move that fails half-way is never taken for its old tree
+    if (held && held.build === up.meta.build && !this.pins.has(held.ms)) {
+      if (this.loaded.get(scope) === held) this.loaded.delete(scope)
       try {
         const changes = await diffTrees(this.store, held.tree, tree)
         const known = new Map((up.delta?.changes ?? []).map((c) => [c.path, c]))

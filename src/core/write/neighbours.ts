@@ -5,7 +5,7 @@ import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import type {Neighbour} from './vote/index.js'
 import type {MemoryFile} from '../memory/memory.js'
-import type {WarmEngine} from '../index/index.js'
+import type {IndexHold, WarmEngine} from '../index/index.js'
 import {EngramError} from '../store/errors.js'
 import {scopeDir} from '../store/scope.js'
 import {clip} from '../text/clip.js'
@@ -43,7 +43,7 @@ export async function neighboursFor(store: Store, session: SessionRecord, _scope
  * from git (index.ts), and a serving gate current for this call's HEAD.
  */
 export interface WarmLookup {
-  engine?: Searcher & Partial<Pick<WarmEngine, 'indexedBlobs'>>
+  engine?: Searcher & Partial<Pick<WarmEngine, 'hold'>>
   gate?: ServingGate
   /** the commit `gate` is of, when known: the engine searches its indexes at that commit without reading HEAD again */
   head?: string
@@ -53,14 +53,13 @@ export interface WarmLookup {
 const UNCOVERED = new Map<string, string[]>()
 
 /**
- * The signed memories of a scope that the loaded index does not hold in their signed
- * version: a commit that drops one from HEAD's tree (the file left in the work tree, still
- * served) or commits other words under its path hides it from the lookup, which nominates
- * from HEAD's index. Empty when the index is not loaded here (a one-shot lookup).
+ * The signed memories of a scope that the held index (the one the lookup searched) does not
+ * hold in their signed version: a commit that drops one from HEAD's tree (the file left in
+ * the work tree, still served) or commits other words under its path hides it from the
+ * lookup, which nominates from HEAD's index.
  */
-async function uncovered(engine: NonNullable<WarmLookup['engine']>, gate: ServingGate, scope: string, head: string | undefined): Promise<string[]> {
-  if (!engine.indexedBlobs) return []
-  const index = await engine.indexedBlobs(scope, head)
+async function uncovered(held: IndexHold, gate: ServingGate, scope: string): Promise<string[]> {
+  const index = held.indexedBlobs(scope)
   const signed = await gate.signedManifest(scope)
   if (!signed) return []
   const key = signed.key === undefined ? undefined : `${scope}\0${index.key}\0${signed.key}`
@@ -95,24 +94,35 @@ export async function findNeighbours(
   if (scopes.length === 0) return []
   // plain text: query syntax in the write's text (quotes, +/-) is never parsed
   const query = text.slice(0, NEIGHBOUR_TEXT_CHARS)
-  const hits: {scope: string; path: string; score: number; title?: string; blob?: string; body?: string}[] = warm.engine
-    ? await warm.engine.search(query, {scopes, limit, informative: NEIGHBOUR_TERMS, bodies: true, head: warm.head})
-    : await (await import('../index/index.js')).nominate(store, query, {scopes, limit, informative: NEIGHBOUR_TERMS})
+  const opts = {limit, informative: NEIGHBOUR_TERMS, bodies: true}
+  let hits: {scope: string; path: string; score: number; title?: string; blob?: string; body?: string}[]
+  // A warm engine's indexes are held from the search to the end of the coverage check: the
+  // check is of the very index searched, which no call at another commit moves meanwhile.
+  const held = warm.engine?.hold ? await warm.engine.hold(scopes, {head: warm.head}) : undefined
+  try {
+    hits = held
+      ? held.search(query, opts)
+      : warm.engine
+        ? await warm.engine.search(query, {...opts, scopes, head: warm.head})
+        : await (await import('../index/index.js')).nominate(store, query, {scopes, limit, informative: NEIGHBOUR_TERMS})
+    // A loaded index that lacks a signed memory cannot nominate it: the lookup fails, and the
+    // vote with it (semantic.ts: nothing compared is no evidence that nothing is contradicted).
+    if (held && warm.gate) {
+      for (const scope of scopes) {
+        const missing = await uncovered(held, warm.gate, scope)
+        if (missing.length > 0) {
+          throw new EngramError('verification', `HEAD's tree does not hold ${missing.length} signed memory file(s) of ${scope} as signed (${clip(missing[0], 80)}${missing.length > 1 ? ', …' : ''}): a write's neighbours cannot be looked up among them.`, {
+            nextStep: 'run `engram verify` as the owner (not-in-head), and commit the signed files back',
+          })
+        }
+      }
+    }
+  } finally {
+    held?.release()
+  }
   const out: Neighbour[] = []
   // Only memory that verifies counts as evidence: a planted file must not steer the vote.
   const gate = warm.gate ?? (hits.length > 0 ? await ServingGate.open(store) : undefined)
-  // A loaded index that lacks a signed memory cannot nominate it: the lookup fails, and the
-  // vote with it (semantic.ts: nothing compared is no evidence that nothing is contradicted).
-  if (warm.engine && warm.gate) {
-    for (const scope of scopes) {
-      const missing = await uncovered(warm.engine, warm.gate, scope, warm.head)
-      if (missing.length > 0) {
-        throw new EngramError('verification', `HEAD's tree does not hold ${missing.length} signed memory file(s) of ${scope} as signed (${clip(missing[0], 80)}${missing.length > 1 ? ', …' : ''}): a write's neighbours cannot be looked up among them.`, {
-          nextStep: 'run `engram verify` as the owner (not-in-head), and commit the signed files back',
-        })
-      }
-    }
-  }
   for (const h of hits) {
     let found: {memory: MemoryFile; blob: string} | undefined
     try {
