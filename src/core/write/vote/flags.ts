@@ -4,6 +4,7 @@
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
 import {detectInstructions, type InstructionHit} from './instruction.js'
+import {agendaHits} from './intent.js'
 import type {SemanticFinding} from './semantic.js'
 import {redactText} from '../redact/index.js'
 import {describeSensitive, findSensitive} from './sensitive.js'
@@ -110,6 +111,7 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
       out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
     }
   }
+  if (!kinds.has('agenda') && (isIndirectOrigin(c.origin) || c.session?.tainted === true)) out.push(...agendaOf(c, visible, collapsed))
   for (const blob of c.normalised.decoded) {
     const found = detectInstructions(blob)
     if (found.length > 0) {
@@ -118,6 +120,24 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   return out
+}
+
+/**
+ * The agenda check (intent.ts) over the text as shown, then as folded, spelt out and decoded:
+ * third-party text and tainted sessions only, since in direct chat the owner speaks to the
+ * agent and framing or standing orders are theirs to give. An agenda that shows only once
+ * the text is folded or decoded was disguised on purpose.
+ */
+function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null): InstructionHit[] {
+  const plain = agendaHits(visible)
+  if (plain.length > 0) return plain
+  const folded = c.normalised.text
+  for (const text of [folded && folded !== c.body ? folded : null, collapsed, ...c.normalised.decoded]) {
+    if (text === null) continue
+    const found = agendaHits(text)
+    if (found.length > 0) return [{kind: 'agenda', strength: 'medium', reason: found[0].reason.startsWith('disguised ') ? found[0].reason : `disguised ${found[0].reason}`}]
+  }
+  return []
 }
 
 // Words spelt letter by letter with a separator ("e.x.p.o.r.t", "s-h-a-r-e"): a filter reads

@@ -783,7 +783,7 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
  */
 // the frame of a quoted example, then any earlier quoted examples of the same list ("such as "a", "b" or "c"), then the quote the match is in
 const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like(?:\s+this)?|looks?\s+like(?:\s+this)?|example(?:\s+of\s+[\w -]{0,30}|\s+(?:prompts?|strings?|payloads?|inputs?|messages?|phrases?|texts?))?|says?|saying|said|reads?|phrases?|wording|write|writes|called|strings?)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?(?:["'\u2018\u201c][^"'\u2019\u201d\n]*["'\u2019\u201d]\s*(?:,|or|and|,\s*(?:or|and))\s*)*["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
-const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/i
+export const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/i
 
 function quotedExample(text: string, index: number): boolean {
   if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false

@@ -1,0 +1,246 @@
+/**
+ * An agenda for the agent: the general shape of a persistent prompt injection, read from
+ * signals that are each common in honest text and rare together.
+ *
+ * The instruction rules (instruction.ts) each name one phrasing of an attack; wording they
+ * were never written for slips past them. This check looks instead for what every injection
+ * stored in memory has to do, whatever its words: it must reach the agent that reads it, and
+ * make that agent act against its owner. Six independent signals, each in several languages:
+ *
+ * - reader: the text addresses the model that reads it ("to the AI reading this page", "if
+ *   you are an assistant", "the bot that sorts this inbox", "whoever processes this", "your
+ *   operator", "your memory");
+ * - standing: it is meant to outlast the moment ("from now on", "next time", "whenever",
+ *   "always", "remember this", "in later sessions", "save it to memory");
+ * - lifted: a control is dropped ("skip the call-back", "no need to check with IT",
+ *   "without approval", "pre-approved", "disable the review");
+ * - concealed: the act is hidden from the owner ("don't tell the user", "leave it out of the
+ *   commit message", "quietly");
+ * - sensitive: it touches money, secrets, data leaving, access, deploys, deletion or another
+ *   tenant ("release the transfer", "the .env file", "admin rights", "push to main");
+ * - framed: the rules are framed away ("hypothetically", "a simulation", "you are now…",
+ *   "no restrictions").
+ *
+ * One signal alone is ordinary (a help page names the assistant, a procedure says "always",
+ * a bank mail names a transfer); an agenda is two of them in one passage (a sentence and the
+ * one after it) in one of the pairings below. Honest text states facts and asks people; it
+ * seldom addresses a model *and* asks it for something sensitive, or drops a control on a
+ * sensitive act, or hides one. The pairings were chosen from that principle, then checked
+ * against the honest sets (README "How well the vote works"); none was fitted to a case.
+ *
+ * A hit is of medium strength: from a third-party origin or a tainted session the delivery
+ * validator refuses it (quarantine); from direct chat it is dissent the reviewer sees.
+ */
+import {clip} from '../../text/clip.js'
+import {ABOUT_ATTACKS, type InstructionHit} from './instruction.js'
+
+export type Signal = 'reader' | 'standing' | 'lifted' | 'concealed' | 'sensitive' | 'framed'
+
+// Each signal is an English pattern (word boundaries) and one for other languages (no \b:
+// it is ASCII-only in JavaScript). Patterns read lower-cased text.
+
+const AI = String.raw`(?:ai|a\.i\.|llms?|gpt|claude|copilot|chatbots?|bots?|assistants?|agents?|models?|language\s+models?|note-?takers?|summari[sz]ers?)`
+
+const READER_EN = new RegExp(
+  [
+    // a vocative or a note addressed to a model
+    String.raw`\b(?:to|for|attention|attn|note\s+(?:to|for)|message\s+(?:to|for)|instructions?\s+for|dear|hey|hello|hi)[:\s]+(?:the\s+|any\s+|all\s+|every\s+|each\s+|our\s+|an?\s+)?(?:ai\b|a\.i\.|llms?\b|gpt|claude|copilot|chatbots?\b|bots?\b|assistants?\b|agents?\b|models?\b|language\s+models?|automated\s+\w+|note-?takers?|summari[sz]ers?)`,
+    // a model described by what it is doing with this text
+    String.raw`\b${AI}\s+(?:(?:that|which|who)\s+(?:is\s+|are\s+)?)?(?:reading|reads|processing|processes|parsing|parses|summari[sz]ing|summari[sz]es|handling|handles|ingesting|reviewing|reviews|triaging|triages|sorting|sorts|indexing|scanning|answering|manages|managing|monitors|monitoring|working\s+(?:on|in|with)|editing|edits|running|crawling)\s+(?:[\w-]+\s+){0,2}?(?:this|these|the\s+following|here|my|our)\b`,
+    String.raw`\b(?:whoever|whatever|anyone|anything|any\s+(?:ai|system|tool|agent|assistant|model|bot|program))\s+(?:or\s+(?:whatever|whoever|anyone|anything)\s+)?(?:is\s+|are\s+|that\s+is\s+)?(?:reading|processing|parsing|summari[sz]ing|handling|reviewing|receiving)\s+(?:[\w-]+\s+){0,2}?(?:this|these|the\s+following|here|my|our)\b`,
+    String.raw`\bif\s+you\s+(?:are|'re|happen\s+to\s+be)\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|bot|automated|chatbot|model|copilot|large\s+language)`,
+    String.raw`\b(?:as\s+an?\s+(?:ai|assistant|agent|language\s+model)\b|you,?\s+the\s+(?:ai|assistant|agent|bot|model)\b|(?:ai|automated)\s+(?:reviewers?|readers?|agents?|tools?|assistants?|systems?|crawlers?|coders?)\s*:)`,
+    // a directive to the assistant in the third person
+    String.raw`\bthe\s+(?:ai\s+)?(?:assistant|agent|bot|copilot|ai|model)\s+(?:is\s+(?:now\s+)?(?:expected|instructed|authori[sz]ed|allowed|permitted|required|asked|told|cleared)\s+to|is\s+to|should\s+now|must\s+now|needs\s+to|has\s+to|can\s+(?:carry|go\s+ahead|just|simply|safely))\b`,
+    String.raw`\byour\s+(?:[\w-]+\s+)?(?:ai|assistant|bot|agent|copilot)\b(?!\s+(?:is|was)\s+(?:a|an|the)\b)`,
+    String.raw`\b(?:to\s+)?(?:whichever|whatever|any)\s+(?:ai\s+)?(?:tool|agent|assistant|model|bot|copilot|system)\s+(?:that\s+)?(?:is\s+)?(?:reading|editing|processing|parsing|summari[sz]ing|handling|reviewing|working|opens?|reads?|edits?)\b`,
+    String.raw`(?:^|\n)\s*(?:[#*>/-]+\s*)?(?:ai|assistant|agent|bot|llm|copilot)s?(?:\s+[\w-]+)?\s*:`,
+    // the model's own world, addressed
+    String.raw`\byour\s+(?:operator|developers?|creators?|system\s+prompt|programming|training|guardrails|safety\s+(?:rules|filters|guidelines|settings)|write\s+rules|review\s+queue|memory|memories|saved\s+notes|stored\s+notes|long-term\s+memory|context\s+window|instructions\s+(?:from|given)|previous\s+instructions|original\s+instructions)\b`,
+  ].join('|'),
+  'i',
+)
+const READER_OTHER = new RegExp(
+  [
+    String.raw`asistente\s+(?:de\s+)?(?:ia|virtual)|(?:al|para\s+el|nota\s+para\s+el|si\s+eres\s+(?:un|el)|querido)\s+asistente|(?:la\s+)?ia\s+que\s+(?:lea|procese|lee)`,
+    String.raw`(?:à\s+l['’]|pour\s+l['’]|note\s+pour\s+l['’]|si\s+tu\s+es\s+une?\s+|si\s+vous\s+êtes\s+une?\s+|cher\s+)(?:assistant|ia\b|agent|intelligence)|l['’](?:assistant|ia)\s+qui\s+(?:lit|traite|lira)`,
+    String.raw`ki-?(?:assistent|agent|modell|system)|(?:an\s+den|für\s+den|hinweis\s+für\s+den|wenn\s+du\s+ein|liebe[rs]?)\s+(?:ki|assistent|agent|bot)`,
+    String.raw`assistente\s+(?:ia|ai|virtuale|de\s+ia|de\s+ai|virtual)|(?:all['’]|per\s+l['’]|nota\s+per\s+l['’]|se\s+sei\s+un\s+|ao\s+|para\s+o\s+|nota\s+para\s+o\s+|se\s+você\s+(?:é|for)\s+um\s+)(?:assistente|agente|ia\b)|(?:assistente|agente)\s+que\s+(?:ler|leia|processar)`,
+    String.raw`(?:ai-?)?assistent\s+die|(?:aan\s+de|voor\s+de|als\s+je\s+een)\s+(?:ai|assistent|agent)`,
+    String.raw`asystent(?:a|em|ów|ie)?\s+(?:ai|si)|(?:jeśli|jezeli|jeżeli)\s+jesteś\s+(?:asystentem|ai|botem)|dla\s+asystent`,
+    String.raw`ии-?(?:ассистент|агент|модел)|(?:если\s+ты|для)\s+(?:ии|ассистент|бот|нейросет)|ассистент\w*,?\s+(?:который|читающ)|нейросеть`,
+    String.raw`yapay\s+zek[aâ]\s+asistan|(?:asistan|yapay\s+zek[aâ])\w*\s+için|asistan(?:ıysan|san)`,
+    String.raw`ai助手|ai助理|人工智能助手|智能助手|ai\s*代理|致ai|给ai|阅读此|处理此`,
+    String.raw`aiアシスタント|aiエージェント|アシスタントへ|アシスタントの方|aiへ|これを読んでいる`,
+    String.raw`ai\s*(?:어시스턴트|비서|에이전트)|어시스턴트(?:에게|님)|인공지능\s*(?:비서|어시스턴트)`,
+    String.raw`المساعد\s+الذكي|مساعد\s+الذكاء|إلى\s+المساعد|أيها\s+المساعد`,
+    String.raw`एआई\s+सहायक|एआई\s+असिस्टेंट|सहायक\s+के\s+लिए`,
+  ].join('|'),
+  'i',
+)
+
+const STANDING_EN = new RegExp(
+  String.raw`\b(?:from\s+now\s+on|from\s+here\s+on|going\s+forward|moving\s+forward|henceforth|hereafter|in\s+(?:the\s+)?future|for\s+(?:all|every|any)\s+(?:future|later|subsequent|upcoming)|next\s+time|every\s+time|each\s+time|whenever|always|permanently|for\s+good|by\s+default|automatically|(?:as\s+a\s+)?(?:standing|permanent|default|general)\s+(?:rule|instruction|order|preference|policy)|(?:in|for|into|across)\s+(?:all\s+)?(?:later|future|subsequent|other|every)\s+(?:sessions?|conversations?|chats?|tasks?|repositories|repos|projects)|(?:remember|memori[sz]e|keep\s+in\s+mind)\s+(?:this|that|it|the\s+following|to)\b|keep\s+(?:this|that|it)\s+in\s+mind|(?:save|store|record|write|note|keep|add|file|pin|log)\s+(?:this|that|it|the\s+following)?\s*(?:\w+\s+){0,3}?(?:in|to|into|as)\s+(?:your\s+|the\s+|a\s+)?(?:memory|memories|long-term|notes|standing|preferences?|trusted|verified\s+fact))`,
+  'i',
+)
+const STANDING_OTHER = new RegExp(
+  String.raw`a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante|en\s+(?:el\s+)?futuro|siempre|recuerda|guárdalo|à\s+partir\s+de\s+maintenant|désormais|dorénavant|à\s+l['’]avenir|toujours|souviens-toi|retiens|mémorise|ab\s+sofort|ab\s+jetzt|künftig|zukünftig|in\s+zukunft|immer|merk\s+dir|merke\s+dir|speichere|d['’]ora\s+in\s+poi|da\s+ora\s+in\s+poi|in\s+futuro|sempre|ricorda|memorizza|a\s+partir\s+de\s+agora|daqui\s+em\s+diante|no\s+futuro|lembre-se|memorize|guarde|vanaf\s+nu|voortaan|in\s+de\s+toekomst|altijd|onthoud|od\s+teraz|od\s+tej\s+pory|w\s+przyszłości|zawsze|zapamiętaj|отныне|впредь|с\s+этого\s+момента|всегда|запомни|сохрани|на\s+будущее|bundan\s+sonra|her\s+zaman|gelecekte|hatırla|kaydet|从现在开始|从今以后|今后|以后|永远|始终|总是|记住|保存到|今後|これから|常に|いつも|覚えて|記憶して|앞으로|이제부터|항상|언제나|기억해|저장해|من\s+الآن|دائما|دائمًا|تذكر|احفظ|अब\s+से|हमेशा|याद\s+रख`,
+  'i',
+)
+
+const CONTROL_NOUN = String.raw`(?:call-?backs?|calling\s+(?:back|them)|approv\w+|reviews?|reviewers?|confirm\w*|verif\w+|checks?|checking|sign-?offs?|tickets?|mfa|2fa|two-?factor|second\s+(?:approver|signature|pair\s+of\s+eyes|person)|four-?eyes|dual\s+control|permission|consent|authori[sz]ation|validation|process|procedure|polic(?:y|ies)|rules?|restrictions?|safeguards?|guardrails?|filters?|queue|quarantine|redaction|logging|audit|it\b|security|compliance|the\s+(?:user|owner|manager|admin|team|finance|security|office)|anyone|anybody|a\s+manager|your\s+(?:manager|team|admin))`
+const LIFTED_EN = new RegExp(
+  [
+    String.raw`\b(?:skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|circumvent\w*|waiv(?:e|es|ed|ing)|disabl(?:e|es|ed|ing)|deactivat\w+|turn(?:s|ed|ing)?\s+off|switch(?:es|ed|ing)?\s+off|suspend\w*|forgo\w*|omit\w*|dispense\s+with|do\s+away\s+with|no\s+need\s+(?:to|for)|needn['’]?t|with\s+no|needs?\s+no|requires?\s+no|(?:don['’]?t|do\s+not|doesn['’]?t|does\s+not|won['’]?t|will\s+not)\s+(?:need|have)\s+to|don['’]?t\s+(?:bother|wait)|(?:is|are)\s+(?:no\s+longer|not)\s+(?:required|needed|necessary)|unnecessary|without\s+(?:a\s+|an\s+|any\s+|the\s+|waiting\s+for\s+(?:a\s+|an\s+|the\s+)?|asking\s+|checking\s+(?:with\s+)?|confirming\s+(?:with\s+)?|going\s+through\s+(?:the\s+)?)?)\s*(?:[\w'-]+\s+){0,4}?${CONTROL_NOUN}`,
+    String.raw`\b(?:pre-?approved|auto-?approv\w+|already\s+(?:been\s+)?(?:approved|cleared|vetted|signed\s+off|verified)|(?:is|are|has\s+been|have\s+been)\s+cleared|no\s+questions\s+asked|${CONTROL_NOUN}(?:\s+(?:and|or)\s+(?:[\w-]+\s+){0,2}?${CONTROL_NOUN})?\s+(?:(?:was|were|is|are|got|been|being|(?:can|may|would|will|should)\s+be)\s+)?(?:skipped|bypassed|waived|disabled|switched\s+off|turned\s+off|not\s+(?:needed|required|necessary)|unnecessary|optional)|(?:can|may)\s+(?:also\s+)?approve\s+(?:it|their\s+own|his\s+own|her\s+own)|on\s+the\s+spot)\b`,
+  ].join('|'),
+  'i',
+)
+const LIFTED_OTHER = new RegExp(
+  String.raw`sin\s+(?:la\s+|una\s+)?(?:aprobación|revisión|verificación|confirmación|llamada|consultar|preguntar|autorización)|no\s+(?:hace\s+falta|es\s+necesari[oa])|desactiv|omit(?:e|ir|a)\s|sans\s+(?:la\s+|une\s+)?(?:validation|vérification|approbation|confirmation|contrôle|rappel|demander|autorisation)|pas\s+besoin\s+de|désactiv|contourn|ohne\s+(?:freigabe|prüfung|rückruf|genehmigung|bestätigung|rückfrage|review|zu\s+(?:fragen|prüfen))|nicht\s+(?:mehr\s+)?(?:nötig|notwendig|erforderlich)|deaktivier|überspring|umgeh|senza\s+(?:approvazione|verifica|revisione|conferma|chiedere|autorizzazione)|non\s+(?:serve|è\s+necessari)|disattiv|salta(?:re)?\s+(?:la|il)|sem\s+(?:aprovação|revisão|verificação|confirmação|perguntar|autorização)|não\s+(?:é\s+necessári|precisa)|desativ|zonder\s+(?:goedkeuring|controle|review|bevestiging|te\s+vragen)|niet\s+(?:meer\s+)?nodig|uitschakel|schakel\s+\S+\s+uit|overslaan|bez\s+(?:weryfikacji|zatwierdzenia|przeglądu|potwierdzenia|pytania|zgody)|wyłącz|pomiń|nie\s+(?:trzeba|jest\s+potrzebn)|без\s+(?:проверки|одобрения|подтверждения|согласования|ревью|вопросов)|отключи|пропусти|не\s+нужно|не\s+требуется|обойди|onay(?:ı)?\s+(?:olmadan|almadan)|kontrol(?:ü)?\s+olmadan|devre\s+dışı|gerek\s+yok|无需|不需要|跳过|绕过|禁用|免审|承認なし|確認なし|不要|スキップ|無効に|省略|승인\s*없이|검토\s*없이|확인\s*없이|건너뛰|비활성화|필요\s*없|بدون\s+موافقة|بدون\s+مراجعة|تخط|عطل|बिना\s+(?:अनुमति|जांच|मंजूरी)`,
+  'i',
+)
+
+const CONCEALED_EN = new RegExp(
+  String.raw`\b(?:(?:do\s+not|don['’]?t|never|without|no\s+need\s+to|avoid)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?\s+\w+\s+know|reveal(?:ing)?|disclos\w+|flag(?:ging)?|surfac\w+|bring(?:ing)?\s+(?:it|this|that)\s+up|acknowledg\w+)|(?:keep|leave)\s+(?:this|it|that|them|the\s+\w+)\s+(?:out\s+of|off\s+(?:the\s+)?(?:record|log)|between\s+us|quiet|secret|hidden)|leave\s+(?:(?:this|it|that|the)\s+)?(?:[\w-]+\s+)?out\s+of\s+(?:the\s+)?(?:commit|summary|log|report|pr|description|changelog|reply|response)|silently|quietly|secretly|covertly|without\s+(?:a\s+trace|anyone\s+(?:knowing|noticing))|between\s+you\s+and\s+me|(?:do\s+not|don['’]?t)\s+(?:print|show|display|log|record|echo)\s+(?:it|this|the\s+decoded|the\s+result|what))\b`,
+  'i',
+)
+const CONCEALED_OTHER = new RegExp(
+  String.raw`no\s+(?:se\s+lo\s+|le\s+|les\s+)?(?:digas|menciones|informes|comuniques|avises)|sin\s+(?:decir|informar|avisar)(?:le|les)?|en\s+secreto|ne\s+(?:le\s+|lui\s+|leur\s+|l['’])?(?:dis|mentionne|informe|signale|préviens)|sans\s+(?:le\s+|l['’])?(?:dire|mentionner|informer|prévenir)|discrètement|en\s+secret|(?:nicht|nichts)\s+(?:erwähnen|sagen|melden|mitteilen|verraten)|ohne\s+\S+\s+(?:zu\s+)?(?:informieren|benachrichtigen|erwähnen)|stillschweigend|heimlich|verschweig|non\s+(?:dirlo|dire|menzionare|informare|avvisare|segnalare)|senza\s+(?:dire|informare|avvisare)|di\s+nascosto|não\s+(?:diga|mencione|informe|avise|conte)|sem\s+(?:dizer|informar|avisar)|em\s+segredo|(?:niet|niets)\s+(?:vertellen|melden|zeggen|vermelden)|zonder\s+\S+\s+te\s+(?:informeren|melden)|in\s+het\s+geheim|nie\s+(?:mów|informuj|wspominaj|zgłaszaj)|bez\s+informowania|po\s+cichu|w\s+tajemnicy|не\s+(?:говори|сообщай|упоминай|рассказывай|информируй)|никому\s+не|тайно|незаметно|söyleme|bildirme|bahsetme|haber\s+verme|sessizce|gizlice|不要告诉|别告诉|不要提及|不要通知|不要让\S{0,6}知道|悄悄|偷偷|言わないで|知らせないで|伝えないで|伝えず|知らせず|黙って|こっそり|内緒|알리지\s*마|말하지\s*마|알리지\s*않|몰래|لا\s+تخبر|لا\s+تذكر|سرا|मत\s+बता|न\s+बताएं|चुपचाप`,
+  'i',
+)
+
+const SENSITIVE_EN = new RegExp(
+  [
+    // money
+    String.raw`\b(?:wires?|wired|wire\s+transfer|transfers?|payments?|pay(?:ing)?|payouts?|remit\w*|refunds?|release\s+(?:the\s+)?(?:funds|payment|transfer|wire|money)|iban|swift|bic|sort\s+code|routing\s+number|bank\s+(?:account|details)|account\s+(?:number|details)|payee|beneficiary|gift\s+cards?|bitcoin|crypto\s+wallet|invoices?)\b`,
+    // secrets and the agent's data
+    String.raw`(?:\b(?:api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|(?:access|auth|bearer|deploy|session|api)\s+tokens?|tokens|passwords?|passphrases?|passcodes?|credentials?|secrets|ssh\s+keys?|cookies|env(?:ironment)?\s+var\w*|conversations?|chat\s+(?:history|logs?)|transcripts?|customer\s+(?:data|records|list|export|details|emails?)|personal\s+data|(?:your|the|all|stored|saved)\s+(?:memory|memories|notes))\b|\.env\b|\benv\s*\|)`,
+    // access, deploys, deletion, other tenants
+    String.raw`\b(?:admin(?:istrator)?\s+(?:rights|access|role|privileges|mode)|(?:is|are|as|becomes?|be)\s+(?:an?\s+)?(?:[\w-]+\s+)?admin(?:istrator)?s?\b|root\s+access|grant\w*|permissions?|allow-?list|white-?list|trusted\s+(?:senders?|domains?|sources?|contacts?)|deploy\w*|push\w*\s+(?:\w+\s+)?(?:directly\s+)?to\s+(?:main|master|prod\w*)|production|force[- ]push|wip(?:e|ing)|eras(?:e|ing)|delet(?:e|ing)\s+(?:all|the|every|your)|other\s+(?:tenants?|customers?|clients?|workspaces?)|another\s+(?:tenant|customer|client|workspace|company)['’]?s?)\b`,
+    // something sent to an outside address
+    String.raw`\b(?:send|forward|post|upload|share|paste|e-?mail|mail|reply\s+with|submit|copy|bcc|cc)\b[^.\n]{0,80}?(?:[\w.+-]+@[\w-]+\.\w|https?:\/\/|\[redacted:email|\bpublic\b|\bgist\b|\bwebhook\b|\bpastebin\b)`,
+  ].join('|'),
+  'i',
+)
+const SENSITIVE_OTHER = new RegExp(
+  String.raw`transferencia|pago|virement|paiement|überweisung|zahlung|bonifico|pagamento|transferência|overboeking|betaling|przelew|płatnoś|перевод|платеж|платёж|havale|ödeme|转账|付款|汇款|振込|送金|支払|송금|이체|결제|تحويل|भुगतान|contraseña|mot\s+de\s+passe|passwort|kennwort|senha|wachtwoord|hasło|пароль|токен|ключ|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|conversaciones|conversations|gespräche|verläufe|conversazioni|conversas|gesprekken|rozmow|переписк|разговор|konuşma|对话|聊天记录|会話|履歴|대화|محادثات|बातचीत|producción|produktion|produzione|produção|productie|produkcj|продакшн|ветку\s+main|gałęzi\s+main|branch\s+main|rama\s+main|main-?branch`,
+  'i',
+)
+
+const FRAMED_EN = new RegExp(
+  String.raw`\b(?:hypothetical(?:ly)?|simulat(?:ed|ion)|role-?play\w*|let['’]?s\s+play|a\s+game\b|let['’]?s\s+pretend|pretend\s+(?:that\s+)?(?:you|you['’]re|we|this\s+is|it['’]s|it\s+is|there\s+(?:is|are))\b|imagine\s+(?:you|that\s+you|a\s+(?:world|version|mode))|you\s+are\s+now|you['’]re\s+now|stay\s+in\s+character|in\s+character|no\s+(?:rules|restrictions|limits|filters|policy|policies|guidelines|safeguards|guardrails|policy\s+layer)|without\s+(?:any\s+)?(?:rules|restrictions|limits|filters|guardrails)|unrestricted|unfiltered|jailbr\w+|(?:developer|god|sandbox|unrestricted|jailbreak|dan)\s+mode|you(?:['’]re|\s+are)\s+(?:now\s+)?(?:in|operating\s+in|running\s+in|switched\s+to)\s+(?:[\w-]+\s+)?mode|fictional|thought\s+experiment|nothing\s+(?:here\s+|in\s+it\s+)?is\s+real|no\s+(?:real\s+)?consequences|tabletop\s+exercise)\b`,
+  'i',
+)
+const FRAMED_OTHER = new RegExp(
+  String.raw`hipotétic|simulación|imagina\s+que|juego\s+de\s+rol|hypothétique|jeu\s+de\s+rôle|imagine\s+que\s+tu|hypothetisch|rollenspiel|stell\s+dir\s+vor|ipotetic|simulazione|immagina\s+(?:di|che)|gioco\s+di\s+ruolo|simulação|imagine\s+que\s+você|simulatie|stel\s+je\s+voor|hipotetyczn|symulacj|wyobraź\s+sobie|гипотетич|симуляци|представь|ролев|varsayımsal|simülasyon|hayal\s+et|假设|模拟|想象|角色扮演|仮に|シミュレーション|想像して|ロールプレイ|가정해|시뮬레이션|상상해|역할극`,
+  'i',
+)
+
+const PATTERNS: Record<Signal, RegExp[]> = {
+  reader: [READER_EN, READER_OTHER],
+  standing: [STANDING_EN, STANDING_OTHER],
+  lifted: [LIFTED_EN, LIFTED_OTHER],
+  concealed: [CONCEALED_EN, CONCEALED_OTHER],
+  sensitive: [SENSITIVE_EN, SENSITIVE_OTHER],
+  framed: [FRAMED_EN, FRAMED_OTHER],
+}
+const SIGNALS = Object.keys(PATTERNS) as Signal[]
+
+/**
+ * A sentence that forbids rather than licenses ("never skip the call-back", "do not pay
+ * without approval") lifts no control: the same words state the control.
+ */
+const FORBIDS = /\b(?:never|must\s+not|mustn['’]?t|may\s+not|shall\s+not|cannot|can['’]?t|not\s+allowed|not\s+permitted|prohibited|forbidden|under\s+no\s+circumstances|(?:do\s+not|don['’]?t)\s+(?!need|have|bother|wait|worry|tell|mention|inform|notify|let|say|log|record|cc|copy|flag|report|reveal|show|print|include|ask|check|call))\b/i
+
+/** The pairings that make an agenda (each unordered; see the module comment). */
+const PAIRS: [Signal, Signal][] = [
+  ['reader', 'standing'],
+  ['reader', 'lifted'],
+  ['reader', 'concealed'],
+  ['reader', 'sensitive'],
+  ['reader', 'framed'],
+  ['lifted', 'sensitive'],
+  ['lifted', 'standing'],
+  ['lifted', 'concealed'],
+  ['concealed', 'sensitive'],
+  ['concealed', 'standing'],
+  ['framed', 'sensitive'],
+  ['framed', 'standing'],
+  ['framed', 'lifted'],
+]
+
+const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
+
+function signalsOf(s: string): Set<Signal> {
+  const found = new Set<Signal>()
+  for (const signal of SIGNALS) {
+    if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
+  }
+  if (found.has('lifted') && FORBIDS.test(s)) found.delete('lifted')
+  return found
+}
+
+/** Every signal found in the text as a whole: a text with fewer than two cannot hold a pair. */
+export function signals(text: string): Set<Signal> {
+  return signalsOf(text.toLowerCase())
+}
+
+// A quotation inside a text about attacks is an example shown to a human (a security note
+// that quotes an injection), not an order: it is left out, as instruction.ts leaves out a
+// quoted example. What the text says outside its quotes still counts.
+const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
+
+const pairIn = (found: Set<Signal>) => PAIRS.find(([a, b]) => found.has(a) && found.has(b))
+
+/**
+ * The agenda hit of a text, if any: the first passage (a sentence and the next) in which
+ * two signals of a pairing meet.
+ */
+export function agendaHits(text: string): InstructionHit[] {
+  const found = agendaIn(text)
+  if (found.length > 0) return found
+  const plain = unleet(text)
+  return plain === null ? [] : agendaIn(plain).map((h) => ({...h, reason: `disguised ${h.reason}`}))
+}
+
+// Words written with digits for letters ("4SS1ST4NT", "m3m0ry"): a filter reads digits, a
+// model reads the word. Only a text with several such words is read again with the letters
+// put back, so that part numbers and ids in ordinary text are left alone.
+const LEET_WORD = /(?<![\p{L}\p{N}])(?=[\p{L}\p{N}]*\p{L})(?=[\p{L}\p{N}]*[013457])[\p{L}\p{N}]{3,}(?![\p{L}\p{N}])/gu
+const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
+const LEET_MIN_WORDS = 3
+
+/** The text with digits read as letters in its leet words, or null when it has too few. */
+export function unleet(text: string): string | null {
+  const words = text.match(LEET_WORD)
+  if (!words || words.length < LEET_MIN_WORDS) return null
+  return text.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
+}
+
+function agendaIn(text: string): InstructionHit[] {
+  const read = ABOUT_ATTACKS.test(text) ? text.replace(QUOTED, '""') : text
+  if (!pairIn(signalsOf(read.toLowerCase()))) return []
+  const parts = read.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
+  const each = parts.map((p) => signalsOf(p.toLowerCase()))
+  for (let i = 0; i < parts.length; i++) {
+    let pair = pairIn(each[i])
+    let passage = parts[i].trim()
+    if (!pair && i + 1 < parts.length) {
+      pair = pairIn(new Set([...each[i], ...each[i + 1]]))
+      passage = `${passage} ${parts[i + 1].trim()}`
+    }
+    if (pair) return [{kind: 'agenda', strength: 'medium', reason: `an agenda for the agent (${pair[0]} + ${pair[1]}): "${clip(passage)}"`}]
+  }
+  return []
+}
+
+/** For tuning: each signal found in a text, with the words that matched. */
+export function explain(lower: string): string[] {
+  const out: string[] = []
+  for (const signal of SIGNALS) for (const re of PATTERNS[signal]) {
+    const m = re.exec(lower)
+    if (m) out.push(`${signal}: ${m[0]}`)
+  }
+  return out
+}
