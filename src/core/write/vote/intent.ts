@@ -172,9 +172,10 @@ const PAIRS: [Signal, Signal][] = [
 
 const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
 
-function signalsOf(s: string): Set<Signal> {
+/** The signals among `only` that `s` (lower-cased) shows. */
+function signalsOf(s: string, only: readonly Signal[] = SIGNALS): Set<Signal> {
   const found = new Set<Signal>()
-  for (const signal of SIGNALS) {
+  for (const signal of only) {
     if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
   }
   if (found.has('lifted') && FORBIDS.test(s)) found.delete('lifted')
@@ -194,45 +195,67 @@ const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]
 const pairIn = (found: Set<Signal>) => PAIRS.find(([a, b]) => found.has(a) && found.has(b))
 
 /**
- * The agenda hit of a text, if any: the first passage (a sentence and the next) in which
- * two signals of a pairing meet.
+ * The first passage (a sentence and the next) of `parts` in which two signals of a pairing
+ * meet. The whole text is read first: most texts hold no pairing at all, and a sentence can
+ * show only the signals the whole text shows, so no other is looked for in it.
  */
-export function agendaHits(text: string): InstructionHit[] {
-  const found = agendaIn(text)
-  if (found.length > 0) return found
-  const plain = unleet(text)
-  return plain === null ? [] : agendaIn(plain).map((h) => ({...h, reason: `disguised ${h.reason}`}))
+function passageOf(parts: string[]): {pair: [Signal, Signal]; passage: string} | null {
+  const lower = parts.map((p) => p.toLowerCase())
+  const whole = signalsOf(lower.join('\n'))
+  if (!pairIn(whole)) return null
+  const only = SIGNALS.filter((s) => whole.has(s))
+  const each = lower.map((p) => signalsOf(p, only))
+  for (let i = 0; i < parts.length; i++) {
+    const alone = pairIn(each[i])
+    if (alone) return {pair: alone, passage: parts[i].trim()}
+    if (i + 1 < parts.length) {
+      const two = pairIn(new Set([...each[i], ...each[i + 1]]))
+      if (two) return {pair: two, passage: `${parts[i].trim()} ${parts[i + 1].trim()}`}
+    }
+  }
+  return null
 }
 
+/**
+ * The agenda hit of a text, if any: the first passage in which two signals of a pairing
+ * meet, in the text as written or with its leet words read as letters.
+ */
+export function agendaHits(text: string): InstructionHit[] {
+  const read = ABOUT_ATTACKS.test(text) ? text.replace(QUOTED, '""') : text
+  const parts = read.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
+  const found = passageOf(parts)
+  if (found) return [hit(found, '')]
+  let changed = false
+  const plain = parts.map((p) => {
+    const u = unleet(p, LEET_MIN_WORDS_SENTENCE)
+    if (u !== null) changed = true
+    return u ?? p
+  })
+  const disguised = changed ? passageOf(plain) : null
+  return disguised ? [hit(disguised, 'disguised ')] : []
+}
+
+const hit = ({pair, passage}: {pair: [Signal, Signal]; passage: string}, prefix: string): InstructionHit => ({
+  kind: 'agenda',
+  strength: 'medium',
+  reason: `${prefix}an agenda for the agent (${pair[0]} + ${pair[1]}): "${clip(passage)}"`,
+})
+
 // Words written with digits for letters ("4SS1ST4NT", "m3m0ry"): a filter reads digits, a
-// model reads the word. Only a text with several such words is read again with the letters
-// put back, so that part numbers and ids in ordinary text are left alone.
+// model reads the word. Only a sentence with several such words is read again with the
+// letters put back, so that part numbers and ids in ordinary text are left alone.
+const LEET_HINT = /[a-z][013457]|[013457][a-z]/i
 const LEET_WORD = /(?<![\p{L}\p{N}])(?=[\p{L}\p{N}]*\p{L})(?=[\p{L}\p{N}]*[013457])[\p{L}\p{N}]{3,}(?![\p{L}\p{N}])/gu
 const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
 const LEET_MIN_WORDS = 3
+const LEET_MIN_WORDS_SENTENCE = 2
 
-/** The text with digits read as letters in its leet words, or null when it has too few. */
-export function unleet(text: string): string | null {
+/** The text with digits read as letters in its leet words, or null when it has fewer than `min`. */
+export function unleet(text: string, min = LEET_MIN_WORDS): string | null {
+  if (!LEET_HINT.test(text)) return null
   const words = text.match(LEET_WORD)
-  if (!words || words.length < LEET_MIN_WORDS) return null
+  if (!words || words.length < min) return null
   return text.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
-}
-
-function agendaIn(text: string): InstructionHit[] {
-  const read = ABOUT_ATTACKS.test(text) ? text.replace(QUOTED, '""') : text
-  if (!pairIn(signalsOf(read.toLowerCase()))) return []
-  const parts = read.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
-  const each = parts.map((p) => signalsOf(p.toLowerCase()))
-  for (let i = 0; i < parts.length; i++) {
-    let pair = pairIn(each[i])
-    let passage = parts[i].trim()
-    if (!pair && i + 1 < parts.length) {
-      pair = pairIn(new Set([...each[i], ...each[i + 1]]))
-      passage = `${passage} ${parts[i + 1].trim()}`
-    }
-    if (pair) return [{kind: 'agenda', strength: 'medium', reason: `an agenda for the agent (${pair[0]} + ${pair[1]}): "${clip(passage)}"`}]
-  }
-  return []
 }
 
 /** For tuning: each signal found in a text, with the words that matched. */
