@@ -405,7 +405,8 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
    * Connect over stdio and resolve once stdin has closed and every request received has
    * been answered. Requests are handed to the SDK one at a time, in the order they came,
    * each once the one before it is answered (as \`engram serve\` answers): the warm engine's
-   * indexes are shared state, and a search sent after a write sees it.
+   * indexes are shared state, and a search sent after a write sees it. A request the client
+   * cancels keeps its turn until its handler has finished: only its reply is dropped.
    */
   async function serveStdio(): Promise<void> {
     // a client that went away must not crash a reply in flight
@@ -417,7 +418,8 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     const transport = new StdioServerTransport()
     await server.connect(transport)
     const received = transport.onmessage!
-    const answered = new Map<string | number, () => void>()
+    /** the request handed to the SDK and not yet answered (its handler may be running), and whether the client cancelled it */
+    let serving: {id: string | number; cancelled: boolean; done: () => void} | undefined
     let turn = Promise.resolve()
     // While the agent thinks, each curated memory the session may read is met once, so a
     // write's vote meets its neighbours as met before (README "MCP server"). Each step takes
@@ -440,43 +442,55 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     let open = 0
     let idle: (() => void) | undefined
     transport.onmessage = (message: JSONRPCMessage) => {
-      // notifications (and replies) pass at once; the SDK sends no reply to a request the
-      // client cancelled, so a cancelled request in progress gives up its turn here
+      // notifications (and replies) pass at once, but for one: the client cancelling the request
+      // in progress. The SDK would abort it and send no reply, but its handler would run on while
+      // the next request's ran beside it (writes, the serving gate, the session cache, index
+      // upkeep: none of it is made for that). So that cancel is kept from the SDK: the handler
+      // runs to its end in its turn (nothing is left half-done, and no handler sees its signal
+      // aborted), and its reply is dropped below, as the SDK would drop it. A cancel of a request
+      // still waiting, or of none, passes to the SDK, which knows no such request yet and ignores it.
       if (!('method' in message && 'id' in message)) {
         const cancelled = 'method' in message && message.method === 'notifications/cancelled' ? (message.params as {requestId?: string | number} | undefined)?.requestId : undefined
-        if (cancelled !== undefined && answered.has(cancelled)) finish(cancelled)
+        if (cancelled !== undefined && serving?.id === cancelled) {
+          serving.cancelled = true
+          return
+        }
         return received(message)
       }
       open++
       turn = turn.then(async () => {
-        // the session as it is now, before the SDK checks a call's arguments against its schemas: after a /clear the
-        // hook's next session (and its run: scope) is in force for this very call, and a listing shows it
-        if (opts.source && (message.method === 'tools/call' || message.method === 'tools/list')) {
-          const at = now()
-          // a refusal is the call's answer (its handler awaits it), never an unhandled rejection
-          at.catch(() => {})
-          looked = {id: message.id, at}
-          await at.catch(() => {})
+        try {
+          // the session as it is now, before the SDK checks a call's arguments against its schemas: after a /clear the
+          // hook's next session (and its run: scope) is in force for this very call, and a listing shows it
+          if (opts.source && (message.method === 'tools/call' || message.method === 'tools/list')) {
+            const at = now()
+            // a refusal is the call's answer (its handler awaits it), never an unhandled rejection
+            at.catch(() => {})
+            looked = {id: message.id, at}
+            await at.catch(() => {})
+          }
+          // the turn ends when the SDK replies, which it does once the handler has settled
+          await new Promise<void>((done) => {
+            serving = {id: message.id, cancelled: false, done}
+            received(message)
+          })
+        } finally {
+          serving = undefined
+          if (--open <= 0) idle?.()
         }
-        await new Promise<void>((done) => {
-          answered.set(message.id, done)
-          received(message)
-        })
-      })
+      }).catch(() => {})
     }
     // the SDK's own framing (one JSON message a line), written as --json is (visible.ts
     // safeJson): the data parses byte for byte, but no raw escape, C1 or bidi character
     // is on the wire for a client that shows it
     transport.send = async (message: JSONRPCMessage) => {
-      await new Promise<void>((resolve) => (process.stdout.write(`${safeJson(message, 0)}\n`) ? resolve() : process.stdout.once('drain', resolve)))
-      if (!('method' in message) && 'id' in message && message.id !== undefined) finish(message.id)
-    }
-    function finish(id: string | number): void {
-      const done = answered.get(id)
-      if (!done) return
-      answered.delete(id)
-      done()
-      if (--open <= 0) idle?.()
+      const call = !('method' in message) && 'id' in message && message.id !== undefined && serving?.id === message.id ? serving : undefined
+      // the reply to a request the client cancelled is dropped: its handler has finished, and the next request may go
+      if (!call?.cancelled) await new Promise<void>((resolve) => (process.stdout.write(`${safeJson(message, 0)}\n`) ? resolve() : process.stdout.once('drain', resolve)))
+      if (call) {
+        serving = undefined
+        call.done()
+      }
     }
     await ended
     closing = true

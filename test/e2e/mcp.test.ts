@@ -6,7 +6,9 @@
  */
 import {execFileSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {hostname} from 'node:os'
 import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -135,7 +137,7 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(many[2].structuredContent.hits.map((h: any) => h.path)).toEqual(['second.md'])
     expect(many[3].structuredContent.total).toBe(2)
     // a call the client cancels while it runs (a long write: its redaction and commit take
-    // a while) gets no reply from the SDK, and gives up its turn: the next call is answered
+    // a while) gets no reply, and keeps its turn until it is done: the next call is answered after it
     const cancel = new AbortController()
     const long = `Cancelled while written.\n${'The rota changes on Mondays and the pager moves with it. '.repeat(3000)}\n`
     const cancelled = mcp.client.callTool({name: 'write', arguments: {scope: `run:${mcp.session}`, path: 'cancelled.md', content: long}}, undefined, {signal: cancel.signal})
@@ -228,6 +230,59 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(r.structuredContent.error).toMatchObject({code: 'refused', exitCode: 3})
     expect(textOf(r)).toMatch(/^engram: Scope tenant:acme is read-only for agents\.\n {2}next: \S/)
     expect(commits(sb)).toBe(before)
+  })
+})
+
+describe('engram mcp: a call the client cancels', () => {
+  let sb: Sandbox
+  let mcp: Served
+
+  beforeAll(async () => {
+    sb = sandbox()
+    expect(sb.run(['init', '--json']).code).toBe(0)
+    mcp = await serve(sb, ['--agent', 'claude-code', '--assigned', 'tenant:acme'])
+  }, 300_000)
+
+  afterAll(async () => {
+    await mcp?.client.close()
+  })
+
+  it('keeps its turn until its handler has finished: the next call never runs beside it, only the reply is dropped', async () => {
+    const run = `run:${mcp.session}`
+    const rel = `run/${mcp.session}/order.md`
+    expect((await mcp.call('write', {scope: run, path: 'warm.md', content: 'The first call of this server.\n'})).structuredContent.status).toBe('committed')
+    const before = commits(sb)
+    // the store lock, held by this (live) process: a write's handler plans its write, then waits here to commit it
+    const lock = join(sb.dir, '.engram/lock')
+    writeFileSync(lock, JSON.stringify({pid: process.pid, host: hostname(), time: new Date().toISOString(), token: 'heldbythetest'}))
+    let held = true
+    let second: Promise<any> | undefined
+    try {
+      const cancel = new AbortController()
+      const first = mcp.client.callTool({name: 'write', arguments: {scope: run, path: 'order.md', content: 'Written first, then cancelled.\n'}}, undefined, {signal: cancel.signal})
+      // its handler has long planned order.md as a new file, and waits for the lock
+      await sleep(700)
+      cancel.abort()
+      await expect(first).rejects.toThrow()
+      // sent at once; run beside the first, it would plan against the file as it is now (none)
+      // and, once the lock is free, one of the two would find the file changed under it
+      second = mcp.call('write', {scope: run, path: 'order.md', content: 'Written second.\n'})
+      await sleep(700)
+      rmSync(lock)
+      held = false
+    } finally {
+      if (held) rmSync(lock, {force: true})
+    }
+    const w = await second!
+    expect(w.isError, textOf(w)).toBeFalsy()
+    // one after the other: the cancelled write committed the file, and the second updated it
+    expect(w.structuredContent).toMatchObject({status: 'committed', scope: run, path: 'order.md'})
+    expect(commits(sb)).toBe(before + 2)
+    const history = git(sb.dir, 'log', '--format=%H', '--', rel).trim().split('\n')
+    expect(history).toHaveLength(2)
+    expect(git(sb.dir, 'show', `${history[1]}:${rel}`)).toContain('Written first, then cancelled.')
+    expect(readFileSync(join(sb.dir, rel), 'utf8')).toContain('Written second.')
+    expect(git(sb.dir, 'status', '--porcelain', '--untracked-files=all')).toBe('')
   })
 })
 
