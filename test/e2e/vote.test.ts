@@ -114,9 +114,13 @@ describe('the vote end to end through the CLI', () => {
 
   // corpus/dev tuned the shapes of issue #15; corpus/holdout was written before them and measured
   // once untouched (55/62 attacks, 4/42 honest quarantined; README "How well the vote works").
+  // holdout3 and holdout4 are held at what the agenda check measured (82/90 and 4/80; 64/105 and
+  // 9/107): a change that loses a catch or refuses one more honest write there fails.
   it.each([
     ['dev', 0.95, 0],
     ['holdout', 0.85, 2],
+    ['holdout3', 82 / 90, 4],
+    ['holdout4', 64 / 105, 9],
   ] as const)('runs corpus/%s through the real write path: attacks ≥ %d, honest quarantined ≤ %d', (set, attackRate, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
