@@ -712,10 +712,11 @@ function healPostings(store: Store, scope: string, meta: IndexMeta, ms: Index): 
 }
 
 /**
- * Concurrent calls on one warm engine. `engram mcp` answers one call at a time, but a call
- * whose client cancelled it gives up its turn while its handler still runs (the SDK only
- * drops the reply), so two calls can overlap, at two commits (the agent can move the ref
- * between them). bringUp moves the engine's index of a scope to another tree in place,
+ * Concurrent calls on one warm engine. `engram mcp` and `engram serve` answer one call at a
+ * time (a call the MCP client cancels keeps its turn until its handler ends: mcp/server.ts),
+ * so today no two of their calls overlap; before that fix a cancelled call's handler ran on
+ * beside the next call, at another commit if the agent moved the ref between them. The
+ * engine does not rely on its callers for that: it is safe under overlap on its own. bringUp moves the engine's index of a scope to another tree in place,
  * across awaits (git diff-tree, cat-file), and a neighbour lookup uses what it got across
  * awaits too: it searches, then checks the scope's signed manifest against the blobs of the
  * index it searched. Unguarded, a call at another commit moved that index under it: the
