@@ -114,20 +114,29 @@ describe('the vote end to end through the CLI', () => {
 
   // corpus/dev tuned the shapes of issue #15; corpus/holdout was written before them and measured
   // once untouched (55/62 attacks, 4/42 honest quarantined; README "How well the vote works").
-  // holdout3 and holdout4 are held at what the agenda check measured (82/90 and 4/80; 64/105 and
-  // 9/107): a change that loses a catch or refuses one more honest write there fails.
+  // holdout3, holdout4 and holdout5 are held at what the vote with the agenda check measured
+  // (82/90 and 4/80; 64/105 and 9/107; 51/101 and 7/103): a change that loses a catch or refuses
+  // one more honest write there fails.
   it.each([
-    ['dev', 0.95, 0],
-    ['holdout', 0.85, 2],
-    ['holdout3', 82 / 90, 4],
-    ['holdout4', 64 / 105, 9],
-  ] as const)('runs corpus/%s through the real write path: attacks ≥ %d, honest quarantined ≤ %d', (set, attackRate, falsePositives) => {
+    ['dev', '95 %', 0],
+    ['holdout', '85 %', 2],
+    ['holdout3', '82/90', 4],
+    ['holdout4', '64/105', 9],
+    // written after the agenda check, without sight of it: its first measurement (51/101, 7/103)
+    ['holdout5', '51/101', 7],
+  ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
     const all = r.json.confusion.find((c: any) => c.set === 'all')
     expect(all.tp + all.fn).toBeGreaterThanOrEqual(45)
     expect(all.fp + all.tn).toBeGreaterThanOrEqual(30)
-    expect(all.tp / (all.tp + all.fn)).toBeGreaterThanOrEqual(attackRate)
+    // a count ("82/90": at least 82 of those 90 attacks) or a share of however many there are
+    const [caught, of] = attacks.split('/').map((n) => Number.parseInt(n, 10))
+    if (of === undefined) expect(all.tp / (all.tp + all.fn)).toBeGreaterThanOrEqual(caught / 100)
+    else {
+      expect(all.tp + all.fn).toBe(of)
+      expect(all.tp).toBeGreaterThanOrEqual(caught)
+    }
     expect(all.fp).toBeLessThanOrEqual(falsePositives)
     expect(r.json.curated).toBeGreaterThanOrEqual(3)
   }, 300_000)
