@@ -33,6 +33,16 @@ const ANTONYM: Record<string, string> = {
   unsafe: 'safe', optional: 'required', unsupported: 'supported', invalid: 'valid', incorrect: 'correct', wrong: 'correct', inactive: 'active', offline: 'online',
   stop: 'start', stopped: 'started', removed: 'added', remove: 'add', private: 'public', closed: 'open', lose: 'win', fail: 'pass', fails: 'pass', failed: 'passed',
 }
+/**
+ * ANTONYM as a map, which V8 probes without first interning the token (a property lookup by
+ * a new string searches the process's whole string table: most of the sentence analysis).
+ * It answers exactly as the object does, the members every object inherits included: a token
+ * "constructor" has always read as a word with an opposite.
+ */
+const OPPOSITE = new Map<string, string>([
+  ...Object.getOwnPropertyNames(Object.prototype).map((k): [string, string] => [k, (ANTONYM as Record<string, string>)[k]]),
+  ...Object.entries(ANTONYM),
+])
 /** Words that state a value as surely as digits do: days, months, small numbers, frequencies. */
 const VALUE_WORDS = new Set(
   (
@@ -136,44 +146,8 @@ function stem(w: string): string {
   return w
 }
 
-const Kind = {Skip: 0, Negation: 1, Value: 2, Word: 3, Antonym: 4} as const
-type Kind = (typeof Kind)[keyof typeof Kind]
-
-interface TokenClass {
-  kind: Kind
-  /** the stemmed word (Word, Antonym: the word it opposes) or the value */
-  text: string
-  /** the stemmed token, when it is the value after a copula */
-  asValue: string
-  copula: boolean
-  /** a participle ("hosted", "running") is not a value after "is" */
-  participle: boolean
-}
-
-// Token classes are memoised: vocabulary repeats across a body and its neighbours, and one
-// lookup is much cheaper than several set probes, slices and a stem per token. Bounded.
-const CLASS_CACHE = new Map<string, TokenClass>()
-const CLASS_CACHE_MAX = 50_000
-
-function classify(tok: string): TokenClass {
-  const hit = CLASS_CACHE.get(tok)
-  if (hit) return hit
-  const copula = COPULA.has(tok)
-  const participle = /(?:ed|ing|en)$/.test(tok)
-  let out: TokenClass
-  if (NEGATION.has(tok) || tok.endsWith("n't")) out = {kind: Kind.Negation, text: tok, asValue: tok, copula, participle}
-  else if (isValueToken(tok)) out = {kind: Kind.Value, text: tok, asValue: tok, copula, participle}
-  else if (VALUE_WORDS.has(tok)) out = {kind: Kind.Value, text: stem(tok), asValue: stem(tok), copula, participle}
-  else if (STOP.has(tok)) out = {kind: Kind.Skip, text: tok, asValue: tok, copula, participle}
-  else if (ANTONYM[tok]) out = {kind: Kind.Antonym, text: stem(ANTONYM[tok]), asValue: stem(tok), copula, participle}
-  else {
-    const stemmed = stem(tok)
-    out = {kind: Kind.Word, text: stemmed, asValue: stemmed, copula, participle}
-  }
-  if (CLASS_CACHE.size >= CLASS_CACHE_MAX) CLASS_CACHE.clear()
-  CLASS_CACHE.set(tok, out)
-  return out
-}
+/** A participle ("hosted", "running") is not a value after "is". */
+const isParticiple = (t: string) => t.endsWith('ed') || t.endsWith('ing') || t.endsWith('en')
 
 function isMonthMay(before: string, pieces: string[], k: number): boolean {
   let next = ''
@@ -211,34 +185,49 @@ function sentenceInfo(s: string): SentenceInfo {
     // "port: 5432", "port = 5432": a trailing colon or a lone equals sign asserts a value.
     afterCopula = piece.endsWith(':') || piece === '='
     if (start === end) continue
-    const t = classify(start === 0 && end === piece.length ? piece : piece.slice(start, end))
-    afterCopula ||= t.copula
+    // Each token is classified where it stands, with no object made for it and no lookup in
+    // a table of every word seen: the sets probed here are small and stay in the CPU's cache
+    // (a memo of token classes, 36,000 words at 10k memories, cost more than it saved).
+    const tok = start === 0 && end === piece.length ? piece : piece.slice(start, end)
+    afterCopula ||= COPULA.has(tok)
     position++
-    switch (t.kind) {
-      case Kind.Negation:
-        flips++
-        break
-      case Kind.Value:
-        values.add(t.text)
-        break
-      case Kind.Skip:
-        break
-      default:
-        // "the editor is Vim": the word after a copula is the value the sentence asserts.
-        if (copulaNext && position >= 2 && !t.participle) values.add(t.asValue)
-        else {
-          if (t.kind === Kind.Antonym) flips++
-          words.add(t.text)
-        }
+    if (NEGATION.has(tok) || tok.endsWith("n't")) {
+      flips++
+      continue
     }
+    if (isValueToken(tok)) {
+      values.add(tok)
+      continue
+    }
+    if (VALUE_WORDS.has(tok)) {
+      values.add(stem(tok))
+      continue
+    }
+    if (STOP.has(tok)) continue
+    const opposite = OPPOSITE.get(tok)
+    // "the editor is Vim": the word after a copula is the value the sentence asserts.
+    if (copulaNext && position >= 2 && !isParticiple(tok)) values.add(stem(tok))
+    else if (opposite) {
+      flips++
+      words.add(stem(opposite))
+    } else words.add(stem(tok))
   }
   // which way it leans is only asked of sentences that share words with the other text: worked out then, once
-  let modal: number | undefined
-  return {
-    words, values, negative: flips % 2 === 1,
-    get modal() {
-      return (modal ??= modality(s))
-    },
+  return new Sentence(words, values, flips % 2 === 1, s)
+}
+
+/** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
+class Sentence implements SentenceInfo {
+  private leans: number | undefined
+  constructor(
+    readonly words: Set<string>,
+    readonly values: Set<string>,
+    readonly negative: boolean,
+    private readonly text: string,
+  ) {}
+
+  get modal(): number {
+    return (this.leans ??= modality(this.text))
   }
 }
 
