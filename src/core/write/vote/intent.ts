@@ -34,7 +34,7 @@
 import {clip} from '../../text/clip.js'
 import {ABOUT_ATTACKS, type InstructionHit} from './instruction.js'
 
-export type Signal = 'reader' | 'standing' | 'lifted' | 'concealed' | 'sensitive' | 'framed'
+export type Signal = 'reader' | 'standing' | 'lifted' | 'concealed' | 'sensitive' | 'framed' | 'solicited'
 
 // Each signal is an English pattern (word boundaries) and one for other languages (no \b:
 // it is ASCII-only in JavaScript). Patterns read lower-cased text.
@@ -44,7 +44,8 @@ const AI = String.raw`(?:ai|a\.i\.|llms?|gpt|claude|copilot|chatbots?|bots?|assi
 const READER_EN = new RegExp(
   [
     // a vocative or a note addressed to a model
-    String.raw`\b(?:to|for|attention|attn|note\s+(?:to|for)|message\s+(?:to|for)|instructions?\s+for|dear|hey|hello|hi)[:\s]+(?:the\s+|any\s+|all\s+|every\s+|each\s+|our\s+|an?\s+)?(?:ai\b|a\.i\.|llms?\b|gpt|claude|copilot|chatbots?\b|bots?\b|assistants?\b|agents?\b|models?\b|language\s+models?|automated\s+\w+|note-?takers?|summari[sz]ers?)`,
+    String.raw`\b(?:to|for|attention|attn|note\s+(?:to|for)|message\s+(?:to|for)|instructions?\s+for|dear|hey|hello|hi)[:\s]+(?:(?:the|any|all|every|each|our)\s+(?:[\w-]+\s+)?|an?\s+)?(?:ai\b|a\.i\.|llms?\b|gpt|claude|copilot|chatbots?\b|bots?\b|assistants?\b|agents?\b|models?\b|language\s+models?|automated\s+\w+|note-?takers?|summari[sz]ers?)(?!['’]s\b)(?!\s+(?:manager|director|editor|professor|principal|coach|controller|secretary|to\s+the|general|engineer|producer|curator|librarian|teacher|buyer|planner|accountant))`,
+    String.raw`\bif\s+(?:an?\s+|the\s+)?(?:ai\s+)?(?:assistant|agent|bot|model|llm|copilot|ai)\s+(?:is|does|files|reads|handles|processes|sees|gets|opens|works|answers|writes)\b`,
     // a model described by what it is doing with this text
     String.raw`\b${AI}\s+(?:(?:that|which|who)\s+(?:is\s+|are\s+)?)?(?:reading|reads|processing|processes|parsing|parses|summari[sz]ing|summari[sz]es|handling|handles|ingesting|reviewing|reviews|triaging|triages|sorting|sorts|indexing|scanning|answering|manages|managing|monitors|monitoring|working\s+(?:on|in|with)|editing|edits|running|crawling)\s+(?:[\w-]+\s+){0,2}?(?:this|these|the\s+following|here|my|our)\b`,
     String.raw`\b(?:whoever|whatever|anyone|anything|any\s+(?:ai|system|tool|agent|assistant|model|bot|program))\s+(?:or\s+(?:whatever|whoever|anyone|anything)\s+)?(?:is\s+|are\s+|that\s+is\s+)?(?:reading|processing|parsing|summari[sz]ing|handling|reviewing|receiving)\s+(?:[\w-]+\s+){0,2}?(?:this|these|the\s+following|here|my|our)\b`,
@@ -54,7 +55,7 @@ const READER_EN = new RegExp(
     String.raw`\bthe\s+(?:ai\s+)?(?:assistant|agent|bot|copilot|ai|model)\s+(?:is\s+(?:now\s+)?(?:expected|instructed|authori[sz]ed|allowed|permitted|required|asked|told|cleared)\s+to|is\s+to|should\s+now|must\s+now|needs\s+to|has\s+to|can\s+(?:carry|go\s+ahead|just|simply|safely))\b`,
     String.raw`\byour\s+(?:[\w-]+\s+)?(?:ai|assistant|bot|agent|copilot)\b(?!\s+(?:is|was)\s+(?:a|an|the)\b)`,
     String.raw`\b(?:to\s+)?(?:whichever|whatever|any)\s+(?:ai\s+)?(?:tool|agent|assistant|model|bot|copilot|system)\s+(?:that\s+)?(?:is\s+)?(?:reading|editing|processing|parsing|summari[sz]ing|handling|reviewing|working|opens?|reads?|edits?)\b`,
-    String.raw`(?:^|\n)\s*(?:[#*>/-]+\s*)?(?:ai|assistant|agent|bot|llm|copilot)s?(?:\s+[\w-]+)?\s*:`,
+    String.raw`(?:^|\n|\()\s*(?:[#*>/-]+\s*)?(?:ai|assistant|agent|bot|llm|copilot)s?(?:\s+[\w-]+)?\s*:`,
     // the model's own world, addressed
     String.raw`\byour\s+(?:operator|developers?|creators?|system\s+prompt|programming|training|guardrails|safety\s+(?:rules|filters|guidelines|settings)|write\s+rules|review\s+queue|memory|memories|saved\s+notes|stored\s+notes|long-term\s+memory|context\s+window|instructions\s+(?:from|given)|previous\s+instructions|original\s+instructions)\b`,
   ].join('|'),
@@ -67,11 +68,11 @@ const READER_OTHER = new RegExp(
     String.raw`ki-?(?:assistent|agent|modell|system)|(?:an\s+den|für\s+den|hinweis\s+für\s+den|wenn\s+du\s+ein|liebe[rs]?)\s+(?:ki|assistent|agent|bot)`,
     String.raw`assistente\s+(?:ia|ai|virtuale|de\s+ia|de\s+ai|virtual)|(?:all['’]|per\s+l['’]|nota\s+per\s+l['’]|se\s+sei\s+un\s+|ao\s+|para\s+o\s+|nota\s+para\s+o\s+|se\s+você\s+(?:é|for)\s+um\s+)(?:assistente|agente|ia\b)|(?:assistente|agente)\s+que\s+(?:ler|leia|processar)`,
     String.raw`(?:ai-?)?assistent\s+die|(?:aan\s+de|voor\s+de|als\s+je\s+een)\s+(?:ai|assistent|agent)`,
-    String.raw`asystent(?:a|em|ów|ie)?\s+(?:ai|si)|(?:jeśli|jezeli|jeżeli)\s+jesteś\s+(?:asystentem|ai|botem)|dla\s+asystent`,
+    String.raw`asystent(?:a|em|ów|ie)?\s+(?:ai|si)|jako\s+asystent|(?:jeśli|jezeli|jeżeli)\s+jesteś\s+(?:asystentem|ai|botem)|dla\s+asystent`,
     String.raw`ии-?(?:ассистент|агент|модел)|(?:если\s+ты|для)\s+(?:ии|ассистент|бот|нейросет)|ассистент\w*,?\s+(?:который|читающ)|нейросеть`,
     String.raw`yapay\s+zek[aâ]\s+asistan|(?:asistan|yapay\s+zek[aâ])\w*\s+için|asistan(?:ıysan|san)`,
     String.raw`ai助手|ai助理|人工智能助手|智能助手|ai\s*代理|致ai|给ai|阅读此|处理此`,
-    String.raw`aiアシスタント|aiエージェント|アシスタントへ|アシスタントの方|aiへ|これを読んでいる`,
+    String.raw`aiアシスタント|aiエージェント|アシスタントへ|アシスタントの方|aiへ|これを読んでいる|(?:処理|対応|閲覧|確認|読ん)\\S{0,4}(?:アシスタント|エージェント)`,
     String.raw`ai\s*(?:어시스턴트|비서|에이전트)|어시스턴트(?:에게|님)|인공지능\s*(?:비서|어시스턴트)`,
     String.raw`المساعد\s+الذكي|مساعد\s+الذكاء|إلى\s+المساعد|أيها\s+المساعد`,
     String.raw`एआई\s+सहायक|एआई\s+असिस्टेंट|सहायक\s+के\s+लिए`,
@@ -80,7 +81,7 @@ const READER_OTHER = new RegExp(
 )
 
 const STANDING_EN = new RegExp(
-  String.raw`\b(?:from\s+now\s+on|from\s+here\s+on|going\s+forward|moving\s+forward|henceforth|hereafter|in\s+(?:the\s+)?future|for\s+(?:all|every|any)\s+(?:future|later|subsequent|upcoming)|next\s+time|every\s+time|each\s+time|whenever|always|permanently|for\s+good|by\s+default|automatically|(?:as\s+a\s+)?(?:standing|permanent|default|general)\s+(?:rule|instruction|order|preference|policy)|(?:in|for|into|across)\s+(?:all\s+)?(?:later|future|subsequent|other|every)\s+(?:sessions?|conversations?|chats?|tasks?|repositories|repos|projects)|(?:remember|memori[sz]e|keep\s+in\s+mind)\s+(?:this|that|it|the\s+following|to)\b|keep\s+(?:this|that|it)\s+in\s+mind|(?:save|store|record|write|note|keep|add|file|pin|log)\s+(?:this|that|it|the\s+following)?\s*(?:\w+\s+){0,3}?(?:in|to|into|as)\s+(?:your\s+|the\s+|a\s+)?(?:memory|memories|long-term|notes|standing|preferences?|trusted|verified\s+fact))`,
+  String.raw`\b(?:from\s+now\s+on|from\s+here\s+on|going\s+forward|moving\s+forward|henceforth|hereafter|in\s+(?:the\s+)?future|for\s+(?:all|every|any)\s+(?:future|later|subsequent|upcoming)|next\s+time|every\s+time|each\s+time|whenever|always|permanently|for\s+good|by\s+default|automatically|(?:as\s+a\s+)?(?:standing|permanent|default|general)\s+(?:rule|instruction|order|preference|policy|note)|survives?\s+(?:a\s+)?restarts?|across\s+(?:restarts|sessions)|\(persist\)|(?:continue|carry\s+on|keep\s+going)\s+(?:with\s+)?(?:exactly\s+)?(?:the\s+same|like\s+this|this\s+way|that\s+way|in\s+the\s+same\s+way)|(?:keep|continue)\s+(?:on\s+)?(?:skipping|sending|approving|paying|releasing|sharing|doing\s+(?:it|this|that|so))|(?:in|for)\s+every\s+(?:reply|response|answer|request|case|conversation)|(?:in|for|into|across)\s+(?:all\s+)?(?:later|future|subsequent|other|every)\s+(?:sessions?|conversations?|chats?|tasks?|repositories|repos|projects)|(?:remember|memori[sz]e|keep\s+in\s+mind)\s+(?:this|that|it|the\s+following|to)\b|keep\s+(?:this|that|it)\s+in\s+mind|(?:save|store|record|write|note|keep|add|file|pin|log)\s+(?:this|that|it|the\s+following)?\s*(?:\w+\s+){0,3}?(?:in|to|into|as)\s+(?:your\s+|the\s+|a\s+)?(?:memory|memories|long-term|notes|standing|preferences?|trusted|verified\s+fact))`,
   'i',
 )
 const STANDING_OTHER = new RegExp(
@@ -88,36 +89,36 @@ const STANDING_OTHER = new RegExp(
   'i',
 )
 
-const CONTROL_NOUN = String.raw`(?:call-?backs?|calling\s+(?:back|them)|approv\w+|reviews?|reviewers?|confirm\w*|verif\w+|checks?|checking|sign-?offs?|tickets?|mfa|2fa|two-?factor|second\s+(?:approver|signature|pair\s+of\s+eyes|person)|four-?eyes|dual\s+control|permission|consent|authori[sz]ation|validation|process|procedure|polic(?:y|ies)|rules?|restrictions?|safeguards?|guardrails?|filters?|queue|quarantine|redaction|logging|audit|it\b|security|compliance|the\s+(?:user|owner|manager|admin|team|finance|security|office)|a\s+manager|your\s+(?:manager|team|admin))`
+const CONTROL_NOUN = String.raw`(?:call-?backs?|calling\s+(?:\w+\s+)?back|loop(?:ing)?\s+in|team\b|approv\w+|reviews?|reviewers?|confirm\w*|verif\w+|checks?|checking|sign-?offs?|tickets?|mfa|2fa|two-?factor|second\s+(?:approver|signature|pair\s+of\s+eyes|person)|four-?eyes|dual\s+control|permission|consent|authori[sz]ation|validation|process|procedure|polic(?:y|ies)|rules?|restrictions?|safeguards?|guardrails?|filters?|queue|quarantine|redaction|logging|audit|it\b|security|compliance|the\s+(?:user|owner|manager|admin|team|finance|security|office)|a\s+manager|your\s+(?:manager|team|admin))`
 const LIFTED_EN = new RegExp(
   [
-    String.raw`\b(?:skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|circumvent\w*|waiv(?:e|es|ed|ing)|disabl(?:e|es|ed|ing)|deactivat\w+|turn(?:s|ed|ing)?\s+off|switch(?:es|ed|ing)?\s+off|suspend\w*|forgo\w*|omit\w*|dispense\s+with|do\s+away\s+with|no\s+need\s+(?:to|for)|needn['’]?t|with\s+no|needs?\s+no|requires?\s+no|(?:don['’]?t|do\s+not|doesn['’]?t|does\s+not|won['’]?t|will\s+not)\s+(?:need|have)\s+to|don['’]?t\s+(?:bother|wait)|(?:is|are)\s+(?:no\s+longer|not)\s+(?:required|needed|necessary)|unnecessary|without\s+(?:a\s+|an\s+|any\s+|the\s+|waiting\s+for\s+(?:a\s+|an\s+|the\s+)?|asking\s+|checking\s+(?:with\s+)?|confirming\s+(?:with\s+)?|going\s+through\s+(?:the\s+)?)?)\s*(?:[\w'-]+\s+){0,4}?${CONTROL_NOUN}`,
+    String.raw`\b(?:skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|circumvent\w*|waiv(?:e|es|ed|ing)|disabl(?:e|es|ed|ing)|deactivat\w+|turn(?:s|ed|ing)?\s+off|switch(?:es|ed|ing)?\s+off|suspend\w*|forgo\w*|omit\w*|dispense\s+with|do\s+away\s+with|no\s+need\s+(?:to|for)|needn['’]?t|with\s+no|needs?\s+no|requires?\s+no|stop(?:s|ped)?|exempt(?:ed)?\s+from|(?:don['’]?t|do\s+not|doesn['’]?t|does\s+not|won['’]?t|will\s+not)\s+(?:need|have)\s+to|don['’]?t\s+(?:bother|wait)|(?:is|are)\s+(?:no\s+longer|not)\s+(?:required|needed|necessary)|unnecessary|without\s+(?:a\s+|an\s+|any\s+|the\s+|waiting\s+for\s+(?:a\s+|an\s+|the\s+)?|asking\s+|checking\s+(?:with\s+)?|confirming\s+(?:with\s+)?|going\s+through\s+(?:the\s+)?)?)\s*(?:[\w'-]+\s+){0,4}?${CONTROL_NOUN}`,
     // "anyone" is a control only as the one who would be asked
     String.raw`\b(?:without|no\s+need\s+to|(?:don['’]?t|do\s+not)\s+(?:need|have)\s+to)\s+(?:ask(?:ing)?|check(?:ing)?\s+with|consult(?:ing)?|clear(?:ing)?\s+it\s+with)\s+(?:anyone|anybody)\b`,
-    String.raw`\b(?:pre-?approved|auto-?approv\w+|already\s+(?:been\s+)?(?:approved|cleared|vetted|signed\s+off|verified)|(?:is|are|has\s+been|have\s+been)\s+cleared|no\s+questions\s+asked|${CONTROL_NOUN}(?:\s+(?:and|or)\s+(?:[\w-]+\s+){0,2}?${CONTROL_NOUN})?\s+(?:(?:was|were|is|are|got|been|being|(?:can|may|would|will|should)\s+be)\s+)?(?:skipped|bypassed|waived|disabled|switched\s+off|turned\s+off|not\s+(?:needed|required|necessary)|unnecessary|optional)|(?:can|may)\s+(?:also\s+)?approve\s+(?:it|their\s+own|his\s+own|her\s+own)|on\s+the\s+spot)\b`,
+    String.raw`\b(?:pre-?approved|auto-?approv\w+|already\s+(?:been\s+)?(?:approved|cleared|vetted|signed\s+off|verified)|(?:is|are|has\s+been|have\s+been)\s+cleared|no\s+questions\s+asked|${CONTROL_NOUN}(?:\s+(?:and|or)\s+(?:[\w-]+\s+){0,2}?${CONTROL_NOUN})?(?:\s+(?:step|stage|requirement|rule|phase))?[\s=:]+(?:(?:was|were|is|are|got|been|being|(?:can|may|would|will|should)\s+be)\s+)?(?:skipped|bypassed|waived|disabled|switched\s+off|turned\s+off|not\s+(?:needed|required|necessary)|unnecessary|optional|useless|pointless|overkill|excessive|a\s+waste\b|adds\s+(?:no|nothing)|caught\s+nothing)|(?:on|with)\s+(?:my|his|her|their|one|a)\s+(?:own\s+)?(?:approval|signature|sign-?off|say-?so)\s+alone|\b(?:single|sole|one)\s+(?:signature|approver|approval|sign-?off)\b|treated\s+as\s+(?:fully\s+)?(?:authori[sz]ed|approved|verified|trusted|pre-?approved)|(?:can|may)\s+(?:also\s+)?approve\s+(?:it|their\s+own|his\s+own|her\s+own)|on\s+the\s+spot)\b`,
   ].join('|'),
   'i',
 )
 const LIFTED_OTHER = new RegExp(
-  String.raw`sin\s+(?:la\s+|una\s+)?(?:aprobación|revisión|verificación|confirmación|llamada|consultar|preguntar|autorización)|no\s+(?:hace\s+falta|es\s+necesari[oa])|desactiv|omit(?:e|ir|a)\s|sans\s+(?:la\s+|une\s+)?(?:validation|vérification|approbation|confirmation|contrôle|rappel|demander|autorisation)|pas\s+besoin\s+de|désactiv|contourn|ohne\s+(?:freigabe|prüfung|rückruf|genehmigung|bestätigung|rückfrage|review|zu\s+(?:fragen|prüfen))|nicht\s+(?:mehr\s+)?(?:nötig|notwendig|erforderlich)|deaktivier|überspring|umgeh|senza\s+(?:approvazione|verifica|revisione|conferma|chiedere|autorizzazione)|non\s+(?:serve|è\s+necessari)|disattiv|salta(?:re)?\s+(?:la|il)|sem\s+(?:aprovação|revisão|verificação|confirmação|perguntar|autorização)|não\s+(?:é\s+necessári|precisa)|desativ|zonder\s+(?:goedkeuring|controle|review|bevestiging|te\s+vragen)|niet\s+(?:meer\s+)?nodig|uitschakel|schakel\s+\S+\s+uit|overslaan|bez\s+(?:weryfikacji|zatwierdzenia|przeglądu|potwierdzenia|pytania|zgody)|wyłącz|pomiń|nie\s+(?:trzeba|jest\s+potrzebn)|без\s+(?:проверки|одобрения|подтверждения|согласования|ревью|вопросов)|отключи|пропусти|не\s+нужно|не\s+требуется|обойди|onay(?:ı)?\s+(?:olmadan|almadan)|kontrol(?:ü)?\s+olmadan|devre\s+dışı|gerek\s+yok|无需|不需要|跳过|绕过|禁用|免审|承認なし|確認なし|不要|スキップ|無効に|省略|승인\s*없이|검토\s*없이|확인\s*없이|건너뛰|비활성화|필요\s*없|بدون\s+موافقة|بدون\s+مراجعة|تخط|عطل|बिना\s+(?:अनुमति|जांच|मंजूरी)`,
+  String.raw`sin\s+(?:la\s+|una\s+)?(?:aprobación|revisión|verificación|confirmación|llamada|consultar|preguntar|autorización)|no\s+(?:hace\s+falta|es\s+necesari[oa])|desactiv|omit(?:e|ir|a)\s|sans\s+(?:la\s+|une\s+)?(?:validation|vérification|approbation|confirmation|contrôle|rappel|demander|autorisation)|pas\s+besoin\s+de|désactiv|contourn|ohne\s+(?:freigabe|prüfung|rückruf|genehmigung|bestätigung|rückfrage|review|zu\s+(?:fragen|prüfen))|nicht\s+(?:mehr\s+)?(?:nötig|notwendig|erforderlich)|(?:ma|sa|une)\s+seule\s+signature|con\s+(?:la\s+)?(?:mi\s+|sua\s+|mia\s+)?sola\s+firma|(?:mit|nur)\s+(?:meiner|einer)\s+(?:einzigen\s+)?unterschrift|apenas\s+(?:com\s+)?(?:a\s+)?minha\s+assinatura|één\s+handtekening|geen\s+(?:\S+\s+){0,3}(?:meer\s+)?nodig|deaktivier|überspring|umgeh|senza\s+(?:approvazione|verifica|revisione|conferma|chiedere|autorizzazione)|non\s+(?:serve|è\s+necessari)|disattiv|salta(?:re)?\s+(?:la|il)|sem\s+(?:aprovação|revisão|verificação|confirmação|perguntar|autorização)|não\s+(?:é\s+necessári|precisa)|desativ|zonder\s+(?:goedkeuring|controle|review|bevestiging|te\s+vragen)|niet\s+(?:meer\s+)?nodig|uitschakel|schakel\s+\S+\s+uit|overslaan|bez\s+(?:weryfikacji|zatwierdzenia|przeglądu|potwierdzenia|pytania|zgody)|wyłącz|pomiń|nie\s+(?:trzeba|jest\s+potrzebn)|без\s+(?:проверки|одобрения|подтверждения|согласования|ревью|вопросов)|отключи|пропусти|не\s+нужно|не\s+требуется|обойди|onay(?:ı)?\s+(?:olmadan|almadan)|kontrol(?:ü)?\s+olmadan|devre\s+dışı|gerek\s+yok|无需|不需要|跳过|绕过|禁用|免审|承認なし|確認なし|不要|スキップ|無効に|省略|승인\s*없이|검토\s*없이|확인\s*없이|건너뛰|비활성화|필요\s*없|بدون\s+موافقة|بدون\s+مراجعة|تخط|عطل|बिना\s+(?:अनुमति|जांच|मंजूरी)`,
   'i',
 )
 
 const CONCEALED_EN = new RegExp(
-  String.raw`\b(?:(?:do\s+not|don['’]?t|never|without|no\s+need\s+to|avoid)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?\s+\w+\s+know|reveal(?:ing)?|disclos\w+|flag(?:ging)?|surfac\w+|bring(?:ing)?\s+(?:it|this|that)\s+up|acknowledg\w+)|(?:keep|leave)\s+(?:this|it|that|them|the\s+\w+)\s+(?:out\s+of|off\s+(?:the\s+)?(?:record|log)|between\s+us|quiet|secret|hidden)|leave\s+(?:(?:this|it|that|the)\s+)?(?:[\w-]+\s+)?out\s+of\s+(?:the\s+)?(?:commit|summary|log|report|pr|description|changelog|reply|response)|silently|quietly|secretly|covertly|without\s+(?:a\s+trace|anyone\s+(?:knowing|noticing))|between\s+you\s+and\s+me|(?:do\s+not|don['’]?t)\s+(?:print|show|display|log|record|echo)\s+(?:it|this|the\s+decoded|the\s+result|what))\b`,
+  String.raw`\b(?:(?:do\s+not|don['’]?t|never|without|no\s+need\s+to|avoid)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?\s+\w+\s+know|reveal(?:ing)?|disclos\w+|flag(?:ging)?|surfac\w+|bring(?:ing)?\s+(?:it|this|that)\s+up|acknowledg\w+)|(?:keep|leave)\s+(?:this|it|that|them|the\s+\w+)\s+(?:out\s+of|off\s+(?:the\s+)?(?:record|log)|between\s+us|quiet|secret|hidden)|leave\s+(?:(?:this|it|that|the)\s+)?(?:[\w-]+\s+)?out\s+of\s+(?:the\s+)?(?:commit|summary|log|report|pr|description|changelog|reply|response)|silently|quietly|secretly|covertly|no\s+one\s+will\s+(?:notice|know)|nobody\s+will\s+(?:notice|know)|without\s+(?:a\s+trace|anyone\s+(?:knowing|noticing))|between\s+you\s+and\s+me|(?:do\s+not|don['’]?t)\s+(?:print|show|display|log|record|echo)\s+(?:it|this|the\s+decoded|the\s+result|what))\b`,
   'i',
 )
 const CONCEALED_OTHER = new RegExp(
-  String.raw`no\s+(?:se\s+lo\s+|le\s+|les\s+)?(?:digas|menciones|informes|comuniques|avises)|sin\s+(?:decir|informar|avisar)(?:le|les)?|en\s+secreto|ne\s+(?:le\s+|lui\s+|leur\s+|l['’])?(?:dis|mentionne|informe|signale|préviens)|sans\s+(?:le\s+|l['’])?(?:dire|mentionner|informer|prévenir)|discrètement|en\s+secret|(?:nicht|nichts)\s+(?:erwähnen|sagen|melden|mitteilen|verraten)|ohne\s+\S+\s+(?:zu\s+)?(?:informieren|benachrichtigen|erwähnen)|stillschweigend|heimlich|verschweig|non\s+(?:dirlo|dire|menzionare|informare|avvisare|segnalare)|senza\s+(?:dire|informare|avvisare)|di\s+nascosto|não\s+(?:diga|mencione|informe|avise|conte)|sem\s+(?:dizer|informar|avisar)|em\s+segredo|(?:niet|niets)\s+(?:vertellen|melden|zeggen|vermelden)|zonder\s+\S+\s+te\s+(?:informeren|melden)|in\s+het\s+geheim|nie\s+(?:mów|informuj|wspominaj|zgłaszaj)|bez\s+informowania|po\s+cichu|w\s+tajemnicy|не\s+(?:говори|сообщай|упоминай|рассказывай|информируй)|никому\s+не|тайно|незаметно|söyleme|bildirme|bahsetme|haber\s+verme|sessizce|gizlice|不要告诉|别告诉|不要提及|不要通知|不要让\S{0,6}知道|悄悄|偷偷|言わないで|知らせないで|伝えないで|伝えず|知らせず|黙って|こっそり|内緒|알리지\s*마|말하지\s*마|알리지\s*않|몰래|لا\s+تخبر|لا\s+تذكر|سرا|मत\s+बता|न\s+बताएं|चुपचाप`,
+  String.raw`no\s+(?:se\s+lo\s+|le\s+|les\s+)?(?:digas|menciones|informes|comuniques|avises)|sin\s+(?:decir|informar|avisar)(?:le|les)?|en\s+secreto|ne\s+(?:le\s+|lui\s+|leur\s+|l['’])?(?:dis|mentionne|informe|signale|préviens)|sans\s+(?:le\s+|l['’])?(?:dire|mentionner|informer|prévenir)|discrètement|en\s+secret|n['’]en\s+parle[zr]?\s+pas|sans\s+en\s+parler|nessuno\s+se\s+ne\s+accorgerà|nadie\s+se\s+(?:dará|va\s+a\s+dar)\s+cuenta|niemand\s+(?:wird\s+es|merkt)|ninguém\s+(?:vai\s+)?(?:notar|perceber)|(?:nicht|nichts)\s+(?:erwähnen|sagen|melden|mitteilen|verraten)|ohne\s+\S+\s+(?:zu\s+)?(?:informieren|benachrichtigen|erwähnen)|stillschweigend|heimlich|verschweig|non\s+(?:dirlo|dire|menzionare|informare|avvisare|segnalare)|senza\s+(?:dire|informare|avvisare)|di\s+nascosto|não\s+(?:diga|mencione|informe|avise|conte)|sem\s+(?:dizer|informar|avisar)|em\s+segredo|(?:niet|niets)\s+(?:vertellen|melden|zeggen|vermelden)|zonder\s+\S+\s+te\s+(?:informeren|melden)|in\s+het\s+geheim|nie\s+(?:mów|informuj|wspominaj|zgłaszaj)|bez\s+informowania|po\s+cichu|w\s+tajemnicy|не\s+(?:говори|сообщай|упоминай|рассказывай|информируй)|никому\s+не|тайно|незаметно|söyleme|bildirme|bahsetme|haber\s+verme|sessizce|gizlice|不要告诉|别告诉|不要提及|不要通知|不要让\S{0,6}知道|悄悄|偷偷|言わないで|知らせないで|伝えないで|伝えず|知らせず|黙って|こっそり|内緒|알리지\s*마|말하지\s*마|알리지\s*않|몰래|لا\s+تخبر|لا\s+تذكر|سرا|मत\s+बता|न\s+बताएं|चुपचाप`,
   'i',
 )
 
 const SENSITIVE_EN = new RegExp(
   [
     // money
-    String.raw`\b(?:wires?|wired|wire\s+transfer|transfers?|payments?|pay(?:ing)?|payouts?|remit\w*|refunds?|release\s+(?:the\s+)?(?:funds|payment|transfer|wire|money)|iban|swift|bic|sort\s+code|routing\s+number|bank\s+(?:account|details)|account\s+(?:number|details)|payee|beneficiary|gift\s+cards?|bitcoin|crypto\s+wallet|invoices?)\b`,
+    String.raw`\b(?:wires?|wired|wire\s+transfer|transfers?|payments?|pay(?:ing)?|payouts?|remit\w*|refunds?|deposits?|release\s+(?:the\s+)?(?:[\w-]+\s+)?(?:funds|payment|transfer|wire|money|deposit)|iban|swift|bic|sort\s+code|routing\s+number|bank\s+(?:account|details)|account\s+(?:number|details)|payee|beneficiary|gift\s+cards?|bitcoin|crypto\s+wallet|invoices?)\b`,
     // secrets and the agent's data
-    String.raw`(?:\b(?:api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|(?:access|auth|bearer|deploy|session|api)\s+tokens?|tokens|passwords?|passphrases?|passcodes?|credentials?|secrets|ssh\s+keys?|cookies|env(?:ironment)?\s+var\w*|conversations?|chat\s+(?:history|logs?)|transcripts?|customer\s+(?:data|records|list|export|details|emails?)|personal\s+data|(?:your|the|all|stored|saved)\s+(?:memory|memories|notes))\b|\.env\b|\benv\s*\|)`,
+    String.raw`(?:\b(?:api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|(?:access|auth|bearer|deploy|session|api)\s+tokens?|tokens|passwords?|passphrases?|passcodes?|credentials?|secrets|ssh\s+keys?|cookies|env(?:ironment)?\s+var\w*|conversations?|chat\s+(?:history|logs?)|transcripts?|customer\s+(?:data|records|list|export|details|emails?)|personal\s+data|(?:your|the|all|stored|saved)\s+(?:memory|memories|notes))\b|\.env\b|\benv\s*\||~?\/?\.ssh\b|\bid_rsa\b|\brecovery\s+codes?\b|\bmaster\s+password\b|\bvault\s+(?:keys?|entries|export|contents|secrets?|passwords?)\b|\blong-term\s+memory\b|\bmemory\s+(?:export|dump)\b|\b(?:assistant|agent|bot)['’]s\s+(?:[\w-]+\s+)?memory\b|\bits\s+(?:[\w-]+\s+)?memory\b)`,
     // access, deploys, deletion, other tenants
     String.raw`\b(?:admin(?:istrator)?\s+(?:rights|access|role|privileges|mode)|(?:is|are|as|becomes?|be)\s+(?:an?\s+)?(?:[\w-]+\s+)?admin(?:istrator)?s?\b|root\s+access|grant\w*|permissions?|allow-?list|white-?list|trusted\s+(?:senders?|domains?|sources?|contacts?)|deploy\w*|push\w*\s+(?:\w+\s+)?(?:directly\s+)?to\s+(?:main|master|prod\w*)|production|force[- ]push|wip(?:e|ing)|eras(?:e|ing)|delet(?:e|ing)\s+(?:all|the|every|your)|other\s+(?:tenants?|customers?|clients?|workspaces?)|another\s+(?:tenant|customer|client|workspace|company)['’]?s?)\b`,
     // something sent to an outside address
@@ -126,7 +127,7 @@ const SENSITIVE_EN = new RegExp(
   'i',
 )
 const SENSITIVE_OTHER = new RegExp(
-  String.raw`transferencia|pago|virement|paiement|überweisung|zahlung|bonifico|pagamento|transferência|overboeking|betaling|przelew|płatnoś|перевод|платеж|платёж|havale|ödeme|转账|付款|汇款|振込|送金|支払|송금|이체|결제|تحويل|भुगतान|contraseña|mot\s+de\s+passe|passwort|kennwort|senha|wachtwoord|hasło|пароль|токен|ключ|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|conversaciones|conversations|gespräche|verläufe|conversazioni|conversas|gesprekken|rozmow|переписк|разговор|konuşma|对话|聊天记录|会話|履歴|대화|محادثات|बातचीत|producción|produktion|produzione|produção|productie|produkcj|продакшн|ветку\s+main|gałęzi\s+main|branch\s+main|rama\s+main|main-?branch`,
+  String.raw`transferencia|pago|virement|paiement|überweisung|zahlung|bonifico|pagamento|transferência|overboeking|betaling|przelew|płatnoś|перевод|платеж|платёж|havale|ödeme|转账|付款|汇款|振込|送金|支払|송금|이체|결제|تحويل|भुगतान|contraseña|mot\s+de\s+passe|passwort|kennwort|senha|wachtwoord|hasło|пароль|токен|ключ|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|conversaciones|conversations|gespräche|verläufe|conversazioni|conversas|gesprekken|rozmow|переписк|разговор|konuşma|对话|聊天记录|会話|履歴|대화|محادثات|बातचीत|producción|produktion|produzione|produção|productie|produkcj|продакшн|ветку\s+main|gałęzi\s+main|branch\s+main|rama\s+main|main-?branch|klucz|tokeny|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\\S*\s+окружения|環境変数|环境变量|palavras?-passe|claves|coffre|tresor|cofre|cassaforte|kluis|sejf|хранилищ|mot\s+de\s+passe|mastera?-?пароль`,
   'i',
 )
 
@@ -139,7 +140,23 @@ const FRAMED_OTHER = new RegExp(
   'i',
 )
 
-const PATTERNS: Record<Signal, RegExp[]> = {
+// A secret asked to be sent outward: no honest third party asks an agent to send, post or
+// paste a password, a key, its memory or a conversation anywhere. It is an agenda on its own,
+// but only within one sentence, and not where the sentence forbids it ("never send your
+// password by email") or tells of an attack ("the scammers asked staff to reply with…").
+const SECRET_EN = /\b(?:api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|(?:access|auth|bearer|deploy|session|api|oauth|bot)\s+tokens?|tokens|passwords?|passphrases?|passcodes?|pins?|credentials?|secrets|login\s+details|(?:2fa|mfa|one-time|otp|verification)\s+codes?|recovery\s+codes?|master\s+password|env(?:ironment)?\s+var\w*|cookies|(?:conversation|chat)\s+(?:history|histories|logs?)|transcripts?|long-term\s+memory|memory\s+(?:export|dump)|(?:full|whole|complete|entire)\s+(?:\w+\s+)?memory|vault\s+(?:keys?|entries|export|contents|secrets?|passwords?)|\w+_(?:key|token|secret|password)s?)\b|\.env\b|~?\/?\.ssh\b|\bid_rsa\b/
+const SECRET_OTHER = /contraseñ|\bclaves?\b|mot\s+de\s+passe|passwort|kennwort|\bsenhas?\b|palavras?-passe|wachtwoord|hasł|пароль|ключ|токен|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|memoria\s+a\s+(?:largo|lungo)\s+(?:plazo|termine)|mémoire\s+à\s+long\s+terme|langzeitgedächtnis|memória\s+de\s+longo\s+prazo|langetermijngeheugen|pamięć\s+długotrwał|долговременн\S*\s+памят|会話履歴|对话记录|聊天记录|대화\s*기록|historial\s+de\s+(?:las\s+)?conversaciones|historique\s+des\s+conversations|gesprächsverlauf|cronologia\s+delle\s+conversazioni|histórico\s+(?:de|das)\s+conversas|gespreksgeschiedenis|historia\s+rozmów|истори\S*\s+переписки|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\S*\s+окружения|環境変数|环境变量/
+// Sending goes somewhere by itself; pasting, posting or sharing does only with a place named
+// that others read ("into a reply", "as a comment", "to https://…"), not a local file.
+const SEND_EN = /\b(?:send|sending|sends|forward|forwarding|(?:e-?mail|mail)(?=\s+(?:it|them|this|that|these|those|the|your|its|all|every|any|a|an|me|us|him|her|[\w.+-]+@))|reply\s+(?:to\s+[\w-]+(?:\s+[\w-]+)?\s+)?with|respond\s+with|transmit|submit|read\s+(?:[\w-]+\s+){0,3}?(?:out|over\s+(?:the\s+)?(?:phone|chat)))\b/
+const PLACE_EN = /\b(?:(?:post|share)(?=\s+(?:it|them|this|that|these|those|the|your|its|all|every|any|a|an))|posting|posts|upload|uploading|uploads|paste|pasting|pastes|sharing|shares|attach|attaching|dump|dumping|hand\s+over|provide|put)\b/
+const OUTSIDE = /(?:\b(?:to|into|in|on|at|via|as|with)\s+(?:a\s+|an\s+|the\s+|this\s+|that\s+|our\s+|your\s+|my\s+|their\s+|its\s+)?(?:[\w-]+\s+)?(?:reply|replies|response|comment|issue|ticket|thread|chat|channel|e-?mail|mail|message|form|webhook|gist|pastebin|drive|bucket|link|url|wiki|forum|public|slack|teams|discord|pr|pull\s+request|group|everyone|anyone|auditors?|vendor|support)\b)|[\w.+-]+@[\w-]+\.\w|https?:\/\/|\b(?:to|with)\s+(?:me|us|him|her|them)\b/
+const OUTBOUND_EN = {test: (s: string) => SEND_EN.test(s) || (PLACE_EN.test(s) && OUTSIDE.test(s))}
+const OUTBOUND_OTHER = /envía|envíe|envíen|enviar|mánda|reenví|pega\b|comparte|envoie|envoyez|envoyer|transmet|transférez|collez?\b|partagez?\b|\bsende|schick|übermittel|leite\s+\S+\s+weiter|\binvia|inoltra|incolla|condividi|\benvie|enviem|reencaminh|\bcole\b|partilh|compartilh|\bstuur|verstuur|doorsturen|\bplak|wyślij|wyślijcie|prześlij|wklej|udostępnij|отправ|пришли|перешли|вставь|вставьте|gönder|ilet\b|yapıştır|paylaş|发送|发给|发到|寄给|粘贴|送って|送信|転送|貼り付け|보내|전송|붙여넣|أرسل|ارسل|भेज/
+/** A sentence that tells of an attack rather than making one. */
+const TELLS = /\b(?:asked|asking|asks|requested|requesting|pretend\w*|claim\w*|phishing|scam\w*|attackers?|fraudsters?|criminals?|impersonat\w+|red\s+flags?|suspicious|warning\s+signs?|such\s+as|for\s+example|e\.g\.|requests?\s+(?:to|for))\b/
+
+const PATTERNS: Record<Exclude<Signal, 'solicited'>, RegExp[]> = {
   reader: [READER_EN, READER_OTHER],
   standing: [STANDING_EN, STANDING_OTHER],
   lifted: [LIFTED_EN, LIFTED_OTHER],
@@ -147,13 +164,13 @@ const PATTERNS: Record<Signal, RegExp[]> = {
   sensitive: [SENSITIVE_EN, SENSITIVE_OTHER],
   framed: [FRAMED_EN, FRAMED_OTHER],
 }
-const SIGNALS = Object.keys(PATTERNS) as Signal[]
+const SIGNALS = [...Object.keys(PATTERNS), 'solicited'] as Signal[]
 
 /**
  * A sentence that forbids rather than licenses ("never skip the call-back", "do not pay
  * without approval") lifts no control: the same words state the control.
  */
-const FORBIDS = /\b(?:never|must\s+not|mustn['’]?t|may\s+not|shall\s+not|cannot|can['’]?t|not\s+allowed|not\s+permitted|prohibited|forbidden|under\s+no\s+circumstances|(?:do\s+not|don['’]?t)\s+(?!need|have|bother|wait|worry|tell|mention|inform|notify|let|say|log|record|cc|copy|flag|report|reveal|show|print|include|ask|check|call))\b/i
+const FORBIDS = /\b(?:never|must\s+not|mustn['’]?t|may\s+not|shall\s+not|cannot|can['’]?t|not\s+allowed|not\s+permitted|prohibited|forbidden|under\s+no\s+circumstances|(?:won['’]?t|will\s+not|does\s+not|doesn['’]?t|refuses?\s+to)\s+(?!need|have|bother|require)|(?:do\s+not|don['’]?t)\s+(?!need|have|bother|wait|worry|tell|mention|inform|notify|let|say|log|record|cc|copy|flag|report|reveal|show|print|include|ask|check|call))\b/i
 
 /** The pairings that make an agenda (each unordered; see the module comment). */
 const PAIRS: [Signal, Signal][] = [
@@ -174,13 +191,22 @@ const PAIRS: [Signal, Signal][] = [
 
 const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
 
-/** The signals among `only` that `s` (lower-cased) shows. */
-function signalsOf(s: string, only: readonly Signal[] = SIGNALS): Set<Signal> {
+// A text that reports an attack (an incident, a fraud, a training on red flags) tells what an
+// attacker asked for: in its sentences that say what someone asked, claimed or tried, a
+// control lifted, a hidden act or a secret sent out is the attacker's, reported, not an order.
+const REPORTS = /\b(?:fraud\w*|incidents?|post-?mortem|awareness|training|red\s+flags?|impersonat\w+|attempted)\b/i
+const NARRATES = /\b(?:asked|claimed|claiming|pretended|pretending|requested|demanded|tried|attempted|wanted|requests?\s+(?:to|for))\b/
+
+/** The signals among `only` that `s` (lower-cased) shows; `report`: the text reports an attack. */
+function signalsOf(s: string, only: readonly Signal[] = SIGNALS, report = false): Set<Signal> {
   const found = new Set<Signal>()
   for (const signal of only) {
-    if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
+    if (signal === 'solicited') {
+      if ((SECRET_EN.test(s) || SECRET_OTHER.test(s)) && (OUTBOUND_EN.test(s) || OUTBOUND_OTHER.test(s)) && !FORBIDS.test(s) && !TELLS.test(s)) found.add(signal)
+    } else if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
   }
   if (found.has('lifted') && FORBIDS.test(s)) found.delete('lifted')
+  if (report && NARRATES.test(s)) for (const told of ['lifted', 'concealed', 'solicited'] as const) found.delete(told)
   return found
 }
 
@@ -192,21 +218,24 @@ export function signals(text: string): Set<Signal> {
 // A quotation inside a text about attacks is an example shown to a human (a security note
 // that quotes an injection), not an order: it is left out, as instruction.ts leaves out a
 // quoted example. What the text says outside its quotes still counts.
+// Quotations in a test plan, a scanner's report or a dataset of samples are examples too.
+const EXAMPLES = /\b(?:payloads?|exfiltration|samples?|test\s+(?:cases?|plan)|dataset|detector|scanner|matched)\b/i
 const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
 
-const pairIn = (found: Set<Signal>) => PAIRS.find(([a, b]) => found.has(a) && found.has(b))
+const pairIn = (found: Set<Signal>): [Signal, Signal] | undefined =>
+  found.has('solicited') ? ['solicited', 'solicited'] : PAIRS.find(([a, b]) => found.has(a) && found.has(b))
 
 /**
  * The first passage (a sentence and the next) of `parts` in which two signals of a pairing
  * meet. The whole text is read first: most texts hold no pairing at all, and a sentence can
  * show only the signals the whole text shows, so no other is looked for in it.
  */
-function passageOf(parts: string[]): {pair: [Signal, Signal]; passage: string} | null {
+function passageOf(parts: string[], report: boolean): {pair: [Signal, Signal]; passage: string} | null {
   const lower = parts.map((p) => p.toLowerCase())
   const whole = signalsOf(lower.join('\n'))
   if (!pairIn(whole)) return null
   const only = SIGNALS.filter((s) => whole.has(s))
-  const each = lower.map((p) => signalsOf(p, only))
+  const each = lower.map((p) => signalsOf(p, only, report))
   for (let i = 0; i < parts.length; i++) {
     const alone = pairIn(each[i])
     if (alone) return {pair: alone, passage: parts[i].trim()}
@@ -223,24 +252,46 @@ function passageOf(parts: string[]): {pair: [Signal, Signal]; passage: string} |
  * meet, in the text as written or with its leet words read as letters.
  */
 export function agendaHits(text: string): InstructionHit[] {
-  const read = ABOUT_ATTACKS.test(text) ? text.replace(QUOTED, '""') : text
+  const about = ABOUT_ATTACKS.test(text)
+  const read = about || EXAMPLES.test(text) ? text.replace(QUOTED, '""') : text
+  const report = about || REPORTS.test(text)
   const parts = read.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
-  const found = passageOf(parts)
+  const found = passageOf(parts, report)
   if (found) return [hit(found, '')]
   let changed = false
   const plain = parts.map((p) => {
-    const u = unleet(p, LEET_MIN_WORDS_SENTENCE)
+    const u = unleet(p, LEET_MIN_WORDS_SENTENCE) ?? unspaced(p) ?? unreversed(p)
     if (u !== null) changed = true
     return u ?? p
   })
-  const disguised = changed ? passageOf(plain) : null
+  const disguised = changed ? passageOf(plain, report) : ROT13_NAMED.test(text) ? passageOf(rot13(read).split(SENTENCE_SPLIT).filter((x) => x.trim().length > 0), report) : null
   return disguised ? [hit(disguised, 'disguised ')] : []
 }
+
+// Words spelt out with spaces ("f o r w a r d   a l l"): letters joined, wider gaps kept as
+// word breaks. Five letters in a row at least, so "a b c" in a list is left alone.
+const SPACED = /(?<![\p{L}\p{N}])\p{L}(?: {1,3}\p{L}(?![\p{L}\p{N}])){4,}/gu
+function unspaced(s: string): string | null {
+  if (!SPACED.test(s)) return null
+  SPACED.lastIndex = 0
+  return s.replace(SPACED, (m) => m.replace(/ {2,}/g, '\u0000').replace(/ /g, '').replace(/\u0000/g, ' '))
+}
+
+// A sentence written backwards: English function words spelt in reverse ("eht", "dna").
+const REVERSED_WORDS = /(?<![\p{L}])(?:eht|dna|ot|fo|ruoy|uoy|morf|htiw|siht|taht|lla|rof|ni|no|si)(?![\p{L}])/gu
+function unreversed(s: string): string | null {
+  const n = s.match(REVERSED_WORDS)?.length ?? 0
+  return n >= 3 ? [...s].reverse().join('') : null
+}
+
+// A text that names ROT13 is read once more with it undone.
+const ROT13_NAMED = /\brot[- ]?13\b/i
+const rot13 = (s: string) => s.replace(/[a-z]/gi, (c) => String.fromCharCode(((c.charCodeAt(0) & 31) + 12) % 26 + (c.charCodeAt(0) & 96) + 1))
 
 const hit = ({pair, passage}: {pair: [Signal, Signal]; passage: string}, prefix: string): InstructionHit => ({
   kind: 'agenda',
   strength: 'medium',
-  reason: `${prefix}an agenda for the agent (${pair[0]} + ${pair[1]}): "${clip(passage)}"`,
+  reason: `${prefix}an agenda for the agent (${pair[0] === pair[1] ? 'a secret asked to be sent out' : `${pair[0]} + ${pair[1]}`}): "${clip(passage)}"`,
 })
 
 // Words written with digits for letters ("4SS1ST4NT", "m3m0ry"): a filter reads digits, a
@@ -258,14 +309,4 @@ export function unleet(text: string, min = LEET_MIN_WORDS): string | null {
   const words = text.match(LEET_WORD)
   if (!words || words.length < min) return null
   return text.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
-}
-
-/** For tuning: each signal found in a text, with the words that matched. */
-export function explain(lower: string): string[] {
-  const out: string[] = []
-  for (const signal of SIGNALS) for (const re of PATTERNS[signal]) {
-    const m = re.exec(lower)
-    if (m) out.push(`${signal}: ${m[0]}`)
-  }
-  return out
 }
