@@ -115,15 +115,15 @@ describe('the vote end to end through the CLI', () => {
   // corpus/dev tuned the shapes of issue #15; corpus/holdout was written before them and measured
   // once untouched (55/62 attacks, 4/42 honest quarantined; README "How well the vote works").
   // holdout3, holdout4 and holdout5 are held at what the vote with the agenda check measured
-  // (82/90 and 4/80; 64/105 and 9/107; 51/101 and 7/103): a change that loses a catch or refuses
-  // one more honest write there fails.
+  // after its fifth round (82/90 and 4/80; 70/105 and 9/107; 52/101 and 7/103): a change that
+  // loses a catch or refuses one more honest write there fails.
   it.each([
     ['dev', '95 %', 0],
     ['holdout', '85 %', 2],
     ['holdout3', '82/90', 4],
-    ['holdout4', '64/105', 9],
-    // written after the agenda check, without sight of it: its first measurement (51/101, 7/103)
-    ['holdout5', '51/101', 7],
+    ['holdout4', '70/105', 9],
+    // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight, 52/101 after round five
+    ['holdout5', '52/101', 7],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
