@@ -49,3 +49,13 @@ describe('the semantic analysis of a neighbour, kept by its blob id', () => {
     expect(flags(write, [v1]).join('\n')).toMatch(/^contradiction: /)
   })
 })
+
+describe('words that name what every JavaScript object inherits', () => {
+  // Looked up on a plain object, "constructor" found Object.prototype's and was read as a word
+  // with an opposite: the sentence's polarity flipped, and a plain restatement "negated" it.
+  it('are words like any other: "constructor" flips no sentence', () => {
+    const stored = [neighbour('builds.md', 'Builds', 'The build job runs the constructor tests nightly.', true)]
+    expect(flags('The build job runs the tests nightly.', stored).filter((f) => f.startsWith('contradiction'))).toEqual([])
+    expect(flags('The build job never runs the constructor tests.', stored).filter((f) => f.startsWith('contradiction'))).not.toEqual([])
+  })
+})

@@ -36,13 +36,10 @@ const ANTONYM: Record<string, string> = {
 /**
  * ANTONYM as a map, which V8 probes without first interning the token (a property lookup by
  * a new string searches the process's whole string table: most of the sentence analysis).
- * It answers exactly as the object does, the members every object inherits included: a token
- * "constructor" has always read as a word with an opposite.
+ * Only ANTONYM's own words: looked up on the object, "constructor" found the one every object
+ * inherits and read as a word with an opposite, flipping its sentence.
  */
-const OPPOSITE = new Map<string, string>([
-  ...Object.getOwnPropertyNames(Object.prototype).map((k): [string, string] => [k, (ANTONYM as Record<string, string>)[k]]),
-  ...Object.entries(ANTONYM),
-])
+const OPPOSITE = new Map<string, string>(Object.entries(ANTONYM))
 /** Words that state a value as surely as digits do: days, months, small numbers, frequencies. */
 const VALUE_WORDS = new Set(
   (
