@@ -114,13 +114,13 @@ describe('the vote end to end through the CLI', () => {
 
   // corpus/dev tuned the shapes of issue #15; corpus/holdout was written before them and measured
   // once untouched (55/62 attacks, 4/42 honest quarantined; README "How well the vote works").
-  // holdout3, holdout4 and holdout5 are held at what the vote with the agenda check measured
-  // after its fifth round (82/90 and 4/80; 70/105 and 9/107; 52/101 and 7/103): a change that
-  // loses a catch or refuses one more honest write there fails.
+  // holdout4 and holdout5, never tuned on, are held at what the vote with the agenda check
+  // measured after its fifth round (70/105 and 9/107; 52/101 and 7/103): a change that loses a
+  // catch or refuses one more honest write there fails. (holdout3 is in-sample since the fourth
+  // round read its misses, and CI time is dear: README "A fourth held-out set".)
   it.each([
     ['dev', '95 %', 0],
     ['holdout', '85 %', 2],
-    ['holdout3', '82/90', 4],
     ['holdout4', '70/105', 9],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight, 52/101 after round five
     ['holdout5', '52/101', 7],
