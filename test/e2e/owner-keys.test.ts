@@ -6,7 +6,7 @@
  */
 import {execFileSync} from 'node:child_process'
 import {createHash, generateKeyPairSync} from 'node:crypto'
-import {copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -211,6 +211,22 @@ describe('an agent with a shell, as the same OS user', () => {
 })
 
 describe('passphrase files', () => {
+  it('a refused passphrase at init leaves nothing behind: no store, no repository, no key; the same init then succeeds', () => {
+    const sb = sandbox()
+    const loose = join(sb.configDir, 'loose')
+    writeFileSync(loose, `${PASSPHRASE}\n`, {mode: 0o644})
+    execFileSync('chmod', ['644', loose])
+    const r = runWithoutTerminal(cli(['init', '--json', '--passphrase-file', loose]), {env: sb.env, cwd: sb.dir})
+    expect(r.code).toBe(3)
+    expect(r.json.error.message).toMatch(/open to group or others/)
+    // the store folder is as it was: the key (and its passphrase) is settled before anything is made
+    expect(readdirSync(sb.dir)).toEqual([])
+    expect(existsSync(join(sb.configDir, 'keys', 'owner.key'))).toBe(false)
+    const ok = sb.run(['init', '--json'])
+    expect(ok.code).toBe(0)
+    expect(existsSync(join(sb.dir, '.engram'))).toBe(true)
+  })
+
   it('refuses one open to group or others, or inside the store (exit 3); a wrong one is refused at once, no retry', () => {
     const sb = sandbox()
     const session = initWithSession(sb)

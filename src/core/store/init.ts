@@ -64,6 +64,26 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   // before anything is made.
   if (!opts.noKey) refuseInsideSession('Making or unlocking an owner key')
   requireGit()
+  // The owner key first, unlocked or made (its passphrase read and checked), before anything
+  // of the store is made: a passphrase refused, or a key file that cannot be read, leaves no
+  // half-made store behind. A key made here and a store that then fails is no loss: the next
+  // init reuses the key.
+  let ownerKey: {key: KeyPair; reused: boolean; privateKey: string | null} | undefined
+  if (!opts.noKey) {
+    // One owner key can serve many stores: reuse the named key when it already exists.
+    let found: PrivateKeyFile | undefined
+    try {
+      found = findPrivateKey(ownerName)
+    } catch (error) {
+      // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
+      if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
+    }
+    if (found) ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
+    else {
+      const key = generateKeyPair(ownerName)
+      ownerKey = {key, reused: false, privateKey: await writePrivateKey(key)}
+    }
+  }
   mkdirSync(root, {recursive: true})
   let gitInitialised = false
   const enclosing = await gitTopLevel(root)
@@ -101,25 +121,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   unpinRoots(store)
   const paths = ['.engram', 'org/.gitkeep']
   let owner: InitResult['owner'] = null
-  if (!opts.noKey) {
-    // One owner key can serve many stores: reuse the named key when it already exists.
-    let key: KeyPair
-    let reused = false
-    let privateKey: string | null = null
-    let found: PrivateKeyFile | undefined
-    try {
-      found = findPrivateKey(ownerName)
-    } catch (error) {
-      // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
-      if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
-    }
-    if (found) {
-      key = await unlockPrivateKey(found)
-      reused = true
-    } else {
-      key = generateKeyPair(ownerName)
-      privateKey = await writePrivateKey(key)
-    }
+  if (ownerKey) {
+    const {key, reused} = ownerKey
+    let {privateKey} = ownerKey
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
     // The owner key is this store's root on this machine (STANDARD R19): only a pin makes a
