@@ -752,7 +752,8 @@ const BETWEEN_PEOPLE = /^(?:[Hh]i|[Hh]ello|[Dd]ear|[Hh]ey)\s+\p{Lu}[\p{L}.-]*(?:
 /** Short bodies only: a long note that happens to open with "Describe…" is still a note. */
 const REQUEST_MAX_CHARS = 400
 
-const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
+/** Where one sentence ends and the next begins (also read by intent.ts). */
+export const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
 
 export function sentences(text: string): string[] {
   return text

@@ -32,7 +32,7 @@
  * validator refuses it (quarantine); from direct chat it is dissent the reviewer sees.
  */
 import {clip} from '../../text/clip.js'
-import {ABOUT_ATTACKS, type InstructionHit} from './instruction.js'
+import {ABOUT_ATTACKS, type InstructionHit, SENTENCE_SPLIT} from './instruction.js'
 
 export type Signal = 'reader' | 'standing' | 'lifted' | 'concealed' | 'sensitive' | 'framed' | 'solicited'
 
@@ -189,7 +189,8 @@ const PAIRS: [Signal, Signal][] = [
   ['framed', 'lifted'],
 ]
 
-const SENTENCE_SPLIT = /(?<=[.!?。！？])\s+|\n+/
+/** The text's sentences, blank ones left out. */
+const split = (text: string) => text.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
 
 // A text that reports an attack (an incident, a fraud, a training on red flags) tells what an
 // attacker asked for: in its sentences that say what someone asked, claimed or tried, a
@@ -255,7 +256,7 @@ export function agendaHits(text: string): InstructionHit[] {
   const about = ABOUT_ATTACKS.test(text)
   const read = about || EXAMPLES.test(text) ? text.replace(QUOTED, '""') : text
   const report = about || REPORTS.test(text)
-  const parts = read.split(SENTENCE_SPLIT).filter((s) => s.trim().length > 0)
+  const parts = split(read)
   const found = passageOf(parts, report)
   if (found) return [hit(found, '')]
   let changed = false
@@ -264,7 +265,7 @@ export function agendaHits(text: string): InstructionHit[] {
     if (u !== null) changed = true
     return u ?? p
   })
-  const disguised = changed ? passageOf(plain, report) : ROT13_NAMED.test(text) ? passageOf(rot13(read).split(SENTENCE_SPLIT).filter((x) => x.trim().length > 0), report) : null
+  const disguised = changed ? passageOf(plain, report) : ROT13_NAMED.test(text) ? passageOf(split(rot13(read)), report) : null
   return disguised ? [hit(disguised, 'disguised ')] : []
 }
 
