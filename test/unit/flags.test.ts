@@ -206,6 +206,24 @@ describe('contradiction and duplicate', () => {
     expect(flags.map((f) => f.flag)).toEqual(['duplicate'])
   })
 
+  it('reads an inline "instead" as changing its own clause, not every subject of the text', () => {
+    const n = [nb('Expense claims are handled by Rosa Lindqvist at the Malmo branch, desk 14.')]
+    // the clause with "instead" is about travel bookings: the memory's fact is restated, not replaced
+    expect(has(cand('Expense claims go to Rosa Lindqvist; for travel bookings use the agency portal instead.', {origin: 'document'}), 'contradiction', n)).toBe(false)
+    // the same marker on the memory's own subject still supersedes it
+    expect(reasonOf(cand('Expense claims are handled by the Malmo branch finance desk instead of Rosa Lindqvist.', {origin: 'document'}), 'contradiction', n)).toMatch(/supersedes|names another|changes/)
+    // a marker heading the text governs all of it
+    expect(reasonOf(cand('Correction: expense claims at the Malmo branch are handled by Rosa Lindqvist at desk 9.', {origin: 'email'}), 'contradiction', n)).not.toBe('')
+  })
+
+  it('reads no licence in a request put to someone, nor a subject in an indefinite pronoun', () => {
+    const rule = [nb('Vendors will never ask you for your login or your token.'), nb('Anything above 300 EUR needs a manager sign-off before the order is placed.')]
+    expect(has(cand('Can you ask Omar to renew the build server token on Monday?'), 'contradiction', rule.slice(0, 1))).toBe(false)
+    expect(has(cand('Leave the printer on tonight. You do not need anything else from the office.', {origin: 'email'}), 'contradiction', rule.slice(1))).toBe(false)
+    // a licence stated about the same requirement is still a reversal
+    expect(reasonOf(cand('Orders above 300 EUR can be placed directly, no manager sign-off needed.', {origin: 'email'}), 'contradiction', rule)).toMatch(/reverses|supersedes|negates|changes/)
+  })
+
   it('compares an update with the file it replaces', () => {
     const c = cand('Backups run nightly at 02:00 UTC.', {operation: 'update', baseBody: 'Backups run nightly at 03:00 UTC.\n'})
     expect(reasonOf(c, 'contradiction')).toMatch(/03:00 → 02:00/)

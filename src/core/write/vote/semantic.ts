@@ -21,7 +21,9 @@ const STOP = new Set(
     'now also just very really actually instead update updated anymore any all some each other than too into onto about over under again still only ' +
     'what which who whom when where why how please note notes fyi currently today ok okay yes well set uses use used using ' +
     // function words of time, and the word that announces a change: neither is the subject
-    'after before during since until changed'
+    'after before during since until changed ' +
+    // indefinite pronouns: "anything", "something else" name no subject of their own
+    'anything everything something anyone everyone someone anybody everybody somebody else'
   ).split(' '),
 )
 const NEGATION = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'cannot', "can't", "don't", "doesn't", "isn't", "aren't", "wasn't", "weren't", "won't", "shouldn't", "mustn't", "didn't", "hasn't", "haven't"])
@@ -78,8 +80,12 @@ const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:long
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
 const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
 
+/** A request put to someone ("can you remind me…", "could you send…"): it asks, it grants no licence. */
+const ASKS_SOMEONE = /^\W*(?:(?:please|so|and|but|also)\s+)?(?:can|could|would|will)\s+you\b/
+
 /** Which way a sentence leans on what is required; the words themselves need not be the stored memory's. */
 function modality(s: string): number {
+  if (ASKS_SOMEONE.test(s)) return 0
   let perm = 0
   const rest = s.replace(LIFTED, () => {
     perm += 2
@@ -318,7 +324,7 @@ const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x))
 const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
-function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
+function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
   const index = cand.index!
   const shared = new Uint32Array(cand.sentences.length)
   // per neighbour sentence, the candidate's sentences sharing two words or more with it, in order, and how many
@@ -380,12 +386,27 @@ function compareOne(cand: DocInfo, marker: string | null, n: Neighbour, nb: DocI
   const docJ = jaccardOf(common, cand.words, nb.words)
   // An announced change that restates a good part of a memory replaces it, however much new
   // detail it adds: hence the share of the memory's words too, not only of both together.
-  if (marker && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
+  const markerOnIt = marker !== null && (markerWords === null || overlap(markerWords, nb.words) >= 2)
+  if (markerOnIt && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
   if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title, 40)}")`}
   return null
+}
+
+/**
+ * The content words of the clause an inline change marker stands in ("…; for pension questions
+ * ask HR instead"): such a marker changes what its own clause is about, not every subject of the
+ * text, so it announces a change to a memory only when that clause shares words with it. A marker
+ * that heads the text ("Correction: …", "Update: …") governs all of it: null.
+ */
+function markerClause(body: string, m: RegExpExecArray): Set<string> | null {
+  if (m[0].endsWith(':')) return null
+  const start = Math.max(body.lastIndexOf(';', m.index), ...['.', '!', '?', '\n'].map((p) => body.lastIndexOf(p, m.index))) + 1
+  const ends = [';', '.', '!', '?', '\n'].map((p) => body.indexOf(p, m.index + m[0].length)).filter((i) => i >= 0)
+  const end = ends.length > 0 ? Math.min(...ends) : body.length
+  return sentenceInfo(body.slice(start, end).toLowerCase().replace(/[\u2018\u2019]/g, "'")).words
 }
 
 /**
@@ -400,7 +421,9 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   if (all.length === 0) return []
   const cand = docInfo(c.title, c.body, true)
-  const marker = CHANGE_MARKER.exec(c.body)?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
+  const found = CHANGE_MARKER.exec(c.body)
+  const marker = found?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
+  const markerWords = found ? markerClause(c.body, found) : null
   const out: SemanticFinding[] = []
   // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
   // however it is phrased; an update that keeps every value and most words only adds to it.
@@ -414,7 +437,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   for (const n of all) {
     if (out.some((f) => f.neighbour === n)) continue
-    const f = compareOne(cand, marker, n, neighbourInfo(n))
+    const f = compareOne(cand, marker, markerWords, n, neighbourInfo(n))
     if (f) out.push(f)
   }
   return out
