@@ -786,6 +786,9 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
 const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like(?:\s+this)?|looks?\s+like(?:\s+this)?|example(?:\s+of\s+[\w -]{0,30}|\s+(?:prompts?|strings?|payloads?|inputs?|messages?|phrases?|texts?))?|says?|saying|said|reads?|phrases?|wording|write|writes|called|strings?)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?(?:["'\u2018\u201c][^"'\u2019\u201d\n]*["'\u2019\u201d]\s*(?:,|or|and|,\s*(?:or|and))\s*)*["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
 export const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/i
 
+/** A quotation in double, curly or angle quotes, within one line (also read by intent.ts). */
+export const QUOTATION = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
+
 function quotedExample(text: string, index: number): boolean {
   if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false
   return /["'\u2019\u201d]/.test(text.slice(index, index + 240)) && ABOUT_ATTACKS.test(text)
@@ -914,6 +917,9 @@ export const needsForTests: {re: RegExp; needs: string[][]}[] = [
 
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
+  // A text about attacks that quotes one shows it to a human: its quotations are left out, as
+  // the agenda check leaves them out (intent.ts); what it says outside its quotes still counts.
+  if (ABOUT_ATTACKS.test(text)) text = text.replace(QUOTATION, '""')
   const hits: InstructionHit[] = []
   const seen = new Set<string>()
   const add = (h: InstructionHit) => {

@@ -32,7 +32,7 @@
  * validator refuses it (quarantine); from direct chat it is dissent the reviewer sees.
  */
 import {clip} from '../../text/clip.js'
-import {ABOUT_ATTACKS, type InstructionHit, SENTENCE_SPLIT} from './instruction.js'
+import {ABOUT_ATTACKS, type InstructionHit, QUOTATION, SENTENCE_SPLIT} from './instruction.js'
 
 export type Signal = 'reader' | 'standing' | 'lifted' | 'concealed' | 'sensitive' | 'framed' | 'solicited'
 
@@ -221,7 +221,6 @@ export function signals(text: string): Set<Signal> {
 // quoted example. What the text says outside its quotes still counts.
 // Quotations in a test plan, a scanner's report or a dataset of samples are examples too.
 const EXAMPLES = /\b(?:payloads?|exfiltration|samples?|test\s+(?:cases?|plan)|dataset|detector|scanner|matched)\b/i
-const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
 
 const pairIn = (found: Set<Signal>): [Signal, Signal] | undefined =>
   found.has('solicited') ? ['solicited', 'solicited'] : PAIRS.find(([a, b]) => found.has(a) && found.has(b))
@@ -254,7 +253,7 @@ function passageOf(parts: string[], report: boolean): {pair: [Signal, Signal]; p
  */
 export function agendaHits(text: string): InstructionHit[] {
   const about = ABOUT_ATTACKS.test(text)
-  const read = about || EXAMPLES.test(text) ? text.replace(QUOTED, '""') : text
+  const read = about || EXAMPLES.test(text) ? text.replace(QUOTATION, '""') : text
   const report = about || REPORTS.test(text)
   const parts = split(read)
   const found = passageOf(parts, report)
