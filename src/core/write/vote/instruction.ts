@@ -173,9 +173,9 @@ const RULES: Rule[] = [
     kind: 'always-never',
     strength: 'medium',
     label: 'standing order',
-    // "never send your password by email" protects a secret: it is security advice, no order to a reader
+    // "never send your password by email", "never send a password in chat" protect a secret: security advice, no order to a reader
     needs: [['always', 'never']],
-    re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
+    re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
   },
   {
     kind: 'persona',
@@ -403,7 +403,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'a "lesson learned" that licenses an unsafe act',
     gate: [['lesson', 'note to self', 'reminder', 'takeaway', 'reflection', 'insight', 'experience shows', 'future runs', 'next time', 'retrospective', 'post-mortem', 'postmortem', 'we learned', 'worked well', 'keep doing']],
-    re: /\b(?:lessons?\s+learned|note\s+to\s+self|note\s+for\s+next\s+time|reminder\s+(?:for|to)\s+(?:next\s+time|self|myself|future\s+runs)|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time|retrospective|post-?mortem|what\s+we\s+learned|(?:it\s+)?worked\s+(?:well|better)\s+when)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down|key\s+files?|(?:push|commit|merge|deploy)\w*\s+(?:\w+\s+)?directly|bottleneck|keep\s+doing|repeat\s+(?:that|this|it))\b/i,
+    re: /\b(?:lessons?\s+learned|note\s+to\s+self|note\s+for\s+next\s+time|reminder\s+(?:for|to)\s+(?:next\s+time|self|myself|future\s+runs)|takeaway|reflection|insight|experience\s+shows|for\s+future\s+runs|remember\s+this\s+for\s+next\s+time|retrospective|post-?mortem|what\s+we\s+learned|(?:it\s+)?worked\s+(?:well|better)\s+when)\b[^\n]{0,200}?\b(?:skip|approve|paste|treat(?!\s+(?:[\w-]+\s+){0,3}?as\s+(?:an?\s+)?(?:attacks?|threats?|suspicious|phishing|spam|scams?|malicious|untrusted|hostile|injections?|incidents?|fraud\w*)\b)|bypass|without|straight\s+into|credentials?|passwords?|tokens?|as\s+coming\s+from|full\s+customer|slows?\s+things\s+down|key\s+files?|(?:push|commit|merge|deploy)\w*\s+(?:\w+\s+)?directly|bottleneck|keep\s+doing|repeat\s+(?:that|this|it))\b/i,
   },
   {
     kind: 'cross-tenant',
@@ -710,9 +710,10 @@ const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\
 const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
 
 // A secret put where others read it (an issue comment, a gist, a wiki, a commit message): exfiltration without an address.
+// The verb stands alone: "post-mortem", "write-up" and "add-on" are nouns.
 const SECRET_NAME = /\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
 const SECRET_THING = /\b(?:production|prod|our|the|all|company)\s+secrets\b|(?:^|[\s`'"(])\.env\b|\boutput\s+of\s+`?(?:env|printenv|set)\b|\b(?:api|deploy|access|secret|private|ssh|signing|session)\s+(?:keys?|tokens?|cookies?)\b|\b(?:passwords?|credentials?)\b(?!\s+(?:reset|policy|policies|manager|change|expiry|rules?|strength|field|prompt|form|page|link|requirements?))/i
-const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b(?:[^.\n]|\.(?=\S)){0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
+const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b(?!-)(?:[^.\n]|\.(?=\S)){0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
 /** A sentence that warns against the act ("never paste a token into a ticket") states a rule; it orders nothing. */
 const WARNING = /\b(?:never|not|don['’]?t|doesn['’]?t|no\s+one|nobody|avoid|without|instead\s+of|rather\s+than|must\s+not|shouldn['’]?t|mustn['’]?t)\b/i
 
