@@ -5,7 +5,9 @@
  * human may be stating a standing preference, so only the unmistakable shapes veto there.
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
+import {visibleText} from './flags.js'
 import {type InstructionHit, strongest} from './instruction.js'
+import {signals} from './intent.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
 
 const DELIVERY = 'delivery'
@@ -52,7 +54,12 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     const top = hits.find((h) => h.strength === level)!
     const what = `${top.reason}${hits.length > 1 ? ` (+${hits.length - 1} more)` : ''}`
     if (level === 'strong') objections.push({confidence: 0.95, reason: `instruction shape: ${what}`})
-    else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
+    // A mail is written to its recipient: a mail that only asks someone to act ("could you send me the
+    // contract?") asks a person, as a request in chat asks the owner's assistant. Dissent, no veto,
+    // unless the act is a sensitive one (money, secrets, access, deploys, data leaving).
+    else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visibleText(c)).has('sensitive')) {
+      objections.push({confidence: 0.6, reason: `instruction shape in ${c.origin}, asking its recipient: ${what}`})
+    } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }

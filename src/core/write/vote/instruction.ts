@@ -750,6 +750,17 @@ const REQUEST_OTHER_SCRIPT = /^(?:请|請|麻烦|麻煩|帮我|幫我|お願い|
  */
 const BETWEEN_PEOPLE = /^(?:[Hh]i|[Hh]ello|[Dd]ear|[Hh]ey)\s+\p{Lu}[\p{L}.-]*(?:\s+\p{Lu}[\p{L}.-]*)?\s*[,!]|(?:^|[\n.!?]\s*)(?:[Tt]hanks|[Tt]hank\s+you|[Cc]heers|[Bb]est(?:\s+regards)?|[Kk]ind\s+regards|[Rr]egards|[Mm]any\s+thanks)\s*[,!]?\s*\n?\s*\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?\s*[.!]?$/u
 
+/**
+ * A question that asks whoever reads it to act in the world ("can you send me the contract?", "could
+ * you book the room?"), not to produce text: the way people ask each other. A task for a model asks it
+ * for content ("can you show me a function that…", "could you write…"): that stays a request.
+ */
+const ASKS_TO_ACT = new RegExp(
+  String.raw`^(?:(?:please|kindly|now|also|first|then)\s+)*(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+|maybe\s+)*` +
+    String.raw`(?!(?:explain|describe|write|draft|compose|provide|develop|create|generate|produce|translate|summari[sz]e|outline|discuss|elaborate|analy[sz]e|solve|define|compare|paraphrase|rewrite|rephrase|list|tell|give|show|break|calculate|count|design|draw|recite|sing|help|suggest|recommend|find|make|name|identify|answer|say|respond|reply|print|output|return|complete|continue|fix|debug|convert|teach|guide|walk|propose|brainstorm|imagine|pretend|act|play|predict|code|implement|classify|rate|rank|evaluate|review|correct|edit|improve|expand|shorten|simplify|format|spell|read|repeat|search|look|check|extract|detail|clarify|interpret|decode|encode|reverse|proofread)\b)[a-z]+\b`,
+  'i',
+)
+
 /** Short bodies only: a long note that happens to open with "Describe…" is still a note. */
 const REQUEST_MAX_CHARS = 400
 
@@ -979,7 +990,9 @@ export function detectInstructions(text: string): InstructionHit[] {
   const trimmed = text.trim()
   if (parts.length > 0 && trimmed.length <= REQUEST_MAX_CHARS && !BETWEEN_PEOPLE.test(trimmed)) {
     const first = parts[0]
-    if (REQUEST_START.test(first) || QUESTION.test(first) || REQUEST_OTHER_SCRIPT.test(first)) {
+    if (ASKS_TO_ACT.test(first)) {
+      add({kind: 'asks-to-act', strength: 'weak', reason: `a request to act, not a memory: "${clip(first)}"`})
+    } else if (REQUEST_START.test(first) || QUESTION.test(first) || REQUEST_OTHER_SCRIPT.test(first)) {
       add({kind: 'request', strength: 'weak', reason: `a request to the assistant, not a memory: "${clip(first)}"`})
     }
   }
