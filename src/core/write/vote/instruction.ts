@@ -151,7 +151,9 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'directive on the reply',
     needs: [['respond', 'answer', 'reply']],
-    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
+    // "the bot now quotes its sources when answering" tells what a bot does (its verb is before the phrase), as
+    // "when answering, the bot quotes…" does (after it): a description, no order
+    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|(?<!\b(?:the|our|this|its|their)\s+(?:ai\s+)?(?:[\w-]+\s+)?(?:bot|assistant|model|agent|chatbot)\s+(?:now\s+|also\s+|always\s+|no\s+longer\s+)?(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b[^.!?\n;]{0,80})\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
   },
   {
     kind: 'acts-on-user',
