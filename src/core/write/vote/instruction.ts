@@ -711,6 +711,29 @@ const CODE_MARKER = /```|^\s*(?:import|from\s+\S+\s+import|const|let|var|def|req
 const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
 const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
 
+// A client that reads its own service's key by name and calls that service ("WEATHER_API_KEY" sent to
+// api.weather.example) authenticates; it sends nothing away. Only when every secret the code reads is
+// one environment variable named for a service, and every address it calls is that service's domain:
+// the whole environment, a cookie jar or an SSH key, or a key sent to another domain, still counts.
+const ENV_NAMED = /\bos\.environ(?:\[\s*|\.get\(\s*)["']([A-Z][A-Z0-9_]*)["']|\bprocess\.env(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])/g
+const URL_HOST = /\bhttps?:\/\/([a-z0-9.-]+)/gi
+/** Parts of a variable's name that name no service. */
+const GENERIC_NAME_PART = /^(?:api|key|keys|token|tokens|secret|secrets|access|password|passwd|pwd|pass|url|uri|id|client|auth|private|public|base|env|dsn|credentials?|webhook|host|endpoint|app|my|the|prod|dev|test)$/
+
+function keyForItsService(text: string): boolean {
+  const sources = text.match(new RegExp(SECRET_SOURCE.source, 'gi')) ?? []
+  const named = [...text.matchAll(ENV_NAMED)].map((m) => m[1] ?? m[2] ?? m[3])
+  // every secret read is a named variable: as many named reads as reads of the environment at all
+  if (sources.length === 0 || named.length !== sources.length || !sources.every((x) => /^(?:os\.environ|process\.env)$/i.test(x))) return false
+  const domains = [...text.matchAll(URL_HOST)].map((m) => {
+    const labels = m[1].toLowerCase().split('.').filter(Boolean)
+    return labels.length >= 2 ? labels[labels.length - 2] : ''
+  })
+  if (domains.length === 0) return false
+  const services = named.map((n) => n.toLowerCase().split('_').filter((w) => w.length >= 3 && !GENERIC_NAME_PART.test(w)))
+  return domains.every((d) => d.length >= 3 && services.some((parts) => parts.includes(d))) && services.every((parts) => domains.some((d) => parts.includes(d)))
+}
+
 // A secret put where others read it (an issue comment, a gist, a wiki, a commit message): exfiltration without an address.
 // The verb stands alone: "post-mortem", "write-up" and "add-on" are nouns.
 const SECRET_NAME = /\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
@@ -963,7 +986,9 @@ export function detectInstructions(text: string): InstructionHit[] {
 
   if (!seen.has('exfiltration') && GATES.open(CODE_MARKER_GATE) && CODE_MARKER.test(text)) {
     const source = SECRET_SOURCE.exec(text)
-    if (source && NETWORK_SINK.test(text)) add({kind: 'exfiltration', strength: 'strong', reason: `code sends local secrets over the network: "${clip(source[0], 30)}"`})
+    if (source && NETWORK_SINK.test(text) && !keyForItsService(text)) {
+      add({kind: 'exfiltration', strength: 'strong', reason: `code sends local secrets over the network: "${clip(source[0], 30)}"`})
+    }
   }
 
   const parts = sentences(text)
