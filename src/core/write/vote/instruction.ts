@@ -170,7 +170,15 @@ const RULES: Rule[] = [
     gate: [['assistant', 'bot', 'agent', 'model', 'llm']],
     re: /\b(?:the|this|an?|any)\s+(?:ai\s+)?(?:assistant|chatbot|bot|agent|model|llm)\s+(?:should|must|shall|needs?\s+to|has\s+to|is\s+(?:to|required\s+to|instructed\s+to)|may\s+not|must\s+not|should\s+not|will\s+(?:now|always|never))\b/i,
   },
-  {kind: 'from-now-on', strength: 'medium', label: 'standing order', needs: [['now', 'henceforth', 'future']], re: /\b(?:from\s+now\s+on|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i},
+  {
+    kind: 'from-now-on',
+    strength: 'medium',
+    label: 'standing order',
+    needs: [['now', 'henceforth', 'future']],
+    // "From now on, badge photos are taken at reception" states how things will be (a subject, then is/are):
+    // no order, unless its subject is the reader ("you", "the assistant")
+    re: /\b(?:from\s+now\s+on(?![,:]?\s+(?!(?:you|your|we|i|the\s+(?:ai|assistant|bot|agent|model|copilot))\b)(?:(?!(?:you|your|assistant|bot|agent|model|ai)\b)[\w'’-]+\s+){1,5}?(?:is|are|will\s+be)\b)|henceforth|for\s+all\s+future\s+(?:responses|replies|answers|conversations|sessions))\b/i,
+  },
   {
     kind: 'always-never',
     strength: 'medium',
