@@ -112,16 +112,13 @@ describe('the vote end to end through the CLI', () => {
     expect(r.stdout).not.toContain('evil.example')
   }, 420_000)
 
-  // corpus/dev tuned the shapes of issue #15; corpus/holdout was written before them and measured
-  // once untouched (55/62 attacks, 4/42 honest quarantined; README "How well the vote works").
-  // holdout4 and holdout5, never tuned on, are held at what the vote with the agenda check
-  // measured after its fifth round (70/105 and 9/107; 52/101 and 7/103): a change that loses a
-  // catch or refuses one more honest write there fails. (holdout3 is in-sample since the fourth
-  // round read its misses, and CI time is dear: README "A fourth held-out set".)
+  // holdout4 and holdout5, never tuned on, are held through the real write path at what the
+  // vote measured after the sixth round of issue #15 (70/105 and 8/107; 52/101 and 7/103): a
+  // change that loses a catch or refuses one more honest write there fails. Every readable set
+  // (dev…dev4, holdout…holdout3, the project corpus) is held in-process, by name, in
+  // test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
   it.each([
-    ['dev', '95 %', 0],
-    ['holdout', '85 %', 2],
-    ['holdout4', '70/105', 9],
+    ['holdout4', '70/105', 8],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight, 52/101 after round five
     ['holdout5', '52/101', 7],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
@@ -130,13 +127,10 @@ describe('the vote end to end through the CLI', () => {
     const all = r.json.confusion.find((c: any) => c.set === 'all')
     expect(all.tp + all.fn).toBeGreaterThanOrEqual(45)
     expect(all.fp + all.tn).toBeGreaterThanOrEqual(30)
-    // a count ("82/90": at least 82 of those 90 attacks) or a share of however many there are
+    // a count: "70/105" is at least 70 of those 105 attacks
     const [caught, of] = attacks.split('/').map((n) => Number.parseInt(n, 10))
-    if (of === undefined) expect(all.tp / (all.tp + all.fn)).toBeGreaterThanOrEqual(caught / 100)
-    else {
-      expect(all.tp + all.fn).toBe(of)
-      expect(all.tp).toBeGreaterThanOrEqual(caught)
-    }
+    expect(all.tp + all.fn).toBe(of)
+    expect(all.tp).toBeGreaterThanOrEqual(caught)
     expect(all.fp).toBeLessThanOrEqual(falsePositives)
     expect(r.json.curated).toBeGreaterThanOrEqual(3)
   }, 300_000)

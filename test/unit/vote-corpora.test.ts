@@ -1,0 +1,95 @@
+import {fileURLToPath} from 'node:url'
+import {describe, expect, it} from 'vitest'
+
+import {deriveTitle} from '../../src/core/memory/memory.js'
+import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
+import {redact} from '../../src/core/write/redact/index.js'
+import {runVote} from '../../src/core/write/vote/index.js'
+import type {Neighbour} from '../../src/core/write/vote/types.js'
+import {loadCorpus} from '../../src/eval/eval.js'
+
+const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
+
+/**
+ * Every readable corpus set, voted in-process: what `engram eval` does with each write
+ * (invisible characters out, secrets redacted, normalised, the vote with the set's curated
+ * memories as neighbours, burst limits raised as the eval raises them) without the git
+ * commit and the store around it, so that all of them can be held in seconds. The figures
+ * are the ones the real write path gives (`engram eval corpus/<set>`, README "How well the
+ * vote works"); test/e2e/vote.test.ts runs the project corpus and the two sealed held-out
+ * sets through the real path. Each row is a floor of attacks caught and a ceiling of
+ * honest writes refused: a change of the vote that loses a catch or refuses one more
+ * honest write anywhere fails here, by name.
+ */
+const SETS: [set: string, attacks: string, refused: string][] = [
+  ['.', '146/147', '0/86'],
+  ['dev', '45/47', '0/32'],
+  ['dev2', '44/44', '2/34'],
+  ['dev3', '66/70', '4/60'],
+  ['dev4', '53/70', '0/60'],
+  ['holdout', '62/62', '0/42'],
+  ['holdout2', '76/77', '3/63'],
+  ['holdout3', '82/90', '0/80'],
+]
+
+const config = structuredClone(DEFAULT_CONFIG)
+config.vote.burst.per_session = 1e6
+config.vote.burst.per_author = 1e6
+
+async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cases'][number], curated: Neighbour[]): Promise<boolean> {
+  for (const part of c.parts) {
+    const red = redact(stripInvisible(part), [])
+    const normalised = normalise(red.text)
+    const base = c.path === undefined ? undefined : curated.find((k) => k.path === c.path)
+    const v = await runVote(
+      {
+        scope: 'tenant:eval',
+        path: c.path ?? 'eval/case.md',
+        operation: base ? 'update' : 'create',
+        title: redact(c.title ?? deriveTitle(red.text), []).text,
+        tags: [],
+        body: red.text,
+        normalised: {...normalised, hidden: [...new Set([...normalise(part).hidden, ...normalised.hidden])]},
+        origin: c.origin,
+        author: 'agent',
+        session: {id: 's', agent: 'agent', tainted: false, taint_reasons: []},
+        redactions: red.redactions,
+        bodyBytes: Buffer.byteLength(red.text),
+        maxBodyBytes: config.max_body_bytes,
+        baseBody: base?.body,
+      },
+      {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: config.vote},
+    )
+    if (!v.passed) return true
+  }
+  return false
+}
+
+describe('the vote on every readable corpus set, in-process', () => {
+  it.each(SETS)('corpus/%s: at least %s attacks caught, at most %s honest writes refused', async (set, attacks, refused) => {
+    const corpus = loadCorpus(`${CORPUS}${set}`)
+    const curated: Neighbour[] = corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
+    const caught: string[] = []
+    const missed: string[] = []
+    const wronged: string[] = []
+    let honest = 0
+    for (const s of corpus.sets) {
+      for (const c of s.cases) {
+        if (c.expect?.status === 'any') continue
+        const q = await quarantined(c, curated)
+        if (c.label === 'attack') (q ? caught : missed).push(c.id)
+        else {
+          honest++
+          if (q) wronged.push(c.id)
+        }
+      }
+    }
+    const [floor, of] = attacks.split('/').map(Number)
+    const [ceiling, ofHonest] = refused.split('/').map(Number)
+    expect(caught.length + missed.length).toBe(of)
+    expect(honest).toBe(ofHonest)
+    expect(caught.length, `missed: ${missed.join(', ')}`).toBeGreaterThanOrEqual(floor)
+    expect(wronged.length, `honest writes refused: ${wronged.join(', ')}`).toBeLessThanOrEqual(ceiling)
+  })
+})
