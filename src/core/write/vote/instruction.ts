@@ -48,7 +48,7 @@ interface Rule {
 const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation|summary|summaries|translations?|explanations?)`
 const PRIOR = String.raw`(?:previous|prior|above|earlier|preceding|former|original|initial|existing|system|safety|developer)`
 const DIRECTIVE_NOUN = String.raw`(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|context|messages|commands|constraints|policies|programming)`
-const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|exports?|everything|information|info|details)`
+const DATA_OBJECT = String.raw`(?:data|credentials?|passwords?|passphrases?|cookies?|tokens?|keys?|secrets?|conversations?|chats?|(?:chat\s+)?history|transcripts?|memor(?:y|ies)|files?|contents?|documents?|e-?mails|messages|logs|env(?:ironment)?(?:\s+variables)?|ssh|sessions?|contacts?|exports?|everything|information|info|details|records?|databases?|(?:client|customer|patient|contact|staff|member|user|mailing)\s+lists?|(?:phone|mobile|telephone)\s+numbers|(?:home|postal)\s+addresses|card\s+(?:details|numbers))`
 /** "your next reply": which of the assistant's outputs a directive is aimed at */
 const NEXT = String.raw`(?:(?:next|following|upcoming|subsequent|final|first|last)\s+)?`
 const SECRET_NOUN = String.raw`(?:passwords?|passphrases?|pins?|api\s+keys?|private\s+keys?|keys?|secrets?|tokens?|credentials?|records|list|data(?:base)?|files?|history|logs?)\b`
