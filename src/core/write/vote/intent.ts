@@ -163,6 +163,11 @@ const PLACE_EN = /\b(?:(?:post|share)(?=\s+(?:it|them|this|that|these|those|the|
 const OUTSIDE = /(?:\b(?:to|into|in|on|at|via|as|with)\s+(?:a\s+|an\s+|the\s+|this\s+|that\s+|our\s+|your\s+|my\s+|their\s+|its\s+)?(?:[\w-]+\s+)?(?:reply|replies|response|comment|issue|ticket|thread|chat|channel|e-?mail|mail|message|form|webhook|gist|pastebin|drive|bucket|link|url|wiki|forum|public|slack|teams|discord|pr|pull\s+request|group|everyone|anyone|auditors?|vendor|support)\b)|[\w.+-]+@[\w-]+\.\w|https?:\/\/|\b(?:to|with)\s+(?:me|us|him|her|them)\b/
 const OUTBOUND_EN = {test: (s: string) => SEND_EN.test(s) || (PLACE_EN.test(s) && OUTSIDE.test(s))}
 const OUTBOUND_OTHER = /envía|envíe|envíen|enviar|mánda|reenví|pega\b|comparte|envoie|envoyez|envoyer|transmet|transférez|collez?\b|partagez?\b|\bsende|schick|übermittel|leite\s+\S+\s+weiter|\binvia|inoltra|incolla|condividi|\benvie|enviem|reencaminh|\bcole\b|partilh|compartilh|\bstuur|verstuur|doorsturen|\bplak|wyślij|wyślijcie|prześlij|wklej|udostępnij|отправ|пришли|перешли|вставь|вставьте|gönder|ilet\b|yapıştır|paylaş|发送|发给|发到|寄给|粘贴|送って|送信|転送|貼り付け|보내|전송|붙여넣|أرسل|ارسل|भेज/
+// People's data put into a link, a query or an outside address ("put the client's phone number in the
+// referral link https://…"): a URL carries what is written into it to whoever serves it. Only with a
+// link or an address named: sending a client list to a colleague by mail is ordinary work.
+const PERSONAL_EN = /\b(?:(?:clients?|customers?|patients?|members?|staff|users?|contacts?|employees?)(?:['’]s?)?\s+(?:lists?|records?|database|data|details|phone\s+numbers?|(?:home\s+|e-?mail\s+)?addresses|card\s+(?:details|numbers?))|(?:phone|mobile)\s+numbers?|home\s+address(?:es)?|card\s+(?:details|numbers?))\b/
+const INTO_LINK = /\b(?:put|puts|putting|include|includes|including|add|adds|adding|append|appends|appending|insert|inserts|inserting|pass|passes|passing|paste|pasting|encode|encoding)\b[^.\n]{0,120}?\b(?:in|into|to|as|on)\s+(?:the\s+|a\s+|an\s+|this\s+|that\s+|each\s+|every\s+|your\s+)?(?:[\w-]+\s+){0,2}?(?:link|url|query(?:\s+string)?|parameter|webhook)\b/
 /** A sentence that tells of an attack rather than making one. */
 const TELLS = /\b(?:asked|asking|asks|requested|requesting|pretend\w*|claim\w*|phishing|scam\w*|attackers?|fraudsters?|criminals?|impersonat\w+|red\s+flags?|suspicious|warning\s+signs?|such\s+as|for\s+example|e\.g\.|requests?\s+(?:to|for))\b/
 
@@ -213,7 +218,8 @@ function signalsOf(s: string, only: readonly Signal[] = SIGNALS, report = false)
   const found = new Set<Signal>()
   for (const signal of only) {
     if (signal === 'solicited') {
-      if ((SECRET_EN.test(s) || SECRET_OTHER.test(s)) && (OUTBOUND_EN.test(s) || OUTBOUND_OTHER.test(s)) && !FORBIDS.test(s) && !TELLS.test(s)) found.add(signal)
+      const secret = (SECRET_EN.test(s) || SECRET_OTHER.test(s)) && (OUTBOUND_EN.test(s) || OUTBOUND_OTHER.test(s))
+      if ((secret || (PERSONAL_EN.test(s) && INTO_LINK.test(s))) && !FORBIDS.test(s) && !TELLS.test(s)) found.add(signal)
     } else if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
   }
   if (found.has('lifted') && FORBIDS.test(s)) found.delete('lifted')
