@@ -196,15 +196,6 @@ describe('contradiction and duplicate', () => {
     expect(has(cand('The finance lead approved an expense claim of 1,250 EUR for the Lisbon trip.'), 'contradiction', limit)).toBe(false)
   })
 
-  it('reads a licence in "whatever", "self-service" and "can" beside a need that is only a relative clause', () => {
-    const codes = [nb('Door codes live only in the facilities vault.')]
-    expect(reasonOf(cand('Door codes are kept in the facilities vault and can be handed to colleagues who need them.'), 'contradiction', codes)).toMatch(/reverses a requirement/)
-    const exports = [nb('Payroll exports need written sign-off from the HR director and are never sent outside the HR system.')]
-    expect(reasonOf(cand('Payroll exports are self-service for HR staff, inside the HR system.'), 'contradiction', exports)).toMatch(/reverses a requirement/)
-    // the rule restated, with who needs what: no licence
-    expect(has(cand('Door codes live only in the facilities vault; new staff who need one ask the facilities desk.'), 'contradiction', codes)).toBe(false)
-  })
-
   it('flags a changed name after "is"', () => {
     const n = [nb('The on-call lead for payments is Priya.')]
     expect(has(cand('The on-call lead for payments is Marco.'), 'contradiction', n)).toBe(true)
