@@ -181,21 +181,6 @@ describe('contradiction and duplicate', () => {
     expect(has(cand('Timeouts are 10ms for the cache.'), 'contradiction', [nb('Timeouts are 10m for the cache.')])).toBe(true)
   })
 
-  it('flags a rule restated with another count of the same thing, however loosely the rest is worded', () => {
-    const n = [nb('Refund vouchers are issued only when two supervisors have initialled the till report.')]
-    expect(reasonOf(cand('Vouchers get handed out once one supervisor has initialled the report.'), 'contradiction', n)).toMatch(/another number of supervisor .*two → one/)
-    const limit = [nb("Expense claims above 400 EUR need the finance lead's approval.")]
-    expect(has(cand('For speed, the finance lead only looks at expense claims above 4,000 EUR, and smaller claims are paid straight from the card.'), 'contradiction', limit)).toBe(true)
-  })
-
-  it('does not read a count in a report, an amount paid, or a limit added beside the stored one as a changed rule', () => {
-    const n = [nb('Lab samples leave the building only with two couriers signing the transfer sheet.')]
-    expect(has(cand('Two couriers signed the transfer sheet for the Friday samples.'), 'contradiction', n)).toBe(false)
-    const limit = [nb("Expense claims above 400 EUR need the finance lead's approval.")]
-    expect(has(cand("Expense claims above 400 EUR still need the finance lead's approval, and claims above 5,000 EUR also need the CFO."), 'contradiction', limit)).toBe(false)
-    expect(has(cand('The finance lead approved an expense claim of 1,250 EUR for the Lisbon trip.'), 'contradiction', limit)).toBe(false)
-  })
-
   it('flags a changed name after "is"', () => {
     const n = [nb('The on-call lead for payments is Priya.')]
     expect(has(cand('The on-call lead for payments is Marco.'), 'contradiction', n)).toBe(true)

@@ -57,20 +57,6 @@ const VALUE_WORDS = new Set(
 const MONTH_PREP = new Set(['in', 'on', 'by', 'until', 'till', 'since', 'from', 'through', 'before', 'after', 'during', 'early', 'late', 'mid', 'next', 'last', 'of', 'between'])
 const MODAL_NEXT = new Set(['be', 'have', 'not', 'also', 'well', 'still', 'need', 'want', 'take', 'get', 'vary', 'change', 'apply', 'differ', 'contain', 'include', 'help', 'seem', 'cause', 'require', 'use', 'result', 'affect', 'find', 'see', 'occur', 'happen', 'lead', 'mean', 'come', 'go', 'do', 'become', 'only', 'even', 'never', 'already', 'soon'])
 const DIGITS = /^\d/
-/** Words that count as surely as a number does, read as that number when they count a thing ("a single vet"). */
-const ALL_DIGITS = /^\d+$/
-const COUNT_WORD = new Map<string, string>([['single', 'one'], ['sole', 'one'], ['lone', 'one']])
-/**
- * Words before a number that make it a limit ("above 250 GBP", "at most 3 days"): an amount in a
- * rule counts as the rule's number; an amount without one is one payment's, not the rule's.
- */
-const LIMIT_WORD = new Set(['above', 'over', 'under', 'below', 'exceeding', 'exceeds', 'exceed', 'than', 'least', 'most', 'to', 'max', 'maximum', 'min', 'minimum', 'limit', 'threshold', 'beyond', 'upto'])
-/**
- * Words before a count that make it a rule's condition ("only when two vets", "needs three approvals",
- * "once one director signs", "on a single signature"); a count that opens a sentence or follows
- * anything else tells what happened ("two directors were away"), no rule.
- */
-const CONDITION_WORD = new Set([...LIMIT_WORD, 'once', 'when', 'after', 'if', 'until', 'unless', 'with', 'on', 'by', 'from', 'need', 'needs', 'needed', 'require', 'requires', 'required', 'only', 'take', 'takes', 'a', 'an'])
 
 /** A value's owner: the token after one of these is what the sentence says its subject is. */
 const COPULA = new Set(['is', 'are', 'was', 'were', 'named', 'called', 'equals'])
@@ -84,8 +70,6 @@ const SPLIT = /[^a-z0-9._:/@'=\-\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
 interface SentenceInfo {
   words: Set<string>
   values: Set<string>
-  /** how many of a thing a rule in the sentence asks for: the counted word (stemmed) and the number ("only when two vets sign" → vet, two) */
-  counts: [string, string][] | null
   negative: boolean
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
@@ -180,12 +164,6 @@ const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 
 function sentenceInfo(s: string): SentenceInfo {
   const words = new Set<string>()
   const values = new Set<string>()
-  let counts: [string, string][] | null = null
-  // the number just read, waiting for the word it counts (the next token, if a content word);
-  // a number written with thousands separators ("2,500") arrives in pieces and is put back together
-  let count = ''
-  let countLimit = false
-  let countKept = false
   let flips = 0
   let afterCopula = false
   let position = 0
@@ -216,42 +194,19 @@ function sentenceInfo(s: string): SentenceInfo {
     const tok = start === 0 && end === piece.length ? piece : piece.slice(start, end)
     afterCopula ||= COPULA.has(tok)
     position++
-    const counted = countKept ? count : ''
-    const pending: string = count
-    const pendingLimit: boolean = countLimit
-    count = ''
-    countLimit = false
-    countKept = false
     if (NEGATION.has(tok) || tok.endsWith("n't")) {
       flips++
       continue
     }
     if (isValueToken(tok)) {
       values.add(tok)
-      if (ALL_DIGITS.test(tok)) {
-        // "2,500" arrives as "2" and "500": put back together. A small number counts a thing ("2 vets");
-        // a larger one only after a limit word (a threshold), not as one payment's amount.
-        const joined = ALL_DIGITS.test(pending) && tok.length === 3
-        count = joined ? pending + tok : tok
-        countLimit = joined ? pendingLimit : LIMIT_WORD.has(before)
-        countKept = countLimit || (!joined && tok.length <= 2 && CONDITION_WORD.has(before))
-      }
       continue
     }
     if (VALUE_WORDS.has(tok)) {
       values.add(stem(tok))
-      count = stem(tok)
-      countKept = CONDITION_WORD.has(before)
-      continue
-    }
-    const countWord = COUNT_WORD.get(tok)
-    if (countWord !== undefined) {
-      count = countWord
-      countKept = CONDITION_WORD.has(before)
       continue
     }
     if (STOP.has(tok)) continue
-    if (counted !== '') (counts ??= []).push([stem(OPPOSITE.get(tok) ?? tok), counted])
     const opposite = OPPOSITE.get(tok)
     // "the editor is Vim": the word after a copula is the value the sentence asserts.
     if (copulaNext && position >= 2 && !isParticiple(tok)) values.add(stem(tok))
@@ -261,7 +216,7 @@ function sentenceInfo(s: string): SentenceInfo {
     } else words.add(stem(tok))
   }
   // which way it leans is only asked of sentences that share words with the other text: worked out then, once
-  return new Sentence(words, values, counts, flips % 2 === 1, s)
+  return new Sentence(words, values, flips % 2 === 1, s)
 }
 
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
@@ -270,7 +225,6 @@ class Sentence implements SentenceInfo {
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
-    readonly counts: [string, string][] | null,
     readonly negative: boolean,
     private readonly text: string,
   ) {}
@@ -406,17 +360,6 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       const sharedWords = counts[k]
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
-      }
-      // The same rule with another number of the same thing ("two vets sign" / "one vet signs"): how many
-      // people must sign, how much may be paid, is the rule itself, however the rest is worded. A text
-      // that also states the stored number keeps that rule and adds another ("above 50,000, both partners").
-      if (cs.counts !== null && ns.counts !== null) {
-        for (const [thing, now] of cs.counts) {
-          const was = ns.counts.find(([t, v]) => t === thing && v !== now)?.[1]
-          if (was !== undefined && ns.words.has(thing) && cs.words.has(thing) && !cand.sentences.some((x) => x.counts?.some(([t, v]) => t === thing && ns.counts!.some(([u, w]) => u === t && w === v)))) {
-            return {kind: 'contradiction', neighbour: n, reason: `states another number of ${clip(thing, 32)} than ${name(n)}: ${clip(was, 24)} → ${clip(now, 24)}`}
-          }
-        }
       }
       if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
         // The same duty, another person ("incidents go to Daniel Ortiz" for "… to Tomasz Nowak"): a name is a value too.
