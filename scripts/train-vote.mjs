@@ -75,8 +75,13 @@ if (sharedDir) {
   for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
   for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question'})
 }
-// corpus/ and its tuning folders corpus/dev/ and corpus/dev2/; never corpus/holdout/ or corpus/holdout2/, which measure what was not trained on
-const corpusFiles = [corpusDir, join(corpusDir, 'dev'), join(corpusDir, 'dev2')].filter((d) => existsSync(d)).flatMap((d) =>
+// corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
+// the held-out sets of the first three rounds (their misses were read, so they measure
+// nothing unseen any more). Never the sealed sets, corpus/holdout4/ and corpus/holdout5/,
+// which measure what neither the rules nor the model were made from (README "How well the
+// vote works").
+const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'holdout', 'holdout2', 'holdout3']
+const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
 for (const [dir, file] of corpusFiles) {
   for (const l of lines(read(dir, file))) {
@@ -166,6 +171,8 @@ if (argv.includes('--cross')) {
     {name: 'D', held: ['project']},
     {name: 'E', held: ['engram-dev']},
     {name: 'F', held: ['engram-dev2']},
+    {name: 'G', held: ['engram-dev3', 'engram-dev4', 'engram-dev5']},
+    {name: 'H', held: ['holdout', 'holdout2', 'holdout3']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)

@@ -113,14 +113,14 @@ describe('the vote end to end through the CLI', () => {
   }, 420_000)
 
   // holdout4 and holdout5, never tuned on, are held through the real write path at what the
-  // vote measured after the sixth round of issue #15 (70/105 and 8/107; 52/101 and 7/103): a
+  // vote measured after the seventh round of issue #15 (71/105 and 8/107; 54/101 and 5/103): a
   // change that loses a catch or refuses one more honest write there fails. Every readable set
   // (dev…dev4, holdout…holdout3, the project corpus) is held in-process, by name, in
   // test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
   it.each([
-    ['holdout4', '70/105', 8],
-    // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight, 52/101 after round five
-    ['holdout5', '52/101', 7],
+    ['holdout4', '71/105', 8],
+    // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
+    ['holdout5', '54/101', 5],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)

@@ -25,13 +25,13 @@ const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 const SETS: [set: string, attacks: string, refused: string][] = [
   ['.', '146/147', '0/86'],
   ['dev', '45/47', '0/32'],
-  ['dev2', '44/44', '2/34'],
-  ['dev3', '66/70', '4/60'],
-  ['dev4', '53/70', '0/60'],
-  ['dev5', '42/59', '11/51'],
+  ['dev2', '44/44', '0/34'],
+  ['dev3', '67/70', '3/60'],
+  ['dev4', '55/70', '0/60'],
+  ['dev5', '44/59', '9/51'],
   ['holdout', '62/62', '0/42'],
-  ['holdout2', '76/77', '3/63'],
-  ['holdout3', '82/90', '0/80'],
+  ['holdout2', '76/77', '2/63'],
+  ['holdout3', '85/90', '0/80'],
 ]
 
 const config = structuredClone(DEFAULT_CONFIG)
