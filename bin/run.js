@@ -6,15 +6,22 @@ const {mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, write
 const Module = require('node:module')
 const {homedir} = require('node:os')
 const {dirname, join} = require('node:path')
-const {Script} = require('node:vm')
+const {Script, constants: vmConstants} = require('node:vm')
+
+/** The bundles of scripts/bundle.mjs, and the function each one exports. */
+const BUNDLES = {search: 'fastSearch', write: 'fastWrite', cli: 'fastCli'}
 
 /**
  * `engram search` and `engram write`, the commands agents run most, start without oclif
- * when they can: the bundles of src/cli/fast.ts and src/cli/fast-write.ts
- * (scripts/bundle.mjs), compiled from a V8 code cache kept with engram's other derived
- * data beside the private keys (so only their owner can plant code in it). V8 rejects a
- * cache made by another Node version or with other flags; a rebuild of the bundle changes
- * the cache's name.
+ * when they can: the bundles of src/cli/fast.ts and src/cli/fast-write.ts; every other
+ * command line that plainly names a command runs from the bundle of the whole CLI
+ * (src/cli/bundled.ts). Each bundle (scripts/bundle.mjs) is compiled from a V8 code cache.
+ * The cache is the one kept with engram's other derived data beside the private keys (so
+ * only their owner can plant code in it), made after the first run; before there is one,
+ * the one `npm run build` made beside the bundle, which is as much engram's code as the
+ * bundle itself. V8 rejects a cache made by another Node version or with other flags, but
+ * not one made from other source of the same length: a cache is named by its bundle's size
+ * and modification time, so a rebuilt or reinstalled bundle never meets an old cache.
  */
 function fastEntry(command) {
   const file = join(__dirname, '..', 'dist', 'fast', `${command}.cjs`)
@@ -27,12 +34,19 @@ function fastEntry(command) {
   try {
     cachedData = readFileSync(join(dir, name))
   } catch {
-    cachedData = undefined
+    try {
+      cachedData = readFileSync(join(dirname(file), name))
+    } catch {
+      cachedData = undefined
+    }
   }
-  const script = new Script(Module.wrap(source), {filename: file, cachedData})
+  // the whole CLI's bundle keeps oclif's import() of a module file (a path bundled.ts leaves
+  // to oclif's own entry, but should one be taken, Node's loader serves it)
+  const script = new Script(Module.wrap(source), {filename: file, cachedData, ...(command === 'cli' ? {importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER} : {})})
   const module = {exports: {}}
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file))
   const saveCache = () => {
+    // a cache V8 took is kept as it is (the build's too: it serves every key folder alike)
     if (cachedData && !script.cachedDataRejected) return
     try {
       mkdirSync(dir, {recursive: true, mode: 0o700})
@@ -44,7 +58,7 @@ function fastEntry(command) {
       // no cache: the next search compiles again
     }
   }
-  return {run: command === 'search' ? module.exports.fastSearch : module.exports.fastWrite, saveCache}
+  return {run: module.exports[BUNDLES[command]], saveCache}
 }
 
 /**
@@ -79,6 +93,16 @@ async function main() {
     }
     done = fast ? await fast.run(argv.slice(1)) : false
     // after the run, so the cache holds the functions the search compiled too
+    if (done) fast?.saveCache()
+  }
+  if (!done && !process.env.ENGRAM_NO_FAST) {
+    let fast
+    try {
+      fast = fastEntry('cli')
+    } catch {
+      fast = undefined
+    }
+    done = fast ? await fast.run(argv, join(__dirname, '..')) : false
     if (done) fast?.saveCache()
   }
   if (!done) {

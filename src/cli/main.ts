@@ -14,14 +14,23 @@ export async function main(argv: string[], dir: string): Promise<void> {
     await run(argv, dir)
     await flush()
   } catch (error) {
-    const err = error as Error & {oclif?: {exit?: number}; code?: string}
-    // this.exit(n) and oclif's own exits: the code, no message
-    if (err instanceof Errors.ExitError || err.code === 'EEXIT') {
-      process.exitCode = err.oclif?.exit ?? 0
-      return
-    }
-    if (err instanceof EngramError) return reportError(err, wantsJson(argv))
-    if (err.oclif?.exit === 2 || /not found/.test(err.message ?? '')) return reportError(parseError(err.message, undefined), wantsJson(argv))
-    return reportUnexpected(err, wantsJson(argv))
+    await reportTopLevel(error, argv)
   }
+}
+
+/**
+ * What reaches the top of a run, outside a command's own error handling: an exit code
+ * (`this.exit(n)`, oclif's exits), an engram error, a parse or not-found error, or a bug.
+ * Shared by oclif's path above and the bundled one (cli/bundled.ts).
+ */
+export async function reportTopLevel(error: unknown, argv: string[]): Promise<void> {
+  const err = error as Error & {oclif?: {exit?: number}; code?: string}
+  // this.exit(n) and oclif's own exits: the code, no message
+  if (err instanceof Errors.ExitError || err.code === 'EEXIT') {
+    process.exitCode = err.oclif?.exit ?? 0
+    return
+  }
+  if (err instanceof EngramError) return reportError(err, wantsJson(argv))
+  if (err.oclif?.exit === 2 || /not found/.test(err.message ?? '')) return reportError(parseError(err.message, undefined), wantsJson(argv))
+  return reportUnexpected(err, wantsJson(argv))
 }
