@@ -1,7 +1,7 @@
 import {Command, Config, flush} from '@oclif/core'
 import {normalizeArgv} from '@oclif/core/help'
 
-import {reportTopLevel} from './main.js'
+import {oclifOptions, reportTopLevel} from './main.js'
 
 /** oclif's hook events around a command run, which this path would have to load and call. */
 const RUN_HOOKS = ['init', 'prerun', 'postrun', 'finally'] as const
@@ -34,7 +34,7 @@ export function mayBeCommand(argv: string[], ids: string[], helpFlags: string[] 
  */
 export async function runBundled(argv: string[], root: string, commands: Record<string, () => Promise<{default: Command.Class}>>): Promise<boolean> {
   if (!mayBeCommand(argv, Object.keys(commands))) return false
-  const config = await Config.load(root)
+  const config = await Config.load(oclifOptions(root))
   const helpFlags = [...new Set(['--help', ...(config.pjson.oclif.additionalHelpFlags ?? [])])]
   if (!mayBeCommand(argv, Object.keys(commands), helpFlags)) return false
   const [id, ...rest] = normalizeArgv(config, [...argv])

@@ -11,11 +11,23 @@ import {parseError, reportError, reportUnexpected, wantsJson} from './report.js'
  */
 export async function main(argv: string[], dir: string): Promise<void> {
   try {
-    await run(argv, dir)
+    await run(argv, oclifOptions(dir))
     await flush()
   } catch (error) {
     await reportTopLevel(error, argv)
   }
+}
+
+/**
+ * How engram loads oclif: from its own package only. oclif would also load "user" and
+ * "link" plugins named in a package.json in its data folder (~/.local/share/engram, or
+ * $XDG_DATA_HOME/engram, or $ENGRAM_DATA_DIR), and "dev" plugins outside production: code
+ * whose hooks run in every command, the owner's `review accept` among them, from a file
+ * anyone running as the owner — an agent with a shell — could write. engram has no plugins
+ * of its own to install, so neither kind is ever loaded.
+ */
+export function oclifOptions(root: string): {root: string; userPlugins: false; devPlugins: false} {
+  return {root, userPlugins: false, devPlugins: false}
 }
 
 /**
