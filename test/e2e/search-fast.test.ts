@@ -1,5 +1,5 @@
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -7,6 +7,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, curate, initWithSession, Sandbox, sandbox, twoTenants} from '../helpers/cli.js'
 
 const TRACE = fileURLToPath(new URL('../fixtures/trace-imports.mjs', import.meta.url))
+const FAST = fileURLToPath(new URL('../../dist/fast/', import.meta.url))
 
 /**
  * `engram search` has two entries: the fast path in bin/run.js (no oclif) and the oclif
@@ -98,18 +99,21 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     }
   })
 
-  it('keeps a V8 code cache for the fast entry beside the keys, and shrugs off a damaged one', () => {
+  it('starts from the code cache the build made, takes the key folder\'s own first, and shrugs off a damaged one', () => {
     both(['search', 'deploy'])
     const dir = join(sb.configDir, 'cache', 'v8')
-    // one for the search entry (the store's writes made the write entry's own)
-    const files = readdirSync(dir).filter((f) => f.startsWith('search-'))
-    expect(files).toHaveLength(1)
-    expect(statSync(dir).mode & 0o077).toBe(0)
+    // V8 took the build's cache (dist/fast/search-….bin): nothing compiled anew, nothing saved
+    const seeds = readdirSync(FAST).filter((f) => f.startsWith('search-') && f.endsWith('.bin'))
+    expect(seeds).toHaveLength(1)
+    expect(existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('search-')) : []).toEqual([])
+    // a damaged cache of the same name in the key folder is read first, rejected by V8,
+    // compiled afresh and written again
+    mkdirSync(dir, {recursive: true, mode: 0o700})
     const garbage = Buffer.alloc(4096, 7)
-    writeFileSync(join(dir, files[0]), garbage)
+    writeFileSync(join(dir, seeds[0]), garbage, {mode: 0o600})
     expect(both(['search', 'deploy', '--json']).json.hits).toHaveLength(2)
-    // rejected by V8, compiled afresh and written again
-    expect(readFileSync(join(dir, files[0])).equals(garbage)).toBe(false)
+    expect(readFileSync(join(dir, seeds[0])).equals(garbage)).toBe(false)
+    expect(statSync(dir).mode & 0o077).toBe(0)
   })
 
   it('exits quietly, like oclif, when the reader of its output goes away', async () => {
