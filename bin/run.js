@@ -6,7 +6,7 @@ const {mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, write
 const Module = require('node:module')
 const {homedir} = require('node:os')
 const {dirname, join} = require('node:path')
-const {Script, constants: vmConstants} = require('node:vm')
+const {Script} = require('node:vm')
 
 /** The bundles of scripts/bundle.mjs, and the function each one exports. */
 const BUNDLES = {search: 'fastSearch', write: 'fastWrite', cli: 'fastCli'}
@@ -40,9 +40,7 @@ function fastEntry(command) {
       cachedData = undefined
     }
   }
-  // the whole CLI's bundle keeps oclif's import() of a module file (a path bundled.ts leaves
-  // to oclif's own entry, but should one be taken, Node's loader serves it)
-  const script = new Script(Module.wrap(source), {filename: file, cachedData, ...(command === 'cli' ? {importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER} : {})})
+  const script = new Script(Module.wrap(source), {filename: file, cachedData})
   const module = {exports: {}}
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file))
   const saveCache = () => {
@@ -81,6 +79,13 @@ function hoistGlobalFlags(argv) {
   return end === -1 ? [...rest, ...lead] : [...rest.slice(0, end), ...lead, ...rest.slice(end)]
 }
 
+/** A command line led by a word, asking for no help: one the whole CLI's bundle may run. */
+function wantsCommand(argv) {
+  if (argv.length === 0 || argv[0] === '' || argv[0].startsWith('-') || argv[0] === 'help') return false
+  const end = argv.indexOf('--')
+  return !(end === -1 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h')
+}
+
 async function main() {
   const argv = hoistGlobalFlags(process.argv.slice(2))
   let done = false
@@ -95,7 +100,9 @@ async function main() {
     // after the run, so the cache holds the functions the search compiled too
     if (done) fast?.saveCache()
   }
-  if (!done && !process.env.ENGRAM_NO_FAST) {
+  // help, versions and anything not led by a word go to oclif's own entry at once (the
+  // bundle would only compile, then decline them: src/cli/bundled.ts mayBeCommand)
+  if (!done && !process.env.ENGRAM_NO_FAST && wantsCommand(argv)) {
     let fast
     try {
       fast = fastEntry('cli')

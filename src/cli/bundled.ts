@@ -1,10 +1,18 @@
+import {statSync} from 'node:fs'
+import {join} from 'node:path'
+
 import {Command, Config, flush} from '@oclif/core'
 import {normalizeArgv} from '@oclif/core/help'
 
 import {oclifOptions, reportTopLevel} from './main.js'
 
-/** oclif's hook events around a command run, which this path would have to load and call. */
-const RUN_HOOKS = ['init', 'prerun', 'postrun', 'finally'] as const
+/**
+ * oclif's hook events of a command's run (main.run, config.runCommand, Command.parse), which
+ * this path would have to load: a bundle loads no module file (oclif's loader fails in it).
+ * (command_not_found and command_incomplete, engram's own among them, are for a command line
+ * that names no command, which this path never takes.)
+ */
+const RUN_HOOKS = ['init', 'prerun', 'preparse', 'postrun', 'finally'] as const
 
 /**
  * Whether a command line may be a plain run of one of `ids`, before any file is read: its
@@ -26,14 +34,21 @@ export function mayBeCommand(argv: string[], ids: string[], helpFlags: string[] 
  * Config (package.json, manifest, plugins), the same reading of the command line into a
  * command id and its arguments (normalizeArgv), the same command class and its parse,
  * errors reported as main.ts reports them — minus what a bundle compiled by node:vm does
- * not do: import a module file at run time. So it takes only a command line that names a
- * command of the bundle and asks for no help or version, and only while no plugin declares
- * a hook around command runs; otherwise it returns false before any command has run, and
+ * not do: load a module file at run time. So it takes only a command line that names a
+ * command of the bundle and asks for no help or version, only with the manifest it was
+ * made from, and only while no plugin declares a hook of a command run; otherwise it
+ * returns false before any command has run, and
  * bin/run.js hands the command line to oclif (help, versions, topics, not-found
  * suggestions all go that way).
  */
-export async function runBundled(argv: string[], root: string, commands: Record<string, () => Promise<{default: Command.Class}>>): Promise<boolean> {
+export async function runBundled(argv: string[], root: string, commands: Record<string, () => Promise<{default: Command.Class}>>, manifestSize: number): Promise<boolean> {
   if (!mayBeCommand(argv, Object.keys(commands))) return false
+  // the manifest the bundle was made from; without it oclif would load every command file
+  try {
+    if (statSync(join(root, 'oclif.manifest.json')).size !== manifestSize) return false
+  } catch {
+    return false
+  }
   const config = await Config.load(oclifOptions(root))
   const helpFlags = [...new Set(['--help', ...(config.pjson.oclif.additionalHelpFlags ?? [])])]
   if (!mayBeCommand(argv, Object.keys(commands), helpFlags)) return false

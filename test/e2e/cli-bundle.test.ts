@@ -1,10 +1,10 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {mayBeCommand} from '../../src/cli/bundled.js'
+import {mayBeCommand, runBundled} from '../../src/cli/bundled.js'
 import {BIN, curate, initWithSession, Sandbox, sandbox} from '../helpers/cli.js'
 
 const TRACE = fileURLToPath(new URL('../fixtures/trace-imports.mjs', import.meta.url))
@@ -114,6 +114,16 @@ describe('mayBeCommand: what the bundle may take before reading any file', () =>
     expect(mayBeCommand(['keys', 'list', '--json'], ids)).toBe(true)
     expect(mayBeCommand(['status', '--', '--help'], ids)).toBe(true)
   })
+  it('runBundled declines, before any command runs, without the manifest it was made from', async () => {
+    const root = sandbox().dir
+    let loaded = false
+    const commands = {status: async () => ((loaded = true), {default: class {} as never})}
+    expect(await runBundled(['status'], root, commands, 105_000)).toBe(false)
+    writeFileSync(join(root, 'oclif.manifest.json'), '{"version":"0.0.0","commands":{}}')
+    expect(await runBundled(['status'], root, commands, 105_000)).toBe(false)
+    expect(loaded).toBe(false)
+  })
+
   it('leaves help, versions, flags first and unknown words to oclif', () => {
     expect(mayBeCommand([], ids)).toBe(false)
     expect(mayBeCommand([''], ids)).toBe(false)
