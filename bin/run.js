@@ -8,13 +8,20 @@ const {homedir} = require('node:os')
 const {dirname, join} = require('node:path')
 const {Script} = require('node:vm')
 
+/** The bundles of scripts/bundle.mjs, and the function each one exports. */
+const BUNDLES = {search: 'fastSearch', write: 'fastWrite', cli: 'fastCli'}
+
 /**
  * `engram search` and `engram write`, the commands agents run most, start without oclif
- * when they can: the bundles of src/cli/fast.ts and src/cli/fast-write.ts
- * (scripts/bundle.mjs), compiled from a V8 code cache kept with engram's other derived
- * data beside the private keys (so only their owner can plant code in it). V8 rejects a
- * cache made by another Node version or with other flags; a rebuild of the bundle changes
- * the cache's name.
+ * when they can: the bundles of src/cli/fast.ts and src/cli/fast-write.ts; every other
+ * command line that plainly names a command runs from the bundle of the whole CLI
+ * (src/cli/bundled.ts). Each bundle (scripts/bundle.mjs) is compiled from a V8 code cache.
+ * The cache is the one kept with engram's other derived data beside the private keys (so
+ * only their owner can plant code in it), made after the first run; before there is one,
+ * the one `npm run build` made beside the bundle, which is as much engram's code as the
+ * bundle itself. V8 rejects a cache made by another Node version or with other flags, but
+ * not one made from other source of the same length: a cache is named by its bundle's size
+ * and modification time, so a rebuilt or reinstalled bundle never meets an old cache.
  */
 function fastEntry(command) {
   const file = join(__dirname, '..', 'dist', 'fast', `${command}.cjs`)
@@ -27,12 +34,17 @@ function fastEntry(command) {
   try {
     cachedData = readFileSync(join(dir, name))
   } catch {
-    cachedData = undefined
+    try {
+      cachedData = readFileSync(join(dirname(file), name))
+    } catch {
+      cachedData = undefined
+    }
   }
   const script = new Script(Module.wrap(source), {filename: file, cachedData})
   const module = {exports: {}}
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file))
   const saveCache = () => {
+    // a cache V8 took is kept as it is (the build's too: it serves every key folder alike)
     if (cachedData && !script.cachedDataRejected) return
     try {
       mkdirSync(dir, {recursive: true, mode: 0o700})
@@ -44,7 +56,7 @@ function fastEntry(command) {
       // no cache: the next search compiles again
     }
   }
-  return {run: command === 'search' ? module.exports.fastSearch : module.exports.fastWrite, saveCache}
+  return {run: module.exports[BUNDLES[command]], saveCache}
 }
 
 /**
@@ -67,6 +79,13 @@ function hoistGlobalFlags(argv) {
   return end === -1 ? [...rest, ...lead] : [...rest.slice(0, end), ...lead, ...rest.slice(end)]
 }
 
+/** A command line led by a word, asking for no help: one the whole CLI's bundle may run. */
+function wantsCommand(argv) {
+  if (argv.length === 0 || argv[0] === '' || argv[0].startsWith('-') || argv[0] === 'help') return false
+  const end = argv.indexOf('--')
+  return !(end === -1 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h')
+}
+
 async function main() {
   const argv = hoistGlobalFlags(process.argv.slice(2))
   let done = false
@@ -79,6 +98,18 @@ async function main() {
     }
     done = fast ? await fast.run(argv.slice(1)) : false
     // after the run, so the cache holds the functions the search compiled too
+    if (done) fast?.saveCache()
+  }
+  // help, versions and anything not led by a word go to oclif's own entry at once (the
+  // bundle would only compile, then decline them: src/cli/bundled.ts mayBeCommand)
+  if (!done && !process.env.ENGRAM_NO_FAST && wantsCommand(argv)) {
+    let fast
+    try {
+      fast = fastEntry('cli')
+    } catch {
+      fast = undefined
+    }
+    done = fast ? await fast.run(argv, join(__dirname, '..')) : false
     if (done) fast?.saveCache()
   }
   if (!done) {

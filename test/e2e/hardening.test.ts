@@ -1,5 +1,5 @@
 import {execFileSync, spawn} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
@@ -123,5 +123,32 @@ describe('hardening found by the conformance suite', () => {
     } finally {
       fake.close()
     }
+  })
+})
+
+describe("oclif's plugin folders are not engram's code", () => {
+  // oclif loads "link"/"user" plugins named in <data folder>/package.json, and runs their
+  // hooks in every command: a file an agent with the owner's shell could write, turned into
+  // code in the owner's `review accept`. engram loads oclif from its own package only.
+  it('a plugin planted in the data folder never runs, through the bundle or oclif\'s own entry', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    const plant = join(sb.configDir, 'planted')
+    const data = join(sb.configDir, 'data')
+    const ran = join(sb.configDir, 'RAN')
+    mkdirSync(join(plant, 'lib'), {recursive: true})
+    mkdirSync(join(data, 'engram'), {recursive: true})
+    writeFileSync(join(plant, 'package.json'), JSON.stringify({name: 'planted-plugin', version: '1.0.0', main: 'lib/index.js', oclif: {hooks: {init: './lib/hook.js', prerun: './lib/hook.js'}}}))
+    writeFileSync(join(plant, 'lib', 'hook.js'), `module.exports = async function () { require('fs').appendFileSync(${JSON.stringify(ran)}, 'ran\\n') }\n`)
+    const pjson = JSON.stringify({private: true, oclif: {schema: 1, plugins: [{type: 'link', name: 'planted-plugin', root: plant}, {type: 'user', name: 'planted-plugin'}]}, dependencies: {'planted-plugin': '1.0.0'}})
+    writeFileSync(join(data, 'engram', 'package.json'), pjson)
+    mkdirSync(join(data, 'engram', 'node_modules'), {recursive: true})
+    cpSync(plant, join(data, 'engram', 'node_modules', 'planted-plugin'), {recursive: true})
+    for (const env of [{XDG_DATA_HOME: data}, {ENGRAM_DATA_DIR: join(data, 'engram')}]) {
+      for (const fast of [{}, {ENGRAM_NO_FAST: '1'}]) {
+        for (const args of [['status'], ['review', 'list'], ['--version'], ['status', '--help'], ['nosuch']]) sb.run(args, {env: {...env, ...fast}})
+      }
+    }
+    expect(existsSync(ran)).toBe(false)
   })
 })

@@ -1,5 +1,5 @@
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -7,6 +7,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, curate, initWithSession, Sandbox, sandbox, twoTenants} from '../helpers/cli.js'
 
 const TRACE = fileURLToPath(new URL('../fixtures/trace-imports.mjs', import.meta.url))
+const FAST = fileURLToPath(new URL('../../dist/fast/', import.meta.url))
 
 /**
  * `engram search` has two entries: the fast path in bin/run.js (no oclif) and the oclif
@@ -98,18 +99,21 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     }
   })
 
-  it('keeps a V8 code cache for the fast entry beside the keys, and shrugs off a damaged one', () => {
+  it('starts from the code cache the build made, takes the key folder\'s own first, and shrugs off a damaged one', () => {
     both(['search', 'deploy'])
     const dir = join(sb.configDir, 'cache', 'v8')
-    // one for the search entry (the store's writes made the write entry's own)
-    const files = readdirSync(dir).filter((f) => f.startsWith('search-'))
-    expect(files).toHaveLength(1)
-    expect(statSync(dir).mode & 0o077).toBe(0)
+    // V8 took the build's cache (dist/fast/search-….bin): nothing compiled anew, nothing saved
+    const seeds = readdirSync(FAST).filter((f) => f.startsWith('search-') && f.endsWith('.bin'))
+    expect(seeds).toHaveLength(1)
+    expect(existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('search-')) : []).toEqual([])
+    // a damaged cache of the same name in the key folder is read first, rejected by V8,
+    // compiled afresh and written again
+    mkdirSync(dir, {recursive: true, mode: 0o700})
     const garbage = Buffer.alloc(4096, 7)
-    writeFileSync(join(dir, files[0]), garbage)
+    writeFileSync(join(dir, seeds[0]), garbage, {mode: 0o600})
     expect(both(['search', 'deploy', '--json']).json.hits).toHaveLength(2)
-    // rejected by V8, compiled afresh and written again
-    expect(readFileSync(join(dir, files[0])).equals(garbage)).toBe(false)
+    expect(readFileSync(join(dir, seeds[0])).equals(garbage)).toBe(false)
+    expect(statSync(dir).mode & 0o077).toBe(0)
   })
 
   it('exits quietly, like oclif, when the reader of its output goes away', async () => {
@@ -129,7 +133,7 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
     expect(both(['search', '--help']).stdout).toContain('--limit')
   })
 
-  it('skips oclif on the plain path and uses it for everything else', () => {
+  it('skips oclif on the plain path; everything else goes to the oclif command (in the whole CLI\'s bundle, or oclif\'s own entry)', () => {
     const trace = join(sb.configDir, 'imports.txt')
     const run = (args: string[], env: NodeJS.ProcessEnv = {}) => {
       rmSync(trace, {force: true})
@@ -137,10 +141,16 @@ describe.skipIf(process.env.ENGRAM_BIN)('search: the fast entry and the oclif co
       expect(r.status, r.stderr).toBe(args.includes('--bogus') ? 2 : 0)
       return existsSync(trace) ? readFileSync(trace, 'utf8').split('\n') : []
     }
-    expect(run(['search', 'deploy', '--json'])).not.toContain('@oclif/core')
-    expect(run(['search', 'deploy', '--bogus'])).toContain('@oclif/core')
-    expect(run(['search', 'deploy'], {ENGRAM_NO_FAST: '1'})).toContain('@oclif/core')
-    expect(run(['list', '--json'])).toContain('@oclif/core')
+    const plain = run(['search', 'deploy', '--json'])
+    expect(plain).toContain('vm:search.cjs')
+    expect(plain).not.toContain('vm:cli.cjs')
+    expect(plain).not.toContain('@oclif/core')
+    // a flag the fast entry does not know: the oclif command, from the whole CLI's bundle
+    expect(run(['search', 'deploy', '--bogus'])).toEqual(expect.arrayContaining(['vm:search.cjs', 'vm:cli.cjs']))
+    const slow = run(['search', 'deploy'], {ENGRAM_NO_FAST: '1'})
+    expect(slow).toContain('@oclif/core')
+    expect(slow.filter((l) => l.startsWith('vm:'))).toEqual([])
+    expect(run(['list', '--json'])).toContain('vm:cli.cjs')
   })
 
   it('serves from a manifest in another valid JSON layout (no line lookup), and not from a forged one', () => {

@@ -10,12 +10,12 @@
 import {spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, readFileSync, realpathSync} from 'node:fs'
 import {homedir, tmpdir} from 'node:os'
-import {basename, dirname, join, resolve} from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {basename, join, resolve} from 'node:path'
 
 import {GIT_OPTS, gitEnv} from '../../core/git/git.js'
 import {badInput} from '../../core/store/errors.js'
 import {configDir} from '../../core/store/cachefile.js'
+import {packageRoot} from '../../core/store/package-root.js'
 import {ignoreStoreIn} from '../../core/store/init.js'
 import {formatScope, parseScope, projectScopeFor} from '../../core/store/scope.js'
 import {writeFileAtomic} from '../../core/store/fsutil.js'
@@ -38,10 +38,6 @@ export interface AdoptPlan {
   warnings: string[]
 }
 
-/** This installation's root (bin/, dist/, skills/): the folder above dist/. */
-export function packageRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-}
 
 /** The command hooks and the MCP server start engram with: absolute, never a PATH lookup. */
 export function defaultCommand(): string {

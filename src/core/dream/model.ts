@@ -9,17 +9,19 @@
  */
 import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {z} from 'zod'
 
 import type {Evidence} from '../review/proposal.js'
 import {EngramError, badInput} from '../store/errors.js'
+import {packageRoot} from '../store/package-root.js'
 import {validateMemoryPath} from '../store/paths.js'
 import {printable} from '../store/scope.js'
 import {clipRedacted, redactText} from '../write/redact/index.js'
 import {DreamKind, PlannedDream, fingerprint} from './engine.js'
 import type {DreamInputs} from './dream.js'
 
-const PROMPT = new URL('../../../templates/dreaming/prompt.md', import.meta.url)
+const promptFile = (): string => join(packageRoot(), 'templates', 'dreaming', 'prompt.md')
 /** Observations sent at most (newest kept), and characters of each. */
 const MAX_OBSERVATIONS = 2000
 const MAX_TEXT = 1000
@@ -181,7 +183,7 @@ export function checkProposals(answer: unknown[], inputs: DreamInputs, opts: {al
 /** The model engine as dream.ts calls it. */
 export async function modelPlanner(inputs: DreamInputs, opts: {command: string; timeoutMs: number; allowOrg: boolean; extra: {kind: string; pattern: string}[]}): Promise<ModelPlan> {
   if (!opts.command.trim()) throw badInput('--llm-command is empty.', 'e.g. --llm-command "claude -p --output-format json"')
-  const prompt = readFileSync(PROMPT, 'utf8')
+  const prompt = readFileSync(promptFile(), 'utf8')
   const input = `${prompt}\n${JSON.stringify(modelDocument(inputs, opts.extra))}\n`
   const answer = parseAnswer(await runModel(opts.command, input, opts.timeoutMs))
   return checkProposals(answer, inputs, opts)

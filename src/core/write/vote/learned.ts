@@ -9,45 +9,24 @@
  * The featuriser is exported so that the training script and the validator share one
  * definition: a feature means the same bucket at training and at voting time.
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {endianness} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
 import {isIndirectOrigin} from '../../memory/memory.js'
+import {PACKAGE_ROOT} from '../../store/package-root.js'
 import type {Vote, WriteCandidate} from './types.js'
 
 const LEARNED = 'learned'
 const MODEL_FORMAT = 'engram-lr/1'
 /**
- * The shipped weights: models/vote-lr.json at the package root — the nearest folder above
- * this module that holds a package.json, which must be engram's (dist/core/write/vote/ in
- * the package, dist/fast/ in the fast write bundle). Never a folder above the package: a
- * project that installs engram in its node_modules is the agent's to write, and weights
- * planted there must not vote.
+ * The shipped weights: models/vote-lr.json at the package root (store/package-root.ts:
+ * engram's own package, never a folder above it, where weights planted by the agent
+ * must not vote). With no package around this module the weights are missing, and the
+ * validator abstains.
  */
-export const DEFAULT_WEIGHTS = ((): string => {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (let i = 0; i < 8; i++) {
-    const pkg = join(dir, 'package.json')
-    if (existsSync(pkg)) {
-      let name: unknown
-      try {
-        name = (JSON.parse(readFileSync(pkg, 'utf8')) as {name?: unknown}).name
-      } catch {
-        name = undefined
-      }
-      // a folder's own package.json (bin/ has one to say CommonJS) names no package: keep looking
-      if (name === 'engram') return join(dir, 'models', 'vote-lr.json')
-      if (name !== undefined) break
-    }
-    const up = dirname(dir)
-    if (up === dir) break
-    dir = up
-  }
-  // no package around this module: the weights are missing, and the validator abstains
-  return join(dirname(fileURLToPath(import.meta.url)), 'no-engram-package', 'vote-lr.json')
-})()
+export const DEFAULT_WEIGHTS = join(PACKAGE_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), 'no-engram-package'), 'models', 'vote-lr.json')
 
 /** Only the head and the tail of a long text are read: the vote must stay within a millisecond. */
 const HEAD_CHARS = 3000
