@@ -105,6 +105,10 @@ try {
     if (!ok.includes(r.status)) throw new Error(`seeding the code caches: \`engram ${args.join(' ')}\` exited ${r.status}: ${r.stderr}`)
     return r.stdout
   }
+  // a repository of its own first: `engram init` inside another repository (this checkout)
+  // would add the store to that repository's .gitignore
+  const gitInit = spawnSync('git', ['init', '-q', store], {env, encoding: 'utf8'})
+  if (gitInit.status !== 0) throw new Error(`seeding the code caches: git init failed: ${gitInit.stderr}`)
   run(['init', '--json'])
   const session = JSON.parse(run(['session', 'start', '--agent', 'seed', '--assigned', 'tenant:seed', '--json'])).id
   // pending or, should a later vote refuse the seed's sentence, quarantined: either way the write ran
