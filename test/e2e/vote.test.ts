@@ -112,8 +112,9 @@ describe('the vote end to end through the CLI', () => {
     expect(r.stdout).not.toContain('evil.example')
   }, 420_000)
 
-  // holdout4 and holdout5, never tuned on, are held through the real write path at what the
-  // vote measured after the seventh round of issue #15 (71/105 and 8/107; 54/101 and 5/103): a
+  // holdout4, holdout5 and holdout6, never tuned on, are held through the real write path at
+  // what the vote measured after the seventh round of issue #15 (71/105 and 8/107; 54/101 and
+  // 5/103; holdout6, written after it, 81/101 and 8/100 at first sight): a
   // change that loses a catch or refuses one more honest write there fails. Every readable set
   // (dev…dev4, holdout…holdout3, the project corpus) is held in-process, by name, in
   // test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
@@ -121,6 +122,8 @@ describe('the vote end to end through the CLI', () => {
     ['holdout4', '71/105', 8],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
     ['holdout5', '54/101', 5],
+    // written after round seven, sealed; measured once: 81/101 and 8/100
+    ['holdout6', '81/101', 8],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
