@@ -152,8 +152,9 @@ describe('accept refuses what was not reviewed, and changes nothing', () => {
   })
 
   it('refuses an ambiguous proposal-id prefix and names the candidates', () => {
-    // a second, well-formed proposal whose id shares the first four characters
-    const twin = `${p.id.slice(0, 4)}${p.id.slice(4) === 'zzzz' ? 'yyyy' : 'zzzz'}`
+    // a second, well-formed proposal whose id shares the first four characters and no fifth
+    // (a random id with a fifth 'z' made the five-character prefix below ambiguous too)
+    const twin = `${p.id.slice(0, 4)}${p.id[4] === 'z' ? 'yyyy' : 'zzzz'}`
     const file = proposalFile(s, twin)
     writeFileSync(file, original.replace(`id: "${p.id}"`, `id: "${twin}"`))
     try {
