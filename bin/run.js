@@ -79,7 +79,11 @@ function hoistGlobalFlags(argv) {
   return end === -1 ? [...rest, ...lead] : [...rest.slice(0, end), ...lead, ...rest.slice(end)]
 }
 
-/** A command line led by a word, asking for no help: one the whole CLI's bundle may run. */
+/**
+ * A command line led by a word, asking for no help: one the whole CLI's bundle may run.
+ * mayBeCommand of src/cli/bundled.ts, restated without the command ids: this CommonJS file
+ * cannot load the ESM dist before choosing, and the bundle checks again in full.
+ */
 function wantsCommand(argv) {
   if (argv.length === 0 || argv[0] === '' || argv[0].startsWith('-') || argv[0] === 'help') return false
   const end = argv.indexOf('--')
