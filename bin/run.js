@@ -3,6 +3,7 @@
 // the fast search path below has no use for (several ms of every search).
 'use strict'
 const {mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} = require('node:fs')
+const {isAscii} = require('node:buffer')
 const Module = require('node:module')
 const {homedir} = require('node:os')
 const {dirname, join} = require('node:path')
@@ -25,7 +26,10 @@ const BUNDLES = {search: 'fastSearch', write: 'fastWrite', cli: 'fastCli'}
  */
 function fastEntry(command) {
   const file = join(__dirname, '..', 'dist', 'fast', `${command}.cjs`)
-  const source = readFileSync(file, 'utf8')
+  // the build writes each bundle in ASCII (scripts/bundle.mjs), which reads as Latin-1 at once;
+  // one that is not (an edited copy) is decoded as UTF-8, as any other file
+  const bytes = readFileSync(file)
+  const source = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8')
   const st = statSync(file)
   // configDir() of src/core/store/cachefile.ts, restated: this CommonJS file cannot load the ESM dist before choosing
   const dir = join(process.env.ENGRAM_CONFIG_DIR || join(homedir(), '.config', 'engram'), 'cache', 'v8')

@@ -9,6 +9,7 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {build} from 'rolldown'
+import {parseAst} from 'rolldown/parseAst'
 
 const out = new URL('../dist/fast/', import.meta.url).pathname
 rmSync(out, {recursive: true, force: true})
@@ -47,6 +48,56 @@ const bundleLazyRequires = {
     return code.includes('createRequire(import.meta.url)(') ? code.replaceAll('createRequire(import.meta.url)(', 'require(') : null
   },
 }
+// The bundles are all ASCII, so that bin/run.js can read them as Latin-1: decoding three
+// megabytes of UTF-8 that hold a few non-ASCII characters, and compiling the two-byte string
+// that makes, cost about 25 ms at every start (README "Performance"). `charset: 'ascii'`
+// escapes string and regular-expression literals; it cannot escape a String.raw template,
+// whose raw text is its value (engram's patterns in other languages are such templates). Each
+// String.raw`…` that holds a non-ASCII character is written instead as the call it stands for,
+// String.raw({raw: ['…', …]}, …substitutions), with the same raw strings as ASCII-escaped
+// literals: the same value, checked here by reading each literal back.
+const asciiLiteral = (s) => JSON.stringify(s).replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+const NON_ASCII = /[^\x00-\x7f]/
+function rawTemplates(node, out) {
+  if (Array.isArray(node)) {
+    for (const n of node) rawTemplates(n, out)
+    return
+  }
+  if (node === null || typeof node !== 'object') return
+  if (
+    node.type === 'TaggedTemplateExpression' &&
+    node.tag.type === 'MemberExpression' && !node.tag.computed &&
+    node.tag.object.type === 'Identifier' && node.tag.object.name === 'String' && node.tag.property.name === 'raw' &&
+    node.quasi.quasis.some((q) => NON_ASCII.test(q.value.raw))
+  ) out.push(node)
+  for (const key of Object.keys(node)) if (key !== 'type' && key !== 'start' && key !== 'end') rawTemplates(node[key], out)
+}
+const asciiRawTemplates = {
+  name: 'engram-ascii-raw-templates',
+  renderChunk(code) {
+    if (!NON_ASCII.test(code)) return null
+    const found = []
+    rawTemplates(parseAst(code), found)
+    let text = code
+    // from the end, so that earlier offsets stay valid
+    found.sort((a, b) => b.start - a.start)
+    let floor = Infinity
+    for (const node of found) {
+      if (node.end > floor) throw new Error('bundle: a String.raw template inside another; write it as a constant')
+      const raws = node.quasi.quasis.map((q) => q.value.raw)
+      const literals = raws.map(asciiLiteral)
+      literals.forEach((l, i) => {
+        if (JSON.parse(l) !== raws[i]) throw new Error(`bundle: a String.raw template does not read back the same: ${l.slice(0, 80)}`)
+      })
+      const subs = node.quasi.expressions.map((e) => code.slice(e.start, e.end))
+      text = `${text.slice(0, node.start)}String.raw({raw: [${literals.join(', ')}]}${subs.map((s) => `, ${s}`).join('')})${text.slice(node.end)}`
+      floor = node.start
+    }
+    const left = text.search(NON_ASCII)
+    if (left >= 0) throw new Error(`bundle: a non-ASCII character is left outside String.raw templates: ${JSON.stringify(text.slice(Math.max(0, left - 60), left + 20))}`)
+    return {code: text, map: null}
+  },
+}
 const entries = [
   // simple-git is required from node_modules at the first git call (src/core/git/git.ts),
   // not compiled into every search: a warm search starts no git and never loads it
@@ -64,7 +115,7 @@ for (const e of entries) {
     logLevel: 'warn',
     external: e.external,
     // a search reads engram's own canonical files without gray-matter: its bundle stays small
-    plugins: e.keepLazy ? [] : [bundleLazyRequires],
+    plugins: e.keepLazy ? [asciiRawTemplates] : [bundleLazyRequires, asciiRawTemplates],
     // gray-matter's own 'javascript' engine evals front matter; engram never lets it run
     // (memory.ts gives gray-matter engines that refuse every language but YAML: R18)
     checks: {eval: false},

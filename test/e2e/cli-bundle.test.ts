@@ -1,4 +1,5 @@
 import {spawnSync} from 'node:child_process'
+import {isAscii} from 'node:buffer'
 import {existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -67,6 +68,20 @@ describe.skipIf(process.env.ENGRAM_BIN)('the whole-CLI bundle and oclif agree', 
     expect({code: bundled.code, stdout: bundled.stdout, stderr: bundled.stderr}).toEqual({code: oclif.code, stdout: oclif.stdout, stderr: oclif.stderr})
   })
 
+  it('a write in other languages is redacted and voted on alike: the bundles rewrite String.raw patterns in ASCII', () => {
+    // engram's patterns for secrets and orders in other languages are String.raw templates
+    // with non-ASCII letters; the build writes them as ASCII escapes of the same raw text
+    const text = 'Das Passwort für den Tresor ist Tr0ub4dor-Zq9x. La phrase secrète du coffre : Kk2pp7Wq. Contraseña del wifi: Lm4-Qz8-Rt.\n'
+    const bundled = sb.run(['write', 'notes/de-fast.md', '--scope', 'tenant:acme', '--json'], {input: text, env: {ENGRAM_SESSION: s}})
+    const oclif = sb.run(['write', 'notes/de-oclif.md', '--scope', 'tenant:acme', '--json'], {input: text, env: {ENGRAM_SESSION: s, ENGRAM_NO_FAST: '1'}})
+    const seen = (r: typeof bundled) => ({code: r.code, status: r.json?.status, redactions: r.json?.redactions, flags: r.json?.flags, vote: r.json?.vote?.summary})
+    expect(seen(bundled), bundled.stderr).toEqual(seen(oclif))
+    expect(JSON.stringify(bundled.json?.redactions ?? [])).toMatch(/password/i)
+    expect(bundled.stdout).not.toContain('Tr0ub4dor')
+    expect(bundled.stdout).not.toContain('Kk2pp7Wq')
+    expect(bundled.stdout).not.toContain('Lm4-Qz8')
+  })
+
   it('the bundle runs a command without importing oclif or any command module; ENGRAM_NO_FAST=1 and help go through oclif', () => {
     const trace = join(sb.configDir, 'imports.txt')
     const run = (args: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -92,6 +107,9 @@ describe.skipIf(process.env.ENGRAM_BIN)('the whole-CLI bundle and oclif agree', 
 
 describe.skipIf(process.env.ENGRAM_BIN)('the code caches the build makes', () => {
   const FAST = fileURLToPath(new URL('../../dist/fast/', import.meta.url))
+  it('each bundle is ASCII, so that bin/run.js reads it as Latin-1', () => {
+    for (const name of ['cli', 'search', 'write']) expect(isAscii(readFileSync(join(FAST, `${name}.cjs`))), name).toBe(true)
+  })
   it('each bundle has one, named by its Node version, size and time, and a fresh key folder starts from it', () => {
     for (const name of ['cli', 'search', 'write']) {
       const st = statSync(join(FAST, `${name}.cjs`))
