@@ -7,13 +7,20 @@
 
 export interface Normalised {
   text: string
-  /** what was hidden: 'zero-width', 'bidi', 'tag', 'invisible', 'homoglyph' (each at most once) */
+  /**
+   * what was hidden: 'zero-width', 'bidi', 'tag', 'invisible', 'homoglyph' (each at most once),
+   * and 'inside-words' when a zero-width or bidi character sat between two Latin letters
+   */
   hidden: string[]
   /** decoded base64/hex blobs (and Unicode tag text), for inspection only */
   decoded: string[]
 }
 
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
+// A zero-width or bidi character between two Latin letters splits a word for a filter and not
+// for a reader: no keyboard types one there (an emoji sequence joins emoji; Persian and Indic
+// scripts, which use the joiners in their spelling, are not Latin; a soft hyphen is left out).
+const INSIDE_WORD = /\p{Script=Latin}[\u200B-\u200F\u2060\uFEFF\u202A-\u202E\u2066-\u2069]+\p{Script=Latin}/u
 const BIDI = /[\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C]/g
 // Other characters that render as nothing: soft hyphen, combining grapheme joiner, Mongolian
 // vowel separator, invisible math operators, Hangul fillers.
@@ -160,8 +167,10 @@ export function normalise(text: string): Normalised {
     TAGS.lastIndex = 0
     text = text.replace(TAGS, '')
   }
+  const inside = INSIDE_WORD.test(text)
   text = strip(text, ZERO_WIDTH, 'zero-width', hidden)
   text = strip(text, BIDI, 'bidi', hidden)
+  if (inside) hidden.add('inside-words')
   text = strip(text, INVISIBLE, 'invisible', hidden)
 
   const folded = text.normalize('NFKC')

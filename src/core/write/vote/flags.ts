@@ -111,7 +111,6 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
       out.push({kind: h.kind, strength: 'strong', reason: `disguised ${h.reason}`})
     }
   }
-  if (!kinds.has('agenda') && (isIndirectOrigin(c.origin) || c.session?.tainted === true)) out.push(...agendaOf(c, visible, collapsed))
   for (const blob of c.normalised.decoded) {
     const found = detectInstructions(blob)
     if (found.length > 0) {
@@ -119,23 +118,30 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
       break
     }
   }
+  if (!kinds.has('agenda')) out.push(...agendaOf(c, visible, collapsed))
   return out
 }
 
 /**
- * The agenda check (intent.ts) over the text as shown, then as folded, spelt out and decoded:
- * third-party text and tainted sessions only, since in direct chat the owner speaks to the
- * agent and framing or standing orders are theirs to give. An agenda that shows only once
- * the text is folded or decoded was disguised on purpose.
+ * The agenda check (intent.ts) over the text as shown, then as folded, spelt out and decoded.
+ * Its hit is of medium strength: from third-party text or a tainted session the delivery
+ * validator refuses it; from direct chat, where the human may be the owner giving a standing
+ * order, it is dissent, which quarantines only with a second validator's objection (the
+ * human in the chat need not be the owner: a shared assistant's users, another tenant's
+ * staff). An agenda that shows only once the text is folded, spelt out or decoded was
+ * disguised on purpose, two signals in one: it is strong from any origin.
  */
 function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null): InstructionHit[] {
   const plain = agendaHits(visible)
-  if (plain.length > 0) return plain
+  // the write path stores (and votes on) the text without its invisible characters: one whose
+  // words they split was disguised as much as one the folding below reveals
+  const split = c.normalised.hidden.includes('inside-words')
+  if (plain.length > 0) return plain.map((h) => (h.reason.startsWith('disguised ') ? {...h, strength: 'strong'} : split ? {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`} : h))
   const folded = c.normalised.text
   for (const text of [folded && folded !== c.body ? folded : null, collapsed, ...c.normalised.decoded]) {
     if (text === null) continue
     const found = agendaHits(text)
-    if (found.length > 0) return [{kind: 'agenda', strength: 'medium', reason: found[0].reason.startsWith('disguised ') ? found[0].reason : `disguised ${found[0].reason}`}]
+    if (found.length > 0) return [{kind: 'agenda', strength: 'strong', reason: found[0].reason.startsWith('disguised ') ? found[0].reason : `disguised ${found[0].reason}`}]
   }
   return []
 }
