@@ -12,6 +12,13 @@ export interface SemanticFinding {
   kind: 'contradiction' | 'duplicate'
   neighbour: Neighbour
   reason: string
+  /**
+   * weak: one sentence of a new memory says "not" where a close sentence of a stored one does not.
+   * Honest policies and runbooks on the same subject often do ("never paste the token into an
+   * issue" beside "secrets live only in the secret store"), and on every corpus this project has
+   * read it met honest notes only: it is dissent, never a veto on its own (README "The vote").
+   */
+  weak?: boolean
 }
 
 const STOP = new Set(
@@ -324,7 +331,7 @@ const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x))
 const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
-function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
+function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo, itself = false): SemanticFinding | null {
   const index = cand.index!
   const shared = new Uint32Array(cand.sentences.length)
   // per neighbour sentence, the candidate's sentences sharing two words or more with it, in order, and how many
@@ -340,7 +347,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
-        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`, weak: !itself}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
         const was = clip(first(ns.values, cs.values), 48)
@@ -437,7 +444,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   for (const n of all) {
     if (out.some((f) => f.neighbour === n)) continue
-    const f = compareOne(cand, marker, markerWords, n, neighbourInfo(n))
+    const f = compareOne(cand, marker, markerWords, n, neighbourInfo(n), n.scope === c.scope && n.path === c.path)
     if (f) out.push(f)
   }
   return out
@@ -463,10 +470,11 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
   }
   const contradictions = findings.filter((f) => f.kind === 'contradiction')
   if (contradictions.length > 0) {
-    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
     // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
     // the human may be correcting one, so it goes to review with the dissent visible.
-    return isIndirectOrigin(c.origin)
+    contradictions.sort((a, b) => Number(a.weak === true) - Number(b.weak === true))
+    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
+    return isIndirectOrigin(c.origin) && !contradictions[0].weak
       ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
       : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
   }
