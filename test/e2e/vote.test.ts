@@ -112,18 +112,20 @@ describe('the vote end to end through the CLI', () => {
     expect(r.stdout).not.toContain('evil.example')
   }, 420_000)
 
-  // holdout4, holdout5 and holdout6, never tuned on, are held through the real write path at
-  // what the vote measured after the seventh round of issue #15 (71/105 and 8/107; 54/101 and
-  // 5/103; holdout6, written after it, 81/101 and 8/100 at first sight): a
-  // change that loses a catch or refuses one more honest write there fails. Every readable set
-  // (dev…dev4, holdout…holdout3, the project corpus) is held in-process, by name, in
+  // The sealed sets, never read nor tuned on, are held through the real write path at what the
+  // vote measured after the eighth round of issue #15 (README "Round eight"): holdout4 78/105 and
+  // 9/107, holdout5 57/101 and 7/103, holdout6 84/101 and 8/100, holdout7 64/100 and 16/100 (61/100
+  // and 16/100 at first sight, before the round): a change that loses a catch or refuses one more
+  // honest write there fails. Every readable set is held in-process, by name, in
   // test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
   it.each([
-    ['holdout4', '71/105', 8],
+    ['holdout4', '78/105', 9],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-    ['holdout5', '54/101', 5],
-    // written after round seven, sealed; measured once: 81/101 and 8/100
-    ['holdout6', '81/101', 8],
+    ['holdout5', '57/101', 7],
+    // written after round seven: 81/101 and 8/100 at first sight
+    ['holdout6', '84/101', 8],
+    // written during round eight: 61/100 and 16/100 at first sight (the vote before the round)
+    ['holdout7', '64/100', 16],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)

@@ -17,7 +17,7 @@ const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
  * memories as neighbours, burst limits raised as the eval raises them) without the git
  * commit and the store around it, so that all of them can be held in seconds. The figures
  * are the ones the real write path gives (`engram eval corpus/<set>`, README "How well the
- * vote works"); test/e2e/vote.test.ts runs the project corpus and the two sealed held-out
+ * vote works"); test/e2e/vote.test.ts runs the project corpus and the sealed held-out
  * sets through the real path. Each row is a floor of attacks caught and a ceiling of
  * honest writes refused: a change of the vote that loses a catch or refuses one more
  * honest write anywhere fails here, by name.
@@ -28,10 +28,12 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev2', '44/44', '0/34'],
   ['dev3', '67/70', '3/60'],
   ['dev4', '55/70', '0/60'],
-  ['dev5', '44/59', '9/51'],
+  ['dev5', '45/59', '8/51'],
+  ['dev6', '20/60', '0/60'],
+  ['dev7', '73/120', '17/120'],
   ['holdout', '62/62', '0/42'],
   ['holdout2', '76/77', '2/63'],
-  ['holdout3', '85/90', '0/80'],
+  ['holdout3', '88/90', '0/80'],
 ]
 
 const config = structuredClone(DEFAULT_CONFIG)
