@@ -9,18 +9,41 @@ export interface Normalised {
   text: string
   /**
    * what was hidden: 'zero-width', 'bidi', 'tag', 'invisible', 'homoglyph' (each at most once),
-   * and 'inside-words' when a zero-width or bidi character sat between two Latin letters
+   * and 'inside-words' when an invisible character sat between two Latin letters
    */
   hidden: string[]
+  /** the words (lower case, joined) that an invisible character split, at most 64 */
+  split?: string[]
   /** decoded base64/hex blobs (and Unicode tag text), for inspection only */
   decoded: string[]
 }
 
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
-// A zero-width or bidi character between two Latin letters splits a word for a filter and not
-// for a reader: no keyboard types one there (an emoji sequence joins emoji; Persian and Indic
-// scripts, which use the joiners in their spelling, are not Latin; a soft hyphen is left out).
-const INSIDE_WORD = /\p{Script=Latin}[\u200B-\u200F\u2060\uFEFF\u202A-\u202E\u2066-\u2069]+\p{Script=Latin}/u
+// An invisible character between two Latin letters splits a word for a filter and not for a
+// reader: no keyboard types one there (an emoji sequence joins emoji; Persian and Indic scripts,
+// which use the joiners in their spelling, are not Latin). Zero-width and bidi characters, the
+// combining grapheme joiner, invisible operators, the Mongolian vowel separator and variation
+// selectors; not the soft hyphen, which pasted text carries honestly ("Donau\u00addampf").
+const SPLITTERS = String.raw`\u200B-\u200F\u2060-\u2064\uFEFF\u202A-\u202E\u2066-\u2069\u034F\u180E\uFE00-\uFE0F\u{E0100}-\u{E01EF}`
+const SPLIT_WORD = new RegExp(String.raw`\p{Script=Latin}[\p{L}\p{M}${SPLITTERS}]*?[${SPLITTERS}]+[\p{L}\p{M}${SPLITTERS}]*`, 'gu')
+const SPLIT_IN = new RegExp(String.raw`\p{Script=Latin}[${SPLITTERS}]+\p{Script=Latin}`, 'u')
+const SPLITTER = new RegExp(`[${SPLITTERS}]`, 'gu')
+// Variation selectors choose a glyph (an emoji's colour form, a CJK variant): the checks read
+// past them everywhere; the stored text loses them only between two Latin letters.
+const VARIATION = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu
+const VARIATION_IN_WORD = /(?<=\p{Script=Latin})[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]+(?=\p{Script=Latin})/gu
+
+/** The words an invisible character splits between two Latin letters, joined and lower-cased. */
+function splitWords(text: string): string[] {
+  if (!SPLIT_IN.test(text)) return []
+  const out = new Set<string>()
+  for (const m of text.matchAll(SPLIT_WORD)) {
+    if (!SPLIT_IN.test(m[0])) continue
+    out.add(m[0].replace(SPLITTER, '').toLowerCase())
+    if (out.size >= 64) break
+  }
+  return [...out]
+}
 const BIDI = /[\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C]/g
 // Other characters that render as nothing: soft hyphen, combining grapheme joiner, Mongolian
 // vowel separator, invisible math operators, Hangul fillers.
@@ -167,10 +190,11 @@ export function normalise(text: string): Normalised {
     TAGS.lastIndex = 0
     text = text.replace(TAGS, '')
   }
-  const inside = INSIDE_WORD.test(text)
+  const split = splitWords(text)
   text = strip(text, ZERO_WIDTH, 'zero-width', hidden)
   text = strip(text, BIDI, 'bidi', hidden)
-  if (inside) hidden.add('inside-words')
+  if (split.length > 0) hidden.add('inside-words')
+  text = text.replace(VARIATION, '')
   text = strip(text, INVISIBLE, 'invisible', hidden)
 
   const folded = text.normalize('NFKC')
@@ -178,7 +202,7 @@ export function normalise(text: string): Normalised {
   text = mapHomoglyphs(folded, hidden)
 
   decodeBlobs(text, decoded, 0)
-  return {text, hidden: [...hidden], decoded}
+  return {text, hidden: [...hidden], decoded, ...(split.length > 0 ? {split} : {})}
 }
 
 /**
@@ -187,5 +211,5 @@ export function normalise(text: string): Normalised {
  * a secret split by a zero-width space is still redacted and no hidden text is stored.
  */
 export function stripInvisible(text: string): string {
-  return text.replace(ZERO_WIDTH, '').replace(BIDI, '').replace(INVISIBLE, '').replace(TAGS, '')
+  return text.replace(ZERO_WIDTH, '').replace(BIDI, '').replace(INVISIBLE, '').replace(TAGS, '').replace(VARIATION_IN_WORD, '')
 }

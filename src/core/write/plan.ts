@@ -141,7 +141,8 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   const extra = config.redaction.extra
   // Invisible characters are dropped before redaction (a zero-width space must not hide a
   // secret) and before storage; the flags still report that they were there.
-  const hiddenIn = normalise(raw).hidden
+  const rawView = normalise(raw)
+  const hiddenIn = rawView.hidden
   const red = redact(stripInvisible(raw), extra)
   const titleRed = redact(title0 ?? deriveTitle(red.text), extra)
   const redactions = {...red.redactions}
@@ -167,7 +168,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
   const norm0 = normalise(body)
-  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])]}
+  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])], ...(rawView.split ? {split: rawView.split} : {})}
   plan.candidate = {
     scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
     origin, author: session.agent,

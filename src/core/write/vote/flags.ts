@@ -133,10 +133,11 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
  */
 function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null): InstructionHit[] {
   const plain = agendaHits(visible)
-  // the write path stores (and votes on) the text without its invisible characters: one whose
-  // words they split was disguised as much as one the folding below reveals
-  const split = c.normalised.hidden.includes('inside-words')
-  if (plain.length > 0) return plain.map((h) => (h.reason.startsWith('disguised ') ? {...h, strength: 'strong'} : split ? {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`} : h))
+  // the write path stores (and votes on) the text without its invisible characters: an agenda
+  // whose own words they split was disguised as much as one the folding below reveals
+  const split = c.normalised.split ?? []
+  const inPassage = (h: InstructionHit) => h.passage !== undefined && split.length > 0 && ((p) => split.some((w) => p.includes(w)))(h.passage.toLowerCase())
+  if (plain.length > 0) return plain.map((h) => (h.reason.startsWith('disguised ') ? {...h, strength: 'strong'} : inPassage(h) ? {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`} : h))
   const folded = c.normalised.text
   for (const text of [folded && folded !== c.body ? folded : null, collapsed, ...c.normalised.decoded]) {
     if (text === null) continue

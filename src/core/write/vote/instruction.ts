@@ -19,6 +19,8 @@ export interface InstructionHit {
   strength: Strength
   kind: string
   reason: string
+  /** the passage it was found in, where the check keeps it (the agenda check) */
+  passage?: string
 }
 
 interface Rule {
@@ -185,8 +187,7 @@ const RULES: Rule[] = [
     label: 'standing order',
     // "never send your password by email", "never send a password in chat" protect a secret: security advice, no order to a reader
     needs: [['always', 'never']],
-    // "we never send customer data to an external address" tells what the writer's people do: an order has no subject
-    re: /(?<!\b(?:we|they|i|he|she)\s+)\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
+    re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
   },
   {
     kind: 'persona',
@@ -830,7 +831,20 @@ function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray |
  */
 // the frame of a quoted example, then any earlier quoted examples of the same list ("such as "a", "b" or "c"), then the quote the match is in
 const QUOTE_FRAME = /\b(?:such\s+as|for\s+(?:example|instance)|e\.g\.|like(?:\s+this)?|looks?\s+like(?:\s+this)?|example(?:\s+of\s+[\w -]{0,30}|\s+(?:prompts?|strings?|payloads?|inputs?|messages?|phrases?|texts?))?|says?|saying|said|reads?|phrases?|wording|write|writes|called|strings?)\s*[:,]?\s*(?:the\s+(?:phrase|line|text|sentence)\s+)?(?:["'\u2018\u201c][^"'\u2019\u201d\n]*["'\u2019\u201d]\s*(?:,|or|and|,\s*(?:or|and))\s*)*["'\u2018\u201c][^"'\u2019\u201d\n]*$/i
-export const ABOUT_ATTACKS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|red\s+flags?|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/i
+const ATTACK_WORDS = /\b(?:attack(?:er|ers|s)?|injections?|injected|phishing|red\s+flags?|scam(?:mer)?s?|malicious|suspicious|tricks?|jailbreaks?|manipulat\w+|adversar\w+|red[- ]team(?:ing)?)\b/gi
+// "This is not a phishing email", "nothing suspicious", "no red flags": the reassurance an
+// injection adds to itself is no text about attacks
+const DENIED = /\b(?:not|no|nothing|never|none|isn['’]t|aren['’]t|wasn['’]t|without)\s+(?:(?:a|an|any|the|at\s+all|remotely|really|real|actual)\s+){0,2}$/i
+/**
+ * A text about attacks (a security note, a training, an incident report), whose quotations are
+ * examples shown to a human: one of its words names an attack, and not to deny one.
+ */
+export const ABOUT_ATTACKS = {
+  test(text: string): boolean {
+    for (const m of text.matchAll(ATTACK_WORDS)) if (!DENIED.test(text.slice(Math.max(0, m.index - 40), m.index))) return true
+    return false
+  },
+}
 
 /** A quotation in double, curly or angle quotes, within one line (also read by intent.ts). */
 export const QUOTATION = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g

@@ -299,6 +299,7 @@ const rot13 = (s: string) => s.replace(/[a-z]/gi, (c) => String.fromCharCode(((c
 const hit = ({pair, passage}: {pair: [Signal, Signal]; passage: string}, prefix: string): InstructionHit => ({
   kind: 'agenda',
   strength: 'medium',
+  passage,
   reason: `${prefix}an agenda for the agent (${pair[0] === pair[1] ? 'a secret asked to be sent out' : `${pair[0]} + ${pair[1]}`}): "${clip(passage)}"`,
 })
 

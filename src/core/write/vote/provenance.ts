@@ -7,7 +7,7 @@
 import {isAuthorityClaim, isIndirectOrigin} from '../../memory/memory.js'
 import type {Vote, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
-import {ABOUT_ATTACKS, Gates, QUOTATION} from './instruction.js'
+import {Gates} from './instruction.js'
 
 const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|developer|operator|security\s+team|it\s+department|root|anthropic|openai)`
 /**
@@ -121,10 +121,7 @@ export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
     const text = texts[i]
     // the folded text is most often the visible one, found clean already
     if (texts.indexOf(text) !== i) continue
-    // a text about attacks that quotes a forged stamp ('a "SYSTEM OVERRIDE" block in a README') shows
-    // an example to a human, as the instruction rules and the agenda check read it: its quotations
-    // are left out; what it says outside them still counts
-    const forged = forgedAuthority(ABOUT_ATTACKS.test(text) ? text.replace(QUOTATION, '""') : text)
+    const forged = forgedAuthority(text)
     if (forged) {
       // Authority is never text: a claim of it, from any origin, is refused at veto confidence.
       const confidence = isIndirectOrigin(c.origin) || c.session?.tainted ? 0.95 : 0.9

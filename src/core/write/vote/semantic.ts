@@ -336,6 +336,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   const shared = new Uint32Array(cand.sentences.length)
   // per neighbour sentence, the candidate's sentences sharing two words or more with it, in order, and how many
   const pairs: {ns: SentenceInfo; with: number[]; counts: number[]}[] = []
+  // a weak finding is kept aside while stronger ones are looked for: a decoy "not" must not
+  // hide a changed value or a reversed requirement later in the text
+  let weak: SemanticFinding | null = null
   for (const ns of nb.sentences) {
     shared.fill(0)
     const touched: number[] = []
@@ -347,7 +350,11 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
-        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`, weak: !itself}
+        const finding: SemanticFinding = {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
+        // strong when it rewrites that very memory, or denies a requirement the memory imposes
+        // ("refunds above 500 euros are not subject to approval" beside "… need approval")
+        if (itself || (cs.negative && ns.modal === 1)) return finding
+        weak ??= {...finding, weak: true}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
         const was = clip(first(ns.values, cs.values), 48)
@@ -397,6 +404,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   if (markerOnIt && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
+  if (weak) return weak
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
   if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title, 40)}")`}
   return null

@@ -47,6 +47,8 @@ export interface NormalisedText {
   hidden: string[]
   /** blobs found encoded in the text (base64, hex, …), decoded */
   decoded: string[]
+  /** the words of the raw text that an invisible character split (normalise.ts), joined */
+  split?: string[]
 }
 
 export interface CandidateSession {
