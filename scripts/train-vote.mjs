@@ -80,7 +80,7 @@ if (sharedDir) {
 // nothing unseen any more). Never the sealed sets, corpus/holdout4/ and corpus/holdout5/,
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works").
-const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'holdout', 'holdout2', 'holdout3']
+const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'holdout', 'holdout2', 'holdout3']
 const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
 for (const [dir, file] of corpusFiles) {
@@ -173,7 +173,7 @@ if (argv.includes('--cross')) {
     {name: 'F', held: ['engram-dev2']},
     {name: 'G', held: ['engram-dev3', 'engram-dev4', 'engram-dev5']},
     {name: 'H', held: ['holdout', 'holdout2', 'holdout3']},
-    {name: 'I', held: ['engram-dev6', 'engram-dev7']},
+    {name: 'I', held: ['engram-dev6', 'engram-dev7', 'engram-dev8']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
