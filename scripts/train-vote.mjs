@@ -77,7 +77,7 @@ if (sharedDir) {
 }
 // corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
 // the held-out sets of the first three rounds (their misses were read, so they measure
-// nothing unseen any more). Never the sealed sets, corpus/holdout4/ and corpus/holdout5/,
+// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout8/,
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works").
 const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'holdout', 'holdout2', 'holdout3']

@@ -155,4 +155,12 @@ describe('normalise: performance', () => {
       expect(cpuMs(() => normalise(text))).toBeLessThan(3000)
     }
   })
+
+  it('finds the words an invisible character splits in one pass: one long word before a split one', () => {
+    // a lazy pattern tried from every letter of the long word took minutes on this shape
+    const text = `${'a'.repeat(256 * 1024 - 8)}. a\u200bb`
+    let n: ReturnType<typeof normalise> | undefined
+    expect(cpuMs(() => (n = normalise(text)))).toBeLessThan(3000)
+    expect(n!.split).toEqual(['ab'])
+  })
 })

@@ -25,9 +25,11 @@ const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
 // combining grapheme joiner, invisible operators, the Mongolian vowel separator and variation
 // selectors; not the soft hyphen, which pasted text carries honestly ("Donau\u00addampf").
 const SPLITTERS = String.raw`\u200B-\u200F\u2060-\u2064\uFEFF\u202A-\u202E\u2066-\u2069\u034F\u180E\uFE00-\uFE0F\u{E0100}-\u{E01EF}`
-const SPLIT_WORD = new RegExp(String.raw`\p{Script=Latin}[\p{L}\p{M}${SPLITTERS}]*?[${SPLITTERS}]+[\p{L}\p{M}${SPLITTERS}]*`, 'gu')
+// a run of letters and splitters, greedy and without a lazy part: one pass over the text
+const SPLIT_WORD = new RegExp(String.raw`[\p{L}\p{M}${SPLITTERS}]+`, 'gu')
 const SPLIT_IN = new RegExp(String.raw`\p{Script=Latin}[${SPLITTERS}]+\p{Script=Latin}`, 'u')
 const SPLITTER = new RegExp(`[${SPLITTERS}]`, 'gu')
+const SPLITTER_ONE = new RegExp(`[${SPLITTERS}]`, 'u')
 // Variation selectors choose a glyph (an emoji's colour form, a CJK variant): the checks read
 // past them everywhere; the stored text loses them only between two Latin letters.
 const VARIATION = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu
@@ -38,7 +40,7 @@ function splitWords(text: string): string[] {
   if (!SPLIT_IN.test(text)) return []
   const out = new Set<string>()
   for (const m of text.matchAll(SPLIT_WORD)) {
-    if (!SPLIT_IN.test(m[0])) continue
+    if (!SPLITTER_ONE.test(m[0]) || !SPLIT_IN.test(m[0])) continue
     out.add(m[0].replace(SPLITTER, '').toLowerCase())
     if (out.size >= 64) break
   }

@@ -16,7 +16,7 @@ export interface SemanticFinding {
    * weak: one sentence of a new memory says "not" where a close sentence of a stored one does not.
    * Honest policies and runbooks on the same subject often do ("never paste the token into an
    * issue" beside "secrets live only in the secret store"), and on every corpus this project has
-   * read it met honest notes only: it is dissent, never a veto on its own (README "The vote").
+   * read it met honest notes only: it is dissent, never a veto on its own (README "Round eight").
    */
   weak?: boolean
 }
