@@ -21,15 +21,23 @@ export interface Normalised {
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
 // An invisible character between two Latin letters splits a word for a filter and not for a
 // reader: no keyboard types one there (an emoji sequence joins emoji; Persian and Indic scripts,
-// which use the joiners in their spelling, are not Latin). Zero-width and bidi characters, the
-// combining grapheme joiner, invisible operators, the Mongolian vowel separator and variation
-// selectors; not the soft hyphen, which pasted text carries honestly ("Donau\u00addampf").
-const SPLITTERS = String.raw`\u200B-\u200F\u2060-\u2064\uFEFF\u202A-\u202E\u2066-\u2069\u034F\u180E\uFE00-\uFE0F\u{E0100}-\u{E01EF}`
-// a run of letters and splitters, greedy and without a lazy part: one pass over the text
-const SPLIT_WORD = new RegExp(String.raw`[\p{L}\p{M}${SPLITTERS}]+`, 'gu')
-const SPLIT_IN = new RegExp(String.raw`\p{Script=Latin}[${SPLITTERS}]+\p{Script=Latin}`, 'u')
-const SPLITTER = new RegExp(`[${SPLITTERS}]`, 'gu')
-const SPLITTER_ONE = new RegExp(`[${SPLITTERS}]`, 'u')
+// which use the joiners in their spelling, are not Latin). Every character Unicode says a reader
+// ignores (Default_Ignorable_Code_Point: zero-width and bidi characters, joiners, fillers,
+// variation selectors, invisible operators, tags, and the ones yet unassigned) counts, but a soft
+// hyphen alone, which pasted text carries honestly ("Donau\u00addampf").
+const IGNORABLE_RUN = /\p{Script=Latin}(\p{Default_Ignorable_Code_Point}+)(?=\p{Script=Latin})/gu
+// a run of letters and ignorables, greedy and without a lazy part: one pass over the text
+const SPLIT_WORD = /[\p{L}\p{M}\p{Default_Ignorable_Code_Point}]+/gu
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu
+/** At most this many split words are named; a text with more has an agenda's words split too. */
+export const SPLIT_CAP = 64
+
+/** True when an ignorable character other than a lone soft hyphen sits between two Latin letters. */
+function splitsWords(text: string): boolean {
+  for (const m of text.matchAll(IGNORABLE_RUN)) if (/[^\u00AD]/.test(m[1])) return true
+  return false
+}
+
 // Variation selectors choose a glyph (an emoji's colour form, a CJK variant): the checks read
 // past them everywhere; the stored text loses them only between two Latin letters.
 const VARIATION = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu
@@ -37,19 +45,21 @@ const VARIATION_IN_WORD = /(?<=\p{Script=Latin})[\uFE00-\uFE0F\u{E0100}-\u{E01EF
 
 /** The words an invisible character splits between two Latin letters, joined and lower-cased. */
 function splitWords(text: string): string[] {
-  if (!SPLIT_IN.test(text)) return []
+  if (!splitsWords(text)) return []
   const out = new Set<string>()
   for (const m of text.matchAll(SPLIT_WORD)) {
-    if (!SPLITTER_ONE.test(m[0]) || !SPLIT_IN.test(m[0])) continue
-    out.add(m[0].replace(SPLITTER, '').toLowerCase())
-    if (out.size >= 64) break
+    if (!splitsWords(m[0])) continue
+    out.add(m[0].replace(IGNORABLE, '').toLowerCase())
+    if (out.size >= SPLIT_CAP) break
   }
   return [...out]
 }
 const BIDI = /[\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C]/g
-// Other characters that render as nothing: soft hyphen, combining grapheme joiner, Mongolian
-// vowel separator, invisible math operators, Hangul fillers.
-const INVISIBLE = /[\u00AD\u034F\u180E\u2061-\u2064\u115F\u1160\u3164\uFFA0]/g
+// Every other character that renders as nothing (Default_Ignorable_Code_Point, but the variation
+// selectors above): soft hyphen, combining grapheme joiner, Mongolian vowel separator and
+// variation selectors, invisible operators, Hangul fillers, Khmer inherent vowels, shorthand
+// format controls, musical symbol formatting, the unassigned ones.
+const INVISIBLE = /(?![\uFE00-\uFE0F\u{E0100}-\u{E01EF}])\p{Default_Ignorable_Code_Point}/gu
 // Unicode tag characters (U+E0000–E007F) mirror ASCII invisibly: "ASCII smuggling".
 const TAGS = /[\u{E0000}-\u{E007F}]/gu
 

@@ -5,6 +5,7 @@
 import {isIndirectOrigin} from '../../memory/memory.js'
 import {detectInstructions, type InstructionHit} from './instruction.js'
 import {agendaHits} from './intent.js'
+import {SPLIT_CAP} from '../normalise.js'
 import type {SemanticFinding} from './semantic.js'
 import {redactText} from '../redact/index.js'
 import {describeSensitive, findSensitive} from './sensitive.js'
@@ -136,7 +137,9 @@ function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null):
   // the write path stores (and votes on) the text without its invisible characters: an agenda
   // whose own words they split was disguised as much as one the folding below reveals
   const split = c.normalised.split ?? []
-  const inPassage = (h: InstructionHit) => h.passage !== undefined && split.length > 0 && ((p) => split.some((w) => p.includes(w)))(h.passage.toLowerCase())
+  // past the cap, decoy split words could crowd an agenda's own out of the list: any agenda counts
+  const inPassage = (h: InstructionHit) =>
+    h.passage !== undefined && split.length > 0 && (split.length >= SPLIT_CAP || ((p) => split.some((w) => p.includes(w)))(h.passage.toLowerCase()))
   if (plain.length > 0) return plain.map((h) => (h.reason.startsWith('disguised ') ? {...h, strength: 'strong'} : inPassage(h) ? {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`} : h))
   const folded = c.normalised.text
   for (const text of [folded && folded !== c.body ? folded : null, collapsed, ...c.normalised.decoded]) {
