@@ -12,13 +12,6 @@ export interface SemanticFinding {
   kind: 'contradiction' | 'duplicate'
   neighbour: Neighbour
   reason: string
-  /**
-   * weak: one sentence of a new memory says "not" where a close sentence of a stored one does not.
-   * Honest policies and runbooks on the same subject often do ("never paste the token into an
-   * issue" beside "secrets live only in the secret store"), and on every corpus this project has
-   * read it met honest notes only: it is dissent, never a veto on its own (README "Round eight").
-   */
-  weak?: boolean
 }
 
 const STOP = new Set(
@@ -331,14 +324,11 @@ const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x))
 const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
-function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo, itself = false): SemanticFinding | null {
+function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
   const index = cand.index!
   const shared = new Uint32Array(cand.sentences.length)
   // per neighbour sentence, the candidate's sentences sharing two words or more with it, in order, and how many
   const pairs: {ns: SentenceInfo; with: number[]; counts: number[]}[] = []
-  // a weak finding is kept aside while stronger ones are looked for: a decoy "not" must not
-  // hide a changed value or a reversed requirement later in the text
-  let weak: SemanticFinding | null = null
   for (const ns of nb.sentences) {
     shared.fill(0)
     const touched: number[] = []
@@ -350,11 +340,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
       if (cs.negative !== ns.negative) {
-        const finding: SemanticFinding = {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
-        // strong when it rewrites that very memory, or denies a requirement the memory imposes
-        // ("refunds above 500 euros are not subject to approval" beside "… need approval")
-        if (itself || (cs.negative && ns.modal === 1)) return finding
-        weak ??= {...finding, weak: true}
+        return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
         const was = clip(first(ns.values, cs.values), 48)
@@ -404,7 +390,6 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   if (markerOnIt && common >= 3 && (docJ >= 0.25 || (common >= 4 && common * 3 >= nb.words.size))) {
     return {kind: 'contradiction', neighbour: n, reason: `supersedes ${name(n)} ("${marker}")`}
   }
-  if (weak) return weak
   const same = docJ >= 0.85 || (cand.words.size === 0 && nb.words.size === 0 && cand.body.trim() === nb.body.trim())
   if (same) return {kind: 'duplicate', neighbour: n, reason: `near-duplicate of ${name(n)} ("${clip(n.title, 40)}")`}
   return null
@@ -452,7 +437,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   for (const n of all) {
     if (out.some((f) => f.neighbour === n)) continue
-    const f = compareOne(cand, marker, markerWords, n, neighbourInfo(n), n.scope === c.scope && n.path === c.path)
+    const f = compareOne(cand, marker, markerWords, n, neighbourInfo(n))
     if (f) out.push(f)
   }
   return out
@@ -478,11 +463,10 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
   }
   const contradictions = findings.filter((f) => f.kind === 'contradiction')
   if (contradictions.length > 0) {
+    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
     // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
     // the human may be correcting one, so it goes to review with the dissent visible.
-    contradictions.sort((a, b) => Number(a.weak === true) - Number(b.weak === true))
-    const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
-    return isIndirectOrigin(c.origin) && !contradictions[0].weak
+    return isIndirectOrigin(c.origin)
       ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
       : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
   }
