@@ -5,7 +5,9 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {cpuMs} from '../helpers/cpu.js'
 import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
+import {findSensitive} from '../../src/core/write/vote/sensitive.js'
 import {detectInstructions, type Neighbour, runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
@@ -144,5 +146,18 @@ describe('invisible characters inside words', () => {
     const hidden = order.replace('without', 'with\u200bout')
     const v = await vote(cand(stripInvisible(hidden), {origin: 'direct_chat', normalised: normalise(hidden)}))
     expect(byName(v, 'delivery').confidence).toBeGreaterThanOrEqual(0.85)
+  })
+})
+
+describe('personal data counted in a long text', () => {
+  // an attacker's review: the address pattern, tried from every letter of 256 KB of "a." with no
+  // "@" to end it, took 90 s of a write (a CPU denial of service on a long-lived `engram mcp`)
+  it('takes one pass, and counts addresses as before', () => {
+    for (const unit of ['a.', '1.', 'a@', 'a.a@', 'ab@cd.']) {
+      const text = unit.repeat((256 * 1024) / unit.length)
+      expect(cpuMs(() => findSensitive(text)), unit).toBeLessThan(3000)
+    }
+    expect(findSensitive('Write to jo.doe+x@mail.example.org or a@b.co; not foo@bar, nor @@@.').email).toBe(2)
+    expect(findSensitive(`${'x'.repeat(70)}@example.com`).email).toBe(1)
   })
 })
