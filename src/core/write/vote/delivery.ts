@@ -48,6 +48,10 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
   const objections: Objection[] = []
   const indirect = isIndirectOrigin(c.origin)
   const tainted = c.session?.tainted === true
+  // an order quoted in a text about attacks is dissent from any origin (flags.ts quotedOrders)
+  const quoted = hits.filter((h) => h.kind === 'quoted')
+  hits = hits.filter((h) => h.kind !== 'quoted')
+  if (quoted.length > 0 && hits.length === 0) objections.push({confidence: 0.7, reason: quoted[0].reason})
   const level = strongest(hits)
 
   if (level !== null) {

@@ -3,7 +3,7 @@
  * the same evidence. Reasons say which phrase or kind matched, never a value.
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
-import {detectInstructions, type InstructionHit} from './instruction.js'
+import {ABOUT_ATTACKS, detectInstructions, type InstructionHit, QUOTATION} from './instruction.js'
 import {agendaHits} from './intent.js'
 import {SPLIT_CAP} from '../normalise.js'
 import type {SemanticFinding} from './semantic.js'
@@ -120,7 +120,24 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   if (!kinds.has('agenda')) out.push(...agendaOf(c, visible, collapsed))
+  out.push(...quotedOrders(visible))
   return out
+}
+
+/**
+ * A text about attacks has its quotations left out by the rules and the agenda check (a security
+ * note that quotes an injection shows an example to a human). An attack can call itself one
+ * ("this is not another phishing mail: \"…\""), so an order in those quotations is still weighed:
+ * as dissent, which quarantines only beside another validator's objection (README "Round eight").
+ */
+function quotedOrders(visible: string): InstructionHit[] {
+  if (!ABOUT_ATTACKS.test(visible)) return []
+  const quoted = [...visible.matchAll(QUOTATION)].map((m) => m[0].slice(1, -1))
+  if (quoted.length === 0) return []
+  const found = detectInstructions(quoted.join('\n')).filter((h) => h.strength !== 'weak')
+  const agenda = found.length > 0 ? [] : agendaHits(quoted.join('\n'))
+  const first = found[0] ?? agenda[0]
+  return first ? [{kind: 'quoted', strength: 'weak', reason: `quoted in a text about attacks: ${first.reason}`}] : []
 }
 
 /**
