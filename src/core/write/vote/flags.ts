@@ -132,11 +132,9 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
  */
 function quotedOrders(visible: string): InstructionHit[] {
   if (!ABOUT_ATTACKS.test(visible)) return []
-  const quoted = [...visible.matchAll(QUOTATION)].map((m) => m[0].slice(1, -1))
-  if (quoted.length === 0) return []
-  const found = detectInstructions(quoted.join('\n')).filter((h) => h.strength !== 'weak')
-  const agenda = found.length > 0 ? [] : agendaHits(quoted.join('\n'))
-  const first = found[0] ?? agenda[0]
+  const quoted = [...visible.matchAll(QUOTATION)].map((m) => m[0].slice(1, -1)).join('\n')
+  if (quoted === '') return []
+  const first = detectInstructions(quoted).find((h) => h.strength !== 'weak') ?? agendaHits(quoted)[0]
   return first ? [{kind: 'quoted', strength: 'weak', reason: `quoted in a text about attacks: ${first.reason}`}] : []
 }
 
@@ -154,10 +152,20 @@ function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null):
   // the write path stores (and votes on) the text without its invisible characters: an agenda
   // whose own words they split was disguised as much as one the folding below reveals
   const split = c.normalised.split ?? []
-  // past the cap, decoy split words could crowd an agenda's own out of the list: any agenda counts
-  const inPassage = (h: InstructionHit) =>
-    h.passage !== undefined && split.length > 0 && (split.length >= SPLIT_CAP || ((p) => split.some((w) => p.includes(w)))(h.passage.toLowerCase()))
-  if (plain.length > 0) return plain.map((h) => (h.reason.startsWith('disguised ') ? {...h, strength: 'strong'} : inPassage(h) ? {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`} : h))
+  const splitIn = (passage: string | undefined): boolean => {
+    if (passage === undefined || split.length === 0) return false
+    // past the cap, decoy split words could crowd an agenda's own out of the list: any agenda counts
+    if (split.length >= SPLIT_CAP) return true
+    const lower = passage.toLowerCase()
+    return split.some((w) => lower.includes(w))
+  }
+  if (plain.length > 0) {
+    return plain.map((h) => {
+      if (h.reason.startsWith('disguised ')) return {...h, strength: 'strong'}
+      if (splitIn(h.passage)) return {...h, strength: 'strong', reason: `disguised (words split by invisible characters) ${h.reason}`}
+      return h
+    })
+  }
   const folded = c.normalised.text
   for (const text of [folded && folded !== c.body ? folded : null, collapsed, ...c.normalised.decoded]) {
     if (text === null) continue
