@@ -201,7 +201,9 @@ describe('accept refuses what was not reviewed, and changes nothing', () => {
 
   it('after all that, the untouched proposal still accepts with the reviewed digest', () => {
     expect(readFileSync(proposalFile(s, p.id), 'utf8')).toBe(original)
-    accept(s, p, ['--key', 'owner'])
+    // --key names the key even when ENGRAM_KEY holds another (here the revoked one)
+    const r = s.sb.run(['review', 'accept', p.id, '--digest', p.digest, '--json', '--key', 'owner'], {env: {ENGRAM_KEY: join(s.sb.configDir, 'keys/bob.key')}})
+    expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(s.sb.run(['verify', '--json']).json).toEqual({items: [], total: 0, checked: 1})
   })
 

@@ -97,12 +97,28 @@ describe('private keys', () => {
     expect((await rejected(loadPrivateKey('carol'))).code).toBe('not-found')
   })
 
-  it('ENGRAM_KEY names the key file to use', async () => {
+  it('ENGRAM_KEY names the key file to use when no key is named, or its own name is', async () => {
     const ci = generateKeyPair('ci')
     const file = join(tmp, 'ci.key')
     writeFileSync(file, sealPrivateKey(ci, 'unit passphrase'))
     process.env.ENGRAM_KEY = file
-    expect((await loadPrivateKey('alice')).keyid).toBe(ci.keyid)
+    expect((await loadPrivateKey()).keyid).toBe(ci.keyid)
+    expect((await loadPrivateKey('ci')).keyid).toBe(ci.keyid)
+    // a command's default name is no choice: the variable wins over it
+    expect((await loadPrivateKey('owner', true)).keyid).toBe(ci.keyid)
+  })
+
+  it('a key named by --key wins over ENGRAM_KEY holding another', async () => {
+    const alice = generateKeyPair('alice')
+    await writePrivateKey(alice, {passphrase: 'unit passphrase'})
+    const ci = generateKeyPair('ci')
+    const file = join(tmp, 'ci.key')
+    writeFileSync(file, sealPrivateKey(ci, 'unit passphrase'))
+    process.env.ENGRAM_KEY = file
+    expect((await loadPrivateKey('alice')).keyid).toBe(alice.keyid)
+    const err = await rejected(loadPrivateKey('bob'))
+    expect(err.code).toBe('not-found')
+    expect(err.nextStep).toMatch(/ENGRAM_KEY holds key ci, not bob/)
   })
 
   it('a wrong passphrase, an edited key id and an edited cost do not open the key (refused)', async () => {

@@ -73,10 +73,12 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     // One owner key can serve many stores: reuse the named key when it already exists.
     let found: PrivateKeyFile | undefined
     try {
-      found = findPrivateKey(ownerName)
+      // --owner names the key; without it, ENGRAM_KEY (when set) is the owner key, whatever its name
+      found = findPrivateKey(ownerName, opts.owner === undefined)
     } catch (error) {
-      // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to make a new key.
-      if (process.env.ENGRAM_KEY || !(isEngramError(error) && error.code === 'not-found')) throw error
+      // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to
+      // make a new key; a key named by --owner and not found is made, as without ENGRAM_KEY.
+      if ((process.env.ENGRAM_KEY && opts.owner === undefined) || !(isEngramError(error) && error.code === 'not-found')) throw error
     }
     if (found) ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
     else {

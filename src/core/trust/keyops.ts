@@ -151,7 +151,7 @@ async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: s
     )
   }
   const privateName = ownerName ?? newName
-  const own = await loadPrivateKey(privateName)
+  const own = await loadPrivateKey(privateName, ownerName === undefined)
   if (own.keyid !== keyid) {
     throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
   }

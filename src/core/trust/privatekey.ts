@@ -242,17 +242,26 @@ function readOrNotFound(file: string, nextStep: string): string {
 }
 
 /**
- * The private key file to sign with, not yet opened: the file named by `ENGRAM_KEY`, else
- * `<name>.key` in the key folder, else the only key there.
+ * The private key file to sign with, not yet opened: the key named `name` (a `--key` flag)
+ * from the file `ENGRAM_KEY` names when that key has this name, else `<name>.key` in the key
+ * folder; with no name (or only a command's default, `defaulted`), the `ENGRAM_KEY` file,
+ * else the only key in the folder. A flag names the key; the variable is a default.
  */
-export function findPrivateKey(name?: string): PrivateKeyFile {
+export function findPrivateKey(name?: string, defaulted = false): PrivateKeyFile {
   const envFile = process.env.ENGRAM_KEY
-  if (envFile) return parsePrivateKeyFile(readOrNotFound(envFile, 'set ENGRAM_KEY to an engram secret key file, or unset it'), envFile)
+  let env: PrivateKeyFile | undefined
+  if (envFile) {
+    env = parsePrivateKeyFile(readOrNotFound(envFile, 'set ENGRAM_KEY to an engram secret key file, or unset it'), envFile)
+    if (name === undefined || defaulted || env.name === name) return env
+  }
   const dir = privateKeyDir()
   if (name !== undefined) {
     checkKeyName(name)
     const file = join(dir, `${name}.key`)
-    return parsePrivateKeyFile(readOrNotFound(file, `generate it with \`engram keys generate ${name}\`, or set ENGRAM_KEY to a key file`), file)
+    const next = env
+      ? `ENGRAM_KEY holds key ${env.name}, not ${name}: leave out --key to use it, or put ${name}.key in ${dir}`
+      : `generate it with \`engram keys generate ${name}\`, or set ENGRAM_KEY to a key file`
+    return parsePrivateKeyFile(readOrNotFound(file, next), file)
   }
   let names: string[] = []
   try {
@@ -306,8 +315,8 @@ export async function unlockPrivateKey(found: PrivateKeyFile): Promise<KeyPair> 
 }
 
 /** Find and open the key to sign with (see findPrivateKey, unlockPrivateKey). */
-export async function loadPrivateKey(name?: string): Promise<KeyPair> {
-  return unlockPrivateKey(findPrivateKey(name))
+export async function loadPrivateKey(name?: string, defaulted = false): Promise<KeyPair> {
+  return unlockPrivateKey(findPrivateKey(name, defaulted))
 }
 
 // ---------------------------------------------------------------- writing
