@@ -25,19 +25,6 @@ function burstObjection(label: string, count: number, limit: number, windowMinut
   return {confidence, reason: `${count} writes by this ${label} in ${windowMinutes} min (limit ${limit})`}
 }
 
-/**
- * The mild shapes: a standing order ("from now on", "always run"), a directive to "the
- * assistant" in the third person. Honest procedures and team notes on their assistant use
- * them too, so from third-party text they are a veto only while the learned validator does
- * not read the write as an ordinary note (learned.ts calmReading); then they are dissent,
- * shown at review. Any other shape beside them keeps the veto.
- */
-function mildShape(h: InstructionHit): boolean {
-  if (h.strength !== 'medium') return false
-  if (h.kind === 'from-now-on' || h.kind === 'always-never') return true
-  return h.kind === 'addressed' && h.reason.startsWith('directive to the assistant')
-}
-
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
@@ -56,14 +43,7 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
   return null
 }
 
-export interface DeliveryContext {
-  recentWrites: VoteContext['recentWrites']
-  config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>
-  /** why the learned validator reads the write as an ordinary note, or null (learned.ts calmReading); asked only when it matters */
-  calm?: () => string | null
-}
-
-export function deliveryVote(c: WriteCandidate, ctx: DeliveryContext, hits: InstructionHit[]): Vote {
+export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
   const indirect = isIndirectOrigin(c.origin)
@@ -83,10 +63,8 @@ export function deliveryVote(c: WriteCandidate, ctx: DeliveryContext, hits: Inst
     // unless the act is a sensitive one (money, secrets, access, deploys, data leaving).
     else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visibleText(c)).has('sensitive')) {
       objections.push({confidence: 0.6, reason: `instruction shape in ${c.origin}, asking its recipient: ${what}`})
-    } else if (indirect) {
-      const calm = hits.every(mildShape) ? (ctx.calm?.() ?? null) : null
-      objections.push(calm ? {confidence: 0.7, reason: `instruction shape arriving by ${c.origin}: ${what}; dissent, not a veto: ${calm}`} : {confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
-    } else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
+    } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
+    else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }
 

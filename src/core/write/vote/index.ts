@@ -8,7 +8,7 @@ import type {EngramConfig} from '../../store/config.js'
 import {deliveryVote} from './delivery.js'
 import {externalPayload, runExternal} from './external.js'
 import {flagsFrom, instructionHits, visibleText} from './flags.js'
-import {calmReading, learnedVote, readLearned} from './learned.js'
+import {learnedVote} from './learned.js'
 import {provenanceVote} from './provenance.js'
 import {compareWithNeighbours, semanticVote} from './semantic.js'
 import type {FlagHit, Neighbour, Vote, VoteContext, VoteResult, WriteCandidate} from './types.js'
@@ -80,12 +80,11 @@ export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<Vote
   const external = ctx.config.external.map((e) => runExternal(e, payload, ctx.cwd))
 
   const texts = [visibleText(c), c.normalised.text, ...c.normalised.decoded]
-  const reading = readLearned(texts, ctx.config.learned?.weights ?? undefined)
   const builtins: Vote[] = [
     semanticVote(c, neighbours, findings, lookupError),
     provenanceVote(c, texts),
-    deliveryVote(c, {...ctx, calm: () => calmReading(reading)}, hits),
-    learnedVote(c, reading),
+    deliveryVote(c, ctx, hits),
+    learnedVote(c, texts, ctx.config.learned?.weights ?? undefined),
   ]
   const votes = [...builtins, ...(await Promise.all(external))]
   const {passed, dissent, summary} = decide(votes, ctx.config)

@@ -264,76 +264,24 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
 
 
 /**
- * When the model reads a write as an ordinary note, a delivery objection to a mild shape
- * (a standing order, a directive to "the assistant", an agenda; delivery.ts) is dissent
- * rather than a veto. Both conditions: the text as a whole below CALM_P, and no passage of
- * it — each sentence read on its own, over the whole text, not only the head and tail the
- * vote reads — at or above CALM_WINDOW, so that padding an order with ordinary prose does
- * not hide it. Chosen on the readable sets with models that never trained on them (README
- * "Round nine").
- */
-export const CALM_P = 0.4
-export const CALM_WINDOW = 0.8
-/** Longer texts are not read sentence by sentence: the objection stays a veto. */
-export const CALM_MAX_CHARS = 8000
-/** The passages the calm check reads: each sentence and each line on its own. */
-export function windowsOf(text: string): string[] {
-  return text.split(/(?<=[.!?:;])\s+|\n+/).map((w) => w.trim()).filter((w) => w !== '')
-}
-
-/** What the model makes of a write: the strongest reading of its texts, once per vote. */
-export interface LearnedReading {
-  texts: string[]
-  p: number
-  model?: LearnedModel
-  /** why the weights could not be used */
-  error?: string
-}
-
-export function readLearned(texts: string[], weightsFile?: string): LearnedReading {
-  let model: LearnedModel
-  try {
-    model = loadModel(weightsFile)
-  } catch (error) {
-    return {texts, p: 0, error: error instanceof Error ? error.message.slice(0, 120) : String(error)}
-  }
-  // the strongest reading of the text wins: visible, folded, or decoded
-  let p = 0
-  // the folded text is most often the visible one: a text scored already cannot raise the maximum
-  for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i]))
-  return {texts, p, model}
-}
-
-/**
- * Why the model reads this write as an ordinary note (for a delivery objection's reason),
- * or null when it does not, cannot say, or the text is too long to read sentence by sentence.
- */
-export function calmReading(r: LearnedReading): string | null {
-  if (!r.model || r.p >= CALM_P) return null
-  const texts = r.texts.filter((t, i) => t && r.texts.indexOf(t) === i)
-  if (texts.some((t) => t.length > CALM_MAX_CHARS)) return null
-  let top = 0
-  for (const t of texts) {
-    for (const w of windowsOf(t)) {
-      top = Math.max(top, score(r.model, w))
-      if (top >= CALM_WINDOW) return null
-    }
-  }
-  return `the learned validator reads it as an ordinary note (p=${r.p.toFixed(2)}, no passage above ${top.toFixed(2)})`
-}
-
-/**
  * Votes like the others. From third-party text or a tainted session a likely injection is
  * vetoed; from direct chat, where the human may be quoting an attack to discuss it, the
  * threshold is higher and the confidence below the veto, so it adds weight to the other
  * validators' objections rather than deciding alone. Unsure: abstain.
  */
-export function learnedVote(c: WriteCandidate, reading: LearnedReading | string[], weightsFile?: string): Vote {
+export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: string): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: LEARNED, verdict, confidence, reason})
   if (c.operation === 'delete') return vote('abstain', 0, 'a delete: no text to judge')
-  const r = Array.isArray(reading) ? readLearned(reading, weightsFile) : reading
-  if (!r.model) return vote('abstain', 0, `weights unavailable: ${r.error}`)
-  const {p, model, texts} = r
+  let model: LearnedModel
+  try {
+    model = loadModel(weightsFile)
+  } catch (error) {
+    return vote('abstain', 0, `weights unavailable: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`)
+  }
+  // the strongest reading of the text wins: visible, folded, or decoded
+  let p = 0
+  // the folded text is most often the visible one: a text scored already cannot raise the maximum
+  for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i]))
   const exposed = isIndirectOrigin(c.origin) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
