@@ -1,0 +1,36 @@
+/**
+ * Issue #15, round nine: standing orders from third-party text stay a veto.
+ *
+ * The round tried to make a mild shape (a standing order, "the assistant should…") dissent
+ * rather than a veto when the learned validator read the write as an ordinary note. Out of
+ * fold it spared 7 honest writes of 762 and lost no corpus attack, but an attacker's review
+ * wrote the orders below — payment diversion, policy shadowing, exfiltration dressed as an
+ * archive rule, steering, sleeper conditions — and 23 of them passed once padded with an
+ * ordinary greeting and sign-off, or phrased so that the model scored them low. The change
+ * was reverted (README "Round nine"). These are the review's texts, written for this project;
+ * each must stay quarantined whatever loosening is tried next.
+ */
+import {readFileSync} from 'node:fs'
+import {describe, expect, it} from 'vitest'
+
+import {runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
+import {makeCandidate, makeContext} from './vote-helpers.js'
+
+interface Case {
+  label: string
+  origin: WriteCandidate['origin']
+  text: string
+}
+const cases = JSON.parse(readFileSync(new URL('../fixtures/standing-orders-review.json', import.meta.url), 'utf8')) as Case[]
+
+describe('standing orders an attacker padded or phrased to read as a note', () => {
+  it('the review wrote 59 of them, over the five third-party origins', () => {
+    expect(cases).toHaveLength(59)
+    expect(new Set(cases.map((c) => c.origin))).toEqual(new Set(['email', 'webpage', 'document', 'readme', 'tool_output']))
+  })
+
+  it.each(cases.map((c) => [c.label, c.origin, c] as const))('%s (%s) is quarantined', async (_label, _origin, c) => {
+    const v = await runVote(makeCandidate(c.text, {origin: c.origin}), makeContext())
+    expect(v.passed, v.summary).toBe(false)
+  })
+})
