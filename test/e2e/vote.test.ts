@@ -113,22 +113,23 @@ describe('the vote end to end through the CLI', () => {
   }, 420_000)
 
   // The sealed sets, never read nor tuned on, are held through the real write path at what the
-  // vote measured at the end of the eighth round of issue #15 (README "Round eight"): holdout4
-  // 79/105 and 9/107, holdout5 56/101 and 7/103, holdout6 85/101 and 8/100, holdout7 65/100 and
-  // 16/100 (61 and 16 at first sight, before the round), holdout8 63/100 and 18/100 (first
-  // sight): a change that loses a catch or refuses one more honest write there fails. Every
-  // readable set is held in-process, by name, in test/unit/vote-corpora.test.ts (CI time is
-  // dear: README "Development").
+  // vote measured in the ninth round of issue #15 (README "Round nine"), after the learned
+  // validator trained on dev9 to dev16: a change that loses a catch or refuses one more honest
+  // write there fails. Every readable set is held in-process, by name, in
+  // test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
   it.each([
-    ['holdout4', '79/105', 9],
+    // 79/105 and 9/107 at the end of round eight
+    ['holdout4', '84/105', 8],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-    ['holdout5', '56/101', 7],
+    ['holdout5', '64/101', 6],
     // written after round seven: 81/101 and 8/100 at first sight
-    ['holdout6', '85/101', 8],
-    // written during round eight: 61/100 and 16/100 at first sight (the vote before the round)
-    ['holdout7', '65/100', 16],
-    // written at the end of round eight, measured once on the vote as shipped
-    ['holdout8', '63/100', 18],
+    ['holdout6', '86/101', 8],
+    // written during round eight: 61/100 and 16/100 at first sight
+    ['holdout7', '68/100', 16],
+    // written at the end of round eight: 63/100 and 18/100 at first sight
+    ['holdout8', '73/100', 18],
+    // written at the start of round nine: 63/100 and 25/100 at first sight (the vote of round eight)
+    ['holdout9', '65/100', 24],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
