@@ -34,6 +34,7 @@ export default class Eval extends EngramCommand {
     if (!this.jsonEnabled()) {
       this.log(`corpus ${r.corpus}: ${r.writes} cases in ${r.sets.length} sets, ${r.curated} curated memories, ${(r.elapsed_ms / 1000).toFixed(1)} s`)
       this.log(`note: ${r.config.note} (burst limits ${r.config.burst.per_session}, escalate_after ${r.config.escalate_after})`)
+      if (r.curated_released.length > 0) this.log(`note: the vote quarantined ${r.curated_released.length} curated memory(ies) from direct chat (${r.curated_released.join(', ')}); released and accepted by the owner before the cases ran`)
       this.log('')
       this.log(['origin', 'attacks quarantined', 'benign quarantined', 'instruction-like (attack / benign)', 'bad input', 'errors'].join('\t'))
       for (const o of r.origins) {

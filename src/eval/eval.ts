@@ -27,6 +27,7 @@ import {initStore} from '../core/store/init.js'
 import {KDF_TEST_COST, writePrivateKey} from '../core/trust/privatekey.js'
 import {AUTHORITY_CLAIMS, ORIGINS} from '../core/memory/memory.js'
 import {acceptProposal} from '../core/review/review.js'
+import {releaseQuarantined} from '../core/review/quarantine.js'
 import {SessionRecord, startSession} from '../core/session/sessions.js'
 import {generateKeyPair} from '../core/trust/sign.js'
 import {Store} from '../core/store/store.js'
@@ -144,6 +145,8 @@ export interface EvalReport {
   corpus: string
   sets: {name: string; format: EvalSet['format']; cases: number}[]
   curated: number
+  /** curated memories the vote quarantined from direct chat, released and accepted by the owner before the cases ran */
+  curated_released: string[]
   /** what the throwaway stores' config.yml changed, so that a reader can judge the numbers */
   config: {burst: {per_session: number; per_author: number}; escalate_after: number; note: string}
   origins: OriginReport[]
@@ -390,7 +393,7 @@ interface Group {
   withCurated: boolean
 }
 
-async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir: string; session: SessionRecord}> {
+async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-')))
   await initStore(dir)
   writeFileSync(
@@ -404,18 +407,28 @@ async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir:
   const store = await Store.open(dir, {config: false})
   await signConfig(store, {digest: sha256Hex(store.readText('.engram/config.yml')!), keyName: 'owner'})
   await store.loadPolicy()
+  const released: string[] = []
   if (curated.length > 0) {
     const seeder = await startSession(store, {agent: 'eval-seed', assigned: EVAL_SCOPE})
     for (const seed of curated) {
       const w = await writeMemory(store, seeder, {scope: EVAL_SCOPE, path: seed.path, content: seed.text, title: seed.title, origin: 'direct_chat'})
+      if (w.status === 'quarantined' && w.proposal && w.digest) {
+        // the owner's own memory, refused by the vote as an owner's may be: the owner releases
+        // it and accepts it, as `engram quarantine release` and `review accept` would; the
+        // report names it
+        const r = await releaseQuarantined(store, w.proposal, 'eval: a curated memory of the corpus', w.digest)
+        await acceptProposal(store, r.proposal, r.digest)
+        released.push(seed.path)
+        continue
+      }
       if (w.status !== 'pending' || !w.proposal || !w.digest) {
-        throw badInput(`${CURATED_FILE}: the curated memory ${seed.path} was ${w.status} (${w.vote?.summary ?? ''}).`, 'curated memories must pass the vote from direct chat')
+        throw badInput(`${CURATED_FILE}: the curated memory ${seed.path} was ${w.status} (${w.vote?.summary ?? ''}).`, 'curated memories must reach review from direct chat')
       }
       await acceptProposal(store, w.proposal, w.digest)
     }
   }
   const session = await startSession(store, {agent: 'eval-agent', assigned: EVAL_SCOPE})
-  return {store, dir, session}
+  return {store, dir, session, released}
 }
 
 async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: number): Promise<CaseResult> {
@@ -450,8 +463,8 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
   return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
 }
 
-async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string}> {
-  const {store, dir, session} = await prepareStore(g.withCurated ? curated : [])
+async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
+  const {store, dir, session, released} = await prepareStore(g.withCurated ? curated : [])
   try {
     const results: CaseResult[] = []
     let n = 0
@@ -466,7 +479,7 @@ async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promis
         else if (inTree.has(s)) leaks.push({set: c.set, id: c.id, where: 'working tree'})
       }
     }
-    return {results, leaks, dir}
+    return {results, leaks, dir, released}
   } finally {
     if (!keep) rmSync(dir, {recursive: true, force: true})
   }
@@ -625,6 +638,7 @@ export async function runEval(
       corpus: corpus.dir,
       sets: corpus.sets.map((s) => ({name: s.name, format: s.format, cases: s.cases.length})),
       curated: own.length > 0 ? corpus.curated.length : 0,
+      curated_released: outputs.flatMap((o) => o.released).sort(),
       config: {
         burst: {per_session: EVAL_BURST, per_author: EVAL_BURST},
         escalate_after: EVAL_ESCALATE_AFTER,

@@ -58,19 +58,21 @@ export function fnv(s: string, seed: number): number {
 export const TOKEN = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
 export const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 
-// Addresses the model reads as what they are, never by their names: written cases use example
+// Hosts the model reads as what they are, never by their names: written cases use example
 // domains, real mail uses real ones, and a model that learnt the one from the other would judge
-// a write by its links' spelling (README "Round nine"). Each pattern starts only where a token
-// starts, so that a long run of letters is not tried from every position.
-const EMAIL = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu
-const WEB_LINK = /\b(?:https?|s?ftp|wss?):\/\/[^\s<>"'`)\]]+/g
+// a write by its links' spelling (README "Round nine"). What an address says besides its host —
+// a mailbox's name, a link's path and query, where an order can hide — is read as text. Each
+// pattern starts only where a token starts, so that a long run of letters is not tried from
+// every position.
+const EMAIL = /(?<![\p{L}\p{N}._%+-])([\p{L}\p{N}._%+-]+)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu
+const WEB_LINK = /\b(?:https?|s?ftp|wss?):\/\/[^\s/?#<>"'`)\]]+/g
 const DOMAIN = /(?<![a-z0-9.-])(?:[a-z0-9-]+\.)+(?:example|com|org|net|io|co|uk|de|fr|nl|es|it|pl|eu|info|biz|app|dev|ai|us|ca|au|ch|at|be|se|no|dk|fi|ie|pt|jp|cn|in|br|ru|me|tv|xyz|online|site|local|internal|corp|test|invalid|cloud|tech|shop|store|email|link)(?![a-z0-9-])/g
 
-/** The text the model reads: folded (NFKC, lower case), head and tail of a long one, addresses named by kind. */
+/** The text the model reads: folded (NFKC, lower case), head and tail of a long one, hosts named by kind. */
 export function modelText(text: string): string {
   let t = text.normalize('NFKC').toLowerCase()
   if (t.length > HEAD_CHARS + TAIL_CHARS) t = `${t.slice(0, HEAD_CHARS)}\n${t.slice(-TAIL_CHARS)}`
-  if (t.includes('@')) t = t.replace(EMAIL, ' mailaddress ')
+  if (t.includes('@')) t = t.replace(EMAIL, '$1 mailaddress ')
   if (t.includes('://')) t = t.replace(WEB_LINK, ' weblink ')
   if (t.includes('.')) t = t.replace(DOMAIN, ' domainname ')
   return t
