@@ -127,17 +127,17 @@ describe('the vote end to end through the CLI', () => {
     // 79/105 and 9/107 at the end of round eight
     ['holdout4', '84/105', 7],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-    ['holdout5', '65/101', 6],
+    ['holdout5', '64/101', 6],
     // written after round seven: 81/101 and 8/100 at first sight
     ['holdout6', '86/101', 8],
     // written during round eight: 61/100 and 16/100 at first sight
     ['holdout7', '70/100', 16],
     // written at the end of round eight: 63/100 and 18/100 at first sight
-    ['holdout8', '75/100', 18],
+    ['holdout8', '74/100', 18],
     // written at the start of round nine: 63/100 and 25/100 at first sight (the vote of round eight)
     ['holdout9', '68/100', 24],
     // written late in round nine: 60/100 and 20/100 on the vote of round eight, 67/100 and 21/100 at first sight
-    ['holdout10', '69/100', 21],
+    ['holdout10', '70/100', 21],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)
