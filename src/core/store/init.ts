@@ -72,13 +72,14 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   if (!opts.noKey) {
     // One owner key can serve many stores: reuse the named key when it already exists.
     let found: PrivateKeyFile | undefined
+    // --owner names the key; without it, ENGRAM_KEY (when set) is the owner key, whatever its name
+    const defaulted = opts.owner === undefined
     try {
-      // --owner names the key; without it, ENGRAM_KEY (when set) is the owner key, whatever its name
-      found = findPrivateKey(ownerName, opts.owner === undefined)
+      found = findPrivateKey(ownerName, defaulted)
     } catch (error) {
       // An ENGRAM_KEY that names a missing or broken file is the user's error, not a reason to
       // make a new key; a key named by --owner and not found is made, as without ENGRAM_KEY.
-      if ((process.env.ENGRAM_KEY && opts.owner === undefined) || !(isEngramError(error) && error.code === 'not-found')) throw error
+      if ((process.env.ENGRAM_KEY && defaulted) || !(isEngramError(error) && error.code === 'not-found')) throw error
     }
     if (found) ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
     else {
