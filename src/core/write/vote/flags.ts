@@ -178,12 +178,41 @@ function agendaOf(c: WriteCandidate, visible: string, collapsed: string | null):
 // Words spelt letter by letter with a separator ("e.x.p.o.r.t", "s-h-a-r-e"): a filter reads
 // letters, a model reads the word. Three letters at least, so "e.g." and "i.e." stay as they are.
 const SPELLED = /(?<![\p{L}\p{N}])\p{L}(?:[-._*\u00b7]\p{L}(?![\p{L}\p{N}])){2,}[-._*\u00b7]?/gu
+// Letters spaced out one by one, words apart by two spaces or more ("I g n o r e  y o u r  r u l e s"):
+// three letters at least; a list such as "a b c" joined is a reading, never what is stored.
+const SPACED = /(?<![\p{L}\p{N}])\p{L}(?: \p{L}(?![\p{L}\p{N}])){2,}/gu
+// Leetspeak: a word of letters and the digits that stand for letters ("1gn0r3", "p455w0rd").
+const LEET_WORD = /(?<![\p{L}\p{N}])(?=[\p{L}\d@$]*\p{L})(?=[\p{L}\d@$]*[013457@$])[\p{L}013457@$]{3,}(?![\p{L}\p{N}])/gu
+const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's'}
+/** Three leet words at least, so a product code or two ("mp3", "B2B") is no reading of its own. */
+const LEET_MIN = 3
 
-/** The text with each spelt-out word joined, or null when there is none. */
+/**
+ * The text with each word spelt out letter by letter joined, and leetspeak read as letters, or
+ * null when there is neither: a reading the rules and the agenda check are tried on, as on a
+ * decoded blob.
+ */
 export function collapseSpelled(text: string): string | null {
-  if (!SPELLED.test(text)) return null
+  let out = text
+  let changed = false
   SPELLED.lastIndex = 0
-  return text.replace(SPELLED, (m) => m.replace(/[-._*\u00b7]/g, ''))
+  if (SPELLED.test(out)) {
+    SPELLED.lastIndex = 0
+    out = out.replace(SPELLED, (m) => m.replace(/[-._*\u00b7]/g, ''))
+    changed = true
+  }
+  SPACED.lastIndex = 0
+  if (SPACED.test(out)) {
+    SPACED.lastIndex = 0
+    out = out.replace(SPACED, (m) => m.replace(/ /g, ''))
+    changed = true
+  }
+  const leet = out.match(LEET_WORD)
+  if (leet && leet.filter((w) => /\p{L}/u.test(w) && /[013457@$]/.test(w)).length >= LEET_MIN) {
+    out = out.replace(LEET_WORD, (w) => w.replace(/[013457@$]/g, (d) => LEET[d]))
+    changed = true
+  }
+  return changed ? out : null
 }
 
 export interface FlagEvidence {

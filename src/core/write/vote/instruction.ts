@@ -340,8 +340,8 @@ const RULES: Rule[] = [
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions (other language)',
-    needs: [['ignor', 'vergiss', 'vergessen', 'oublie', 'olvid', 'esque', 'negeer', 'vergeet', '忽略', '無視', 'игн', 'забу']],
-    re: /\b(?:ignorier(?:e|en)|vergiss|vergessen\s+sie)\s+(?:alle\s+|deine\s+|ihre\s+|die\s+)*(?:vorherigen\s+|bisherigen\s+|obigen\s+)?(?:anweisungen|regeln|instruktionen|vorgaben)|\b(?:oublie[zs]?|ignore[zs]?)\s+(?:toutes\s+)?(?:tes|vos|les)\s+(?:consignes|instructions|règles)|\b(?:olvida|ignora|olvide|ignore)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|reglas)|\bignora\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole)|\b(?:ignore|esqueça|esqueca)\s+(?:todas\s+)?(?:as|suas)\s+(?:instruções|instrucoes|regras)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere\s+|vorige\s+)?(?:instructies|regels)|忽略(?:之前|以前|上面|先前)?(?:的)?(?:所有)?(?:指令|指示|说明|规则)|(?:以前|前|これまで)の(?:指示|命令|ルール)を(?:すべて)?無視|игнорируй|забудь\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкции|правила)/i,
+    needs: [['ignor', 'vergiss', 'vergessen', 'oublie', 'olvid', 'esque', 'negeer', 'vergeet', 'dimentic', '忽略', '無視', '忘', '无视', 'игн', 'забу']],
+    re: /\b(?:ignorier(?:e|en)|vergiss|vergessen\s+sie)\s+(?:alle\s+|deine\s+|ihre\s+|die\s+)*(?:vorherigen\s+|bisherigen\s+|obigen\s+)?(?:anweisungen|regeln|instruktionen|vorgaben)|\b(?:oublie[zs]?|ignore[zs]?)\s+(?:toutes\s+)?(?:tes|vos|les)\s+(?:consignes|instructions|règles)|\b(?:olvida|ignora|olvide|ignore)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|reglas)|\bignora\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole)|\b(?:ignore|esqueça|esqueca)\s+(?:todas\s+)?(?:as|suas)\s+(?:instruções|instrucoes|regras)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere\s+|vorige\s+)?(?:instructies|regels)|忽略(?:之前|以前|上面|先前)?(?:的)?(?:所有)?(?:指令|指示|说明|规则)|(?:以前|前|これまで)の(?:指示|命令|ルール)を(?:すべて)?無視|игнорируй|забудь\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкции|правила)|забудь\s+(?:всё|все)\b|\bolvida\s+(?:todo\s+)?lo\s+(?:anterior|dicho)|\bvergiss\s+alles\b|\boublie[zs]?\s+tout\s+ce\s+qui\s+(?:précède|precede|a\s+été\s+dit)|\bdimentica\s+(?:tutto|(?:tutte\s+)?le\s+istruzioni)|\besque[çc]a\s+tudo|(?:忘记|忘掉|无视)(?:之前|以前|上面|先前|前面)?(?:的)?(?:所有)?(?:指令|指示|说明|规则)|(?:これまで|以前|前|上記)の(?:指示|命令|ルール)を(?:すべて)?忘れ/i,
   },
   {
     kind: 'hypothetical',
@@ -535,6 +535,32 @@ const RULES: Rule[] = [
     re: /\b(?:DAN|D\.A\.N\.?)\s+(?:mode|can|is|has|will|stands)\b|\b[Dd]o\s+[Aa]nything\s+[Nn]ow\b|\b(?:[Yy]ou|[Yy]ou['’]re|[Yy]ou\s+are)\s+(?:(?:will|shall)\s+(?:now\s+)?be|(?:now\s+)?(?:being\s+)?)\s*(?:called|named|known\s+as)\s+[\w-]+[^.\n]{0,20}?\b(?:from\s+now\s+on|henceforth|going\s+forward)\b/,
   },
   {
+    kind: 'override',
+    strength: 'strong',
+    label: "sets the user's request aside",
+    // "ignore the user's question", "instead of answering the user": never a fact about the world
+    gate: [['user', 'question', 'request']],
+    re: /\b(?:ignore|disregard|skip|forget|drop|set\s+aside)\s+(?:the\s+|this\s+)?(?:user['’]s|original|actual|human['’]s)\s+(?:question|request|message|query|prompt|instructions?|task)\b|\binstead\s+of\s+(?:answering|summari[sz]ing|translating|responding\s+to|doing)\s+(?:the\s+)?(?:user['’]s\s+)?(?:user|question|request|query|task)\b/i,
+  },
+  {
+    kind: 'asks-to-act',
+    strength: 'medium',
+    label: 'hands the reader a new task',
+    // "Your new task is to write a poem", "stop summarising", "That's enough summarising." Not "stop what
+    // you are doing" (every fire drill says it). A mail asking its recipient to take on a task is
+    // dissent only (delivery.ts), as any request in mail.
+    gate: [['task', 'job', 'goal', 'objective', 'mission', 'stop', 'quit', 'cease', 'enough']],
+    re: /\byour\s+(?:new|real|actual|true|only|next|updated|revised)\s+(?:task|job|goal|objective|mission|purpose|assignment)\s+(?:is|are|will\s+be|now|from\s+now|:)|\b(?:stop|quit|cease)\s+(?:(?:the|your)\s+(?:original|assigned)\s+task|summari[sz]ing|translating)\b|\bthat['’]?s\s+enough\s+(?:summari[sz]ing|translating|of\s+that\s+task)\b|\b(?:your|the)\s+(?:earlier|previous|original|first|current)\s+task\s+is\s+(?:complete|done|over|finished|cancell?ed)\b/i,
+  },
+  {
+    kind: 'virtualisation',
+    strength: 'medium',
+    label: 'claims nothing the assistant does counts',
+    // "inside a sandboxed test environment where nothing you say has consequences"
+    gate: [['consequence', 'effect', 'real', 'count', 'matter', 'logged', 'recorded', 'sandbox', 'simulat', 'test', 'virtual', 'pretend', 'fiction']],
+    re: /\bnothing\s+(?:you\s+(?:say|do|write|output|reveal|answer)|(?:here|in\s+(?:this|here)))\s+(?:has|have|carries|will\s+have|is\s+(?:real|logged|recorded)|counts|matters)\b|\b(?:in|inside)\s+(?:this|a|the)\s+(?:sandbox(?:ed)?|simulated|test|virtual|pretend|fictional)\s+(?:environment|world|session|scenario|mode)\b[^.\n]{0,60}?\b(?:no\s+(?:real\s+)?(?:consequences|rules|restrictions|limits)|(?:you\s+(?:can|may|are\s+free\s+to))\s+(?:say|reveal|output|share|ignore))\b/i,
+  },
+  {
     kind: 'falsehood',
     strength: 'medium',
     label: 'asks for a falsehood',
@@ -551,7 +577,7 @@ const RULES: Rule[] = [
     // Someone else's secrets, or secrets handed to the writer: "paste your API key into the config" tells a human about their own.
     before: /(?:^|[.!?:;,\n(])[\s"'`*#>-]*(?:(?:please|just|now|then|so|and|go\s+ahead\s+and|kindly)\s+)*$|\b(?:and|then|please|just|you\s+(?:can|may|should|must|will|could)|for\s+you\s+to|unless\s+you|would|to)\s+$/i,
     re: new RegExp(
-      String.raw`\b(?:give|send|hand\s+over|share|paste|print|show|list|reveal|tell|read\s+out|post|forward|dump|provide|display|disclose|e-?mail|leak|upload|export|attach|include|copy)\b` +
+      String.raw`\b(?:give|send|hand\s+over|share|paste|print|show|list|reveal|tell|read\s+out|read|recite|post|forward|dump|provide|display|disclose|e-?mail|leak|upload|export|attach|include|copy)\b` +
         String.raw`(?:\s+(?:me|us|them|him|her)\s+(?:[\w-]+\s+){0,3}?${SECRET_NOUN}|\s+(?:(?:all|every|each|any|those|these|the|its|full|complete|whole|entire)\s+)*(?:(?:stored|saved|remembered|admin(?:istrator)?|root|internal|private|real|actual|vpn|ssh|database|db|customer|payroll|master|conversation|chat|user['’]s|users['’])\s+)+(?:[\w-]+\s+)?${SECRET_NOUN}|\s+(?:all|every)\s+(?:the\s+|of\s+the\s+)?(?:[\w-]+\s+)?${SECRET_NOUN})` +
         String.raw`|\b${SECRET_NOUN}\s+(?:you|it)\s+(?:remember|hold|have\s+(?:seen|stored|saved)|stored|know)\b|\b${SECRET_NOUN}\s+(?:stored|saved|kept)\s+in\s+(?:your|the\s+assistant['’]s)\b`,
       'gi',
