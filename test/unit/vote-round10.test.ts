@@ -8,6 +8,7 @@ import {describe, expect, it} from 'vitest'
 import {runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
 import {collapseSpelled} from '../../src/core/write/vote/flags.js'
 import {detectInstructions} from '../../src/core/write/vote/instruction.js'
+import {compareWithNeighbours} from '../../src/core/write/vote/semantic.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
 const kinds = (text: string) => detectInstructions(text).map((h) => h.kind)
@@ -86,5 +87,22 @@ describe('texts spelt so that a filter reads letters', () => {
     expect(await quarantined(text, 'document')).toBe(true)
     // product codes are no reading of their own
     expect(collapseSpelled('Order 12 mp3 players and the B2B catalogue; SHA256 sums are attached.')).toBeNull()
+  })
+})
+
+describe('a changed value is a value of the same kind', () => {
+  const memory = {scope: 'org:acme', path: 'finance/payments.md', title: 'Supplier payments', body: 'Supplier payments run every Tuesday from the operating account.', score: 1}
+  const finding = (body: string) => compareWithNeighbours(makeCandidate(body), [memory])[0]
+
+  it('a day changed for a day, a number for a number, is a contradiction', () => {
+    expect(finding('Supplier payments run every Wednesday from the operating account.')?.reason).toMatch(/changes a value in org:acme:finance\/payments\.md: tuesday → wednesday/)
+    const limit = {...memory, body: 'Refunds above 500 EUR need a manager.'}
+    expect(compareWithNeighbours(makeCandidate('Refunds above 5000 EUR need a manager.'), [limit])[0]?.kind).toBe('contradiction')
+  })
+
+  it('a day beside a count, or a number spelt out, is no changed value', () => {
+    expect(finding('Supplier payments run with two approvers from the operating account.')).toBeUndefined()
+    const approvers = {...memory, body: 'Supplier payments need 2 approvers.'}
+    expect(compareWithNeighbours(makeCandidate('Supplier payments need two approvers.'), [approvers])).toEqual([])
   })
 })

@@ -181,9 +181,10 @@ const SPELLED = /(?<![\p{L}\p{N}])\p{L}(?:[-._*\u00b7]\p{L}(?![\p{L}\p{N}])){2,}
 // Letters spaced out one by one, words apart by two spaces or more ("I g n o r e  y o u r  r u l e s"):
 // three letters at least; a list such as "a b c" joined is a reading, never what is stored.
 const SPACED = /(?<![\p{L}\p{N}])\p{L}(?: \p{L}(?![\p{L}\p{N}])){2,}/gu
-// Leetspeak: a word of letters and the digits that stand for letters ("1gn0r3", "p455w0rd").
-const LEET_WORD = /(?<![\p{L}\p{N}])(?=[\p{L}\d@$]*\p{L})(?=[\p{L}\d@$]*[013457@$])[\p{L}013457@$]{3,}(?![\p{L}\p{N}])/gu
-const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's'}
+// Leetspeak: a word of letters and the digits that stand for letters ("1gn0r3", "p455w0rd"). Not "@"
+// or "$", which addresses and prices use: "todos@example.com" is no word spelt in leet.
+const LEET_WORD = /(?<![\p{L}\p{N}@.])(?=\p{L}*\d)(?=\d*\p{L})[\p{L}013457]{3,}(?![\p{L}\p{N}@])/gu
+const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
 /** Three leet words at least, so a product code or two ("mp3", "B2B") is no reading of its own. */
 const LEET_MIN = 3
 
@@ -208,8 +209,8 @@ export function collapseSpelled(text: string): string | null {
     changed = true
   }
   const leet = out.match(LEET_WORD)
-  if (leet && leet.filter((w) => /\p{L}/u.test(w) && /[013457@$]/.test(w)).length >= LEET_MIN) {
-    out = out.replace(LEET_WORD, (w) => w.replace(/[013457@$]/g, (d) => LEET[d]))
+  if (leet && leet.length >= LEET_MIN) {
+    out = out.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
     changed = true
   }
   return changed ? out : null

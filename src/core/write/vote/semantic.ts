@@ -320,8 +320,48 @@ function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
   return shared >= 2 && j >= 0.5
 }
 
-const differ = (a: Set<string>, b: Set<string>) => [...a].some((x) => !b.has(x)) && [...b].some((x) => !a.has(x))
-const first = (s: Set<string>, other: Set<string>) => [...s].find((x) => !other.has(x)) ?? ''
+const WEEKDAYS = new Set('monday tuesday wednesday thursday friday saturday sunday'.split(' '))
+const MONTHS = new Set('january february march april may june july august september october november december'.split(' '))
+const FREQUENCIES = new Set('hourly daily nightly weekly fortnightly monthly quarterly yearly annually'.split(' '))
+const NUMBER_WORDS = new Map('one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]))
+
+/**
+ * What kind of value a token is, and the value itself in one spelling ("eight" is 8): a day
+ * changed for a day is a changed value, a day beside a count is two facts ("payments run on
+ * Tuesday" and "two approvers"), which a value-for-value comparison read as a change.
+ */
+function valueKind(v: string): [kind: string, value: string] {
+  if (v.includes('@')) return ['email', v]
+  if (/[a-z]\.[a-z]/.test(v)) return ['host', v]
+  if (WEEKDAYS.has(v)) return ['weekday', v]
+  if (MONTHS.has(v)) return ['month', v]
+  if (FREQUENCIES.has(v)) return ['frequency', v]
+  const n = NUMBER_WORDS.get(v)
+  if (n !== undefined) return ['number', n]
+  if (/\d/.test(v)) return ['number', v]
+  return ['word', v]
+}
+
+/** Some kind of value each sentence states differently: each holds a value of that kind the other lacks. */
+function differ(a: Set<string>, b: Set<string>): [was: string, now: string] | null {
+  const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
+  const put = (set: Set<string>, side: 'a' | 'b') => {
+    for (const raw of set) {
+      const [kind, value] = valueKind(raw)
+      let k = kinds.get(kind)
+      if (!k) kinds.set(kind, (k = {a: new Map(), b: new Map()}))
+      if (!k[side].has(value)) k[side].set(value, raw)
+    }
+  }
+  put(a, 'a')
+  put(b, 'b')
+  for (const {a: av, b: bv} of kinds.values()) {
+    const now = [...av.keys()].find((v) => !bv.has(v))
+    const was = [...bv.keys()].find((v) => !av.has(v))
+    if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
+  }
+  return null
+}
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
 
 function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
@@ -342,10 +382,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       if (cs.negative !== ns.negative) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
-      if (cs.values.size > 0 && ns.values.size > 0 && differ(cs.values, ns.values)) {
-        const was = clip(first(ns.values, cs.values), 48)
-        const now = clip(first(cs.values, ns.values), 48)
-        return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${was} → ${now}`}
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values) : null
+      if (changed) {
+        return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
     }
     const two = touched.filter((i) => shared[i] >= 2).sort((a, b) => a - b)
