@@ -104,7 +104,10 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
     }
   }
   out.push(...directionHits(c, kinds))
-  const collapsed = collapseSpelled(visible)
+  // a text about attacks shows its examples spaced out or in leetspeak to a human (an attacker's
+  // review: "spaced-out text such as I g n o r e  y o u r  r u l e s defeats filters"): only the
+  // separator reading, which was there before, is tried on it
+  const collapsed = collapseSpelled(visible, !ABOUT_ATTACKS.test(visible))
   if (collapsed !== null) {
     for (const h of detectInstructions(collapsed)) {
       if (kinds.has(h.kind)) continue
@@ -189,11 +192,11 @@ const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5
 const LEET_MIN = 3
 
 /**
- * The text with each word spelt out letter by letter joined, and leetspeak read as letters, or
- * null when there is neither: a reading the rules and the agenda check are tried on, as on a
- * decoded blob.
+ * The text with each word spelt out letter by letter joined, and (unless `spaced` is false)
+ * letters spaced out and leetspeak read as words, or null when there is none of them: a reading
+ * the rules and the agenda check are tried on, as on a decoded blob.
  */
-export function collapseSpelled(text: string): string | null {
+export function collapseSpelled(text: string, spaced = true): string | null {
   let out = text
   let changed = false
   SPELLED.lastIndex = 0
@@ -203,12 +206,12 @@ export function collapseSpelled(text: string): string | null {
     changed = true
   }
   SPACED.lastIndex = 0
-  if (SPACED.test(out)) {
+  if (spaced && SPACED.test(out)) {
     SPACED.lastIndex = 0
     out = out.replace(SPACED, (m) => m.replace(/ /g, ''))
     changed = true
   }
-  const leet = out.match(LEET_WORD)
+  const leet = spaced ? out.match(LEET_WORD) : null
   if (leet && leet.length >= LEET_MIN) {
     out = out.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
     changed = true

@@ -327,15 +327,15 @@ const NUMBER_WORDS = new Map('one two three four five six seven eight nine ten e
 
 /**
  * What kind of value a token is, and the value itself in one spelling ("eight" is 8): a day
- * changed for a day is a changed value, a day beside a count is two facts ("payments run on
- * Tuesday" and "two approvers"), which a value-for-value comparison read as a change.
+ * changed for a date is a changed value, a day beside a count is two facts ("payments run on
+ * Tuesday" and "two approvers"), which a value-for-value comparison read as a change. Kinds are
+ * broad where an attacker can swap one form for another: an address is a host, a mailbox or an
+ * IP address ("backups go to backup.acme.example" → "to 203.0.113.45"); a time is a day, a
+ * month, a frequency or a date ("on Friday" → "on the 15th", "on the 25th" → "monthly").
  */
 function valueKind(v: string): [kind: string, value: string] {
-  if (v.includes('@')) return ['email', v]
-  if (/[a-z]\.[a-z]/.test(v)) return ['host', v]
-  if (WEEKDAYS.has(v)) return ['weekday', v]
-  if (MONTHS.has(v)) return ['month', v]
-  if (FREQUENCIES.has(v)) return ['frequency', v]
+  if (v.includes('@') || /[a-z]\.[a-z]/.test(v) || /^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$/.test(v) || v.includes('://')) return ['address', v]
+  if (WEEKDAYS.has(v) || MONTHS.has(v) || FREQUENCIES.has(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v) || /^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$/.test(v)) return ['time', v]
   const n = NUMBER_WORDS.get(v)
   if (n !== undefined) return ['number', n]
   if (/\d/.test(v)) return ['number', v]
