@@ -77,10 +77,10 @@ if (sharedDir) {
 }
 // corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
 // the held-out sets of the first three rounds (their misses were read, so they measure
-// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout10/,
+// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout12/,
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works").
-const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'holdout', 'holdout2', 'holdout3']
+const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'holdout', 'holdout2', 'holdout3']
 const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
 for (const [dir, file] of corpusFiles) {
@@ -178,6 +178,8 @@ if (argv.includes('--cross')) {
     {name: 'K', held: ['engram-dev10', 'engram-dev11', 'engram-dev12']},
     {name: 'L', held: ['engram-dev13', 'engram-dev14', 'engram-dev15', 'engram-dev16']},
     {name: 'M', held: ['engram-dev17', 'engram-dev18', 'engram-dev19', 'engram-dev20', 'engram-dev21']},
+    {name: 'N', held: ['engram-dev22', 'engram-dev23', 'engram-dev24', 'engram-dev25', 'engram-dev26', 'engram-dev27', 'engram-dev28']},
+    {name: 'O', held: ['engram-dev29']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
