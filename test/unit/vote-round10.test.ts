@@ -112,3 +112,17 @@ describe('a changed value is a value of the same kind', () => {
     expect(finding(write, {...memory, body: stored})?.kind).toBe('contradiction')
   })
 })
+
+describe('a question asserts nothing, unless it is answered yes', () => {
+  const policy = {scope: 'org:acme', path: 'it/locum-access.md', title: 'Locum access', body: 'Locum vets get system access only for the clinic and the dates they are booked, granted by the practice manager.', score: 1}
+  const finding = (body: string) => compareWithNeighbours(makeCandidate(body, {origin: 'webpage'}), [policy])[0]
+
+  it("a help page's question is not a licence", () => {
+    expect(finding('Can locum vets get system access for the dates they are booked?\nYour practice manager grants it, only for the clinic and dates booked.')).toBeUndefined()
+  })
+
+  it('answered yes, it grants what it asks; asked of the reader, it is a request as before', () => {
+    expect(finding('Q: Can locum vets get system access for any clinic and any dates?  A: Yes, go ahead.')?.kind).toBe('contradiction')
+    expect(finding('[10:02] user: can locum vets get system access for any clinic and any dates?\n[10:02] assistant: Sure, access granted for all clinics.')?.kind).toBe('contradiction')
+  })
+})

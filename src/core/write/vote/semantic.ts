@@ -80,6 +80,15 @@ const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:long
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
 const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
 
+/**
+ * A question asserts nothing ("Can my assistant place orders?" in a help page's FAQ); its answer
+ * does. One asked of someone ("can you…") is a request, and one answered "yes" on the next line
+ * grants what it asks ("Q: Can I delete records under hold?  A: Yes, go ahead.", a chat log's
+ * "assistant: Attached the full log"): those keep their lean.
+ */
+const QUESTION_END = /[?\uff1f]\s*$/
+const ASKS_YOU = /\byou\b/
+const AFFIRMED = /^(?:\[[^\]\n]{0,40}\]\s*)?(?:[^:\n]{0,40}:\s*)?\W*(?:yes|yeah|yep|sure|of\s+course|absolutely|certainly|correct|go\s+ahead|done|ok(?:ay)?|attached|sent|sending|here)\b/
 /** A request put to someone ("can you remind me…", "could you send…"): it asks, it grants no licence. */
 const ASKS_SOMEONE = /^\W*(?:(?:please|so|and|but|also)\s+)?(?:can|could|would|will)\s+you\b/
 
@@ -161,7 +170,7 @@ function isMonthMay(before: string, pieces: string[], k: number): boolean {
 
 const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
 
-function sentenceInfo(s: string): SentenceInfo {
+function sentenceInfo(s: string): Sentence {
   const words = new Set<string>()
   const values = new Set<string>()
   let flips = 0
@@ -222,6 +231,8 @@ function sentenceInfo(s: string): SentenceInfo {
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
   private leans: number | undefined
+  /** a question nobody answered yes to: it leans neither way */
+  asks = false
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -230,17 +241,25 @@ class Sentence implements SentenceInfo {
   ) {}
 
   get modal(): number {
-    return (this.leans ??= modality(this.text))
+    return (this.leans ??= this.asks ? 0 : modality(this.text))
   }
 }
 
-// Sentence ends for comparison only (the punctuation itself is not needed here).
-const SENTENCE_END = /[.!?\u3002\uff01\uff1f]\s+|\n+/
+// Sentence ends for comparison: each sentence keeps its own end mark, so that a question is known
+// for one (tokens shed the mark as any edge punctuation).
+const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f])\s+|\n+/
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
   const prepared = body.toLowerCase().replace(/[\u2018\u2019]/g, "'")
-  const ss = [...new Set(prepared.split(SENTENCE_END))].map(sentenceInfo).filter((x) => x.words.size > 0)
+  const split = [...new Set(prepared.split(SENTENCE_END))]
+  const ss = split
+    .map((text, i) => {
+      const info = sentenceInfo(text)
+      if (QUESTION_END.test(text) && !ASKS_YOU.test(text) && !AFFIRMED.test(split[i + 1] ?? '')) info.asks = true
+      return info
+    })
+    .filter((x) => x.words.size > 0)
   const words = new Set<string>()
   const index = withIndex ? new Map<string, number[]>() : undefined
   ss.forEach((s, i) => {
