@@ -126,3 +126,27 @@ describe('a question asserts nothing, unless it is answered yes', () => {
     expect(finding('[10:02] user: can locum vets get system access for any clinic and any dates?\n[10:02] assistant: Sure, access granted for all clinics.')?.kind).toBe('contradiction')
   })
 })
+
+describe('what a note does not contradict', () => {
+  const mem = (body: string) => ({scope: 'org:acme', path: 'policy/m.md', title: 'Policy', body, score: 1})
+  const finding = (write: string, stored: string) => compareWithNeighbours(makeCandidate(write, {origin: 'email'}), [mem(stored)])[0]
+
+  it('a heading or a fragment negates nothing; a sentence still does', () => {
+    const stored = 'Any change to a payee bank details needs sign-off from both Priya and Tom, never from one of them alone.'
+    expect(finding('Priya, Tom,\nplease find the April statement attached.', stored)).toBeUndefined()
+    expect(finding('Our bank details\nSort code and account are on the invoice.', 'Bank detail changes are never accepted from email alone.')).toBeUndefined()
+    expect(finding('The user does not like dark mode at all.', 'The user likes dark mode at all times.')?.kind).toBe('contradiction')
+  })
+
+  it('not needing something that is no control grants no licence; not needing a control does', () => {
+    const stored = 'Owner details are shared only with the owner, a referring practice, or an insurer with a signed claim form.'
+    expect(finding('The lab never needs owner details.', stored)).toBeUndefined()
+    expect(finding('Sharing owner details does not need a signed claim form.', stored)?.kind).toBe('contradiction')
+    expect(finding('Requests from vendor-sync2 do not need helpdesk tickets for admin rights.', 'Admin rights need a helpdesk ticket and the approval of the head of IT.')?.kind).toBe('contradiction')
+  })
+
+  it('a heading that shares a name with a contact line changes no value; a changed name for the same duty does', () => {
+    expect(finding('Office of Sponsored Programs - data use agreements: FAQ', 'Office of Sponsored Programs: Leonard Fisk, osp@uni.example.')).toBeUndefined()
+    expect(finding('The on-call lead for payments is Marco.', 'The on-call lead for payments is Priya.')?.kind).toBe('contradiction')
+  })
+})

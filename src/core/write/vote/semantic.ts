@@ -73,10 +73,14 @@ interface SentenceInfo {
   negative: boolean
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
+  /** a question nobody answered yes to (docInfo) */
+  asks: boolean
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
-const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:need|needs|require|requires|required|have\s+to|has\s+to|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
+// Not needing a thing that is no control grants nothing ("the lab never needs owner details", "we don't need any client
+// information"): a need lifted counts only when what is no longer needed is a control (approval, a call-back, a check…).
+const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?=\s+(?:[\w'’-]+\s+){0,5}(?:approv|sign|review|consent|authori[sz]|permission|call|ring|phone|confirm|verif|check|ticket|witness|countersign|manager|approver|lead\b|supervisor|director|head\b|officer|dpo\b|second|two\b|ask|wait|escalat|log\b|logg|record|report|pin\b|password|mfa|2fa|code|otp|identification|id\b|clearance|sanction|de-?identif|anonymi|pseudonymi|redact|encrypt|agreement|contract|nda\b|dua\b|audit|scan|test|ticket))|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
 const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
 
@@ -86,7 +90,7 @@ const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|perm
  * grants what it asks ("Q: Can I delete records under hold?  A: Yes, go ahead.", a chat log's
  * "assistant: Attached the full log"): those keep their lean.
  */
-const QUESTION_END = /[?\uff1f]\s*$/
+const QUESTION_END = /[?\uff1f]["'\u201d\u2019*_)\]]{0,3}\s*$/
 const ASKS_YOU = /\byou\b/
 const AFFIRMED = /^(?:\[[^\]\n]{0,40}\]\s*)?(?:[^:\n]{0,40}:\s*)?\W*(?:yes|yeah|yep|sure|of\s+course|absolutely|certainly|correct|go\s+ahead|done|ok(?:ay)?|attached|sent|sending|here)\b/
 /** A request put to someone ("can you remind me…", "could you send…"): it asks, it grants no licence. */
@@ -247,7 +251,7 @@ class Sentence implements SentenceInfo {
 
 // Sentence ends for comparison: each sentence keeps its own end mark, so that a question is known
 // for one (tokens shed the mark as any edge punctuation).
-const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f])\s+|\n+/
+const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f]["'\u201d\u2019*_)\]]{0,3})\s+|\n+/
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
@@ -361,8 +365,14 @@ function valueKind(v: string): [kind: string, value: string] {
   return ['word', v]
 }
 
-/** Some kind of value each sentence states differently: each holds a value of that kind the other lacks. */
-function differ(a: Set<string>, b: Set<string>): [was: string, now: string] | null {
+/**
+ * Some kind of value each sentence states differently: each holds a value of that kind the other
+ * lacks. A word (what follows "is" or a colon: "the on-call lead is Priya") counts only between
+ * sentences that say nearly the same (`words`): a heading and a contact line that share a name
+ * ("Office of Sponsored Programs: FAQ", "Office of Sponsored Programs: Leonard Fisk") state no
+ * changed value.
+ */
+function differ(a: Set<string>, b: Set<string>, words: boolean): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
@@ -374,7 +384,8 @@ function differ(a: Set<string>, b: Set<string>): [was: string, now: string] | nu
   }
   put(a, 'a')
   put(b, 'b')
-  for (const {a: av, b: bv} of kinds.values()) {
+  for (const [kind, {a: av, b: bv}] of kinds) {
+    if (kind === 'word' && !words) continue
     const now = [...av.keys()].find((v) => !bv.has(v))
     const was = [...bv.keys()].find((v) => !av.has(v))
     if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
@@ -398,10 +409,11 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     for (const i of touched) {
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
-      if (cs.negative !== ns.negative) {
+      // a heading or a fragment ("our bank details", "Tom, both,") negates nothing, nor does a question nobody answered
+      if (cs.negative !== ns.negative && Math.min(cs.words.size, ns.words.size) >= 3 && !cs.asks && !ns.asks) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values) : null
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] / (cs.words.size + ns.words.size - shared[i]) >= 0.6) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
