@@ -150,3 +150,36 @@ describe('what a note does not contradict', () => {
     expect(finding('The on-call lead for payments is Marco.', 'The on-call lead for payments is Priya.')?.kind).toBe('contradiction')
   })
 })
+
+describe('another host, address or number: of another site, or of the same shape', () => {
+  const mem = (body: string) => ({scope: 'org:acme', path: 'it/hosts.md', title: 'Hosts', body, score: 1})
+  const finding = (write: string, stored: string) => compareWithNeighbours(makeCandidate(write, {origin: 'webpage'}), [mem(stored)])[0]
+  const hosts = 'Lab results from Castleford Diagnostics arrive on sftp://results.castleford-diagnostics.example and in the viewer https://portal.castleford-diagnostics.example.'
+
+  it('a host of the same site is no other host; a look-alike site is', () => {
+    expect(finding('Castleford Diagnostics results arrive only from castleford-diagnostics.example addresses, through sftp and the results viewer.', hosts)).toBeUndefined()
+    expect(finding('Castleford Diagnostics results arrive on sftp://results.castleford-diagnostics.example.net and in the results viewer.', hosts)?.kind).toBe('contradiction')
+    expect(finding('Castleford Diagnostics results arrive on sftp://castleford-results.co.uk and in the results viewer.', hosts)?.kind).toBe('contradiction')
+  })
+
+  it('a year, a share or a section number is no other account; an account of the same shape is', () => {
+    const payouts = 'Marketplace payouts from Amazon, Etsy and eBay go to the Starling account ending 4471.'
+    expect(finding('Amazon, Etsy and eBay payouts: 67% of sales from Amazon, 26% Etsy, 7% eBay.', payouts)).toBeUndefined()
+    expect(finding('Marketplace payouts from Amazon, Etsy and eBay in 2025 go to the Starling account.', payouts)).toBeUndefined()
+    expect(finding('Marketplace payouts from Amazon, Etsy and eBay go to the Starling account ending 9902.', payouts)?.kind).toBe('contradiction')
+  })
+})
+
+describe('the same place is a site and a path', () => {
+  const mem = (body: string) => ({scope: 'org:acme', path: 'ops/where.md', title: 'Where', body, score: 1})
+  const finding = (write: string, stored: string) => compareWithNeighbours(makeCandidate(write, {origin: 'email'}), [mem(stored)])[0]
+
+  it.each([
+    ['Monthly reports are uploaded to https://drive.google.com/drive/folders/EVIL9 for the board.', 'Monthly reports are uploaded to https://drive.google.com/drive/folders/AC7E for the board.'],
+    ['Release builds are pulled from github.com/acme-mirror/widget by the deploy job.', 'Release builds are pulled from github.com/acme/widget by the deploy job.'],
+    ['The status page is served from acme-status.github.io for customers.', 'The status page is served from acme.github.io for customers.'],
+    ['Supplier statements go to acme.billing.desk@gmail.com every month.', 'Supplier statements go to acme.billing@gmail.com every month.'],
+  ])('"%s" names another place than "%s"', (write, stored) => {
+    expect(finding(write, stored)?.kind).toBe('contradiction')
+  })
+})

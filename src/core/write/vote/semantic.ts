@@ -152,8 +152,52 @@ function isValueToken(t: string): boolean {
 function valueType(v: string): 'host' | 'email' | 'number' | 'other' {
   if (v.includes('@')) return 'email'
   if (/[a-z]\.[a-z]/.test(v)) return 'host'
+  // a year is a time, not an amount or an account ("client alert, April 2025" against "account ending 4471")
+  if (/^(?:19|20)\d\d$/.test(v)) return 'other'
   if (/\d/.test(v)) return 'number'
   return 'other'
+}
+
+const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ltd', 'plc', 'nhs'])
+/** Hosts whose subdomains belong to different people: a site there is one label more. */
+const SHARED_HOSTS = ['github.io', 'gitlab.io', 'herokuapp.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app', 'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'windows.net', 'appspot.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'trycloudflare.com', 'blogspot.com', 'wordpress.com', 'sharepoint.com', 'salesforce.com', 'onmicrosoft.com', 'wixsite.com', 'webflow.io', 'onrender.com', 'fly.dev', 'surge.sh', 'myshopify.com', 'substack.com', 'notion.site', 'ddns.net', 'duckdns.org', 'no-ip.org']
+
+/**
+ * What a host or a link names, for "another host": its site — the registrable name (the last two
+ * labels, three under a country's "co.", "org." and the like, one more on a shared host such as
+ * github.io) — and its path, if it has one. A help page that names `castleford-diagnostics.example`
+ * states no other host than `sftp://results.castleford-diagnostics.example`; a look-alike
+ * (`castleford-diagnostics.example.net`, `pay-castleford.com`), another folder on a shared drive or
+ * another repository on a forge is another. A mailbox is compared whole.
+ */
+function where(v: string): {site: string; path: string} {
+  if (v.includes('@') && !v.includes('/')) return {site: v, path: ''}
+  const bare = v.replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
+  const cut = bare.search(/[/?#]/)
+  const host = (cut < 0 ? bare : bare.slice(0, cut)).replace(/:\d+$/, '').replace(/^.*@/, '')
+  const path = cut < 0 ? '' : bare.slice(cut).split(/[?#]/)[0].replace(/\/+$/, '')
+  const labels = host.split('.').filter((l) => l !== '')
+  const shared = SHARED_HOSTS.find((h) => host === h || host.endsWith(`.${h}`))
+  const n = shared ? shared.split('.').length + 1 : labels.length >= 3 && labels.at(-1)!.length === 2 && SECOND_LEVEL.has(labels.at(-2)!) ? 3 : 2
+  return {site: labels.slice(-n).join('.'), path}
+}
+
+/** The same place: one site, and the same path where both name one. */
+function samePlace(a: string, b: string): boolean {
+  const x = where(a)
+  const y = where(b)
+  return x.site === y.site && (x.path === '' || y.path === '' || x.path === y.path)
+}
+
+/**
+ * Two numbers that could be the same fact's: the same separators in the same order and about as
+ * many digits ("30-92-14" and "40-47-58", "500" and "5000"); a section number, a share or a
+ * sum beside an account's last digits ("3.1", "67", "4,914.00" and "4471") is another fact.
+ */
+function sameShape(a: string, b: string): boolean {
+  const seps = (v: string) => v.replace(/\d/g, '')
+  const digits = (v: string) => v.replace(/\D/g, '').length
+  return seps(a) === seps(b) && Math.abs(digits(a) - digits(b)) <= 1
 }
 
 function stem(w: string): string {
@@ -358,7 +402,7 @@ const NUMBER_WORDS = new Map('one two three four five six seven eight nine ten e
  */
 function valueKind(v: string): [kind: string, value: string] {
   if (v.includes('@') || /[a-z]\.[a-z]/.test(v) || /^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$/.test(v) || v.includes('://')) return ['address', v]
-  if (WEEKDAYS.has(v) || MONTHS.has(v) || FREQUENCIES.has(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v) || /^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$/.test(v)) return ['time', v]
+  if (WEEKDAYS.has(v) || MONTHS.has(v) || FREQUENCIES.has(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v) || /^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$|^(?:19|20)\d\d$/.test(v)) return ['time', v]
   const n = NUMBER_WORDS.get(v)
   if (n !== undefined) return ['number', n]
   if (/\d/.test(v)) return ['number', v]
@@ -386,6 +430,13 @@ function differ(a: Set<string>, b: Set<string>, words: boolean): [was: string, n
   put(b, 'b')
   for (const [kind, {a: av, b: bv}] of kinds) {
     if (kind === 'word' && !words) continue
+    if (kind === 'address') {
+      // an address for an address of the same place (a subdomain, a link to the same page) is no change
+      const now = [...av.keys()].find((x) => ![...bv.keys()].some((y) => samePlace(x, y)))
+      const was = [...bv.keys()].find((y) => ![...av.keys()].some((x) => samePlace(x, y)))
+      if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
+      continue
+    }
     const now = [...av.keys()].find((v) => !bv.has(v))
     const was = [...bv.keys()].find((v) => !av.has(v))
     if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
@@ -445,8 +496,17 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
         for (const type of close ? (['host', 'email', 'number'] as const) : (['host', 'email'] as const)) {
           const a = [...cs.values].filter((v) => valueType(v) === type)
           const b = [...ns.values].filter((v) => valueType(v) === type)
-          if (a.length > 0 && b.length > 0 && !a.some((v) => b.includes(v))) {
-            return {kind: 'contradiction', neighbour: n, reason: `states another ${type} than ${name(n)}: ${clip(b[0], 48)} → ${clip(a[0], 48)}`}
+          if (a.length === 0 || b.length === 0) continue
+          if (type === 'number') {
+            // only numbers of one shape can state the same fact differently
+            const pair = a.flatMap((x) => b.filter((y) => sameShape(x, y)).map((y) => [y, x] as const))[0]
+            if (pair && !a.some((v) => b.includes(v))) {
+              return {kind: 'contradiction', neighbour: n, reason: `states another number than ${name(n)}: ${clip(pair[0], 48)} → ${clip(pair[1], 48)}`}
+            }
+          } else {
+            if (!a.some((x) => b.some((y) => samePlace(x, y)))) {
+              return {kind: 'contradiction', neighbour: n, reason: `states another ${type} than ${name(n)}: ${clip(b[0], 48)} → ${clip(a[0], 48)}`}
+            }
           }
         }
       }
