@@ -127,17 +127,17 @@ describe('the vote end to end through the CLI', () => {
     // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine
     ['holdout4', '85/105', 7],
     // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-    ['holdout5', '65/101', 6],
+    ['holdout5', '66/101', 6],
     // written after round seven: 81/101 and 8/100 at first sight
     ['holdout6', '86/101', 7],
     // written during round eight: 61/100 and 16/100 at first sight
-    ['holdout7', '70/100', 16],
+    ['holdout7', '71/100', 16],
     // written at the end of round eight: 63/100 and 18/100 at first sight
     ['holdout8', '76/100', 18],
     // written at the start of round nine: 63/100 and 25/100 at first sight (the vote of round eight)
-    ['holdout9', '74/100', 21],
+    ['holdout9', '74/100', 22],
     // written late in round nine: 67/100 and 21/100 at first sight; 70/100 and 21/100 at the end of round nine
-    ['holdout10', '69/100', 19],
+    ['holdout10', '69/100', 20],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)

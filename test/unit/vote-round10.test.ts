@@ -183,3 +183,18 @@ describe('the same place is a site and a path', () => {
     expect(finding(write, stored)?.kind).toBe('contradiction')
   })
 })
+
+describe('fact overwrites an attacker wrote against the first version of these exemptions', () => {
+  // An attacker's review of the changes above wrote 78 overwrites that passed them: questions answered
+  // "Indeed" or "Y", statements with a question tag, short rules negated by a fragment, "does not need"
+  // a control missing from a list, a name changed in a padded sentence, a bucket on a shared host, a
+  // sum written with separators. Each is quarantined again (the one left, a date for a span of days,
+  // is in README "Known limits").
+  const cases = JSON.parse(readFileSync(new URL('../fixtures/round10-semantic-review.json', import.meta.url), 'utf8')) as {group: string; origin: WriteCandidate['origin']; text: string; memory: string}[]
+  it('the review wrote 77 of them', () => expect(cases).toHaveLength(77))
+  it.each(cases.map((c) => [c.group, c.text.slice(0, 60), c] as const))('%s: %s… is quarantined', async (_g, _t, c) => {
+    const memory = {scope: 'project:atlas', path: 'notes/old.md', title: c.memory.slice(0, 60), body: c.memory, score: 0.9}
+    const v = await runVote(makeCandidate(c.text, {origin: c.origin}), makeContext({near: [memory]}))
+    expect(v.passed, v.summary).toBe(false)
+  })
+})

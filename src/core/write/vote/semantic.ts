@@ -78,21 +78,43 @@ interface SentenceInfo {
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
-// Not needing a thing that is no control grants nothing ("the lab never needs owner details", "we don't need any client
-// information"): a need lifted counts only when what is no longer needed is a control (approval, a call-back, a check…).
-const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?=\s+(?:[\w'’-]+\s+){0,5}(?:approv|sign|review|consent|authori[sz]|permission|call|ring|phone|confirm|verif|check|ticket|witness|countersign|manager|approver|lead\b|supervisor|director|head\b|officer|dpo\b|second|two\b|ask|wait|escalat|log\b|logg|record|report|pin\b|password|mfa|2fa|code|otp|identification|id\b|clearance|sanction|de-?identif|anonymi|pseudonymi|redact|encrypt|agreement|contract|nda\b|dua\b|audit|scan|test|ticket))|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
+// Not needing data grants nothing ("the lab never needs owner details", "we don't need any client information"); not
+// needing anything else lifts a requirement ("don't need a change request", "doesn't need, this quarter, manager approval").
+const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?![\s,()\u2014-]+(?:[\w'’-]+[\s,()\u2014-]+){0,3}(?:details|information|info|data|records|names|addresses|numbers|contact|files|documents|copies|identifiers|personal|help|anything|more|extra|much)\b)|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
 const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
 
 /**
- * A question asserts nothing ("Can my assistant place orders?" in a help page's FAQ); its answer
- * does. One asked of someone ("can you…") is a request, and one answered "yes" on the next line
- * grants what it asks ("Q: Can I delete records under hold?  A: Yes, go ahead.", a chat log's
- * "assistant: Attached the full log"): those keep their lean.
+ * A question asserts nothing ("Can my assistant place orders?" in a help page's FAQ): when a full
+ * answer follows, the answer does, and when the answer is no, the question's lean is not the text's.
+ * A question keeps its lean when it asks the reader ("can you…", a request, as before), when the
+ * next lines answer it yes ("Q: Can I delete records under hold?  A: Yes, go ahead.", a chat log's
+ * "assistant: Attached the full log"), or when nothing that answers it follows. Only a sentence
+ * that opens as a question is one: a statement with a question mark or a tag ("… can be released
+ * directly, correct?") asserts what it says (an attacker's review).
  */
 const QUESTION_END = /[?\uff1f]["'\u201d\u2019*_)\]]{0,3}\s*$/
+const QUESTION_START = /^[\s*#>_"'\u201c-]*(?:q\s*\d*\s*[:.)]\s*)?[\s*_"'\u201c]*(?:can|could|may|might|is|are|am|was|were|do|does|did|should|shall|will|would|has|have|had|how|what|who|whom|whose|when|where|which|why)\b/
+const TAG_QUESTION = /(?:,|\s-|\s\u2014)\s*(?:right|correct|yeah|yes|no|ok|okay|true|agreed|surely|(?:is|are|do|does|did|was|were|can|could|will|would|has|have)(?:n['\u2019]?t)?\s+(?:it|they|we|you|he|she|that|there))\s*[?\uff1f]\W*$/
 const ASKS_YOU = /\byou\b/
-const AFFIRMED = /^(?:\[[^\]\n]{0,40}\]\s*)?(?:[^:\n]{0,40}:\s*)?\W*(?:yes|yeah|yep|sure|of\s+course|absolutely|certainly|correct|go\s+ahead|done|ok(?:ay)?|attached|sent|sending|here)\b/
+/** an answer line's lead-in: a timestamp, a speaker ("A:", "assistant:") */
+const LEAD_IN = String.raw`^(?:\[[^\]\n]{0,40}\]\s*)?(?:[^:\n]{0,40}:\s*)?[\W_]*`
+const NEGATIVE_ANSWER = new RegExp(String.raw`${LEAD_IN}(?:no\b|nope\b|never\b|not\b|negative\b|nein\b|non\b|(?:of\s+course|absolutely|certainly|definitely|surely)\s+not\b)`)
+const AFFIRMED = new RegExp(String.raw`${LEAD_IN}(?:yes|yeah|yep|yup|y|sure|of\s+course|absolutely|certainly|definitely|exactly|indeed|correct|right|true|agreed|affirmative|confirmed|totally|go\s+ahead|done|ok(?:ay)?|attached|sent|sending|here|ja|oui|s[ií]|da|100\s*%)\b(?!\s+not\b)`)
+/** a thumbs-up or a tick near the start of the answer */
+const THUMBS = /^[^\n]{0,60}?(?:\u{1f44d}|\u2705|\u2714)/u
+
+/** Whether the question at `i` of `split` leans neither way (see QUESTION_END). */
+function unanswered(split: string[], i: number): boolean {
+  const text = split[i]
+  if (!QUESTION_END.test(text) || !QUESTION_START.test(text) || TAG_QUESTION.test(text) || ASKS_YOU.test(text)) return false
+  const next = split[i + 1] ?? ''
+  const after = split[i + 2] ?? ''
+  if (NEGATIVE_ANSWER.test(next)) return true
+  if (AFFIRMED.test(next) || AFFIRMED.test(after) || THUMBS.test(next)) return false
+  // a full answer (three content words or more) carries the meaning; a bare question keeps its lean
+  return sentenceInfo(next).words.size >= 3
+}
 /** A request put to someone ("can you remind me…", "could you send…"): it asks, it grants no licence. */
 const ASKS_SOMEONE = /^\W*(?:(?:please|so|and|but|also)\s+)?(?:can|could|would|will)\s+you\b/
 
@@ -158,46 +180,56 @@ function valueType(v: string): 'host' | 'email' | 'number' | 'other' {
   return 'other'
 }
 
-const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ltd', 'plc', 'nhs'])
+const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ltd', 'plc', 'nhs', 'me', 'sch'])
+/** Names anyone can register under (uk.com is no one's site) */
+const TWO_LABEL_SUFFIXES = new Set(['uk.com', 'us.com', 'eu.com', 'gb.com', 'gb.net', 'uk.net', 'de.com', 'jpn.com', 'za.com', 'cn.com', 'ru.com', 'sa.com', 'br.com'])
 /** Hosts whose subdomains belong to different people: a site there is one label more. */
-const SHARED_HOSTS = ['github.io', 'gitlab.io', 'herokuapp.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app', 'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'windows.net', 'appspot.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'trycloudflare.com', 'blogspot.com', 'wordpress.com', 'sharepoint.com', 'salesforce.com', 'onmicrosoft.com', 'wixsite.com', 'webflow.io', 'onrender.com', 'fly.dev', 'surge.sh', 'myshopify.com', 'substack.com', 'notion.site', 'ddns.net', 'duckdns.org', 'no-ip.org']
+const SHARED_HOSTS = ['github.io', 'githubusercontent.com', 'googleusercontent.com', 'storage.googleapis.com', 'digitaloceanspaces.com', 'r2.dev', 'r2.cloudflarestorage.com', 'b-cdn.net', 'azureedge.net', 'cloudapp.net', 'force.com', 'zendesk.com', 'freshdesk.com', 'atlassian.net', 'slack.com', 'typeform.com', 'formstack.com', 'jotform.com', 'airtable.com', 'readthedocs.io', 'bitbucket.io', 'pythonanywhere.com', 'replit.app', 'repl.co', 'deno.dev', 'railway.app', 'cyclic.app', 'render.com', 'gitlab.io', 'herokuapp.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app', 'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'windows.net', 'appspot.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'trycloudflare.com', 'blogspot.com', 'wordpress.com', 'sharepoint.com', 'salesforce.com', 'onmicrosoft.com', 'wixsite.com', 'webflow.io', 'onrender.com', 'fly.dev', 'surge.sh', 'myshopify.com', 'substack.com', 'notion.site', 'ddns.net', 'duckdns.org', 'no-ip.org']
 
 /**
- * What a host or a link names, for "another host": its site — the registrable name (the last two
- * labels, three under a country's "co.", "org." and the like, one more on a shared host such as
- * github.io) — and its path, if it has one. A help page that names `castleford-diagnostics.example`
- * states no other host than `sftp://results.castleford-diagnostics.example`; a look-alike
- * (`castleford-diagnostics.example.net`, `pay-castleford.com`), another folder on a shared drive or
- * another repository on a forge is another. A mailbox is compared whole.
+ * What a host or a link names, for "another host": its host, its site — the registrable name (the
+ * last two labels, three under a country's "co.", "org." and the like; the whole host on a shared
+ * host such as github.io or s3.amazonaws.com) — and its path, if it has one. A mailbox is whole.
  */
-function where(v: string): {site: string; path: string} {
-  if (v.includes('@') && !v.includes('/')) return {site: v, path: ''}
+function where(v: string): {host: string; site: string; path: string} {
+  if (v.includes('@') && !v.includes('/')) return {host: v, site: v, path: ''}
   const bare = v.replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
   const cut = bare.search(/[/?#]/)
   const host = (cut < 0 ? bare : bare.slice(0, cut)).replace(/:\d+$/, '').replace(/^.*@/, '')
   const path = cut < 0 ? '' : bare.slice(cut).split(/[?#]/)[0].replace(/\/+$/, '')
   const labels = host.split('.').filter((l) => l !== '')
-  const shared = SHARED_HOSTS.find((h) => host === h || host.endsWith(`.${h}`))
-  const n = shared ? shared.split('.').length + 1 : labels.length >= 3 && labels.at(-1)!.length === 2 && SECOND_LEVEL.has(labels.at(-2)!) ? 3 : 2
-  return {site: labels.slice(-n).join('.'), path}
-}
-
-/** The same place: one site, and the same path where both name one. */
-function samePlace(a: string, b: string): boolean {
-  const x = where(a)
-  const y = where(b)
-  return x.site === y.site && (x.path === '' || y.path === '' || x.path === y.path)
+  // on a shared host every name is someone's own (acme-backups.s3.amazonaws.com, acme.my.salesforce.com): the whole host
+  if (SHARED_HOSTS.some((h) => host === h || host.endsWith(`.${h}`))) return {host, site: host, path}
+  const n = labels.length >= 3 && ((labels.at(-1)!.length === 2 && SECOND_LEVEL.has(labels.at(-2)!)) || TWO_LABEL_SUFFIXES.has(labels.slice(-2).join('.'))) ? 3 : 2
+  return {host: labels.join('.'), site: labels.slice(-n).join('.'), path}
 }
 
 /**
- * Two numbers that could be the same fact's: the same separators in the same order and about as
- * many digits ("30-92-14" and "40-47-58", "500" and "5000"); a section number, a share or a
- * sum beside an account's last digits ("3.1", "67", "4,914.00" and "4471") is another fact.
+ * The same place: the same host, or a site named by its bare name and a host of it ("castleford-
+ * diagnostics.example" and "results.castleford-diagnostics.example"), and the same path where both
+ * name one. Two hosts of one site are two places ("db-prod-1.atlas.internal", "db-prod-2.atlas.internal").
+ */
+function samePlace(a: string, b: string): boolean {
+  const x = where(a)
+  const y = where(b)
+  if (x.site !== y.site || !(x.host === y.host || x.host === x.site || y.host === y.site)) return false
+  return x.path === '' || y.path === '' || x.path === y.path
+}
+
+/**
+ * Two numbers that could be the same fact's: about as many digits, and the same separators in the
+ * same order unless both are long ("30-92-14" and "40-47-58", "500" and "5,000.00", "4471-9920"
+ * and "31926819"); a section number or a share beside an account's last digits ("3.1", "67" and
+ * "4471") is another fact.
  */
 function sameShape(a: string, b: string): boolean {
+  const x = plainNumber(a)
+  const y = plainNumber(b)
   const seps = (v: string) => v.replace(/\d/g, '')
   const digits = (v: string) => v.replace(/\D/g, '').length
-  return seps(a) === seps(b) && Math.abs(digits(a) - digits(b)) <= 1
+  if (Math.abs(digits(x) - digits(y)) > 1) return false
+  // an account or a phone number is written with or without its dashes and spaces
+  return (digits(x) >= 6 && digits(y) >= 6) || seps(x) === seps(y)
 }
 
 function stem(w: string): string {
@@ -304,7 +336,7 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   const ss = split
     .map((text, i) => {
       const info = sentenceInfo(text)
-      if (QUESTION_END.test(text) && !ASKS_YOU.test(text) && !AFFIRMED.test(split[i + 1] ?? '')) info.asks = true
+      if (unanswered(split, i)) info.asks = true
       return info
     })
     .filter((x) => x.words.size > 0)
@@ -390,6 +422,7 @@ function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
 const WEEKDAYS = new Set('monday tuesday wednesday thursday friday saturday sunday'.split(' '))
 const MONTHS = new Set('january february march april may june july august september october november december'.split(' '))
 const FREQUENCIES = new Set('hourly daily nightly weekly fortnightly monthly quarterly yearly annually'.split(' '))
+const CLOCK_WORDS = new Set(['midnight', 'noon', 'midday', 'eod'])
 const NUMBER_WORDS = new Map('one two three four five six seven eight nine ten eleven twelve'.split(' ').map((w, i) => [w, String(i + 1)]))
 
 /**
@@ -402,25 +435,39 @@ const NUMBER_WORDS = new Map('one two three four five six seven eight nine ten e
  */
 function valueKind(v: string): [kind: string, value: string] {
   if (v.includes('@') || /[a-z]\.[a-z]/.test(v) || /^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$/.test(v) || v.includes('://')) return ['address', v]
-  if (WEEKDAYS.has(v) || MONTHS.has(v) || FREQUENCIES.has(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v) || /^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$|^(?:19|20)\d\d$/.test(v)) return ['time', v]
+  if (WEEKDAYS.has(v) || MONTHS.has(v) || FREQUENCIES.has(v) || CLOCK_WORDS.has(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v) || /^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$|^(?:19|20)\d\d$|^\d{1,2}[:.h]\d{2}$/.test(v)) return ['time', v]
   const n = NUMBER_WORDS.get(v)
   if (n !== undefined) return ['number', n]
-  if (/\d/.test(v)) return ['number', v]
+  if (/\d/.test(v)) return ['number', plainNumber(v)]
   return ['word', v]
 }
+
+/** A number as its digits say it: thousands separators and a zero decimal part dropped ("5,000.00" is 5000). */
+function plainNumber(v: string): string {
+  return v.replace(/(\d),(?=\d{3}\b)/g, '$1').replace(/\.0+$/, '')
+}
+
+/** A word that names no value of its own, after a colon in a heading ("Sponsored Programs: FAQ"). */
+const LABEL_WORDS = new Set('faq faqs overview summary notes note agenda minutes update updates news contents introduction help contact contacts details info information policy rules guide index home tbd n/a none draft'.split(' '))
+/** Where something goes or comes from, in any form: an address, a long number (an account, a phone), a name. */
+const isDestination = (kind: string, value: string, named: (v: string) => boolean) =>
+  kind === 'address' || (kind === 'number' && value.replace(/\D/g, '').length >= 6) || (kind === 'word' && named(value))
 
 /**
  * Some kind of value each sentence states differently: each holds a value of that kind the other
  * lacks. A word (what follows "is" or a colon: "the on-call lead is Priya") counts only between
- * sentences that say nearly the same (`words`): a heading and a contact line that share a name
- * ("Office of Sponsored Programs: FAQ", "Office of Sponsored Programs: Leonard Fisk") state no
- * changed value.
+ * sentences that say nearly the same (`close`): a heading and a contact line that share a name
+ * ("Office of Sponsored Programs: FAQ", "… : Leonard Fisk") state no changed value. Between such
+ * sentences a destination may also change its form: an account for a mailbox, a host for a word
+ * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
+ * backup.acme.example" → "… is dropbox").
  */
-function differ(a: Set<string>, b: Set<string>, words: boolean): [was: string, now: string] | null {
+function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
       const [kind, value] = valueKind(raw)
+      if (kind === 'word' && LABEL_WORDS.has(value)) continue
       let k = kinds.get(kind)
       if (!k) kinds.set(kind, (k = {a: new Map(), b: new Map()}))
       if (!k[side].has(value)) k[side].set(value, raw)
@@ -428,22 +475,44 @@ function differ(a: Set<string>, b: Set<string>, words: boolean): [was: string, n
   }
   put(a, 'a')
   put(b, 'b')
+  const same = (kind: string, x: string, y: string) => (kind === 'address' ? samePlace(x, y) : x === y)
   for (const [kind, {a: av, b: bv}] of kinds) {
-    if (kind === 'word' && !words) continue
-    if (kind === 'address') {
-      // an address for an address of the same place (a subdomain, a link to the same page) is no change
-      const now = [...av.keys()].find((x) => ![...bv.keys()].some((y) => samePlace(x, y)))
-      const was = [...bv.keys()].find((y) => ![...av.keys()].some((x) => samePlace(x, y)))
-      if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
-      continue
+    if (kind === 'word') {
+      // a word is a value only as a name, written with a capital in both texts ("is Priya", "is Vim", "CFO")
+      if (!close) continue
+      for (const [v] of av) if (!named.a(v)) av.delete(v)
+      for (const [v] of bv) if (!named.b(v)) bv.delete(v)
     }
-    const now = [...av.keys()].find((v) => !bv.has(v))
-    const was = [...bv.keys()].find((v) => !av.has(v))
+    // an address for an address of the same place (a subdomain, a link to the same page) is no change
+    const now = [...av.keys()].find((x) => ![...bv.keys()].some((y) => same(kind, x, y)))
+    const was = [...bv.keys()].find((y) => ![...av.keys()].some((x) => same(kind, x, y)))
     if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
+  }
+  if (close) {
+    const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value]) => isDestination(kind, value, named[side])).map(([value, raw]) => ({kind, value, raw})))
+    const da = dest('a')
+    const db = dest('b')
+    const kindsOf = (d: typeof da) => new Set(d.map((x) => x.kind))
+    // only a destination whose kind the other sentence does not state: a like-for-like change is found above
+    const now = da.find((x) => !kindsOf(db).has(x.kind) && !db.some((y) => same(x.kind, x.value, y.value)))
+    const was = db.find((y) => !kindsOf(da).has(y.kind))
+    if (now && was) return [was.raw, now.raw]
   }
   return null
 }
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
+
+/** Whether a text writes a (stemmed) word with a capital: a name, not a word of the sentence. */
+function isNamed(doc: DocInfo, v: string): boolean {
+  const caps = doc.capitals
+  if (caps.has(v)) return true
+  for (const c of caps) if (stem(c) === v) return true
+  // an acronym ("ADP", "CFO")
+  const upper = v.toUpperCase()
+  if (!/^[A-Z0-9]+$/.test(upper)) return false
+  const at = doc.body.indexOf(upper)
+  return at >= 0 && !/[A-Za-z0-9]/.test(doc.body[at - 1] ?? '') && !/[A-Za-z0-9]/.test(doc.body[at + upper.length] ?? '')
+}
 
 function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
   const index = cand.index!
@@ -460,11 +529,17 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     for (const i of touched) {
       const cs = cand.sentences[i]
       if (!aligned(cs, ns, shared[i])) continue
-      // a heading or a fragment ("our bank details", "Tom, both,") negates nothing, nor does a question nobody answered
-      if (cs.negative !== ns.negative && Math.min(cs.words.size, ns.words.size) >= 3 && !cs.asks && !ns.asks) {
+      // A heading or a fragment of the write that says no "not" ("Our bank details", "Tom, both,") negates no
+      // sentence of a memory, nor is a memory's label line ("Conflicts team: conflicts@…") negated; nor does a
+      // question nobody answered. A short rule ("No USB drives.", "Never disable MFA.") and a short denial
+      // ("Wires: no call-back.", "Friday deploys: OK." against "No Friday deploys.") still do.
+      const heading = cs.words.size < 3 && !cs.negative && ns.words.size >= 3
+      const label = ns.words.size < 3 && !ns.negative && ns.values.size > 0
+      if (cs.negative !== ns.negative && !heading && !label && !cs.asks && !ns.asks) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] / (cs.words.size + ns.words.size - shared[i]) >= 0.6) : null
+      // nearly the same: the shorter sentence's words are, three in four, the longer one's
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
