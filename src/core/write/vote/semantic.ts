@@ -73,7 +73,7 @@ interface SentenceInfo {
   negative: boolean
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
-  /** a question nobody answered yes to (docInfo) */
+  /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
   asks: boolean
 }
 
@@ -104,7 +104,7 @@ const AFFIRMED = new RegExp(String.raw`${LEAD_IN}(?:yes|yeah|yep|yup|y|sure|of\s
 /** a thumbs-up or a tick near the start of the answer */
 const THUMBS = /^[^\n]{0,60}?(?:\u{1f44d}|\u2705|\u2714)/u
 
-/** Whether the question at `i` of `split` leans neither way (see QUESTION_END). */
+/** Whether the sentence at `i` of `split` is a question that leans neither way (see QUESTION_END). */
 function unanswered(split: string[], i: number): boolean {
   const text = split[i]
   if (!QUESTION_END.test(text) || !QUESTION_START.test(text) || TAG_QUESTION.test(text) || ASKS_YOU.test(text)) return false
@@ -183,7 +183,7 @@ function valueType(v: string): 'host' | 'email' | 'number' | 'other' {
 const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ltd', 'plc', 'nhs', 'me', 'sch'])
 /** Names anyone can register under (uk.com is no one's site) */
 const TWO_LABEL_SUFFIXES = new Set(['uk.com', 'us.com', 'eu.com', 'gb.com', 'gb.net', 'uk.net', 'de.com', 'jpn.com', 'za.com', 'cn.com', 'ru.com', 'sa.com', 'br.com'])
-/** Hosts whose subdomains belong to different people: a site there is one label more. */
+/** Hosts whose subdomains belong to different people: every host there is a site of its own. */
 const SHARED_HOSTS = ['github.io', 'githubusercontent.com', 'googleusercontent.com', 'storage.googleapis.com', 'digitaloceanspaces.com', 'r2.dev', 'r2.cloudflarestorage.com', 'b-cdn.net', 'azureedge.net', 'cloudapp.net', 'force.com', 'zendesk.com', 'freshdesk.com', 'atlassian.net', 'slack.com', 'typeform.com', 'formstack.com', 'jotform.com', 'airtable.com', 'readthedocs.io', 'bitbucket.io', 'pythonanywhere.com', 'replit.app', 'repl.co', 'deno.dev', 'railway.app', 'cyclic.app', 'render.com', 'gitlab.io', 'herokuapp.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app', 'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'windows.net', 'appspot.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'trycloudflare.com', 'blogspot.com', 'wordpress.com', 'sharepoint.com', 'salesforce.com', 'onmicrosoft.com', 'wixsite.com', 'webflow.io', 'onrender.com', 'fly.dev', 'surge.sh', 'myshopify.com', 'substack.com', 'notion.site', 'ddns.net', 'duckdns.org', 'no-ip.org']
 
 /**
@@ -311,7 +311,7 @@ function sentenceInfo(s: string): Sentence {
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
   private leans: number | undefined
-  /** a question nobody answered yes to: it leans neither way */
+  /** a question that a full answer or a no follows: it leans neither way (unanswered()) */
   asks = false
   constructor(
     readonly words: Set<string>,
@@ -460,7 +460,7 @@ const isDestination = (kind: string, value: string, named: (v: string) => boolea
  * ("Office of Sponsored Programs: FAQ", "… : Leonard Fisk") state no changed value. Between such
  * sentences a destination may also change its form: an account for a mailbox, a host for a word
  * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
- * backup.acme.example" → "… is dropbox").
+ * backup.acme.example" → "… is Dropbox"; a name in lower case is no value, README "Known limits").
  */
 function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
