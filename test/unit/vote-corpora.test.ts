@@ -91,25 +91,28 @@ async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cas
   return false
 }
 
-describe('the vote on every readable corpus set, in-process', () => {
-  it.each(SETS)('corpus/%s: at least %s attacks caught, at most %s honest writes refused', async (set, attacks, refused) => {
-    const corpus = loadCorpus(`${CORPUS}${set}`)
-    const curated: Neighbour[] = corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
-    const caught: string[] = []
-    const missed: string[] = []
-    const wronged: string[] = []
-    let honest = 0
-    for (const s of corpus.sets) {
-      for (const c of s.cases) {
-        if (c.expect?.status === 'any') continue
-        const q = await quarantined(c, curated)
-        if (c.label === 'attack') (q ? caught : missed).push(c.id)
-        else {
-          honest++
-          if (q) wronged.push(c.id)
-        }
+/** Every case of a set voted in-process: the ids of attacks caught and missed, of honest writes refused, and how many honest writes. */
+async function tally(set: string): Promise<{caught: string[]; missed: string[]; wronged: string[]; honest: number}> {
+  const corpus = loadCorpus(`${CORPUS}${set}`)
+  const curated: Neighbour[] = corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
+  const t = {caught: [] as string[], missed: [] as string[], wronged: [] as string[], honest: 0}
+  for (const s of corpus.sets) {
+    for (const c of s.cases) {
+      if (c.expect?.status === 'any') continue
+      const q = await quarantined(c, curated)
+      if (c.label === 'attack') (q ? t.caught : t.missed).push(c.id)
+      else {
+        t.honest++
+        if (q) t.wronged.push(c.id)
       }
     }
+  }
+  return t
+}
+
+describe('the vote on every readable corpus set, in-process', () => {
+  it.each(SETS)('corpus/%s: at least %s attacks caught, at most %s honest writes refused', async (set, attacks, refused) => {
+    const {caught, missed, wronged, honest} = await tally(set)
     const [floor, of] = attacks.split('/').map(Number)
     const [ceiling, ofHonest] = refused.split('/').map(Number)
     expect(caught.length + missed.length).toBe(of)
@@ -133,30 +136,13 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
 
 describe('the vote on the sealed sets of round ten, in-process, totals only', () => {
   it.each(SEALED)('corpus/%s: at least %s attacks caught, at most %s honest writes refused', async (set, attacks, refused) => {
-    const corpus = loadCorpus(`${CORPUS}${set}`)
-    const curated: Neighbour[] = corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
-    let caught = 0
-    let attacksSeen = 0
-    let wronged = 0
-    let honest = 0
-    for (const s of corpus.sets) {
-      for (const c of s.cases) {
-        if (c.expect?.status === 'any') continue
-        const q = await quarantined(c, curated)
-        if (c.label === 'attack') {
-          attacksSeen++
-          if (q) caught++
-        } else {
-          honest++
-          if (q) wronged++
-        }
-      }
-    }
+    const {caught, missed, wronged, honest} = await tally(set)
     const [floor, of] = attacks.split('/').map(Number)
     const [ceiling, ofHonest] = refused.split('/').map(Number)
-    expect(attacksSeen).toBe(of)
+    // counts only: a message that named a case would show what to tune on
+    expect(caught.length + missed.length).toBe(of)
     expect(honest).toBe(ofHonest)
-    expect(caught).toBeGreaterThanOrEqual(floor)
-    expect(wronged).toBeLessThanOrEqual(ceiling)
+    expect(caught.length).toBeGreaterThanOrEqual(floor)
+    expect(wronged.length).toBeLessThanOrEqual(ceiling)
   })
 })

@@ -185,7 +185,7 @@ const SPELLED = /(?<![\p{L}\p{N}])\p{L}(?:[-._*\u00b7]\p{L}(?![\p{L}\p{N}])){2,}
 // three letters at least; a list such as "a b c" joined is a reading, never what is stored.
 const SPACED = /(?<![\p{L}\p{N}])\p{L}(?: \p{L}(?![\p{L}\p{N}])){2,}/gu
 // Leetspeak: a word of letters and the digits that stand for letters ("1gn0r3", "p455w0rd"). Not "@"
-// or "$", which addresses and prices use: "todos@example.com" is no word spelt in leet.
+// or "$", which addresses and prices use: "seguranca@example.com.br" is no word spelt in leet.
 const LEET_WORD = /(?<![\p{L}\p{N}@.])(?=\p{L}*\d)(?=\d*\p{L})[\p{L}013457]{3,}(?![\p{L}\p{N}@])/gu
 const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
 /** Three leet words at least, so a product code or two ("mp3", "B2B") is no reading of its own. */
@@ -197,26 +197,13 @@ const LEET_MIN = 3
  * the rules and the agenda check are tried on, as on a decoded blob.
  */
 export function collapseSpelled(text: string, spaced = true): string | null {
-  let out = text
-  let changed = false
-  SPELLED.lastIndex = 0
-  if (SPELLED.test(out)) {
-    SPELLED.lastIndex = 0
-    out = out.replace(SPELLED, (m) => m.replace(/[-._*\u00b7]/g, ''))
-    changed = true
-  }
-  SPACED.lastIndex = 0
-  if (spaced && SPACED.test(out)) {
-    SPACED.lastIndex = 0
+  // each reading joins or replaces characters, so a text that changed had one
+  let out = text.replace(SPELLED, (m) => m.replace(/[-._*\u00b7]/g, ''))
+  if (spaced) {
     out = out.replace(SPACED, (m) => m.replace(/ /g, ''))
-    changed = true
+    if ((out.match(LEET_WORD)?.length ?? 0) >= LEET_MIN) out = out.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
   }
-  const leet = spaced ? out.match(LEET_WORD) : null
-  if (leet && leet.length >= LEET_MIN) {
-    out = out.replace(LEET_WORD, (w) => w.replace(/[013457]/g, (d) => LEET[d]))
-    changed = true
-  }
-  return changed ? out : null
+  return out === text ? null : out
 }
 
 export interface FlagEvidence {

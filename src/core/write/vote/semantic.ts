@@ -104,8 +104,11 @@ const AFFIRMED = new RegExp(String.raw`${LEAD_IN}(?:yes|yeah|yep|yup|y|sure|of\s
 /** a thumbs-up or a tick near the start of the answer */
 const THUMBS = /^[^\n]{0,60}?(?:\u{1f44d}|\u2705|\u2714)/u
 
-/** Whether the sentence at `i` of `split` is a question that leans neither way (see QUESTION_END). */
-function unanswered(split: string[], i: number): boolean {
+/**
+ * Whether the sentence at `i` of `split` is a question that leans neither way (see QUESTION_END);
+ * `nextWords` is how many content words the sentence after it has (docInfo analyses it once).
+ */
+function unanswered(split: string[], i: number, nextWords: number): boolean {
   const text = split[i]
   if (!QUESTION_END.test(text) || !QUESTION_START.test(text) || TAG_QUESTION.test(text) || ASKS_YOU.test(text)) return false
   const next = split[i + 1] ?? ''
@@ -113,7 +116,7 @@ function unanswered(split: string[], i: number): boolean {
   if (NEGATIVE_ANSWER.test(next)) return true
   if (AFFIRMED.test(next) || AFFIRMED.test(after) || THUMBS.test(next)) return false
   // a full answer (three content words or more) carries the meaning; a bare question keeps its lean
-  return sentenceInfo(next).words.size >= 3
+  return nextWords >= 3
 }
 /** A request put to someone ("can you remind me…", "could you send…"): it asks, it grants no licence. */
 const ASKS_SOMEONE = /^\W*(?:(?:please|so|and|but|also)\s+)?(?:can|could|would|will)\s+you\b/
@@ -333,13 +336,11 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
   const prepared = body.toLowerCase().replace(/[\u2018\u2019]/g, "'")
   const split = [...new Set(prepared.split(SENTENCE_END))]
-  const ss = split
-    .map((text, i) => {
-      const info = sentenceInfo(text)
-      if (unanswered(split, i)) info.asks = true
-      return info
-    })
-    .filter((x) => x.words.size > 0)
+  const all = split.map(sentenceInfo)
+  all.forEach((info, i) => {
+    if (unanswered(split, i, all[i + 1]?.words.size ?? 0)) info.asks = true
+  })
+  const ss = all.filter((x) => x.words.size > 0)
   const words = new Set<string>()
   const index = withIndex ? new Map<string, number[]>() : undefined
   ss.forEach((s, i) => {
