@@ -93,4 +93,31 @@ describe('C7 — tenant isolation across read, list, search, context, history, r
     expect(a.code).toBe(b.code)
     expect(a.stdout.split(word).join('Q')).toBe(b.stdout.split(never).join('Q'))
   })
+  // The vote's reasons name a contradicted memory and both values ("changes a value in …: may → june"):
+  // they may only ever come from memories the writing session can read.
+  it('a write that would contradict the other tenant\'s memory is voted as if that memory did not exist', () => {
+    const probe = (w: string) => `Globex codename ${w} launches in June.\n`
+    // in globex's own session the same write contradicts the memory, and the vote says which: the probe can see it
+    const own = write(store, globex, 'tenant:globex', `${fileWord}-probe.md`, probe(word), ['--origin', 'email'])
+    expect(own.json.status).toBe('quarantined')
+    expect(JSON.stringify(own.json)).toContain(`${fileWord}.md`)
+    const never = uniqueWord('zorblat')
+    for (const json of [true, false]) {
+      const run = (w: string, path: string) => store.run(['write', path, '--scope', 'tenant:acme', '--origin', 'email', ...(json ? ['--json'] : [])], {session: acme, input: probe(w)})
+      const a = run(word, 'probe-a.md')
+      const b = run(never, 'probe-b.md')
+      expect(a.code).toBe(b.code)
+      const said = `${a.stdout}\n${a.stderr}`
+      for (const s of [fileWord, 'globex', 'may']) expect(said.toLowerCase(), s).not.toContain(s)
+      if (!json) continue
+      // the same verdicts, flags and reasons as for a codename nobody wrote (the learned score reads the word itself)
+      const view = (r: typeof a, w: string) => ({
+        status: r.json.status,
+        flags: r.json.flags.map((f: any) => f.flag),
+        votes: r.json.votes.map((v: any) => [v.validator, v.verdict, v.validator === 'learned' ? '' : v.reason.split(w).join('Q')]),
+      })
+      expect(view(a, word)).toEqual(view(b, never))
+      expect(a.json.status).toBe('pending')
+    }
+  })
 })
