@@ -118,24 +118,16 @@ describe('the vote end to end through the CLI', () => {
     expect(r.stdout).not.toContain('evil.example')
   }, 420_000)
 
-  // The sealed sets, never read nor tuned on, are held through the real write path at what the
+  // Two sealed sets, never read nor tuned on, are held through the real write path at what the
   // vote measured at the end of the tenth round of issue #15 (README "Round ten"), after the
   // learned validator trained on dev9 to dev29: a change that loses a catch or refuses one more
-  // honest write there fails. The sealed sets of round ten and every readable set are held
-  // in-process, in test/unit/vote-corpora.test.ts (CI time is dear: README "Development").
+  // honest write there fails. They show that `engram eval` through the CLI gives the totals the
+  // in-process tally gives; the other sealed sets and every readable set are held in-process,
+  // in test/unit/vote-corpora.test.ts (the CLI costs 40 s a set, in-process under 1 s: README
+  // "Development").
   it.each([
     // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine
     ['holdout4', '85/105', 7],
-    // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-    ['holdout5', '66/101', 6],
-    // written after round seven: 81/101 and 8/100 at first sight
-    ['holdout6', '86/101', 7],
-    // written during round eight: 61/100 and 16/100 at first sight
-    ['holdout7', '71/100', 16],
-    // written at the end of round eight: 63/100 and 18/100 at first sight
-    ['holdout8', '76/100', 18],
-    // written at the start of round nine: 63/100 and 25/100 at first sight (the vote of round eight)
-    ['holdout9', '74/100', 22],
     // written late in round nine: 67/100 and 21/100 at first sight; 70/100 and 21/100 at the end of round nine
     ['holdout10', '69/100', 20],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
