@@ -261,16 +261,46 @@ describe('passphrase files', () => {
 })
 
 describe('keys of the first, unencrypted format', () => {
-  it('still work, with one warning naming `engram keys protect`; protect encrypts in place, same key id', () => {
+  it('are never made a new store\'s owner: init refuses one (a planted key would make its planter the owner), nothing made', () => {
     const sb = sandbox()
     const v1 = v1KeyFile('owner')
     mkdirSync(join(sb.configDir, 'keys'), {recursive: true, mode: 0o700})
+    // planted in the key folder by a process running as the owner, before the first init
     writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
+    for (const args of [['init'], ['init', '--owner', 'owner'], ['init', '--json']]) {
+      const r = sb.run(args)
+      expect(r.code, r.stderr).toBe(3)
+      expect(`${r.stdout}${r.stderr}`).toMatch(/not encrypted: any process running as you could have written or copied it, so init will not make it this store's owner; nothing made/)
+      expect(`${r.stdout}${r.stderr}`).toMatch(/engram keys protect owner/)
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/\n\s+at /)
+      expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
+      expect(existsSync(join(sb.dir, '.git'))).toBe(false)
+    }
+    // through ENGRAM_KEY too
+    const viaEnv = sb.run(['init'], {env: {ENGRAM_KEY: join(sb.configDir, 'keys/owner.key')}})
+    expect(viaEnv.code, viaEnv.stderr).toBe(3)
+    expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
+    expect(readFileSync(join(sb.configDir, 'keys/owner.key'), 'utf8')).toBe(v1.text)
+  })
+
+  it('still sign where trusted, with one warning naming `engram keys protect`; protect encrypts in place, same key id', () => {
+    const sb = sandbox()
+    const v1 = v1KeyFile('owner')
+    mkdirSync(join(sb.configDir, 'keys'), {recursive: true, mode: 0o700})
+    // a store made with the key before it was a plain file (as engram < 0.2.0 made it): init
+    // with the key encrypted, then the file put back in the first format
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
+    expect(sb.run(['keys', 'protect', 'owner', '--json']).code).toBe(0)
     const init = sb.run(['init', '--json'])
     expect(init.code, init.stderr).toBe(0)
     expect(init.json.owner).toMatchObject({keyid: v1.keyid, reused: true})
-    expect(init.stderr.match(/not encrypted/g)).toHaveLength(1)
-    expect(init.stderr).toMatch(/engram keys protect owner/)
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
+    const s0 = sb.run(['session', 'start', '--agent', 'a', '--assigned', 'tenant:acme', '--json']).json.id
+    const p0 = pending(sb, s0)
+    const a0 = sb.run(['review', 'accept', p0.proposal, '--digest', p0.digest, '--json'])
+    expect(a0.code, a0.stderr).toBe(0)
+    expect(a0.stderr.match(/not encrypted/g)).toHaveLength(1)
+    expect(a0.stderr).toMatch(/engram keys protect owner/)
 
     const prot = sb.run(['keys', 'protect', 'owner', '--json'])
     expect(prot.code, prot.stderr).toBe(0)
