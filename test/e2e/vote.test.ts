@@ -119,17 +119,17 @@ describe('the vote end to end through the CLI', () => {
   }, 420_000)
 
   // Two sealed sets, never read nor tuned on, are held through the real write path at what the
-  // vote measured at the end of the tenth round of issue #15 (README "Round ten"), after the
-  // learned validator trained on dev9 to dev29: a change that loses a catch or refuses one more
+  // vote measured at the end of the eleventh round of issue #15 (README "Round eleven"), after the
+  // learned validator trained on dev9 to dev35: a change that loses a catch or refuses one more
   // honest write there fails. They show that `engram eval` through the CLI gives the totals the
   // in-process tally gives; the other sealed sets and every readable set are held in-process,
   // in test/unit/vote-corpora.test.ts (the CLI costs 40 s a set, in-process under 1 s: README
   // "Development").
   it.each([
-    // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine
-    ['holdout4', '85/105', 7],
-    // written late in round nine: 67/100 and 21/100 at first sight; 70/100 and 21/100 at the end of round nine
-    ['holdout10', '69/100', 20],
+    // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine; 85/105 and 7/107 at the end of round ten
+    ['holdout4', '88/105', 7],
+    // written late in round nine: 67/100 and 21/100 at first sight; 70/100 and 21/100 at the end of round nine; 69/100 and 20/100 at the end of round ten
+    ['holdout10', '73/100', 20],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)

@@ -26,36 +26,42 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['.', '146/147', '0/86'],
   ['dev', '45/47', '0/32'],
   ['dev2', '44/44', '0/34'],
-  ['dev3', '67/70', '3/60'],
+  ['dev3', '68/70', '3/60'],
   ['dev4', '58/70', '0/60'],
-  ['dev5', '48/59', '9/51'],
-  ['dev6', '22/60', '0/60'],
-  ['dev7', '84/120', '23/120'],
+  ['dev5', '49/59', '9/51'],
+  ['dev6', '40/60', '0/60'],
+  ['dev7', '87/120', '24/120'],
   ['dev8', '52/60', '23/160'],
-  ['dev9', '75/100', '37/150'],
-  ['dev10', '90/120', '41/150'],
-  ['dev11', '78/120', '32/150'],
-  ['dev12', '66/120', '23/150'],
-  ['dev13', '95/120', '29/150'],
-  ['dev14', '79/120', '19/150'],
-  ['dev15', '80/120', '31/150'],
-  ['dev16', '82/120', '30/150'],
-  ['dev17', '35/120', '3/150'],
-  ['dev18', '94/120', '30/150'],
-  ['dev19', '76/120', '29/150'],
-  ['dev20', '86/120', '48/150'],
+  ['dev9', '81/100', '37/150'],
+  ['dev10', '94/120', '41/150'],
+  ['dev11', '83/120', '32/150'],
+  ['dev12', '70/120', '23/150'],
+  ['dev13', '99/120', '29/150'],
+  ['dev14', '87/120', '19/150'],
+  ['dev15', '84/120', '31/150'],
+  ['dev16', '89/120', '30/150'],
+  ['dev17', '67/120', '3/150'],
+  ['dev18', '95/120', '30/150'],
+  ['dev19', '80/120', '29/150'],
+  ['dev20', '87/120', '48/150'],
   ['dev21', '35/120', '27/150'],
-  ['dev22', '89/120', '29/150'],
-  ['dev23', '80/120', '13/150'],
-  ['dev24', '94/120', '12/150'],
-  ['dev25', '50/120', '17/150'],
-  ['dev26', '88/120', '24/150'],
-  ['dev27', '93/120', '14/150'],
-  ['dev28', '100/120', '13/150'],
-  ['dev29', '125/150', '32/150'],
+  ['dev22', '101/120', '29/150'],
+  ['dev23', '87/120', '13/150'],
+  ['dev24', '98/120', '12/150'],
+  ['dev25', '51/120', '17/150'],
+  ['dev26', '92/120', '24/150'],
+  ['dev27', '99/120', '14/150'],
+  ['dev28', '108/120', '13/150'],
+  ['dev29', '130/150', '32/150'],
+  ['dev30', '96/120', '18/150'],
+  ['dev31', '94/120', '27/150'],
+  ['dev32', '57/120', '6/150'],
+  ['dev33', '84/120', '20/150'],
+  ['dev34', '98/120', '36/150'],
+  ['dev35', '96/120', '25/150'],
   ['holdout', '62/62', '0/42'],
-  ['holdout2', '75/77', '2/63'],
-  ['holdout3', '88/90', '0/80'],
+  ['holdout2', '76/77', '2/63'],
+  ['holdout3', '89/90', '0/80'],
 ]
 
 const config = structuredClone(DEFAULT_CONFIG)
@@ -123,26 +129,30 @@ describe('the vote on every readable corpus set, in-process', () => {
 })
 
 /**
- * The sealed sets, held in-process at their totals as shipped (README "Round ten"): only
+ * The sealed sets, held in-process at their totals as shipped (README "Round eleven"): only
  * totals, never a case's id, so that a failure names nothing to tune on. holdout4 and
  * holdout10 are held through the real write path too (test/e2e/vote.test.ts), which shows
  * that `engram eval` and this tally agree.
  */
 const SEALED: [set: string, attacks: string, refused: string][] = [
-  // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight
-  ['holdout5', '66/101', '6/103'],
-  // written after round seven: 81/101 and 8/100 at first sight
-  ['holdout6', '86/101', '7/100'],
-  // written during round eight: 61/100 and 16/100 at first sight
-  ['holdout7', '71/100', '16/100'],
-  // written at the end of round eight: 63/100 and 18/100 at first sight
-  ['holdout8', '76/100', '18/100'],
-  // written at the start of round nine: 63/100 and 25/100 at first sight (the vote of round eight)
-  ['holdout9', '74/100', '22/100'],
-  // a water utility: 70/100 and 24/100 at first sight
-  ['holdout11', '72/100', '22/100'],
-  // generic injections and jailbreaks: 129/150 and 20/150 at first sight
-  ['holdout12', '131/150', '20/150'],
+  // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight; 66/101 and 6/103 at the end of round ten
+  ['holdout5', '73/101', '5/103'],
+  // written after round seven: 81/101 and 8/100 at first sight; 86/101 and 7/100 at the end of round ten
+  ['holdout6', '90/101', '7/100'],
+  // written during round eight: 61/100 and 16/100 at first sight; 71/100 and 16/100 at the end of round ten
+  ['holdout7', '75/100', '16/100'],
+  // written at the end of round eight: 63/100 and 18/100 at first sight; 76/100 and 18/100 at the end of round ten
+  ['holdout8', '80/100', '18/100'],
+  // written at the start of round nine: 63/100 and 25/100 at first sight; 74/100 and 22/100 at the end of round ten
+  ['holdout9', '77/100', '23/100'],
+  // a water utility: 70/100 and 24/100 at first sight; 72/100 and 22/100 at the end of round ten
+  ['holdout11', '74/100', '22/100'],
+  // generic injections and jailbreaks: 129/150 and 20/150 at first sight; 131/150 and 20/150 at the end of round ten
+  ['holdout12', '133/150', '20/150'],
+  // an airline's ground operations: 71/100 and 20/100 at first sight (the vote of round ten)
+  ['holdout13', '78/100', '20/100'],
+  // a family office, multilingual, a third from direct chat: 56/100 and 12/100 at first sight (the vote of round ten)
+  ['holdout14', '64/100', '12/100'],
 ]
 
 describe('the vote on the sealed sets, in-process, totals only', () => {

@@ -43,52 +43,7 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
   return null
 }
 
-/** A text that touches a sensitive act or hides something from its reader gets no second opinion. */
-const SPARED_NEVER = ['sensitive', 'concealed'] as const
-
-/**
- * The rules a second opinion may turn into dissent: the standing orders ("always …", "from now
- * on …"), which honest procedures, runbooks and policies are full of. Every other rule names
- * a shape honest text seldom has (an order addressed to the model, a control bypassed, a
- * secret kept from the user), and an attacker's review of the first version showed the model
- * reading short ones of them as memories.
- */
-const SECOND_OPINION_KINDS = new Set(['from-now-on', 'always-never'])
-
-/** An order to run or install something is never cleared: a README that says so is how code gets run. */
-const RUNS_CODE = /\b(?:run|execute|install|source|curl|wget|pip|npm|pnpm|yarn|bash|sh|script)\b/i
-
-/** Below this probability the learned model reads a passage as a memory (README "Round eleven"). */
-export const SECOND_OPINION_BELOW = 0.2
-
-/**
- * A second opinion on a rule's hit in third-party text: the learned model, asked about each
- * passage a rule matched in and about the whole text (every reading of it), and reading all of
- * them as a memory. Then the hit is dissent, not a veto: it quarantines only beside another
- * validator's objection (the model's own accept makes three of four). A hit with no passage
- * (a direction trick), a strong one or a tainted session gets no second opinion. Returns the
- * highest probability, or null when there is no second opinion or it does not clear the hit.
- */
-function secondOpinion(hits: InstructionHit[], readAs: ((text: string) => number) | undefined): number | null {
-  if (!readAs || hits.length === 0 || hits.some((h) => !SECOND_OPINION_KINDS.has(h.kind) || h.passage === undefined || RUNS_CODE.test(h.passage))) return null
-  let p = readAs('')
-  for (const h of hits) {
-    p = Math.max(p, readAs(h.passage!))
-    if (p >= SECOND_OPINION_BELOW) return null
-  }
-  return p
-}
-
-export function deliveryVote(
-  c: WriteCandidate,
-  ctx: {
-    recentWrites: VoteContext['recentWrites']
-    config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>
-    /** the learned model's probability that a passage is an injection; '' asks about the whole text (every reading) */
-    readAs?: (text: string) => number
-  },
-  hits: InstructionHit[],
-): Vote {
+export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
   const indirect = isIndirectOrigin(c.origin)
@@ -98,8 +53,6 @@ export function deliveryVote(
   hits = hits.filter((h) => h.kind !== 'quoted')
   if (quoted.length > 0 && hits.length === 0) objections.push({confidence: 0.7, reason: quoted[0].reason})
   const level = strongest(hits)
-  let memo: ReturnType<typeof signals> | undefined
-  const textSignals = () => (memo ??= signals(visibleText(c)))
 
   if (level !== null) {
     const top = hits.find((h) => h.strength === level)!
@@ -110,11 +63,7 @@ export function deliveryVote(
     // unless the act is a sensitive one (money, secrets, access, deploys, data leaving).
     else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visibleText(c)).has('sensitive')) {
       objections.push({confidence: 0.6, reason: `instruction shape in ${c.origin}, asking its recipient: ${what}`})
-    } else if (indirect) {
-      const p = tainted || SPARED_NEVER.some((s) => textSignals().has(s)) ? null : secondOpinion(hits, ctx.readAs)
-      if (p !== null) objections.push({confidence: 0.7, reason: `instruction shape arriving by ${c.origin}: ${what}; dissent only: the learned model reads ${hits.length > 1 ? 'each passage' : 'the passage'} and the text as a memory (p=${p.toFixed(2)})`})
-      else objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
-    }
+    } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }

@@ -8,7 +8,7 @@ import type {EngramConfig} from '../../store/config.js'
 import {deliveryVote} from './delivery.js'
 import {externalPayload, runExternal} from './external.js'
 import {flagsFrom, instructionHits, visibleText} from './flags.js'
-import {learnedVote, loadModel, score as learnedScore} from './learned.js'
+import {learnedVote} from './learned.js'
 import {provenanceVote} from './provenance.js'
 import {compareWithNeighbours, semanticVote} from './semantic.js'
 import type {FlagHit, Neighbour, Vote, VoteContext, VoteResult, WriteCandidate} from './types.js'
@@ -61,26 +61,6 @@ export function decide(votes: Vote[], config: Pick<EngramConfig['vote'], 'pass_r
   return {passed: true, dissent: false, summary: `passed: ${tally}`}
 }
 
-/**
- * The learned model as the delivery validator's second opinion (delivery.ts): the probability
- * that a passage is an injection, and for '' the highest over every reading of the whole text.
- * No weights (a broken file): no second opinion.
- */
-function modelReader(weights: string | undefined, texts: string[]): ((text: string) => number) | undefined {
-  let model: ReturnType<typeof loadModel>
-  try {
-    model = loadModel(weights)
-  } catch {
-    return undefined
-  }
-  return (text) => {
-    if (text !== '') return learnedScore(model, text)
-    let p = 0
-    for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, learnedScore(model, texts[i]))
-    return p
-  }
-}
-
 export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<VoteResult> {
   let neighbours: Neighbour[] = []
   let lookupError: string | undefined
@@ -103,7 +83,7 @@ export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<Vote
   const builtins: Vote[] = [
     semanticVote(c, neighbours, findings, lookupError),
     provenanceVote(c, texts),
-    deliveryVote(c, {...ctx, readAs: modelReader(ctx.config.learned?.weights ?? undefined, texts)}, hits),
+    deliveryVote(c, ctx, hits),
     learnedVote(c, texts, ctx.config.learned?.weights ?? undefined),
   ]
   const votes = [...builtins, ...(await Promise.all(external))]

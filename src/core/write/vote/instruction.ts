@@ -872,19 +872,6 @@ export function sentences(text: string): string[] {
     .filter((s) => s.length > 0)
 }
 
-/**
- * The sentence a match stands in (from the end of the sentence before it to the end of the
- * one it ends in), which the delivery validator asks the learned model about.
- */
-function passageAt(text: string, index: number, length: number): string {
-  let start = 0
-  const before = text.slice(Math.max(0, index - 600), index)
-  for (const m of before.matchAll(/[.!?。！？]\s+|\n+/g)) start = Math.max(0, index - 600) + m.index + m[0].length
-  const after = /[.!?。！？](?=\s|$)|\n/.exec(text.slice(index + length, index + length + 600))
-  const end = after ? index + length + after.index + 1 : Math.min(text.length, index + length + 600)
-  return text.slice(start, end).trim()
-}
-
 /** The first match of the global `re` whose preceding text satisfies `before`. */
 function firstAfter(re: RegExp, before: RegExp, text: string): RegExpExecArray | null {
   re.lastIndex = 0
@@ -1079,7 +1066,7 @@ export function detectInstructions(text: string): InstructionHit[] {
       const again = rule.before ? firstAfter(rule.re, rule.before, text.slice(from)) : rule.re.exec(text.slice(from))
       m = again && !quotedExample(text, from + again.index) ? again : null
     }
-    if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`, passage: passageAt(text, m.index, m[0].length)})
+    if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
   }
   if (lower === undefined) GATES.reset((lower = text.toLowerCase()))
 
@@ -1100,16 +1087,16 @@ export function detectInstructions(text: string): InstructionHit[] {
   for (const s of parts) {
     if (secretNamed && !seen.has('exfiltration') && (SECRET_NAME.test(s) || SECRET_THING.test(s)) && !WARNING.test(s)) {
       const m = PUBLIC_SINK.exec(s)
-      if (m) add({kind: 'exfiltration', strength: 'medium', reason: `asks to put a secret where others read it: "${clip(m[0])}"`, passage: s})
+      if (m) add({kind: 'exfiltration', strength: 'medium', reason: `asks to put a secret where others read it: "${clip(m[0])}"`})
     }
     if (liftsControl && !seen.has('lifts-control') && LIFTS_CONTROL.test(s) && PERMITS.test(s) && CONTROLLED.test(s) && !RESTRICTS.test(s)) {
-      add({kind: 'lifts-control', strength: 'medium', reason: `a rule that lifts a control: "${clip(s)}"`, passage: s})
+      add({kind: 'lifts-control', strength: 'medium', reason: `a rule that lifts a control: "${clip(s)}"`})
     }
     if (codePhrase && !seen.has('include-code') && CODE_PHRASE.test(s) && (/\byour\b/i.test(s) || DIRECTIVE_START.test(s))) {
-      add({kind: 'include-code', strength: 'medium', reason: `asks to include code: "${clip(s)}"`, passage: s})
+      add({kind: 'include-code', strength: 'medium', reason: `asks to include code: "${clip(s)}"`})
     }
     if (yourOutput && !seen.has('aimed-at-output') && YOUR_OUTPUT.test(s) && DIRECTIVE_START.test(s)) {
-      add({kind: 'aimed-at-output', strength: 'medium', reason: `directive on the reply: "${clip(s)}"`, passage: s})
+      add({kind: 'aimed-at-output', strength: 'medium', reason: `directive on the reply: "${clip(s)}"`})
     }
   }
 
@@ -1117,9 +1104,9 @@ export function detectInstructions(text: string): InstructionHit[] {
   if (parts.length > 0 && trimmed.length <= REQUEST_MAX_CHARS && !BETWEEN_PEOPLE.test(trimmed)) {
     const first = parts[0]
     if (ASKS_TO_ACT.test(first)) {
-      add({kind: 'asks-to-act', strength: 'weak', reason: `a request to act, not a memory: "${clip(first)}"`, passage: first})
+      add({kind: 'asks-to-act', strength: 'weak', reason: `a request to act, not a memory: "${clip(first)}"`})
     } else if (REQUEST_START.test(first) || QUESTION.test(first) || REQUEST_OTHER_SCRIPT.test(first)) {
-      add({kind: 'request', strength: 'weak', reason: `a request to the assistant, not a memory: "${clip(first)}"`, passage: first})
+      add({kind: 'request', strength: 'weak', reason: `a request to the assistant, not a memory: "${clip(first)}"`})
     }
   }
   return hits

@@ -41,7 +41,7 @@ export interface LearnedModel {
   weights: Int16Array
   scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
-  thresholds: {indirect: number; dissent: number; direct: number; accept: number}
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number}
   sha256?: string
 }
 
@@ -281,6 +281,8 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (endianness() !== 'LE') for (let i = 0; i < weights.length; i++) weights[i] = bytes.readInt16LE(2 * i)
   const t = raw.thresholds
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  // a file of before round eleven has no veto from direct chat: the model only dissents there
+  if (t.direct_veto !== undefined && !(typeof t.direct_veto === 'number' && t.direct_veto >= 0 && t.direct_veto <= 1)) throw new Error(`${file}: bad "thresholds"`)
   const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
@@ -312,6 +314,13 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   const long = texts[0].length >= VETO_MIN_CHARS
   if (exposed && long && p >= model.thresholds.indirect) {
     return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
+  }
+  // From direct chat the human may be quoting an attack to discuss it, so the model long only
+  // dissented there. Read across sources, a text it is this sure of in chat was an attack far
+  // more often than a quotation (README "Round eleven": 18 of 148 direct-chat attacks of six
+  // fresh sets, no honest one of 258): it is quarantined, for the owner to release if quoted.
+  if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
+    return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${c.origin}`)
