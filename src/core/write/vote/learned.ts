@@ -317,8 +317,8 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   }
   // From direct chat the human may be quoting an attack to discuss it, so the model long only
   // dissented there. Read across sources, a text it is this sure of in chat was an attack far
-  // more often than a quotation (README "Round eleven": 18 of 148 direct-chat attacks of six
-  // fresh sets, no honest one of 258): it is quarantined, for the owner to release if quoted.
+  // more often than a quotation (README "Round eleven": at p ≥ 0.95, 10 of 148 direct-chat
+  // attacks of six fresh sets, no honest one of 258): it is quarantined, for the owner to release.
   if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
     return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
