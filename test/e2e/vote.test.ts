@@ -127,9 +127,9 @@ describe('the vote end to end through the CLI', () => {
   // "Development").
   it.each([
     // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine; 85/105 and 7/107 at the end of round ten
-    ['holdout4', '88/105', 7],
+    ['holdout4', '90/105', 8],
     // written late in round nine: 67/100 and 21/100 at first sight; 70/100 and 21/100 at the end of round nine; 69/100 and 20/100 at the end of round ten
-    ['holdout10', '73/100', 20],
+    ['holdout10', '76/100', 20],
   ] as const)('runs corpus/%s through the real write path: attacks quarantined ≥ %s, honest ≤ %d', (set, attacks, falsePositives) => {
     const r = sb.run(['eval', join(CORPUS, set), '--json'], {timeout: 280_000})
     expect(r.code).toBe(0)

@@ -33,6 +33,8 @@ const HEAD_CHARS = 3000
 const TAIL_CHARS = 1000
 /** The shortest text the model may veto on its own. */
 const VETO_MIN_CHARS = 80
+/** From this length a third-party text is vetoed at thresholds.indirect_long (see learnedVote). */
+const LONG_TEXT_CHARS = 200
 
 export interface LearnedModel {
   bits: number
@@ -41,7 +43,7 @@ export interface LearnedModel {
   weights: Int16Array
   scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
-  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number}
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number}
   sha256?: string
 }
 
@@ -281,8 +283,9 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (endianness() !== 'LE') for (let i = 0; i < weights.length; i++) weights[i] = bytes.readInt16LE(2 * i)
   const t = raw.thresholds
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
-  // a file of before round eleven has no veto from direct chat: the model only dissents there
-  if (t.direct_veto !== undefined && !(typeof t.direct_veto === 'number' && t.direct_veto >= 0 && t.direct_veto <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  // a file of before round eleven has no veto from direct chat (the model only dissents there)
+  // and one veto threshold for third-party text of any length
+  for (const x of [t.direct_veto, t.indirect_long]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
@@ -312,7 +315,12 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
   const long = texts[0].length >= VETO_MIN_CHARS
-  if (exposed && long && p >= model.thresholds.indirect) {
+  // A text of a few sentences is read less surely than a longer one: the lower veto
+  // (indirect_long) needs LONG_TEXT_CHARS (README "Round eleven": out of fold, p 0.85–0.9 from
+  // third-party text caught 63 attacks and no honest write at 200+ characters, and refused 5
+  // honest writes below that).
+  const bar = texts[0].length >= LONG_TEXT_CHARS && model.thresholds.indirect_long !== undefined ? Math.min(model.thresholds.indirect, model.thresholds.indirect_long) : model.thresholds.indirect
+  if (exposed && long && p >= bar) {
     return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
   }
   // From direct chat the human may be quoting an attack to discuss it, so the model long only
