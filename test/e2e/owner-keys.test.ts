@@ -10,6 +10,7 @@ import {copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, 
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
+import {sealPrivateKey} from '../../src/core/trust/privatekey.js'
 import {BIN, PASSPHRASE, Sandbox, initWithSession, sandbox, tempDir} from '../helpers/cli.js'
 import {runInTerminal, runWithoutTerminal} from '../helpers/pty.js'
 
@@ -29,12 +30,12 @@ function pending(sb: Sandbox, session: string, text = 'Acme renews in March.'): 
 }
 
 /** An unencrypted key file of the first format (engram < 0.2.0). */
-function v1KeyFile(name: string): {text: string; keyid: string} {
+function v1KeyFile(name: string): {text: string; keyid: string; seed: Buffer; pub: Buffer} {
   const {privateKey, publicKey} = generateKeyPairSync('ed25519')
   const seed = privateKey.export({format: 'der', type: 'pkcs8'}).subarray(-32)
   const pub = publicKey.export({format: 'der', type: 'spki'}).subarray(-32)
   const keyid = createHash('sha256').update(pub).digest('hex').slice(0, 16)
-  return {keyid, text: `engram secret key ${keyid} name=${name}\n{"keyid":"${keyid}","name":"${name}","secret_key":"${seed.toString('base64')}","v":1}\n`}
+  return {keyid, seed, pub, text: `engram secret key ${keyid} name=${name}\n{"keyid":"${keyid}","name":"${name}","secret_key":"${seed.toString('base64')}","v":1}\n`}
 }
 
 describe('the owner at the terminal', () => {
@@ -261,36 +262,59 @@ describe('passphrase files', () => {
 })
 
 describe('keys of the first, unencrypted format', () => {
-  it('are never made a new store\'s owner: init refuses one (a planted key would make its planter the owner), nothing made', () => {
+  it('are never made a store\'s first owner, nor once sealed by `keys protect`: a planted key would make its planter the owner; nothing made', () => {
     const sb = sandbox()
     const v1 = v1KeyFile('owner')
     mkdirSync(join(sb.configDir, 'keys'), {recursive: true, mode: 0o700})
     // planted in the key folder by a process running as the owner, before the first init
     writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
-    for (const args of [['init'], ['init', '--owner', 'owner'], ['init', '--json']]) {
-      const r = sb.run(args)
+    const refusedAll = (r: ReturnType<typeof sb.run>, how: RegExp) => {
       expect(r.code, r.stderr).toBe(3)
-      expect(`${r.stdout}${r.stderr}`).toMatch(/not encrypted: any process running as you could have written or copied it, so init will not make it this store's owner; nothing made/)
-      expect(`${r.stdout}${r.stderr}`).toMatch(/engram keys protect owner/)
+      expect(`${r.stdout}${r.stderr}`).toMatch(how)
+      expect(`${r.stdout}${r.stderr}`).toMatch(/so it will not be made this store's first owner; nothing made/)
+      expect(`${r.stdout}${r.stderr}`).toMatch(/make a new key for this store/)
       expect(`${r.stdout}${r.stderr}`).not.toMatch(/\n\s+at /)
+    }
+    for (const args of [['init'], ['init', '--owner', 'owner'], ['init', '--json']]) {
+      refusedAll(sb.run(args), /is not encrypted: any process running as you could have written or copied it/)
       expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
       expect(existsSync(join(sb.dir, '.git'))).toBe(false)
     }
     // through ENGRAM_KEY too
-    const viaEnv = sb.run(['init'], {env: {ENGRAM_KEY: join(sb.configDir, 'keys/owner.key')}})
-    expect(viaEnv.code, viaEnv.stderr).toBe(3)
+    refusedAll(sb.run(['init'], {env: {ENGRAM_KEY: join(sb.configDir, 'keys/owner.key')}}), /is not encrypted/)
     expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
     expect(readFileSync(join(sb.configDir, 'keys/owner.key'), 'utf8')).toBe(v1.text)
+    // sealed by `keys protect`, the planter still knows its secret: still refused
+    expect(sb.run(['keys', 'protect', 'owner', '--json']).code).toBe(0)
+    const sealed = readFileSync(join(sb.configDir, 'keys/owner.key'), 'utf8')
+    expect(JSON.parse(sealed.split('\n')[1]).from).toBe('v1')
+    refusedAll(sb.run(['init']), /was sealed from an unencrypted file/)
+    expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
+    // the mark is authenticated: stripped, the file no longer opens with the owner's passphrase
+    const rec = JSON.parse(sealed.split('\n')[1])
+    delete rec.from
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), `${sealed.split('\n')[0]}\n${JSON.stringify(rec)}\n`, {mode: 0o600})
+    const stripped = sb.run(['init'])
+    expect(stripped.code).toBe(3)
+    expect(stripped.stderr).toMatch(/Wrong passphrase for key owner .*\(or the key file was altered\)/)
+    expect(existsSync(join(sb.dir, '.engram'))).toBe(false)
+    // nor through `init --no-key` and `keys trust` as the first owner, in either form
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
+    expect(sb.run(['init', '--no-key']).code).toBe(0)
+    writeFileSync(join(sb.configDir, 'owner.pub.b64'), `${v1.pub.toString('base64')}\n`)
+    refusedAll(sb.run(['keys', 'trust', join(sb.configDir, 'owner.pub.b64'), '--role', 'owner', '--name', 'owner']), /is not encrypted/)
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), sealed, {mode: 0o600})
+    refusedAll(sb.run(['keys', 'trust', join(sb.configDir, 'owner.pub.b64'), '--role', 'owner', '--name', 'owner']), /was sealed from an unencrypted file/)
+    expect(sb.run(['keys', 'list', '--json']).json.items).toEqual([])
   })
 
   it('still sign where trusted, with one warning naming `engram keys protect`; protect encrypts in place, same key id', () => {
     const sb = sandbox()
     const v1 = v1KeyFile('owner')
     mkdirSync(join(sb.configDir, 'keys'), {recursive: true, mode: 0o700})
-    // a store made with the key before it was a plain file (as engram < 0.2.0 made it): init
-    // with the key encrypted, then the file put back in the first format
-    writeFileSync(join(sb.configDir, 'keys/owner.key'), v1.text, {mode: 0o600})
-    expect(sb.run(['keys', 'protect', 'owner', '--json']).code).toBe(0)
+    // a store made with the key while it was an ordinary encrypted one (its first owner), then the
+    // file put back in the first format, as engram < 0.2.0 kept it
+    writeFileSync(join(sb.configDir, 'keys/owner.key'), sealPrivateKey({name: 'owner', keyid: v1.keyid, secretKey: new Uint8Array(v1.seed), publicKey: new Uint8Array(v1.pub)}, PASSPHRASE, {N: 2 ** 14, r: 8, p: 1}), {mode: 0o600})
     const init = sb.run(['init', '--json'])
     expect(init.code, init.stderr).toBe(0)
     expect(init.json.owner).toMatchObject({keyid: v1.keyid, reused: true})

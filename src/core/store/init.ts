@@ -10,7 +10,7 @@ import {gitInit, gitTopLevel} from '../git/git.js'
 import {requireGit} from '../git/need-git.js'
 import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from '../trust/keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
-import {PrivateKeyFile, findPrivateKey, unlockPrivateKey, writePrivateKey} from '../trust/privatekey.js'
+import {PrivateKeyFile, findPrivateKey, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey} from '../trust/privatekey.js'
 import {refuseInsideSession} from '../session/sessions.js'
 import {generateKeyPair, KeyPair} from '../trust/sign.js'
 import {ENGRAM_DIR, Store} from './store.js'
@@ -81,16 +81,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
       // make a new key; a key named by --owner and not found is made, as without ENGRAM_KEY.
       if ((process.env.ENGRAM_KEY && defaulted) || !(isEngramError(error) && error.code === 'not-found')) throw error
     }
-    // An unencrypted key file (the first format) is one any process running as the owner could
-    // have written: an agent with a shell that plants owner.key before the first init would
-    // become the store's owner. Such a key still signs where it is already trusted, but it is
-    // never made a new store's root (README "Owner keys").
-    if (found && !found.encrypted) {
-      throw refused(
-        `The key ${found.name} (${found.keyid}) in ${found.file} is not encrypted: any process running as you could have written or copied it, so init will not make it this store's owner; nothing made.`,
-        `if you made it, encrypt it with \`engram keys protect ${found.name}\` and run init again; if you did not, remove the file and run init again to make a new key`,
-      )
-    }
+    if (found) refuseAsFirstOwner(found)
     if (found) ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
     else {
       const key = generateKeyPair(ownerName)

@@ -16,7 +16,7 @@ import {
   fingerprintOf, initialKeyRoots, pinnedRoots, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
 import {
-  checkPublicOut, confirmReplace, loadPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, writePrivateKey, writePublicOut,
+  checkPublicOut, confirmReplace, findPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey, writePublicOut,
 } from './privatekey.js'
 import {withStoreLock} from '../store/lock.js'
 import {ownerKey} from '../review/review.js'
@@ -151,7 +151,9 @@ async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: s
     )
   }
   const privateName = ownerName ?? newName
-  const own = await loadPrivateKey(privateName, ownerName === undefined)
+  const found = findPrivateKey(privateName, ownerName === undefined)
+  refuseAsFirstOwner(found)
+  const own = await unlockPrivateKey(found)
   if (own.keyid !== keyid) {
     throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
   }

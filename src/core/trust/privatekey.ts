@@ -157,6 +157,8 @@ interface Sealed {
   cipher: typeof CIPHER
   nonce: string
   sealed: string
+  /** 'v1': sealed by `keys protect` from an unencrypted file, which any process of the user could have written or read */
+  from?: 'v1'
 }
 
 /** What a key file says of itself before it is opened. */
@@ -164,7 +166,9 @@ export type PrivateKeyFile =
   | {file: string; name: string; keyid: string; encrypted: false; key: KeyPair}
   | {file: string; name: string; keyid: string; encrypted: true; record: Sealed}
 
-const aad = (s: Sealed) => Buffer.from(canonicalJson({kind: 'engram-secret-key/2', v: s.v, name: s.name, keyid: s.keyid, kdf: s.kdf, N: s.N, r: s.r, p: s.p, salt: s.salt, cipher: s.cipher}), 'utf8')
+// `from` is authenticated with the rest: a file whose mark was stripped does not open
+const aad = (s: Sealed) =>
+  Buffer.from(canonicalJson({kind: 'engram-secret-key/2', v: s.v, name: s.name, keyid: s.keyid, kdf: s.kdf, N: s.N, r: s.r, p: s.p, salt: s.salt, cipher: s.cipher, ...(s.from ? {from: s.from} : {})}), 'utf8')
 
 // a file may ask for more work than new keys get, up to 1 GiB of scrypt memory
 const costOk = (N: unknown, r: unknown, p: unknown) =>
@@ -175,9 +179,9 @@ function derive(passphrase: string, s: {salt: string; N: number; r: number; p: n
   return scryptSync(Buffer.from(passphrase.normalize('NFC'), 'utf8'), fromB64(s.salt) as Buffer, 32, {N: s.N, r: s.r, p: s.p, maxmem: 128 * s.N * s.r * s.p + 2 ** 20})
 }
 
-export function sealPrivateKey(kp: KeyPair, passphrase: string, cost = KDF_COST): string {
+export function sealPrivateKey(kp: KeyPair, passphrase: string, cost = KDF_COST, from?: 'v1'): string {
   if (passphrase === '') throw badInput('An empty passphrase protects nothing.')
-  const head = {v: 2 as const, name: kp.name, keyid: kp.keyid, kdf: 'scrypt' as const, ...cost, salt: b64(randomBytes(16)), cipher: CIPHER}
+  const head = {v: 2 as const, name: kp.name, keyid: kp.keyid, kdf: 'scrypt' as const, ...cost, salt: b64(randomBytes(16)), cipher: CIPHER, ...(from ? {from} : {})}
   const nonce = randomBytes(12)
   const cipher = createCipheriv(CIPHER, derive(passphrase, head), nonce, {authTagLength: 16})
   const rec: Sealed = {...head, nonce: b64(nonce), sealed: ''}
@@ -223,7 +227,7 @@ export function parsePrivateKeyFile(text: string, file: string): PrivateKeyFile 
   }
   const {comment, json: j} = readRecordLines(text, file)
   if (j.v !== 2 || typeof j.name !== 'string' || !KEY_NAME_RE.test(j.name) || typeof j.keyid !== 'string' || !/^[0-9a-f]{16}$/.test(j.keyid) ||
-    j.kdf !== 'scrypt' || !costOk(j.N, j.r, j.p) || !fromB64(j.salt) || j.cipher !== CIPHER || !fromB64(j.nonce, 12) || !fromB64(j.sealed, 48)) {
+    j.kdf !== 'scrypt' || !costOk(j.N, j.r, j.p) || !fromB64(j.salt) || j.cipher !== CIPHER || !fromB64(j.nonce, 12) || !fromB64(j.sealed, 48) || (j.from !== undefined && j.from !== 'v1')) {
     throw badInput(`${file} is not an engram encrypted secret key.`, 'restore it from a backup')
   }
   if (comment !== `engram encrypted secret key ${j.keyid} name=${j.name}`) throw badInput(`${file}: the comment line does not match the record.`, 'restore it from a backup')
@@ -277,6 +281,20 @@ export function findPrivateKey(name?: string, defaulted = false): PrivateKeyFile
   }
   const file = join(dir, names[0])
   return parsePrivateKeyFile(readFileSync(file, 'utf8'), file)
+}
+
+/**
+ * A key that was ever an unencrypted file — still one, or sealed from one by `keys protect` —
+ * is one any process running as its owner could have written or copied: an agent with a shell
+ * that plants `owner.key` before the owner's first `init` would know its secret. It still signs
+ * where it is trusted already; it never becomes a store's first owner (README "Owner keys").
+ */
+export function refuseAsFirstOwner(found: PrivateKeyFile): void {
+  if (found.encrypted && found.record.from === undefined) return
+  throw refused(
+    `The key ${found.name} (${found.keyid}) in ${found.file} ${found.encrypted ? 'was sealed from an unencrypted file' : 'is not encrypted'}: any process running as you could have written or copied it, so it will not be made this store's first owner; nothing made.`,
+    `make a new key for this store: move ${found.file} away and run the command again (or \`engram keys generate <name>\`); a key of before 0.2.0 keeps signing where it is trusted already`,
+  )
 }
 
 const opened = new Map<string, KeyPair>()
@@ -386,7 +404,7 @@ export async function protectPrivateKey(name: string): Promise<{name: string; ke
   const file = privateKeyPath(name)
   const found = parsePrivateKeyFile(readOrNotFound(file, 'see the key folder, or `engram keys generate`'), file)
   if (found.encrypted) return {name: found.name, keyid: found.keyid, file, changed: false}
-  const text = sealPrivateKey(found.key, await newPassphrase(name), newKeyCost())
+  const text = sealPrivateKey(found.key, await newPassphrase(name), newKeyCost(), 'v1')
   writeFileAtomic(file, text, 0o600)
   chmodSync(file, 0o600)
   return {name: found.name, keyid: found.keyid, file, changed: true}
