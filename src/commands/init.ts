@@ -8,7 +8,8 @@ export default class Init extends EngramCommand {
   static override summary = 'Create an engram store here (and a git repository and first owner key if needed).'
   static override examples = ['<%= config.bin %> init', '<%= config.bin %> init --owner alice', '<%= config.bin %> init --base ./memory --no-key']
   static override flags = {'passphrase-file': passphraseFileFlag, 
-    owner: Flags.string({description: 'name of the first owner key', default: 'owner'}),
+    // no default here: without --owner, the key ENGRAM_KEY names is the owner key (else "owner")
+    owner: Flags.string({description: 'name of the first owner key (without it: the key ENGRAM_KEY names, else "owner")'}),
     'no-key': Flags.boolean({description: 'do not create or register an owner key'}),
     'shared-history': Flags.boolean({description: 'inside a project repository: commit memory to the project\'s repository (its branches) instead of a repository of the store\'s own'}),
   }

@@ -261,6 +261,23 @@ describe('passphrase files', () => {
   })
 })
 
+describe('the first owner key at init', () => {
+  it('without --owner is the key ENGRAM_KEY names, whatever its name; --owner names another', () => {
+    const sb = sandbox()
+    expect(sb.run(['keys', 'generate', 'alice']).code).toBe(0)
+    const alice = join(sb.configDir, 'keys/alice.key')
+    const r = sb.run(['init', '--json'], {env: {ENGRAM_KEY: alice}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.owner).toMatchObject({name: 'alice', reused: true})
+    expect(existsSync(join(sb.configDir, 'keys/owner.key'))).toBe(false)
+    // --owner names the key: not the one ENGRAM_KEY holds, so it is made
+    const other = tempDir('engram-init-owner-')
+    const o = sb.run(['init', '--owner', 'bob', '--json'], {env: {ENGRAM_KEY: alice}, cwd: other})
+    expect(o.code, o.stderr).toBe(0)
+    expect(o.json.owner).toMatchObject({name: 'bob', reused: false})
+  })
+})
+
 describe('keys of the first, unencrypted format', () => {
   it('are never made a store\'s first owner, nor once sealed by `keys protect`: a planted key would make its planter the owner; nothing made', () => {
     const sb = sandbox()
