@@ -81,9 +81,10 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
       // make a new key; a key named by --owner and not found is made, as without ENGRAM_KEY.
       if ((process.env.ENGRAM_KEY && defaulted) || !(isEngramError(error) && error.code === 'not-found')) throw error
     }
-    if (found) refuseAsFirstOwner(found)
-    if (found) ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
-    else {
+    if (found) {
+      refuseAsFirstOwner(found)
+      ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
+    } else {
       const key = generateKeyPair(ownerName)
       ownerKey = {key, reused: false, privateKey: await writePrivateKey(key)}
     }

@@ -315,20 +315,22 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
   const long = texts[0].length >= VETO_MIN_CHARS
+  // a veto's confidence grows with p, from 0.88: above the default veto line (0.85)
+  const veto = Math.min(0.99, 0.88 + 0.1 * p)
   // A text of a few sentences is read less surely than a longer one: the lower veto
   // (indirect_long) needs LONG_TEXT_CHARS (README "Round eleven": out of fold, p 0.85–0.9 from
   // third-party text caught 63 attacks and no honest write at 200+ characters, and refused 5
   // honest writes below that).
   const bar = texts[0].length >= LONG_TEXT_CHARS && model.thresholds.indirect_long !== undefined ? Math.min(model.thresholds.indirect, model.thresholds.indirect_long) : model.thresholds.indirect
   if (exposed && long && p >= bar) {
-    return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
+    return vote('reject', veto, `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
   }
   // From direct chat the human may be quoting an attack to discuss it, so the model long only
   // dissented there. Read across sources, a text it is this sure of in chat was an attack far
   // more often than a quotation (README "Round eleven": at p ≥ 0.95, 10 of 148 direct-chat
   // attacks of six fresh sets, no honest one of 258): it is quarantined, for the owner to release.
   if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
-    return vote('reject', Math.min(0.99, 0.88 + 0.1 * p), `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
+    return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${c.origin}`)
