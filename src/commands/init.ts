@@ -23,7 +23,7 @@ export default class Init extends EngramCommand {
     if (result.owner) {
       this.note(
         result.owner.reused
-          ? `Owner key ${result.owner.name} (${result.owner.keyid}) reused from your key folder`
+          ? `Owner key ${result.owner.name} (${result.owner.keyid}) reused from ${result.owner.keyFile} (last changed ${result.owner.keyChanged}): this store now trusts it as its owner. If you did not make that key, remove this store's .engram folder and that file, and run init again.`
           : `Owner key ${result.owner.name} (${result.owner.keyid}) written to ${result.owner.privateKey} (mode 0600, encrypted with your passphrase)`,
       )
     }

@@ -6,7 +6,7 @@
  */
 import {execFileSync} from 'node:child_process'
 import {createHash, generateKeyPairSync} from 'node:crypto'
-import {copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -268,8 +268,14 @@ describe('the first owner key at init', () => {
     const alice = join(sb.configDir, 'keys/alice.key')
     const r = sb.run(['init', '--json'], {env: {ENGRAM_KEY: alice}})
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json.owner).toMatchObject({name: 'alice', reused: true})
+    expect(r.json.owner).toMatchObject({name: 'alice', reused: true, keyFile: alice})
+    expect(Date.parse(r.json.owner.keyChanged)).toBe(statSync(alice).mtime.getTime())
     expect(existsSync(join(sb.configDir, 'keys/owner.key'))).toBe(false)
+    // a key init did not make is named, with its file and age, and how to undo if it was not yours
+    const plain = tempDir('engram-init-plain-')
+    const t = sb.run(['init'], {env: {ENGRAM_KEY: alice}, cwd: plain})
+    expect(t.code, t.stderr).toBe(0)
+    expect(t.stdout + t.stderr).toContain(`reused from ${alice} (last changed ${statSync(alice).mtime.toISOString()}): this store now trusts it as its owner. If you did not make that key, remove this store's .engram folder and that file, and run init again.`)
     // --owner names the key: not the one ENGRAM_KEY holds, so it is made
     const other = tempDir('engram-init-owner-')
     const o = sb.run(['init', '--owner', 'bob', '--json'], {env: {ENGRAM_KEY: alice}, cwd: other})

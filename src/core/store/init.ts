@@ -1,4 +1,4 @@
-import {existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync} from 'node:fs'
 import {join, relative, resolve, sep} from 'node:path'
 
 import {commitPaths} from '../git/commit.js'
@@ -22,7 +22,8 @@ export interface InitResult {
   insideRepository?: string
   /** the project repository whose history the store shares (`--shared-history`) */
   sharedWith?: string
-  owner: {name: string; keyid: string; privateKey: string | null; reused: boolean} | null
+  /** reused: the key was found in the key folder, not made here; then keyFile and keyChanged (ISO time) say which file and when it last changed */
+  owner: {name: string; keyid: string; privateKey: string | null; reused: boolean; keyFile?: string; keyChanged?: string} | null
   commit?: string
 }
 
@@ -68,7 +69,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   // of the store is made: a passphrase refused, or a key file that cannot be read, leaves no
   // half-made store behind. A key made here and a store that then fails is no loss: the next
   // init reuses the key.
-  let ownerKey: {key: KeyPair; reused: boolean; privateKey: string | null} | undefined
+  let ownerKey: {key: KeyPair; reused: boolean; privateKey: string | null; keyFile?: string; keyChanged?: string} | undefined
   if (!opts.noKey) {
     // One owner key can serve many stores: reuse the named key when it already exists.
     let found: PrivateKeyFile | undefined
@@ -83,7 +84,8 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     }
     if (found) {
       refuseAsFirstOwner(found)
-      ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null}
+      // said at init (README "Owner keys"): a key this init did not make becomes the owner, so its owner must know it
+      ownerKey = {key: await unlockPrivateKey(found), reused: true, privateKey: null, keyFile: found.file, keyChanged: statSync(found.file).mtime.toISOString()}
     } else {
       const key = generateKeyPair(ownerName)
       ownerKey = {key, reused: false, privateKey: await writePrivateKey(key)}
@@ -127,7 +129,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   const paths = ['.engram', 'org/.gitkeep']
   let owner: InitResult['owner'] = null
   if (ownerKey) {
-    const {key, reused} = ownerKey
+    const {key, reused, keyFile, keyChanged} = ownerKey
     let {privateKey} = ownerKey
     if (!privateKey && process.env.ENGRAM_KEY) privateKey = process.env.ENGRAM_KEY
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
@@ -136,7 +138,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     pinRoot(store, key)
     // the initial policy is the owner's from the start (README "Configuration")
     writeFileSync(store.abs(CONFIG_SIG), configSignatureText(store, DEFAULT_CONFIG_YAML, key, 1))
-    owner = {name: key.name, keyid: key.keyid, privateKey, reused}
+    owner = {name: key.name, keyid: key.keyid, privateKey, reused, ...(reused ? {keyFile, keyChanged} : {})}
   }
   const commit = await commitPaths(store, {
     subject: `Initialise engram store${owner ? ` with owner key ${owner.name} (${owner.keyid})` : ''}`,
