@@ -102,7 +102,7 @@ const LIFTED_EN = new RegExp(
   'i',
 )
 const LIFTED_OTHER = new RegExp(
-  String.raw`sin\s+(?:la\s+|una\s+)?(?:aprobación|revisión|verificación|confirmación|llamada|consultar|preguntar|autorización)|no\s+(?:hace\s+falta|es\s+necesari[oa])|desactiv|omit(?:e|ir|a)\s|sans\s+(?:la\s+|une\s+)?(?:validation|vérification|approbation|confirmation|contrôle|rappel|demander|autorisation)|pas\s+besoin\s+de|désactiv|contourn|ohne\s+(?:freigabe|prüfung|rückruf|genehmigung|bestätigung|rückfrage|review|zu\s+(?:fragen|prüfen))|nicht\s+(?:mehr\s+)?(?:nötig|notwendig|erforderlich)|(?:ma|sa|une)\s+seule\s+signature|con\s+(?:la\s+)?(?:mi\s+|sua\s+|mia\s+)?sola\s+firma|(?:mit|nur)\s+(?:meiner|einer)\s+(?:einzigen\s+)?unterschrift|apenas\s+(?:com\s+)?(?:a\s+)?minha\s+assinatura|één\s+handtekening|geen\s+(?:\S+\s+){0,3}(?:meer\s+)?nodig|deaktivier|überspring|umgeh|senza\s+(?:approvazione|verifica|revisione|conferma|chiedere|autorizzazione)|non\s+(?:serve|è\s+necessari)|disattiv|salta(?:re)?\s+(?:la|il)|sem\s+(?:aprovação|revisão|verificação|confirmação|perguntar|autorização)|não\s+(?:é\s+necessári|precisa)|desativ|zonder\s+(?:goedkeuring|controle|review|bevestiging|te\s+vragen)|niet\s+(?:meer\s+)?nodig|uitschakel|schakel\s+\S+\s+uit|overslaan|bez\s+(?:weryfikacji|zatwierdzenia|przeglądu|potwierdzenia|pytania|zgody)|wyłącz|pomiń|nie\s+(?:trzeba|jest\s+potrzebn)|без\s+(?:проверки|одобрения|подтверждения|согласования|ревью|вопросов)|отключи|пропусти|не\s+нужно|не\s+требуется|обойди|onay(?:ı)?\s+(?:olmadan|almadan)|kontrol(?:ü)?\s+olmadan|devre\s+dışı|gerek\s+yok|无需|不需要|跳过|绕过|禁用|免审|承認なし|確認なし|不要|スキップ|無効に|省略|승인\s*없이|검토\s*없이|확인\s*없이|건너뛰|비활성화|필요\s*없|بدون\s+موافقة|بدون\s+مراجعة|تخط|عطل|बिना\s+(?:अनुमति|जांच|मंजूरी)`,
+  String.raw`sin\s+(?:la\s+|una\s+)?(?:aprobación|revisión|verificación|confirmación|llamada|consultar|preguntar|autorización)|no\s+(?:hace\s+falta|es\s+necesari[oa])|desactiv|omit(?:e|ir|a)\s|sans\s+(?:la\s+|une\s+)?(?:validation|vérification|approbation|confirmation|contrôle|rappel|demander|autorisation)|pas\s+besoin\s+de|désactiv|contourn|ohne\s+(?:freigabe|prüfung|rückruf|genehmigung|bestätigung|rückfrage|review|zu\s+(?:fragen|prüfen))|nicht\s+(?:mehr\s+)?(?:nötig|notwendig|erforderlich)|(?:ma|sa|une)\s+seule\s+signature|con\s+(?:la\s+)?(?:mi\s+|sua\s+|mia\s+)?sola\s+firma|(?:mit|nur)\s+(?:meiner|einer)\s+(?:einzigen\s+)?unterschrift|apenas\s+(?:com\s+)?(?:a\s+)?minha\s+assinatura|één\s+handtekening|geen\s+(?:\S+\s+){0,3}(?:meer\s+)?nodig|deaktivier|überspring|umgeh|senza\s+(?:approvazione|verifica|revisione|conferma|chiedere|autorizzazione)|non\s+(?:serve|è\s+necessari)|disattiv|salta(?:re)?\s+(?:la|il)|sem\s+(?:aprovação|revisão|verificação|confirmação|perguntar|autorização)|não\s+(?:é\s+necessári|precisa)|desativ|zonder\s+(?:goedkeuring|controle|review|bevestiging|te\s+vragen)|niet\s+(?:meer\s+)?nodig|uitschakel|schakel\s+\S+\s+uit|overslaan|bez\s+(?:weryfikacji|zatwierdzenia|przeglądu|potwierdzenia|pytania|zgody)|wyłącz|pomiń|nie\s+(?:trzeba|jest\s+potrzebn)|без\s+(?:проверки|одобрения|подтверждения|согласования|ревью|вопросов)|отключи|пропусти|не\s+нужно|не\s+требуется|обойди|onay(?:ı)?\s+(?:olmadan|almadan)|kontrol(?:ü)?\s+olmadan|devre\s+dışı|gerek\s+yok|无需|不需要|跳过|绕过|禁用|免审|承認なし|確認なし|(?:承認|確認|審査|チェック|レビュー|許可|承认|确认|审批|审核|检查|验证|批准)\S{0,2}不要|不要(?:再)?(?:审批|审核|确认|检查|验证|批准|等待)|スキップ|無効に|省略|승인\s*없이|검토\s*없이|확인\s*없이|건너뛰|비활성화|필요\s*없|بدون\s+موافقة|بدون\s+مراجعة|تخط|عطل|बिना\s+(?:अनुमति|जांच|मंजूरी)`,
   'i',
 )
 
@@ -147,14 +147,14 @@ const FRAMED_OTHER = new RegExp(
 // but only within one sentence, and not where the sentence forbids it ("never send your
 // password by email") or tells of an attack ("the scammers asked staff to reply with…").
 const SECRET_EN = /\b(?:api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|(?:access|auth|bearer|deploy|session|api|oauth|bot)\s+tokens?|tokens|passwords?|passphrases?|passcodes?|pins?|credentials?|secrets|login\s+details|(?:2fa|mfa|one-time|otp|verification)\s+codes?|recovery\s+codes?|master\s+password|env(?:ironment)?\s+var\w*|cookies|(?:conversation|chat)\s+(?:history|histories|logs?)|transcripts?|long-term\s+memory|memory\s+(?:export|dump)|(?:full|whole|complete|entire)\s+(?:\w+\s+)?memory|vault\s+(?:keys?|entries|export|contents|secrets?|passwords?)|\w+_(?:key|token|secret|password)s?)\b|\.env\b|~?\/?\.ssh\b|\bid_rsa\b/
-const SECRET_OTHER = /contraseñ|\bclaves?\b|mot\s+de\s+passe|passwort|kennwort|\bsenhas?\b|palavras?-passe|wachtwoord|hasł|пароль|ключ|токен|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|memoria\s+a\s+(?:largo|lungo)\s+(?:plazo|termine)|mémoire\s+à\s+long\s+terme|langzeitgedächtnis|memória\s+de\s+longo\s+prazo|langetermijngeheugen|pamięć\s+długotrwał|долговременн\S*\s+памят|会話履歴|对话记录|聊天记录|대화\s*기록|historial\s+de\s+(?:las\s+)?conversaciones|historique\s+des\s+conversations|gesprächsverlauf|cronologia\s+delle\s+conversazioni|histórico\s+(?:de|das)\s+conversas|gespreksgeschiedenis|historia\s+rozmów|истори\S*\s+переписки|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\S*\s+окружения|環境変数|环境变量/
+const SECRET_OTHER = /contraseñ|\bclaves?\b|mots?\s+de\s+passe|passw(?:o|ö)rt|kennw(?:o|ö)rt|парол|mật\s+khẩu|kata\s+sandi|암호|كلمات\s+المرور|\bsenhas?\b|palavras?-passe|wachtwoord|hasł|пароль|ключ|токен|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|memoria\s+a\s+(?:largo|lungo)\s+(?:plazo|termine)|mémoire\s+à\s+long\s+terme|langzeitgedächtnis|memória\s+de\s+longo\s+prazo|langetermijngeheugen|pamięć\s+długotrwał|долговременн\S*\s+памят|会話履歴|对话记录|聊天记录|대화\s*기록|historial\s+de\s+(?:las\s+)?conversaciones|historique\s+des\s+conversations|gesprächsverlauf|cronologia\s+delle\s+conversazioni|histórico\s+(?:de|das)\s+conversas|gespreksgeschiedenis|historia\s+rozmów|истори\S*\s+переписки|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\S*\s+окружения|環境変数|环境变量/
 // Sending goes somewhere by itself; pasting, posting or sharing does only with a place named
 // that others read ("into a reply", "as a comment", "to https://…"), not a local file.
 const SEND_EN = /\b(?:send|sending|sends|forward|forwarding|(?:e-?mail|mail)(?=\s+(?:it|them|this|that|these|those|the|your|its|all|every|any|a|an|me|us|him|her|[\w.+-]+@))|reply\s+(?:to\s+[\w-]+(?:\s+[\w-]+)?\s+)?with|respond\s+with|transmit|submit|read\s+(?:[\w-]+\s+){0,3}?(?:out|over\s+(?:the\s+)?(?:phone|chat)))\b/
 const PLACE_EN = /\b(?:(?:post|share)(?=\s+(?:it|them|this|that|these|those|the|your|its|all|every|any|a|an))|posting|posts|upload|uploading|uploads|paste|pasting|pastes|sharing|shares|attach|attaching|dump|dumping|hand\s+over|provide|put)\b/
 const OUTSIDE = /(?:\b(?:to|into|in|on|at|via|as|with)\s+(?:a\s+|an\s+|the\s+|this\s+|that\s+|our\s+|your\s+|my\s+|their\s+|its\s+)?(?:[\w-]+\s+)?(?:reply|replies|response|comment|issue|ticket|thread|chat|channel|e-?mail|mail|message|form|webhook|gist|pastebin|drive|bucket|link|url|wiki|forum|public|slack|teams|discord|pr|pull\s+request|group|everyone|anyone|auditors?|vendor|support)\b)|[\w.+-]+@[\w-]+\.\w|https?:\/\/|\b(?:to|with)\s+(?:me|us|him|her|them)\b/
 const OUTBOUND_EN = {test: (s: string) => SEND_EN.test(s) || (PLACE_EN.test(s) && OUTSIDE.test(s))}
-const OUTBOUND_OTHER = /envía|envíe|envíen|enviar|mánda|reenví|pega\b|comparte|envoie|envoyez|envoyer|transmet|transférez|collez?\b|partagez?\b|\bsende|schick|übermittel|leite\s+\S+\s+weiter|\binvia|inoltra|incolla|condividi|\benvie|enviem|reencaminh|\bcole\b|partilh|compartilh|\bstuur|verstuur|doorsturen|\bplak|wyślij|wyślijcie|prześlij|wklej|udostępnij|отправ|пришли|перешли|вставь|вставьте|gönder|ilet\b|yapıştır|paylaş|发送|发给|发到|寄给|粘贴|送って|送信|転送|貼り付け|보내|전송|붙여넣|أرسل|ارسل|भेज/
+const OUTBOUND_OTHER = /gửi|(?<![a-z])(?:kirim|mengirim|kirimkan|kirimlan)|envía|envíe|envíen|enviar|mánda|reenví|pega\b|comparte|envoie|envoyez|envoyer|transmet|transférez|collez?\b|partagez?\b|\bsende|schick|übermittel|leite\s+\S+\s+weiter|\binvia|inoltra|incolla|condividi|\benvie|enviem|reencaminh|\bcole\b|partilh|compartilh|\bstuur|verstuur|doorsturen|\bplak|wyślij|wyślijcie|prześlij|wklej|udostępnij|отправ|пришли|перешли|вставь|вставьте|gönder|ilet\b|yapıştır|paylaş|发送|发给|发到|寄给|粘贴|送って|送信|転送|貼り付け|보내|전송|붙여넣|أرسل|ارسل|भेज/
 // People's data put into a link, a query or an outside address ("put the client's phone number in the
 // referral link https://…"): a URL carries what is written into it to whoever serves it. Only with a
 // link or an address named: sending a client list to a colleague by mail is ordinary work.
@@ -178,6 +178,38 @@ const SIGNALS = [...Object.keys(PATTERNS), 'solicited'] as Signal[]
  * without approval") lifts no control: the same words state the control.
  */
 const FORBIDS = /\b(?:never|must\s+not|mustn['’]?t|may\s+not|shall\s+not|cannot|can['’]?t|not\s+allowed|not\s+permitted|prohibited|forbidden|under\s+no\s+circumstances|(?:won['’]?t|will\s+not|does\s+not|doesn['’]?t|refuses?\s+to)\s+(?!need|have|bother|require)|(?:do\s+not|don['’]?t)\s+(?!need|have|bother|wait|worry|tell|mention|inform|notify|let|say|log|record|cc|copy|flag|report|reveal|show|print|include|ask|check|call))\b/i
+
+/**
+ * FORBIDS for a secret sent out, in other languages: a negation that governs the verb of
+ * sending ("nie wysyłaj haseł", "şifreleri göndermeyin", "비밀번호를 보내지 마세요", "不要发送密码").
+ * Only a negated send: a negation elsewhere in the sentence ("send the passwords, don't ask
+ * anyone") does not forbid the sending, as in English.
+ */
+const NEGATED_SEND_OTHER = new RegExp(
+  [
+    String.raw`(?:^|[^\p{L}])(?:no|nunca|jamás)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:envíe|envíes|envíen|enviar|envía|mande|mandes|manden|mandar|compartas|comparta|compartan|compartir|reenvíe|reenvíes|reenviar|pegues|pegue|pegar|proporciones|proporcione|facilites|facilite)`,
+    String.raw`(?:^|[^\p{L}])(?:ne|n['’])\s*(?:jamais\s+|pas\s+)?(?:envo|partag|transm|coll|communiqu|donn)|(?:^|[^\p{L}])jamais\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:envo|partag|transm|communiqu)`,
+    String.raw`(?:^|[^\p{L}])(?:nie|niemals|nicht|kein|keine|keinen|verboten)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:senden|sende|sendet|schicken|schicke|schickt|weiterleiten|übermitteln|übermittle|teilen|teile|teilt|weitergeben|gib|geben|gebe|gebt)|(?:^|[^\p{L}])(?:senden|sende|sendet|schicken|schicke|schickt|übermitteln|übermittle|teilen|teile|teilt|gib|geben|gebe|gebt)\s+(?:[^\s,.;:!?،。]+\s+){0,3}?(?:nie|niemals|nicht|keine|keinen)(?:[^\p{L}]|$)`,
+    String.raw`(?:^|[^\p{L}])(?:non|mai)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:invi|inoltr|condivid|incoll|mandare|mandate|comunica|fornir)`,
+    String.raw`(?:^|[^\p{L}])(?:não|nunca|jamais)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:envie|envia|enviar|enviem|mande|mandar|compartilhe|compartilhar|partilhe|partilhar|encaminhe|encaminhar|cole|colar|forneça|fornecer|passe|passar)`,
+    String.raw`(?:^|[^\p{L}])(?:nooit|niet|geen)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:stuur|stuurt|versturen|verstuur|delen|deel|plak|geef|geven)|(?:^|[^\p{L}])(?:stuur|verstuur|deel|geef)\s+(?:[^\s,.;:!?،。]+\s+){0,3}?(?:nooit|niet|geen)(?:[^\p{L}]|$)`,
+    String.raw`(?:^|[^\p{L}])(?:nie|nigdy|zabronione)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:wysył|przesył|udostępnia|wkleja|poda|przekazuj)`,
+    String.raw`(?:^|[^\p{L}])(?:не|никогда|нельзя|запрещено)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:отправ|присыл|пересыл|переда|сообщ|вставл|публику|дели)`,
+    String.raw`(?:gönder|ilet|paylaş|yapıştır|ver)m[ae](?:y|z)|(?:^|[^\p{L}])asla\s+(?:[^\s,.;:!?،。]+\s+){0,3}?(?:gönder|ilet|paylaş|yapıştır|ver)`,
+    String.raw`(?:不要|请勿|請勿|禁止|切勿|绝不|絕不|不得|不能|不可|从不|從不)\S{0,8}?(?:发送|發送|发给|發給|发到|寄给|粘贴|分享|转发|轉發|提供|告诉|告訴|透露)`,
+    String.raw`(?:送信|送っ|送ら|送り|転送|貼り付け|共有|教え)\S{0,6}?(?:ないで|ません|しない|禁止|ないこと|てはいけ|ては駄目)|(?:決して|絶対に)\S{0,30}?(?:送|共有|教え)`,
+    String.raw`(?:보내|전송|붙여넣|공유|알려|제공)\S{0,3}?\s*(?:지\s*마|지\s*말|지\s*않|면\s*안|금지)|(?:절대|절대로)\s*\S{0,20}?(?:보내|전송|공유|알려)`,
+    String.raw`(?:^|[^\p{L}])(?:لا|لن|أبدا|أبداً|ابدا|ممنوع|يمنع|يُمنع)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:ترسل|تشارك|ترسلي|ترسلوا|تشاركوا|تعطي|إرسال|ارسال|مشاركة)`,
+    String.raw`(?:^|[^\p{L}])(?:मत|न|नहीं|कभी)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:भेज|साझा|बताए|बताएं)`,
+    String.raw`(?:^|[^\p{L}])(?:không\s+(?:được|bao\s+giờ|nên)|đừng|cấm|chớ)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:gửi|chia\s+sẻ|chuyển|dán|cung\s+cấp)`,
+    String.raw`(?:^|[^\p{L}])(?:jangan|dilarang|tidak\s+boleh|tidak\s+pernah|jangan\s+pernah)\s+(?:[^\s,.;:!?،。]+\s+){0,1}?(?:kirim|mengirim|membagikan|bagikan|teruskan|meneruskan|tempel|berikan|memberikan)`,
+  ].join('|'),
+  'u',
+)
+
+/** "Don't forget" forbids nothing: taken out before a negated send is looked for ("não esqueça: envie…"). */
+const DONT_FORGET = /no\s+olvid\S*|n['’]oubli\S*(?:\s+pas)?|vergiss\S*\s+nicht|nicht\s+vergess\S*|non\s+dimentic\S*|não\s+(?:se\s+)?esque[çc]\S*|niet\s+vergeten|vergeet\s+niet|nie\s+zapomni\S*|не\s+забу\S*|unutma\S*|不要忘\S*|别忘\S*|別忘\S*|忘れないで|忘れず|잊지\s*마\S*|잊지\s*말\S*|لا\s+تنس\S*|मत\s+भूल\S*|đừng\s+quên|jangan\s+lupa/gu
+const negatedSend = (s: string) => NEGATED_SEND_OTHER.test(s.replace(DONT_FORGET, ' '))
 
 /** The pairings that make an agenda (each unordered; see the module comment). */
 const PAIRS: [Signal, Signal][] = [
@@ -211,7 +243,7 @@ function signalsOf(s: string, only: readonly Signal[] = SIGNALS, report = false)
   for (const signal of only) {
     if (signal === 'solicited') {
       const secret = (SECRET_EN.test(s) || SECRET_OTHER.test(s)) && (OUTBOUND_EN.test(s) || OUTBOUND_OTHER.test(s))
-      if ((secret || (PERSONAL_EN.test(s) && INTO_LINK.test(s))) && !FORBIDS.test(s) && !TELLS.test(s)) found.add(signal)
+      if ((secret || (PERSONAL_EN.test(s) && INTO_LINK.test(s))) && !FORBIDS.test(s) && !negatedSend(s) && !TELLS.test(s)) found.add(signal)
     } else if (PATTERNS[signal].some((re) => re.test(s))) found.add(signal)
   }
   if (found.has('lifted') && FORBIDS.test(s)) found.delete('lifted')

@@ -13,7 +13,7 @@ const AUTHORITY = String.raw`(?:the\s+)?(?:owner|system|admin(?:istrator)?|devel
 /**
  * Claims of an elevated origin, a signature or a review, as text states them: a signature is
  * never text, so every such claim in a write is unbacked. Matched after normalisation (the
- * caller passes the folded text too), in English and nine other languages.
+ * caller passes the folded text too), in English and sixteen other languages.
  */
 /**
  * What a pattern needs: fragments in groups, each a literal the pattern spells out, and every
@@ -37,6 +37,12 @@ function needs(fragments: string[][], re: RegExp): RegExp {
   return re
 }
 
+/**
+ * Before "approved by the owner": a rule or a condition, not a stamp ("refunds must be approved
+ * by the owner", "unless it is approved by the admin", "once approved by the system"): a text
+ * that says what needs an approval claims none. "Was approved by the owner" still claims one.
+ */
+const RULE_BEFORE = String.raw`(?<!\b(?:(?:must|should|shall|will|would|can|could|may|might|need\s+to|needs\s+to|has\s+to|have\s+to|ought\s+to|to|cannot|can['’]t|unless|until|if|once|when|before)\s+(?:(?:first|always|still|only|all|each|also|then|not)\s+)?(?:be|get|it\s+is|they\s+are|it\s+has\s+been|they\s+have\s+been)\s+(?:(?:first|always|still|only|explicitly|formally|properly|personally|also|jointly)\s+)?|\b(?:unless|until|if|once|when|before)\s+))`
 const OWNER_WORD = String.raw`(?:owner|admin(?:istrator)?|system|operator|root|maintainer|security\s+team)`
 // before "countersigned", a word that makes it describe a document ("a countersigned agreement")
 const DETERMINER = String.raw`(?:a|an|the|only|our|their|its|your|his|her|any|all|both|each|every|these|those|two|three|of|with)`
@@ -51,7 +57,7 @@ const CLAIMS: RegExp[] = [
   needs([['['], ['system', 'owner', 'admin', 'root', 'operator', 'trusted'], ['memory', 'note', 'message', 'notice', 'policy', 'record', 'channel', 'entry']], /\[\s*(?:system|owner|admin|root|operator|trusted)\s+(?:memory|note|message|notice|policy|record|channel|entry)\b[^\]\n]{0,80}\]/i),
   needs([['<<'], ['>>'], ['system', 'owner', 'admin', 'root']], /<<\s*(?:system|owner|admin|root)[^>\n]{0,40}>>/i),
   // reviewed / approved / pre-approved by the owner, "owner-signed", "authenticated message"
-  needs([['reviewed', 'approved', 'vetted', 'countersigned', 'whitelisted', 'allow'], ['by'], ['owner', 'admin', 'system', 'operator', 'root', 'maintainer', 'security']], new RegExp(String.raw`\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i')),
+  needs([['reviewed', 'approved', 'vetted', 'countersigned', 'whitelisted', 'allow'], ['by'], ['owner', 'admin', 'system', 'operator', 'root', 'maintainer', 'security']], new RegExp(String.raw`${RULE_BEFORE}\b(?:reviewed|approved|pre-?approved|vetted|countersigned|whitelisted|allow-?listed)\s+(?:and\s+\w+\s+)?by\s+(?:the\s+)?${OWNER_WORD}\b`, 'i')),
   needs([['signed', 'reviewed', 'vetted', 'issued', 'authored', 'authenticated', 'elevated', 'escalated']], new RegExp(String.raw`\b${OWNER_WORD}[- ](?:signed|reviewed|vetted|issued|authored)\b|\bauthenticated\s+(?:message|note|instruction|request)\b|\b(?:elevated|escalated)\s+to\s+(?:administrator|admin|root|owner|system)\b`, 'i')),
   // a sign-off or a review stamped in the text: "Signed off: owner", "approved at owner level", "passed review; commit unchanged"
   needs([['off', 'level', 'passed', 'commit', 'need', 'sender']], /\bsign(?:ed)?[- ]?off\s*(?:[:=]|by\s*:?)\s*(?:the\s+)?(?:owner|admin\w*|system|root|operator|maintainer|security(?:\s+team)?)\b|\b(?:approved|cleared|signed\s+off|authori[sz]ed)\s+at\s+(?:the\s+)?(?:owner|admin(?:istrator)?|system|root|operator)[- ]level\b|\bpassed\s+(?:owner\s+|security\s+)?review\b[^.\n]{0,40}?\b(?:may|can|should|shall)\s+be\s+(?:committed|merged|applied|accepted|stored|saved)\b|\bpassed\s+review\s*[;:,]\s*commit\b|\bcommit(?:ted)?\s+(?:it\s+|this\s+)?(?:unchanged|as-is|as\s+is)\b|\bno\s+need\s+to\s+review\s+(?:this|it)\b|\(\s*not\s+from\s+the\s+sender\s*\)/i),
@@ -72,6 +78,20 @@ const CLAIMS: RegExp[] = [
   needs([['handtekening', 'door', 'systeembericht']], /\bhandtekening\s+(?:geverifieerd|gecontroleerd|geldig)|\b(?:goedgekeurd|ondertekend|geautoriseerd)\s+door\s+(?:de\s+)?(?:eigenaar|beheerder|admin|systeem)|\bsysteembericht\b/i),
   // ru
   /подпись\s+(?:проверена|подтверждена|верна)|(?:одобрено|подписано|утверждено|разрешено)\s+(?:владельцем|администратором|системой)|системное\s+(?:сообщение|указание|уведомление)|(?:указание|распоряжение|сообщение)\s+(?:от\s+)?(?:владельца|администратора)/i,
+  // ko (a past or done form only: "관리자 승인이 필요합니다", approval needed, is a rule, not a stamp)
+  /서명\s*(?:이\s*)?(?:확인|검증)\s*(?:됨|된|완료|되었)|(?:검증|확인)된\s*서명|(?:소유자|관리자|시스템|오너)\s*(?:가|이|에\s*의해|의)?\s*(?:승인|서명|인증)\s*(?:됨|된|완료|했|하였|받은|받음|필)|시스템\s*(?:메시지|지시|메모리|기억|명령)|(?:소유자|오너|관리자)(?:의)?\s*(?:지시|명령)\s*(?:사항)?\s*[:：\]]/,
+  // ar ("system memory", "signature: verified", "approved by the owner"; the owner, the administrator, the system — not "the management")
+  /التوقيع\s*[:：]?\s*(?:تم\s+التحقق|موث\u0651?ق|صحيح|مؤك\u0651?د|معتمد)|تم\s+التحقق\s+من\s+التوقيع|(?:معتمد|موق\u0651?ع|مصر\u0651?ح|موافق\s+عليه)\s+من\s+(?:قبل\s+)?(?:المالك|المسؤول|مسؤول\s+النظام|النظام)|(?:ذاكرة|رسالة|تعليمات|أوامر|أمر)\s+النظام|(?:تعليمات|أوامر)\s+المالك/,
+  // tr (past forms: "yönetici tarafından onaylanır", is approved by, is a rule)
+  needs([['imza', 'taraf', 'sistem', 'den', 'talimat']], /imza(?:sı)?\s+(?:doğrulandı|doğrulanmış|onaylandı|geçerli)|doğrulanmış\s+imza|(?:sahibi|sahip|yönetici|sistem|admin)\s*(?:tarafından|nden|den)\s+(?:onaylandı|onaylanmış|imzalandı|imzalanmış|yetkilendirildi|yetkilendirilmiş)|sistem\s+(?:mesajı|talimatı|belleği|notu|komutu)|(?:sahibin|yöneticinin)\s+talimatı/i),
+  // pl
+  needs([['podpis', 'przez', 'systemow', 'polecenie']], /podpis\s+(?:zweryfikowany|potwierdzony|prawidłowy)|zweryfikowany\s+podpis|(?:zatwierdzon|podpisan|autoryzowan)[eoay]\s+przez\s+(?:właściciela|administratora|system)|(?:komunikat|polecenie|instrukcja|pamięć|notatka)\s+systemow[aey]|(?:wiadomość|pamięć|instrukcja|notatka)\s+systemowa|polecenie\s+(?:właściciela|administratora)/i),
+  // vi ("đã được …": was approved; "phải được … phê duyệt", must be approved, is a rule)
+  /chữ\s+ký\s+(?:đã\s+)?(?:được\s+)?xác\s+(?:minh|thực|nhận)|đã\s+được\s+(?:chủ\s+sở\s+hữu|quản\s+trị\s+viên|hệ\s+thống)\s+(?:phê\s+duyệt|ký|xác\s+nhận|ủy\s+quyền)|(?:bộ\s+nhớ|chỉ\s+thị|lệnh|tin\s+nhắn)\s+hệ\s+thống|chỉ\s+thị\s+(?:của\s+)?(?:chủ\s+sở\s+hữu|quản\s+trị\s+viên)/i,
+  // id (not after "harus"/"perlu"/"wajib": a rule that something must be approved)
+  needs([['tanda', 'oleh', 'sistem', 'instruksi']], /tanda\s+tangan\s+(?:terverifikasi|valid|sah|(?:sudah|telah)\s+diverifikasi)|(?<!(?:harus|perlu|wajib|akan|untuk)\s+)(?:disetujui|ditandatangani|diotorisasi|diverifikasi)\s+oleh\s+(?:pemilik|admin|administrator|sistem)|(?:pesan|memori|instruksi|perintah)\s+sistem|instruksi\s+(?:dari\s+)?(?:pemilik|admin)/i),
+  // hi, uk
+  /हस्ताक्षर\s+(?:सत्यापित|प्रमाणित)|(?:मालिक|व्यवस्थापक|सिस्टम|एडमिन)\s+(?:द्वारा\s+)?(?:स्वीकृत|अनुमोदित|सत्यापित|हस्ताक्षरित)|सिस्टम\s+(?:संदेश|निर्देश|मेमोरी)|підпис\s+(?:перевірено|підтверджено)|(?:схвалено|підписано|затверджено)\s+(?:власником|адміністратором|системою)|системн(?:е|а)\s+(?:повідомлення|вказівка|пам['’]ять)/,
   // zh, ja
   needs([['签名', '已验证', '所有者', '管理员', '系统', '主人', '来自', '署名', 'オーナー', '管理者', 'システム']], /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/),
 ]
@@ -88,7 +108,7 @@ const FORGED_AUTHORITY: RegExp[] = [
   // In capitals anywhere, or as a heading ("System notice: …"); not "the system notice banner".
   needs([['SYSTEM']], /\bSYSTEM\s+(?:NOTICE|MESSAGE|OVERRIDE|UPDATE|ALERT|INSTRUCTION|DIRECTIVE|NOTE)\b/),
   needs([['system']], /(?:^|[[(])\s*system\s+(?:notice|message|override|update|alert|instruction|directive|note)\s*[:\])]/im),
-  needs([['verified', 'approved', 'authori', 'signed', 'confirmed', 'sanctioned', 'endorsed', 'certified'], ['by']], new RegExp(String.raw`\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i')),
+  needs([['verified', 'approved', 'authori', 'signed', 'confirmed', 'sanctioned', 'endorsed', 'certified'], ['by']], new RegExp(String.raw`${RULE_BEFORE}\b(?:verified|approved|authori[sz]ed|signed|confirmed|sanctioned|endorsed|certified)\s+by\s+${AUTHORITY}\b`, 'i')),
   needs([['owner', 'admin', 'system', 'operator'], ['verified', 'approved', 'authori', 'signed', 'sanctioned', 'certified']], /\b(?:owner|admin(?:istrator)?|system|operator)[- ](?:verified|approved|authori[sz]ed|signed|sanctioned|certified)\b/i),
   needs([['this'], ['message', 'note', 'memory', 'entry', 'instruction']], new RegExp(String.raw`\bthis\s+(?:message|note|memory|entry|instruction)\s+(?:is|was|comes)\s+(?:from|written\s+by|signed\s+by|issued\s+by)\s+${AUTHORITY}\b`, 'i')),
   needs([['[owner]', '[admin', '[system]', '[root]']], /^\s*\[(?:owner|admin(?:istrator)?|system|root)\]\s*:?/im),
