@@ -10,7 +10,7 @@ import {fc, runs} from './properties-seed.js'
  * buckets of the plain definition below (the hashes of the strings themselves), or the
  * committed weights would be read against other features than they were trained on.
  */
-function plainFeatures(text: string, bits: number): Uint32Array {
+function plainFeatures(text: string, bits: number, version = 1): Uint32Array {
   const mask = (1 << bits) - 1
   const out = new Set<number>()
   const words = modelText(text).match(TOKEN) ?? []
@@ -32,7 +32,7 @@ function plainFeatures(text: string, bits: number): Uint32Array {
     for (let i = 0; i + 5 <= p.length; i++) out.add(fnv(p.slice(i, i + 5), 6) & mask)
   }
   out.add(fnv(`${prev} </s>`, 2) & mask)
-  for (const f of structure(words)) out.add(fnv(f, 7) & mask)
+  for (const f of structure(words, version)) out.add(fnv(f, 7) & mask)
   return Uint32Array.from(out).sort()
 }
 
@@ -75,6 +75,17 @@ describe('the learned validator\'s features', () => {
         expect(features(t, bits)).toEqual(plainFeatures(t, bits))
       }),
       {numRuns: runs(400)},
+    )
+  })
+
+  it('are the hashes of the n-gram strings under featuriser 2 too (the classes in more languages), for any text', () => {
+    const words = ['asystenta', 'şifreleri', 'trợ', 'lý', 'mật', 'khẩu', '비서에게', '비밀번호를', '不要发送密码', 'المساعد', 'always', 'you', ' ', '.', '\n', 'gửi', 'kirim']
+    const text = fc.oneof(fc.string({unit: 'grapheme', maxLength: 300}), fc.array(fc.constantFrom(...words), {maxLength: 60}).map((a) => a.join(' ')))
+    fc.assert(
+      fc.property(text, fc.constantFrom(12, 16, 17, 18), (t, bits) => {
+        expect(features(t, bits, 2)).toEqual(plainFeatures(t, bits, 2))
+      }),
+      {numRuns: runs(300)},
     )
   })
 

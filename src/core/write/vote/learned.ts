@@ -38,6 +38,8 @@ const LONG_TEXT_CHARS = 200
 
 export interface LearnedModel {
   bits: number
+  /** which featuriser the weights were trained with: 1 (no "features" in the file) or 2 (classes in more languages) */
+  features?: number
   bias: number
   /** quantised weights; weight = value / scale */
   weights: Int16Array
@@ -122,11 +124,11 @@ function hasCjk(w: string): boolean {
 }
 
 /**
- * Buckets up to 2^SET_BITS (the shipped model has 2^16) are made sorted and unique through a
+ * Buckets up to 2^SET_BITS (the shipped model has 2^17) are made sorted and unique through a
  * bit set: sorting the ~1,500 buckets of a 500-character text took most of the featuriser's
  * time, and reading a bit set out in order gives the same array. Bigger models keep the sort.
  */
-const SET_BITS = 16
+const SET_BITS = 17
 const bucketSet = new Int32Array(1 << (SET_BITS - 5))
 
 /** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. */
@@ -159,7 +161,7 @@ function sortedUnique(out: number[], mask: number): Uint32Array {
  * (this runs on every write; `test/unit/vote-learned-features.test.ts` holds it to the
  * strings' hashes).
  */
-export function features(text: string, bits: number): Uint32Array {
+export function features(text: string, bits: number, version = 1): Uint32Array {
   const mask = (1 << bits) - 1
   const out: number[] = []
   const words = modelText(text).match(TOKEN) ?? []
@@ -181,7 +183,7 @@ export function features(text: string, bits: number): Uint32Array {
     for (let i = 0; i + 5 <= padded; i++) out.push(fnvPadded(w, i, 5, 6) & mask)
   }
   out.push(fnvPair(prev, '</s>', 2) & mask)
-  for (const f of structure(words)) out.push(fnv(f, 7) & mask)
+  for (const f of structure(words, version)) out.push(fnv(f, 7) & mask)
   if (mask >= 0 && mask < 1 << SET_BITS) return sortedUnique(out, mask)
   const sorted = Uint32Array.from(out).sort()
   let n = 0
@@ -210,12 +212,82 @@ const CLASS_WORDS: Record<string, string> = {
 /** word → its classes: one lookup a word, which keeps the featuriser within the millisecond */
 const CLASS_OF = new Map<string, string[]>()
 for (const [name, list] of Object.entries(CLASS_WORDS)) for (const w of list.split(' ')) CLASS_OF.set(w, [...(CLASS_OF.get(w) ?? []), name])
+
+/**
+ * Featuriser 2 (a weights file saying `"features": 2`): the same classes in more languages, and
+ * one more, CHECK (the approvals and checks an order would skip). No class for "remember" or
+ * "save": every write asks to be kept, and cases written for a memory tool say so more often in
+ * attacks than in honest notes, which a model would learn as a sign of attack. A word ending in "*" is a stem (Polish, Turkish, Russian… bend
+ * their words: "asystent*" is "asystenta", "asystentowi"); a word in a script written without
+ * spaces or with its particles attached (Chinese, Japanese, Korean, Arabic, Thai) counts wherever
+ * it stands in a token; two words joined by "+" are a pair of tokens ("trợ+lý").
+ * A model trained on English orders then reads the same order in Korean as the same shape
+ * (README "Round twelve").
+ */
+const CLASS_WORDS_2: Record<string, string> = {
+  YOU: 'ty ciebie tobie twój twoja twoje jij jouw sen seni sana senin siz sizin kamu anda bạn mày tvůj tebe твоя твои тобой вас ваш ваша ти тобі твій أنت انت तुम तुम्हें तुम्हारा तुम्हारी आप आपको आपका 你 您 당신 너 あなた 君',
+  AI: 'asystent* assistent* asistan* asisten asistent* ассистент* помощник* асистент* помічник* ia yapay trợ+lý chatbot* 助手 助理 智能体 机器人 アシスタント エージェント ボット 비서 어시스턴트 에이전트 챗봇 مساعد सहायक एआई ผู้ช่วย',
+  USER: 'użytkownik* gebruiker* kullanıcı* pengguna người+dùng пользовател* користувач* usuari* utilizador* utilisateur* właściciel* eigenaar eigentümer inhaber propriétaire propietario proprietario proprietário dono sahib* pemilik chủ+sở владел* 用户 使用者 所有者 主人 ユーザー 利用者 オーナー 사용자 소유자 주인 المستخدم مستخدم المالك उपयोगकर्ता मालिक',
+  META: 'anweisung* regel* richtlinie* gedächtnis speicher notiz* antwort* consigne* règle* mémoire réponse* instrucci* regla* memoria respuesta* istruzion* regol* rispost* instruç* regra* memória resposta* instrukcj* reguł* zasad* pamięć pamięci pamięc* odpowied* instructie* geheugen antwoord* talimat* kural* hafıza* bellek* yanıt* cevap* instruksi aturan memori ingatan jawaban hướng+dẫn quy+tắc bộ+nhớ trả+lời инструкц* правил* памят* ответ* інструкц* 指令 指示 规则 規則 记忆 記憶 内存 回答 回复 ルール メモリ 返信 지시 규칙 기억 메모리 답변 응답 تعليمات قواعد ذاكرة الذاكرة निर्देश नियम मेमोरी जवाब',
+  SECRET: 'passwort* kennwort* zugangsdaten schlüssel* identifiant* contraseñ* credencia* clave* credenzial* chiav* senha* chave* hasł* hasło wachtwoord* sleutel* şifre* parola* anahtar* sandi kredensial mật+khẩu khóa парол* ключ* токен* пароль 密码 密碼 密钥 凭证 令牌 パスワード 認証情報 トークン 秘密鍵 비밀번호 암호 토큰 인증 كلمة+المرور المرور مفتاح पासवर्ड',
+  NOW: 'künftig zukünftig immer jederzeit dauerhaft dorénavant toujours chaque siempre cada adelante sempre ogni diante zawsze każdy każdej odtąd teraz voortaan altijd elke artık daima her sonra selalu setiap seterusnya luôn mỗi từ+nay всегда каждый каждого каждом впредь завжди кожен 总是 始终 以后 今后 每次 永远 常に 毎回 いつも 以降 항상 앞으로 매번 언제나 دائما دائماً كل हमेशा हर',
+  FREE: 'ignorier* vergiss* missacht* übergeh* ungültig aufgehoben ignor* oubli* olvid* omit* dimentic* esqueç* zignoruj* zapomnij* pomiń* pomin* negeer* vergeet zonder yoksay* unut* görmezden olmadan abaikan lupakan tanpa bỏ+qua quên игнор* забудь* пропуст* проигнор* ігнор* забудь 忽略 无视 無視 跳过 なしで 무시 없이 건너뛰 تجاهل انس بدون دون अनदेखा भूल बिना',
+  SEND: 'sende* schick* weiterleit* hochlad* envoi* envoy* transfér* partag* envía* envia* enviar reenví* compart* invia* inoltr* condivid* envie* encaminh* compartilh* wyślij* wysył* prześlij* przesył* udostępni* stuur* verstuur* gönder* ilet* paylaş* kirim* teruskan bagikan unggah gửi chuyển отправ* перешл* пересыл* загрузи* надішли* 发送 发给 转发 上传 分享 送信 送って 転送 共有 アップロード 보내 전송 발송 공유 업로드 أرسل ارسل إرسال شارك भेज अपलोड साझा',
+  CHECK: 'approval approvals approve approved verification verify verified confirm confirmation callback check checks freigabe* genehmigung* bestätigung* prüfung* approbation* validation* vérification* aprobación* autorizaci* verificaci* approvazion* autorizzazion* verific* aprovaç* autorizaç* verificaç* zatwierdz* akceptacj* weryfikacj* goedkeuring* onay* doğrulam* persetujuan verifikasi phê+duyệt xác+minh одобрен* подтвержд* проверк* согласован* 审批 批准 确认 核实 審批 承認 確認 承认 승인 확인 결재 검증 موافقة تحقق تأكيد स्वीकृति अनुमोदन पुष्टि',
+}
+
+/** The words of featuriser 2: exact, stems by their first three letters, pieces of unspaced scripts by their first letter, pairs. */
+const EXACT_2 = new Map<string, string[]>()
+const STEMS_2 = new Map<string, [stem: string, classes: string[]][]>()
+const PIECES_2 = new Map<string, [piece: string, classes: string[]][]>()
+const PAIRS_2 = new Map<string, string[]>()
+/** Chinese, Japanese, Korean, Arabic, Thai: no spaces between words, or particles joined to them. */
+const UNSPACED = /[\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
+{
+  const add = <T>(map: Map<string, T[]>, key: string, v: T) => map.set(key, [...(map.get(key) ?? []), v])
+  const merged = new Map<string, string[]>()
+  for (const [name, list] of [...Object.entries(CLASS_WORDS), ...Object.entries(CLASS_WORDS_2)]) {
+    for (const raw of list.split(' ')) {
+      const w = raw.replace('+', ' ')
+      const classes = merged.get(w) ?? []
+      if (!classes.includes(name)) merged.set(w, [...classes, name])
+    }
+  }
+  for (const [w, classes] of merged) {
+    if (w.includes(' ')) PAIRS_2.set(w, classes)
+    else if (w.endsWith('*')) add(STEMS_2, w.slice(0, 3), [w.slice(0, -1), classes] as [string, string[]])
+    else if (UNSPACED.test(w)) add(PIECES_2, w[0], [w, classes] as [string, string[]])
+    else EXACT_2.set(w, classes)
+  }
+}
+
+/** The classes of a word under featuriser 2 (the word before it, for pairs); undefined for none. */
+function classesOf2(w: string, prev: string): string[] | undefined {
+  let found: string[] | undefined = EXACT_2.get(w)
+  const more = (classes: string[]) => {
+    found = found ? [...new Set([...found, ...classes])] : classes
+  }
+  if (w.length >= 3) {
+    const stems = STEMS_2.get(w.slice(0, 3))
+    if (stems) for (const [stem, classes] of stems) if (w.startsWith(stem)) more(classes)
+  }
+  if (UNSPACED.test(w)) {
+    for (let i = 0; i < w.length; i++) {
+      const pieces = PIECES_2.get(w[i])
+      if (pieces) for (const [piece, classes] of pieces) if (w.startsWith(piece, i)) more(classes)
+    }
+  }
+  const pair = PAIRS_2.get(`${prev} ${w}`)
+  if (pair) more(pair)
+  return found
+}
 const SENTENCE_WORD = new Set(['.', '!', '?', ';', ':', '\n', '。', '！', '？', '：'])
 
-export function structure(words: string[]): string[] {
+export function structure(words: string[], version = 1): string[] {
   const out: string[] = []
   let seen = new Set<string>()
   let first = true
+  let prev = ''
   const flush = () => {
     const list = [...seen].sort()
     for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) out.push(`${list[i]}&${list[j]}`)
@@ -225,12 +297,14 @@ export function structure(words: string[]): string[] {
     if (SENTENCE_WORD.has(w)) {
       flush()
       first = true
+      prev = ''
       continue
     }
     // the sentence's first word: imperative mood shows there
     if (first) out.push(`^${w}`)
     first = false
-    const classes = w === '@' ? ['LINK'] : CLASS_OF.get(w)
+    const classes = w === '@' ? ['LINK'] : version >= 2 ? classesOf2(w, prev) : CLASS_OF.get(w)
+    prev = w
     if (classes) {
       for (const name of classes) {
         out.push(name)
@@ -244,7 +318,7 @@ export function structure(words: string[]): string[] {
 
 /** The probability that `text` is an injection, under `model`. */
 export function score(model: LearnedModel, text: string): number {
-  const f = features(text, model.bits)
+  const f = features(text, model.bits, model.features ?? 1)
   if (f.length === 0) return 0
   let z = 0
   for (const i of f) z += model.weights[i]
@@ -262,6 +336,8 @@ export interface ModelFile {
   weights: string
   thresholds: LearnedModel['thresholds']
   trained_on?: unknown
+  /** the featuriser the weights need (1 when absent) */
+  features?: number
 }
 
 const cache = new Map<string, LearnedModel>()
@@ -273,6 +349,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   const raw = JSON.parse(readFileSync(file, 'utf8')) as ModelFile
   if (raw.format !== MODEL_FORMAT) throw new Error(`${file} is not an ${MODEL_FORMAT} weights file`)
   if (!Number.isInteger(raw.bits) || raw.bits < 8 || raw.bits > 22) throw new Error(`${file}: bad "bits"`)
+  if (raw.features !== undefined && raw.features !== 1 && raw.features !== 2) throw new Error(`${file}: "features" ${JSON.stringify(raw.features)} is not a featuriser this engram has (1 or 2)`)
   const bytes = Buffer.from(raw.weights, 'base64')
   if (bytes.length !== 2 << raw.bits) throw new Error(`${file}: ${bytes.length} weight bytes, expected ${2 << raw.bits}`)
   if (!(typeof raw.scale === 'number' && raw.scale > 0) || typeof raw.bias !== 'number') throw new Error(`${file}: bad "scale" or "bias"`)
@@ -286,7 +363,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   // a file of before round eleven has no veto from direct chat (the model only dissents there)
   // and one veto threshold for third-party text of any length
   for (const x of [t.direct_veto, t.indirect_long]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
-  const model: LearnedModel = {bits: raw.bits, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
+  const model: LearnedModel = {bits: raw.bits, features: raw.features ?? 1, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
 }
