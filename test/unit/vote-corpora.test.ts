@@ -65,9 +65,9 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev38', '79/120', '11/150'],
   ['dev39', '65/120', '12/150'],
   ['dev40', '54/120', '15/150'],
-  ['dev41', '94/150', '29/150'],
+  ['dev41', '94/150', '30/150'],
   // written in round twelve (other languages, most honest notes from direct chat), measured fresh, then trained on
-  ['dev42', '41/100', '10/200'],
+  ['dev42', '41/100', '12/200'],
   ['holdout', '61/62', '0/42'],
   ['holdout2', '76/77', '2/63'],
   ['holdout3', '89/90', '0/80'],

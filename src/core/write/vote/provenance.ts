@@ -39,10 +39,12 @@ function needs(fragments: string[][], re: RegExp): RegExp {
 
 /**
  * Before "approved by the owner": a rule or a condition, not a stamp ("refunds must be approved
- * by the owner", "unless it is approved by the admin", "once approved by the system"): a text
- * that says what needs an approval claims none. "Was approved by the owner" still claims one.
+ * by the owner", "unless it is approved by the admin", "if approved by the system"): a text that
+ * says what needs an approval claims none. Only a must or an if: "was", "has been", "happens to
+ * be", "managed to get", "once", "until", "when" approved by the owner still claim one (an
+ * attacker's review of the first version found each; README "Round twelve").
  */
-const RULE_BEFORE = String.raw`(?<!\b(?:(?:must|should|shall|will|would|can|could|may|might|need\s+to|needs\s+to|has\s+to|have\s+to|ought\s+to|to|cannot|can['’]t|unless|until|if|once|when|before)\s+(?:(?:first|always|still|only|all|each|also|then|not)\s+)?(?:be|get|it\s+is|they\s+are|it\s+has\s+been|they\s+have\s+been)\s+(?:(?:first|always|still|only|explicitly|formally|properly|personally|also|jointly)\s+)?|\b(?:unless|until|if|once|when|before)\s+))`
+const RULE_BEFORE = String.raw`(?<!\b(?:(?:must|should|shall|need\s+to|needs\s+to|has\s+to|have\s+to|ought\s+to|cannot|can['’]t|must\s+not)\s+(?:(?:first|always|still|only|all|each|also|then|not)\s+)?be\s+(?:(?:first|always|still|only|explicitly|formally|properly|personally|also|jointly)\s+)?|\b(?:unless|if)\s+(?:it\s+is\s+|they\s+are\s+)?))`
 const OWNER_WORD = String.raw`(?:owner|admin(?:istrator)?|system|operator|root|maintainer|security\s+team)`
 // before "countersigned", a word that makes it describe a document ("a countersigned agreement")
 const DETERMINER = String.raw`(?:a|an|the|only|our|their|its|your|his|her|any|all|both|each|every|these|those|two|three|of|with)`
@@ -92,6 +94,8 @@ const CLAIMS: RegExp[] = [
   needs([['tanda', 'oleh', 'sistem', 'instruksi']], /tanda\s+tangan\s+(?:terverifikasi|valid|sah|(?:sudah|telah)\s+diverifikasi)|(?<!(?:harus|perlu|wajib|akan|untuk)\s+)(?:disetujui|ditandatangani|diotorisasi|diverifikasi)\s+oleh\s+(?:pemilik|admin|administrator|sistem)|(?:pesan|memori|instruksi|perintah)\s+sistem|instruksi\s+(?:dari\s+)?(?:pemilik|admin)/i),
   // hi, uk
   /हस्ताक्षर\s+(?:सत्यापित|प्रमाणित)|(?:मालिक|व्यवस्थापक|सिस्टम|एडमिन)\s+(?:द्वारा\s+)?(?:स्वीकृत|अनुमोदित|सत्यापित|हस्ताक्षरित)|सिस्टम\s+(?:संदेश|निर्देश|मेमोरी)|підпис\s+(?:перевірено|підтверджено)|(?:схвалено|підписано|затверджено)\s+(?:власником|адміністратором|системою)|системн(?:е|а)\s+(?:повідомлення|вказівка|пам['’]ять)/,
+  // active voice and other forms of the approvals above ("właściciel zatwierdził", "بموافقة المالك")
+  /(?:właściciel|administrator)\s+(?:zatwierdził|podpisał|autoryzował|zaakceptował)|(?:власник|адміністратор)\s+(?:схвалив|підписав|затвердив)|(?:владелец|администратор)\s+(?:одобрил|подписал|утвердил)|(?<!(?:harus|perlu|wajib|akan|untuk)\s+)(?:disetujui|ditandatangani|diotorisasi)\s+(?:oleh\s+)?(?:pemilik|admin|administrator|sistem)|بموافقة\s+(?:المالك|المسؤول|النظام)|(?:sahip|sahibi|yönetici|sistem|admin)\s*onaylı|(?:소유자|관리자|오너)(?:의|가|이)?\s*(?:승인|서명)\s*(?:을|를)?\s*받았|(?:chủ\s+sở\s+hữu|quản\s+trị\s+viên)\s+đã\s+(?:phê\s+duyệt|ký|xác\s+nhận)|(?:मालिक|व्यवस्थापक|एडमिन)\s+ने\s+(?:मंजूरी|मंज़ूरी|स्वीकृति|अनुमोदन)\s+(?:दी|दे\s+दी)/,
   // zh, ja
   needs([['签名', '已验证', '所有者', '管理员', '系统', '主人', '来自', '署名', 'オーナー', '管理者', 'システム']], /签名(?:已)?(?:验证|核实|确认)|已验证(?:的)?签名|(?:所有者|管理员|系统|主人)(?:已)?(?:批准|授权|签名|签署|认证)|系统(?:消息|指令|通知|记忆)|来自(?:所有者|管理员|系统)的(?:指令|消息|通知)|署名(?:検証済み|済み|確認済み)|(?:所有者|オーナー|管理者|システム)(?:が|により|によって)?(?:承認|署名|認証)|システム(?:メッセージ|指示|通知|メモリ)|(?:オーナー|管理者)の指示/),
 ]
