@@ -90,7 +90,12 @@ async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cas
         title: redact(c.title ?? deriveTitle(red.text), []).text,
         tags: [],
         body: red.text,
-        normalised: {...normalised, hidden: [...new Set([...normalise(part).hidden, ...normalised.hidden])], split: normalise(part).split},
+        normalised: {
+          ...normalised,
+          hidden: [...new Set([...normalise(part).hidden, ...normalised.hidden])],
+          decoded: [...new Set([...normalised.decoded, ...normalise(part).decoded.map((d) => redact(d, []).text)])],
+          split: normalise(part).split,
+        },
         origin: c.origin,
         author: 'agent',
         session: {id: 's', agent: 'agent', tainted: false, taint_reasons: []},

@@ -9,13 +9,21 @@ export interface Normalised {
   text: string
   /**
    * what was hidden: 'zero-width', 'bidi', 'tag', 'invisible', 'homoglyph' (each at most once),
-   * and 'inside-words' when an invisible character sat between two Latin letters
+   * 'inside-words' when an invisible character sat between two Latin letters, and 'tag-text'
+   * when tag characters spelt text (not the tags of an emoji flag, 🏴 + "gbsct")
    */
   hidden: string[]
   /** the words (lower case, joined) that an invisible character split, at most 64 */
   split?: string[]
-  /** decoded base64/hex blobs (and Unicode tag text), for inspection only */
+  /**
+   * decoded base64/hex blobs, Unicode tag text, runs of HTML or code escapes, and the readings
+   * a text asks for or shows (ROT13, backwards, leetspeak): for inspection only
+   */
   decoded: string[]
+  /** how many words spell Latin with Cyrillic or Greek look-alikes ("іgnore", "раypal"), when any */
+  lookalikes?: number
+  /** the ciphers a sentence of the text was written in, when one spells words once read ('ROT13', 'backwards') */
+  ciphers?: string[]
 }
 
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
@@ -115,7 +123,7 @@ function mapWord(word: string): string {
  * wholly in Cyrillic/Greek is left alone (it is Russian or Greek) unless the text around it
  * is Latin and every letter of the word has a Latin twin ("ехес" in English text).
  */
-function mapHomoglyphs(text: string, hidden: Set<string>): string {
+function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: number}): string {
   if (!CYRILLIC_GREEK.test(text)) return text
   const latinCount = text.match(LATIN_G)?.length ?? 0
   const otherCount = text.match(CYRILLIC_GREEK_G)?.length ?? 0
@@ -126,7 +134,12 @@ function mapHomoglyphs(text: string, hidden: Set<string>): string {
     const allConfusable = [...word].every((ch) => ch in CONFUSABLE)
     if (mixed || (mostlyLatin && allConfusable && word.length >= 3)) {
       const mapped = mapWord(word)
-      if (mapped !== word) hidden.add('homoglyph')
+      if (mapped !== word) {
+        hidden.add('homoglyph')
+        // a disguise spells a plain word ("Рlеаsе" → "Please"); decorative text mixes accents and
+        // scripts ("Τǿ ċo", "ẃξ") and is not counted
+        if (/^[A-Za-z]+$/.test(mapped)) count.lookalikes++
+      }
       return mapped
     }
     return word
@@ -195,10 +208,15 @@ export function normalise(text: string): Normalised {
   TAGS.lastIndex = 0
   if (TAGS.test(text)) {
     hidden.add('tag')
-    // the tag block spells ASCII: show what it said (matchAll starts at lastIndex)
+    // the tag block spells ASCII: show what it said (matchAll starts at lastIndex); an emoji
+    // flag's tags (🏴 then "gbsct", ended by U+E007F) spell a region, not a message
+    const spelt = text.replace(FLAG_TAGS, '')
     TAGS.lastIndex = 0
-    const smuggled = [...text.matchAll(TAGS)].map((m) => String.fromCharCode(m[0].codePointAt(0)! - 0xe0000)).join('')
-    if (/[\x20-\x7e]/.test(smuggled)) decoded.push(smuggled.replace(/[^\x20-\x7e]/g, ''))
+    const smuggled = [...spelt.matchAll(TAGS)].map((m) => String.fromCharCode(m[0].codePointAt(0)! - 0xe0000)).join('').replace(/[^\x20-\x7e]/g, '')
+    if (/[\x21-\x7e]/.test(smuggled)) {
+      decoded.push(smuggled)
+      if (/[A-Za-z]{2}/.test(smuggled)) hidden.add('tag-text')
+    }
     TAGS.lastIndex = 0
     text = text.replace(TAGS, '')
   }
@@ -211,10 +229,124 @@ export function normalise(text: string): Normalised {
 
   const folded = text.normalize('NFKC')
   if (folded !== text && nfkcChangedLetters(text)) hidden.add('homoglyph')
-  text = mapHomoglyphs(folded, hidden)
+  const count = {lookalikes: 0}
+  text = mapHomoglyphs(folded, hidden, count)
 
   decodeBlobs(text, decoded, 0)
-  return {text, hidden: [...hidden], decoded, ...(split.length > 0 ? {split} : {})}
+  const ciphers = readings(text, decoded)
+  return {
+    text,
+    hidden: [...hidden],
+    decoded,
+    ...(split.length > 0 ? {split} : {}),
+    ...(count.lookalikes > 0 ? {lookalikes: count.lookalikes} : {}),
+    ...(ciphers.length > 0 ? {ciphers} : {}),
+  }
+}
+
+// Short words every sentence of a language has, in the languages the corpus writes most: a
+// sentence that has none as written and three once read was written in a cipher.
+const COMMON_WORDS = new Set(
+  (
+    'the to and of a an is are be for with any all that this on in from by as it or not you your will can may must ' +
+    'der die das und ist mit für nicht zu von den ein eine sie es ' +
+    'le la les et est pour avec des un une que qui pas vous ' +
+    'el los las y es para con del que una por ' +
+    'o os as e é com um uma não ' +
+    'i w z na do nie jest się że ' +
+    've bir bu için ile'
+  ).split(' '),
+)
+
+function commonWords(sentence: string): number {
+  let n = 0
+  for (const w of sentence.toLowerCase().match(/\p{L}+/gu) ?? []) if (COMMON_WORDS.has(w)) n++
+  return n
+}
+
+/** True when some sentence of `text` reads as words only through `decode`. */
+function spellsOnceRead(text: string, decode: (s: string) => string): boolean {
+  for (const sentence of text.split(/(?<=[.!?:;])\s+|\n+/)) {
+    if (sentence.length < 20) continue
+    if (commonWords(sentence) <= 1 && commonWords(decode(sentence)) >= 3) return true
+  }
+  return false
+}
+
+// An emoji flag of a region: 🏴 (U+1F3F4), tag letters or digits, the cancel tag (U+E007F).
+const FLAG_TAGS = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{2,8}\u{E007F}/gu
+
+// A run of six or more escapes, HTML ("&#83;&#97;", "&#x53;") or code ("\u0053", "\x53"):
+// text written so that a reader sees codes where a model sees words.
+const ESCAPE_RUN = /(?:&#(?:\d{2,7}|[xX][0-9a-fA-F]{2,6});?\s?|\\u[0-9a-fA-F]{4}|\\u\{[0-9a-fA-F]{2,6}\}|\\x[0-9a-fA-F]{2}){6,}/g
+const ONE_ESCAPE = /&#(\d{2,7});?|&#[xX]([0-9a-fA-F]{2,6});?|\\u([0-9a-fA-F]{4})|\\u\{([0-9a-fA-F]{2,6})\}|\\x([0-9a-fA-F]{2})/g
+
+function unescapeRun(run: string): string | null {
+  const out = run.replace(/(&#(?:\d+|[xX][0-9a-fA-F]+);?)\s/g, '$1').replace(ONE_ESCAPE, (_m, dec, hexEnt, u4, uBrace, x2) => {
+    const code = dec ? Number.parseInt(dec, 10) : Number.parseInt(hexEnt ?? u4 ?? uBrace ?? x2, 16)
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ''
+  })
+  return printable(out) ? out : null
+}
+
+// A text that names the reading it wants: ROT13 (or a Caesar shift of 13), backwards.
+const ROT13_CUE = /\brot[\s-]?13\b|\bcaesar\b/i
+const BACKWARDS_CUE =
+  /\b(?:read|reads|write|written|wrote|spelt|spelled|typed|say|said)\b[^.\n]{0,40}?\b(?:backwards?|in\s+reverse|right[\s-]+to[\s-]+left|from\s+(?:the\s+)?(?:end|last\s+letter))\b|\b(?:backwards|reversed|mirrored)\s+(?:text|line|note|string|sentence|message)\b|\bright[\s-]+to[\s-]+left\b|od\s+ty[łl]u|tersten|à\s+l['’]envers|al\s+rev[ée]s|de\s+tr[áa]s\s+para\s+a\s+frente|r[üu]ckw[äa]rts|\bwspak\b|наоборот|задом\s+наперёд|倒着|逆から|거꾸로/i
+// a word of leetspeak: lower-case letters with digits standing in for letters ("r3m3mb3r", "4ss1st4nt")
+const LEET_WORD = /(?<![\p{L}\p{N}_])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0134578@$])[a-z0-9@$]{2,}(?![\p{L}\p{N}_])/gu
+const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '@': 'a', $: 's'}
+
+function rot13(text: string): string {
+  return text.replace(/[A-Za-z]/g, (ch) => {
+    const base = ch <= 'Z' ? 65 : 97
+    return String.fromCharCode(((ch.charCodeAt(0) - base + 13) % 26) + base)
+  })
+}
+
+/**
+ * The readings of a text that hide its words from a human reader but not from a model: runs of
+ * escapes decoded, the whole text in ROT13 or backwards when it names that reading, and the
+ * sentences written in leetspeak spelt out. Each is inspected like a decoded blob (README
+ * "Round thirteen"): an order found only there was disguised on purpose.
+ */
+function readings(text: string, out: string[]): string[] {
+  const ciphers: string[] = []
+  if (out.length >= MAX_BLOBS) return ciphers
+  if (text.includes('&#') || text.includes('\\')) {
+    for (const m of text.matchAll(ESCAPE_RUN)) {
+      if (out.length >= MAX_BLOBS) return ciphers
+      const s = unescapeRun(m[0].slice(0, MAX_BLOB_CHARS))
+      if (s !== null) out.push(s)
+    }
+  }
+  if (text.length > MAX_BLOB_CHARS) return ciphers
+  const backwards = (s: string) => [...s].reverse().join('')
+  if (ROT13_CUE.test(text)) {
+    out.push(rot13(text))
+    if (spellsOnceRead(text, rot13)) ciphers.push('ROT13')
+  }
+  if (BACKWARDS_CUE.test(text)) {
+    // the whole text backwards, and each line backwards (a note whose one line reads right to left)
+    out.push(backwards(text))
+    out.push(text.split('\n').map(backwards).join('\n'))
+    if (spellsOnceRead(text, backwards)) ciphers.push('backwards')
+  }
+  if (/[0-9@$]/.test(text)) {
+    // only the sentences with three words of leetspeak or more: the rest of the text is as written
+    const spelt: string[] = []
+    for (const sentence of text.split(/(?<=[.!?;:])\s+|\n+/)) {
+      const words = sentence.match(LEET_WORD)
+      if (!words || words.length < 3) continue
+      // a word of leetspeak spells letters only once read: a digit between letters, or at its edge beside one
+      // (not an ordinal, a version, a model number, a hex digest or a UUID's piece)
+      const real = words.filter((w) => /[a-z][0-9@$]|[0-9@$][a-z]/.test(w) && w.length <= 20 && !/^\d+[a-z]{1,2}$/.test(w) && !/^[a-z]{1,2}\d+$/.test(w) && !/^[0-9a-f]{8,}$/.test(w))
+      if (real.length < 3) continue
+      spelt.push(sentence.replace(LEET_WORD, (w) => (/[a-z][0-9@$]|[0-9@$][a-z]/.test(w) ? w.replace(/[0-9@$]/g, (d) => LEET[d] ?? d) : w)))
+    }
+    if (spelt.length > 0) out.push(spelt.join('\n'))
+  }
+  return ciphers
 }
 
 /**

@@ -168,7 +168,9 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
   const norm0 = normalise(body)
-  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])], ...(rawView.split ? {split: rawView.split} : {})}
+  // what only the raw text held (the words tag characters spelt) is inspected too, redacted like the body
+  const decoded = [...new Set([...norm0.decoded, ...rawView.decoded.map((d) => redact(d, extra).text)])]
+  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])], decoded, ...(rawView.split ? {split: rawView.split} : {})}
   plan.candidate = {
     scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
     origin, author: session.agent,

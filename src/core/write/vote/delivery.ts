@@ -6,7 +6,7 @@
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
 import {visibleText} from './flags.js'
-import {type InstructionHit, strongest} from './instruction.js'
+import {ABOUT_ATTACKS, type InstructionHit, strongest} from './instruction.js'
 import {signals} from './intent.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
 
@@ -43,6 +43,34 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
   return null
 }
 
+/** Words spelt with look-alike letters from this many on: one is a typo or a quoted example, two are a disguise. */
+const LOOKALIKE_WORDS = 2
+
+/**
+ * Words hidden from the human who reviews the write but read by a model: text spelt in
+ * Unicode tag characters (invisible; engram stores the text without them), or Latin words
+ * spelt with Cyrillic or Greek look-alikes ("раураl"). Nobody types either by accident, and
+ * neither showed in an honest note of the corpus (README "Round thirteen"): a veto from any
+ * origin. A text about such attacks, which shows an example to people, only dissents.
+ */
+function concealment(c: WriteCandidate): Objection | null {
+  const n = c.normalised
+  const what = n.hidden.includes('tag-text') ? 'text spelt in invisible tag characters' : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS ? `${n.lookalikes} words spelt with look-alike letters` : null
+  const about = ABOUT_ATTACKS.test(visibleText(c))
+  if (what !== null) {
+    if (about) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
+    return {confidence: 0.95, reason: `hides words from the reader: ${what}`}
+  }
+  // A sentence in a cipher the text names (ROT13, backwards) is plain to a model and opaque to a
+  // person skimming it. In chat it may be a game or a spoiler: dissent there.
+  if (n.ciphers && n.ciphers.length > 0) {
+    const cipher = `a sentence written in ${n.ciphers.join(' and ')}`
+    if (about || !(isIndirectOrigin(c.origin) || c.session?.tainted === true)) return {confidence: 0.7, reason: `hides words from the reader: ${cipher}`}
+    return {confidence: 0.9, reason: `hides words from the reader: ${cipher}, arriving by ${c.origin}`}
+  }
+  return null
+}
+
 export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
@@ -67,6 +95,9 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }
+
+  const hides = concealment(c)
+  if (hides) objections.push(hides)
 
   const guarded = protectedHit(c, ctx.config.protected)
   if (guarded && (indirect || tainted)) {

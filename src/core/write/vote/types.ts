@@ -49,6 +49,10 @@ export interface NormalisedText {
   decoded: string[]
   /** the words of the raw text that an invisible character split (normalise.ts), joined */
   split?: string[]
+  /** how many words spell Latin with Cyrillic or Greek look-alikes (normalise.ts), when any */
+  lookalikes?: number
+  /** the ciphers a sentence was written in, when one spells words once read (normalise.ts) */
+  ciphers?: string[]
 }
 
 export interface CandidateSession {
