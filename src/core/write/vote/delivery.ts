@@ -5,6 +5,7 @@
  * human may be stating a standing preference, so only the unmistakable shapes veto there.
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
+import {clip} from '../../text/clip.js'
 import {visibleText} from './flags.js'
 import {ABOUT_ATTACKS, type InstructionHit, strongest} from './instruction.js'
 import {signals} from './intent.js'
@@ -41,6 +42,31 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
     if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRe(t)}`, 'iu').test(text)) return `the protected term "${t}"`
   }
   return null
+}
+
+/**
+ * A word (or a sign) said this many times in a row is padding: it crowds a model's attention
+ * towards what follows ("URGENT URGENT …", "approved approved …", "기억해 기억해 …"). Honest
+ * text repeats a word five times at most in the corpus (a log's "ERROR ERROR …"); the
+ * attacks that pad, twenty times and more (README "Round thirteen").
+ */
+const PADDING_TIMES = 8
+const PADDING_TOKEN = /[\p{L}\p{M}\p{N}'’]+|\p{Extended_Pictographic}|[^\s\p{L}\p{M}\p{N}]+/gu
+const PADDING_GLUE = /^[.,!:;?\-–—|/]+$/
+
+export function padding(text: string): {token: string; times: number} | null {
+  let run = 0
+  let prev = ''
+  let best: {token: string; times: number} | null = null
+  for (const m of text.matchAll(PADDING_TOKEN)) {
+    const token = m[0].toLowerCase()
+    // punctuation between the repeats ("important! important!", "a, a, a") does not break a run
+    if (PADDING_GLUE.test(token)) continue
+    run = token === prev ? run + 1 : 1
+    prev = token
+    if (run >= PADDING_TIMES && (best === null || run > best.times)) best = {token: m[0], times: run}
+  }
+  return best
 }
 
 /** Words spelt with look-alike letters from this many on: one is a typo or a quoted example, two are a disguise. */
@@ -98,6 +124,12 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
 
   const hides = concealment(c)
   if (hides) objections.push(hides)
+  const pad = padding(visibleText(c))
+  if (pad) {
+    const what = `"${clip(pad.token, 24)}" ${pad.times} times in a row`
+    if (indirect || tainted) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, arriving by ${c.origin}: ${what}`})
+    else objections.push({confidence: 0.7, reason: `padding that steers a model's attention: ${what}`})
+  }
 
   const guarded = protectedHit(c, ctx.config.protected)
   if (guarded && (indirect || tainted)) {
