@@ -650,6 +650,25 @@ const RULES: Rule[] = [
     gate: [['assist', 'asist', 'ассист', '助手', '助理', 'アシスタント', 'ии', 'ai:', 'ai：', 'ai的', 'ai请', 'ai,']],
     re: /(?:^|[.!?\n]\s*)(?:(?:hinweis|nachricht|notiz)\s+an\s+den\s+|an\s+den\s+|à\s+l['’]|note\s+pour\s+l['’]|pour\s+l['’]|para\s+(?:el|o|la|a)\s+|nota\s+(?:para|per)\s+(?:el\s+|o\s+|l['’])|per\s+l['’]|al\s+|ao\s+)?(?:ki-|ia\s+)?(?:assistent(?:en|in)?|assistant|assistente|asistente|ассистент(?:у|а)?|ии)\s*(?:qui\s+lit\s+ceci\s*)?[,:;]|(?:给|給)?(?:助手|助理|AI)(?:的说明|的指示|请注意|：|:)|アシスタント(?:へ|への指示|様)/i,
   },
+  // The same address in more languages, and as a heading or an aside in brackets: "Nota al
+  // margen (para el asistente):", "تنبيه للمساعد الآلي:", "Для ИИ-помощника", "AI 비서분께",
+  // "Asistanınız için kısa bir not", "Gửi trợ lý AI:", "सहायक के लिए:" (README "Round thirteen").
+  {
+    kind: 'addressed-other-language',
+    strength: 'medium',
+    label: 'addressed to the assistant (other language)',
+    gate: [['asist', 'assist', 'assyst', 'asyst', 'مساعد', 'помощник', 'ии-', 'ии ', '비서', '어시스턴트', 'trợ lý', 'सहायक', 'msaidizi', 'ki-', 'ki ', 'ia ', 'ia,', 'ia:', 'ai ', '助手', 'アシスタント', 'yapay zek']],
+    re: /(?:^|[.!?\n(（]\s*|[-–—]\s+)(?:(?:hinweis|nachricht|notiz|note|nota(?:\s+al\s+margen)?|aviso|mensagem|mensaje|messaggio|wiadomość|uwaga|notatka|not|mesaj)\s+)?(?:f[üu]r\s+(?:den|die)\s+|an\s+(?:den|die)\s+|pour\s+l['’]|à\s+l['’]|para\s+(?:el|la|o|a)\s+|ao\s+|al\s+|per\s+l['’]|dla\s+|do\s+)(?:ki-?|ia\s+)?(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta|ki|ia)(?:\s+(?:ia|ki|ai|virtual|virtuale|ia\s+générative))?\s*[)）]?\s*[,:;]|(?:^|[.!?\n(]\s*)(?:(?:تنبيه|ملاحظة|رسالة|مذكرة)\s+)?(?:للمساعد|إلى\s+المساعد|أيها\s+المساعد)(?:\s+(?:الآلي|الذكي|الرقمي))?\s*[:،,)]|(?:^|[.!?\n(]\s*)(?:#+\s*)?для\s+(?:ии-?\s*)?(?:помощника|ассистента)\s*[:,)\n]|(?:비서|어시스턴트)(?:님|분)?(?:께|에게)\s*[:：]|asistan(?:ınız|a|ım)?\s+için[^.\n:]{0,24}:|(?:^|[.!?\n(]\s*)(?:gửi|cho|dành\s+cho)\s+trợ\s+lý(?:\s+ai)?\s*[:,)]|(?:^|[।.!?\n(]\s*)(?:एआई\s+)?सहायक\s+(?:के\s+लिए|को)\s*[:,)]|kwa\s+msaidizi\s*[:,)]|(?:致|给|給)\s*(?:ai|AI)?\s*(?:助手|助理)\s*[:：,，)]|(?:ai|AI)\s*アシスタント(?:へ|様)\s*[:：,、)]/iu,
+  },
+  // A field of a form, a record or front matter whose name is an order to the model that reads
+  // it ("assistant_instructions": …, assistant_directive: …, "ai_note": …): data is not addressed to its reader.
+  {
+    kind: 'addressed-field',
+    strength: 'medium',
+    label: 'a field addressed to the AI',
+    gate: [['assistant', 'agent', 'ai_', 'ai-', 'llm', 'bot_', 'copilot', '_ai', '-ai']],
+    re: /(?:^|[\s{,"'])["']?(?:(?:ai|llm|assistant|agent|bot|copilot|model)[_-](?:instructions?|directives?|notes?|memo|rules?|prompt|tasks?|orders?|actions?|guidance|hint)|(?:instructions?|directives?|notes?|memo|rules?|prompt|orders?|guidance)[_-](?:for|to)[_-](?:the[_-])?(?:ai|llm|assistant|agent|bot|model))["']?\s*[:=]/i,
+  },
   {
     kind: 'standing-order-other-language',
     strength: 'medium',
