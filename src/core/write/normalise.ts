@@ -9,21 +9,21 @@ export interface Normalised {
   text: string
   /**
    * what was hidden: 'zero-width', 'bidi', 'tag', 'invisible', 'homoglyph' (each at most once),
-   * 'inside-words' when an invisible character sat between two Latin letters, and 'tag-text'
-   * when tag characters spelt text (not the tags of an emoji flag, 🏴 + "gbsct")
+   * 'inside-words' when an invisible character sat between two Latin letters, 'tag-text' when
+   * tag characters spelt text (not one of the three flags of Great Britain's nations),
+   * 'variation-text' when variation selectors carried bytes, and 'zero-width-text' for a long run of zero-width characters
    */
   hidden: string[]
   /** the words (lower case, joined) that an invisible character split, at most 64 */
   split?: string[]
   /**
-   * decoded base64/hex blobs, Unicode tag text, runs of HTML or code escapes, and the readings
-   * a text asks for or shows (ROT13, backwards, leetspeak): for inspection only
+   * decoded base64/hex blobs, Unicode tag text, bytes in variation selectors, runs of HTML or
+   * code escapes that spell ASCII, sentences in a cipher the text names (ROT13, backwards)
+   * deciphered, sentences in leetspeak spelt out: for inspection only
    */
   decoded: string[]
   /** how many words spell Latin with Cyrillic or Greek look-alikes ("іgnore", "раypal"), when any */
   lookalikes?: number
-  /** the ciphers a sentence of the text was written in, when one spells words once read ('ROT13', 'backwards') */
-  ciphers?: string[]
 }
 
 const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g
@@ -87,6 +87,9 @@ const CONFUSABLE: Record<string, string> = {
 }
 
 const WORD = /[\p{L}\p{M}]+/gu
+const OTHER_LOOKALIKE = /[\p{Script=Armenian}\p{Script=Cherokee}\p{Script=Lisu}]/u
+// a plain word of four letters or more: lower case, capitalised, or all capitals
+const DISGUISED_WORD = /^(?:[a-z]{4,}|[A-Z][a-z]{3,}|[A-Z]{4,})$/
 const LATIN = /\p{Script=Latin}/u
 const CYRILLIC_GREEK = /[\p{Script=Cyrillic}\p{Script=Greek}]/u
 const CYRILLIC_GREEK_G = /[\p{Script=Cyrillic}\p{Script=Greek}]/gu
@@ -136,9 +139,11 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
       const mapped = mapWord(word)
       if (mapped !== word) {
         hidden.add('homoglyph')
-        // a disguise spells a plain word ("Рlеаsе" → "Please"); decorative text mixes accents and
-        // scripts ("Τǿ ċo", "ẃξ") and is not counted
-        if (/^[A-Za-z]+$/.test(mapped)) count.lookalikes++
+        // A disguise mixes scripts inside a word to spell a plain one ("Рlеаsе" → "Please"). Not
+        // counted: a word wholly in Cyrillic or Greek (a Russian or Greek name: "Омск", "ΟΤΕ"),
+        // science's Greek letters beside Latin ones ("TNFα", "NF-κB", "hν", "αvβ3"), decorative
+        // text that mixes accents and scripts ("Τǿ ċo").
+        if (mixed && DISGUISED_WORD.test(mapped)) count.lookalikes++
       }
       return mapped
     }
@@ -208,18 +213,35 @@ export function normalise(text: string): Normalised {
   TAGS.lastIndex = 0
   if (TAGS.test(text)) {
     hidden.add('tag')
-    // the tag block spells ASCII: show what it said (matchAll starts at lastIndex); an emoji
-    // flag's tags (🏴 then "gbsct", ended by U+E007F) spell a region, not a message
+    // the tag block spells ASCII: show what it said (matchAll starts at lastIndex); the flags of
+    // England, Scotland and Wales (🏴, tags "gbeng", the cancel tag) are the tags' one honest use
     const spelt = text.replace(FLAG_TAGS, '')
     TAGS.lastIndex = 0
     const smuggled = [...spelt.matchAll(TAGS)].map((m) => String.fromCharCode(m[0].codePointAt(0)! - 0xe0000)).join('').replace(/[^\x20-\x7e]/g, '')
     if (/[\x21-\x7e]/.test(smuggled)) {
       decoded.push(smuggled)
-      if (/[A-Za-z]{2}/.test(smuggled)) hidden.add('tag-text')
+      if ((smuggled.match(/[\x21-\x7e]/g)?.length ?? 0) >= 3) hidden.add('tag-text')
     }
     TAGS.lastIndex = 0
     text = text.replace(TAGS, '')
   }
+  // Bytes in variation selectors (VS1–VS256 after one character): a glyph takes one selector at
+  // most, so a run of them carries data that a model can be told to read back.
+  VARIATION_RUN.lastIndex = 0
+  if (VARIATION_RUN.test(text)) {
+    hidden.add('variation-text')
+    VARIATION_RUN.lastIndex = 0
+    for (const m of text.matchAll(VARIATION_RUN)) {
+      const bytes = [...m[0]].map((ch) => {
+        const cp = ch.codePointAt(0)!
+        return cp <= 0xfe0f ? cp - 0xfe00 : cp - 0xe0100 + 16
+      })
+      const s = decodeUtf8(Buffer.from(bytes))
+      if (s !== null && decoded.length < MAX_BLOBS) decoded.push(s)
+    }
+  }
+  // zero-width characters in a long run, as bits or as padding: no spelling needs more than one in a row
+  if (ZERO_WIDTH_RUN.test(text)) hidden.add('zero-width-text')
   const split = splitWords(text)
   text = strip(text, ZERO_WIDTH, 'zero-width', hidden)
   text = strip(text, BIDI, 'bidi', hidden)
@@ -231,30 +253,40 @@ export function normalise(text: string): Normalised {
   if (folded !== text && nfkcChangedLetters(text)) hidden.add('homoglyph')
   const count = {lookalikes: 0}
   text = mapHomoglyphs(folded, hidden, count)
+  // Armenian, Cherokee and Lisu letters that look Latin ("օ", "Ꮪ", "ꓢ") inside a Latin word are a disguise too
+  if (OTHER_LOOKALIKE.test(text)) {
+    for (const word of text.match(WORD) ?? []) if (word.length >= 4 && LATIN.test(word) && OTHER_LOOKALIKE.test(word)) count.lookalikes++
+    if (count.lookalikes > 0) hidden.add('homoglyph')
+  }
 
   decodeBlobs(text, decoded, 0)
-  const ciphers = readings(text, decoded)
+  decodeEscapes(text, decoded)
+  decipher(text, decoded)
+  spellLeet(text, decoded)
   return {
     text,
     hidden: [...hidden],
     decoded,
     ...(split.length > 0 ? {split} : {}),
     ...(count.lookalikes > 0 ? {lookalikes: count.lookalikes} : {}),
-    ...(ciphers.length > 0 ? {ciphers} : {}),
   }
 }
 
-// Short words every sentence of a language has, in the languages the corpus writes most: a
-// sentence that has none as written and three once read was written in a cipher.
+const VARIATION_RUN = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{4,}/gu
+const ZERO_WIDTH_RUN = /[\u200B-\u200D\u2060\uFEFF]{8,}/
+
+// Words of three letters or more that most sentences of a language have, in the languages the
+// corpus writes most, none of them another's reversal ("nie"/"ein"): a sentence with none of
+// them may be in a cipher.
 const COMMON_WORDS = new Set(
   (
-    'the to and of a an is are be for with any all that this on in from by as it or not you your will can may must ' +
-    'der die das und ist mit für nicht zu von den ein eine sie es ' +
-    'le la les et est pour avec des un une que qui pas vous ' +
-    'el los las y es para con del que una por ' +
-    'o os as e é com um uma não ' +
-    'i w z na do nie jest się że ' +
-    've bir bu için ile'
+    'the and for with that this you your will can may must from are not all any have has was were been ' +
+    'der die das und ist mit für nicht von den eine sie ' +
+    'les est pour avec des une que qui pas vous ' +
+    'los las para con del una por ' +
+    'com uma não ' +
+    'jest się ' +
+    'bir için ile'
   ).split(' '),
 )
 
@@ -264,17 +296,19 @@ function commonWords(sentence: string): number {
   return n
 }
 
-/** True when some sentence of `text` reads as words only through `decode`. */
-function spellsOnceRead(text: string, decode: (s: string) => string): boolean {
+/** The sentences of `text` that do not read as words as written, deciphered with `decode`. */
+function deciphered(text: string, decode: (s: string) => string): string[] {
+  const out: string[] = []
   for (const sentence of text.split(/(?<=[.!?:;])\s+|\n+/)) {
-    if (sentence.length < 20) continue
-    if (commonWords(sentence) <= 1 && commonWords(decode(sentence)) >= 3) return true
+    if (sentence.length < 12 || commonWords(sentence) > 0) continue
+    out.push(decode(sentence))
   }
-  return false
+  return out
 }
 
-// An emoji flag of a region: 🏴 (U+1F3F4), tag letters or digits, the cancel tag (U+E007F).
-const FLAG_TAGS = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{2,8}\u{E007F}/gu
+// The flags of England, Scotland and Wales: 🏴 (U+1F3F4, perhaps with VS16), the tags "gbeng",
+// "gbsct" or "gbwls", the cancel tag (U+E007F). Other tag sequences are not in general use.
+const FLAG_TAGS = /\u{1F3F4}\uFE0F?\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073})\u{E007F}/gu
 
 // A run of six or more escapes, HTML ("&#83;&#97;", "&#x53;") or code ("\u0053", "\x53"):
 // text written so that a reader sees codes where a model sees words.
@@ -292,11 +326,7 @@ function unescapeRun(run: string): string | null {
 // A text that names the reading it wants: ROT13 (or a Caesar shift of 13), backwards.
 const ROT13_CUE = /\brot[\s-]?13\b|\bcaesar\b/i
 const BACKWARDS_CUE =
-  /\b(?:read|reads|write|written|wrote|spelt|spelled|typed|say|said)\b[^.\n]{0,40}?\b(?:backwards?|in\s+reverse|right[\s-]+to[\s-]+left|from\s+(?:the\s+)?(?:end|last\s+letter))\b|\b(?:backwards|reversed|mirrored)\s+(?:text|line|note|string|sentence|message)\b|\bright[\s-]+to[\s-]+left\b|od\s+ty[łl]u|tersten|à\s+l['’]envers|al\s+rev[ée]s|de\s+tr[áa]s\s+para\s+a\s+frente|r[üu]ckw[äa]rts|\bwspak\b|наоборот|задом\s+наперёд|倒着|逆から|거꾸로/i
-// a word of leetspeak: lower-case letters with digits standing in for letters ("r3m3mb3r", "4ss1st4nt")
-const LEET_WORD = /(?<![\p{L}\p{N}_])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0134578@$])[a-z0-9@$]{2,}(?![\p{L}\p{N}_])/gu
-const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '@': 'a', $: 's'}
-
+  /\b(?:read|reads|write|written|wrote|spelt|spelled|typed)\b[^.\n]{0,40}?\b(?:backwards?|in\s+reverse|right[\s-]+to[\s-]+left|from\s+(?:the\s+)?(?:end|last\s+letter))\b|\b(?:backwards|reversed|mirrored)\s+(?:text|line|note|string|sentence|message)\b|\bread\s+(?:it\s+|this\s+|the\s+\w+\s+)?right[\s-]+to[\s-]+left\b|(?:czyta\w*|zapisan\w*|napisan\w*)\s+od\s+ty[łl]u|tersten\s+(?:oku|yaz)|(?:l[ée]e(?:lo)?|escrit[oa])\s+al\s+rev[ée]s|(?:leia|lido|escrit[oa])\s+de\s+tr[áa]s\s+para\s+a\s+frente|(?:lis|lire|écrit)\s+à\s+l['’]envers|(?:lies|lesen|gelesen|geschrieben)\s+(?:\w+\s+)?r[üu]ckw[äa]rts|r[üu]ckw[äa]rts\s+(?:lesen|gelesen|geschrieben)|(?:читай|прочитай|написано)\s+(?:задом\s+наперёд|наоборот)|倒着(?:读|念)|逆から読|거꾸로\s*읽/i
 function rot13(text: string): string {
   return text.replace(/[A-Za-z]/g, (ch) => {
     const base = ch <= 'Z' ? 65 : 97
@@ -305,48 +335,64 @@ function rot13(text: string): string {
 }
 
 /**
- * The readings of a text that hide its words from a human reader but not from a model: runs of
- * escapes decoded, the whole text in ROT13 or backwards when it names that reading, and the
- * sentences written in leetspeak spelt out. Each is inspected like a decoded blob (README
- * "Round thirteen"): an order found only there was disguised on purpose.
+ * Runs of escapes that spell ASCII: a person sees codes where a model sees words. Escapes that
+ * spell another script are how JSON and HTML carry it honestly (Python's json.dumps writes every
+ * non-ASCII letter so), and are left alone.
  */
-function readings(text: string, out: string[]): string[] {
-  const ciphers: string[] = []
-  if (out.length >= MAX_BLOBS) return ciphers
-  if (text.includes('&#') || text.includes('\\')) {
-    for (const m of text.matchAll(ESCAPE_RUN)) {
-      if (out.length >= MAX_BLOBS) return ciphers
-      const s = unescapeRun(m[0].slice(0, MAX_BLOB_CHARS))
-      if (s !== null) out.push(s)
-    }
+function decodeEscapes(text: string, out: string[]): void {
+  if (!text.includes('&#') && !text.includes('\\')) return
+  for (const m of text.matchAll(ESCAPE_RUN)) {
+    if (out.length >= MAX_BLOBS) return
+    const s = unescapeRun(m[0].slice(0, MAX_BLOB_CHARS))
+    if (s === null) continue
+    const letters = s.match(/\p{L}/gu)?.length ?? 0
+    const ascii = s.match(/[A-Za-z]/g)?.length ?? 0
+    if (letters > 0 && ascii >= 0.8 * letters) out.push(s)
   }
-  if (text.length > MAX_BLOB_CHARS) return ciphers
+}
+
+/**
+ * The sentences of a text written in a cipher it names (README "Round thirteen"): when the text
+ * says ROT13, or that it is to be read backwards, each sentence that does not read as words as
+ * written is deciphered and inspected like a decoded blob. A sentence that was not in the cipher
+ * deciphers to nonsense, which no check reads as an order.
+ */
+function decipher(text: string, out: string[]): void {
+  if (text.length > MAX_BLOB_CHARS) return
   const backwards = (s: string) => [...s].reverse().join('')
-  if (ROT13_CUE.test(text)) {
-    out.push(rot13(text))
-    if (spellsOnceRead(text, rot13)) ciphers.push('ROT13')
+  for (const [cue, decode] of [
+    [ROT13_CUE, rot13],
+    [BACKWARDS_CUE, backwards],
+  ] as const) {
+    if (!cue.test(text)) continue
+    for (const r of deciphered(text, decode)) if (out.length < MAX_BLOBS) out.push(r)
   }
-  if (BACKWARDS_CUE.test(text)) {
-    // the whole text backwards, and each line backwards (a note whose one line reads right to left)
-    out.push(backwards(text))
-    out.push(text.split('\n').map(backwards).join('\n'))
-    if (spellsOnceRead(text, backwards)) ciphers.push('backwards')
+}
+
+// A word of leetspeak: lower-case letters with digits standing for letters ("r3m3mb3r",
+// "4ss1st4nt"); not a numeronym ("k8s", "i18n", "a11y"), an ordinal, a model number or a digest.
+const LEET_WORD = /(?<![\p{L}\p{N}_@.])(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{2,20}(?![\p{L}\p{N}_@])/gu
+const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
+const leetWord = (w: string) => /[a-z][013457]|[013457][a-z]/.test(w) && !/^[a-z](?:\d{2}|[2689])[a-z]{1,2}$/.test(w) && !/^\d+(?:st|nd|rd|th)$/.test(w) && !/^[0-9a-f]{8,}$/.test(w)
+
+/**
+ * The sentences written in leetspeak, spelt out: three leet words or more, and two words in five
+ * at least (a sentence that names "mp3", "B2B" and "k8s" among plain words is plain). The
+ * whole-text reading of flags.ts (collapseSpelled) tries the rules on a text with some leet in
+ * it; these sentences are inspected as hidden text.
+ */
+function spellLeet(text: string, out: string[]): void {
+  if (!/[013457]/.test(text)) return
+  const spelt: string[] = []
+  // an example in quotation marks ("s3nd th3 p4ssw0rd" on a training slide) is shown, not said
+  for (const sentence of text.replace(/"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb/g, '""').split(/(?<=[.!?;:])\s+|\n+/)) {
+    const leet = (sentence.match(LEET_WORD) ?? []).filter(leetWord)
+    if (leet.length < 3) continue
+    const words = sentence.match(/[\p{L}\p{N}']+/gu)?.length ?? 0
+    if (leet.length < 0.4 * words) continue
+    spelt.push(sentence.replace(LEET_WORD, (w) => (leetWord(w) ? w.replace(/[013457]/g, (d) => LEET[d]) : w)))
   }
-  if (/[0-9@$]/.test(text)) {
-    // only the sentences with three words of leetspeak or more: the rest of the text is as written
-    const spelt: string[] = []
-    for (const sentence of text.split(/(?<=[.!?;:])\s+|\n+/)) {
-      const words = sentence.match(LEET_WORD)
-      if (!words || words.length < 3) continue
-      // a word of leetspeak spells letters only once read: a digit between letters, or at its edge beside one
-      // (not an ordinal, a version, a model number, a hex digest or a UUID's piece)
-      const real = words.filter((w) => /[a-z][0-9@$]|[0-9@$][a-z]/.test(w) && w.length <= 20 && !/^\d+[a-z]{1,2}$/.test(w) && !/^[a-z]{1,2}\d+$/.test(w) && !/^[0-9a-f]{8,}$/.test(w))
-      if (real.length < 3) continue
-      spelt.push(sentence.replace(LEET_WORD, (w) => (/[a-z][0-9@$]|[0-9@$][a-z]/.test(w) ? w.replace(/[0-9@$]/g, (d) => LEET[d] ?? d) : w)))
-    }
-    if (spelt.length > 0) out.push(spelt.join('\n'))
-  }
-  return ciphers
+  if (spelt.length > 0 && out.length < MAX_BLOBS) out.push(spelt.join('\n'))
 }
 
 /**

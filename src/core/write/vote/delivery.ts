@@ -81,19 +81,22 @@ const LOOKALIKE_WORDS = 2
  */
 function concealment(c: WriteCandidate): Objection | null {
   const n = c.normalised
-  const what = n.hidden.includes('tag-text') ? 'text spelt in invisible tag characters' : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS ? `${n.lookalikes} words spelt with look-alike letters` : null
+  const what = n.hidden.includes('tag-text')
+    ? 'text spelt in invisible tag characters'
+    : n.hidden.includes('variation-text')
+      ? 'bytes carried by variation selectors'
+      : n.hidden.includes('zero-width-text')
+        ? 'a long run of zero-width characters'
+        : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS
+          ? `${n.lookalikes} words spelt with look-alike letters`
+          : null
   const about = ABOUT_ATTACKS.test(visibleText(c))
   if (what !== null) {
     if (about) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
     return {confidence: 0.95, reason: `hides words from the reader: ${what}`}
   }
-  // A sentence in a cipher the text names (ROT13, backwards) is plain to a model and opaque to a
-  // person skimming it. In chat it may be a game or a spoiler: dissent there.
-  if (n.ciphers && n.ciphers.length > 0) {
-    const cipher = `a sentence written in ${n.ciphers.join(' and ')}`
-    if (about || !(isIndirectOrigin(c.origin) || c.session?.tainted === true)) return {confidence: 0.7, reason: `hides words from the reader: ${cipher}`}
-    return {confidence: 0.9, reason: `hides words from the reader: ${cipher}, arriving by ${c.origin}`}
-  }
+  // A cipher the reviewer can see (ROT13, backwards, escapes, leetspeak) hides nothing from a
+  // person: it is read (normalise.ts), and what it says is judged like the rest of the text.
   return null
 }
 

@@ -51,8 +51,6 @@ export interface NormalisedText {
   split?: string[]
   /** how many words spell Latin with Cyrillic or Greek look-alikes (normalise.ts), when any */
   lookalikes?: number
-  /** the ciphers a sentence was written in, when one spells words once read (normalise.ts) */
-  ciphers?: string[]
 }
 
 export interface CandidateSession {
