@@ -85,7 +85,7 @@ if (sharedDir) {
 // vote works"). dev36/ to dev42/ (mostly other languages and direct chat) are trained on
 // since featuriser 2 reads the word classes in their languages; with featuriser 1, dev36/ to
 // dev41/ lost sealed catches (README "Round eleven", "Round twelve").
-const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35', 'dev36', 'dev37', 'dev38', 'dev39', 'dev40', 'dev41', 'dev42', 'holdout', 'holdout2', 'holdout3']
+const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35', 'dev36', 'dev37', 'dev38', 'dev39', 'dev40', 'dev41', 'dev42', 'dev43', 'holdout', 'holdout2', 'holdout3']
 const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
 for (const [dir, file] of corpusFiles) {
@@ -187,6 +187,7 @@ if (argv.includes('--cross')) {
     {name: 'O', held: ['engram-dev29']},
     {name: 'P', held: ['engram-dev30', 'engram-dev31', 'engram-dev32', 'engram-dev33', 'engram-dev34', 'engram-dev35']},
     {name: 'Q', held: ['engram-dev36', 'engram-dev37', 'engram-dev38', 'engram-dev39', 'engram-dev40', 'engram-dev41', 'engram-dev42']},
+    {name: 'R', held: ['engram-dev43']},
   ]
   const present = new Set(data.map((r) => r.source))
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
