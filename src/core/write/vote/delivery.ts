@@ -45,26 +45,34 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
 }
 
 /**
- * A word (or a sign) said this many times in a row is padding: it crowds a model's attention
- * towards what follows ("URGENT URGENT …", "approved approved …", "기억해 기억해 …"). Honest
- * text repeats a word five times at most in the corpus (a log's "ERROR ERROR …"); the
- * attacks that pad, twenty times and more (README "Round thirteen").
+ * A word said many times in a row is padding: it crowds a model's attention towards what
+ * follows ("URGENT URGENT …", "approved approved …", "기억해 기억해 …"). Honest text repeats a
+ * word five times at most in the corpus; the attacks that pad, twenty times and more (README
+ * "Round thirteen"). Only words count (letters, in any script): numbers, signs and emoji repeat
+ * in logs, tables and reviews ("200 200 …", "| yes |", "👏👏👏"). A word that asks for attention
+ * (urgent, remember, approved…) is padding from eight times in a row, any word from twenty;
+ * eight times of another word ("PASS", "la la la") only dissents.
  */
 const PADDING_TIMES = 8
-const PADDING_TOKEN = /[\p{L}\p{M}\p{N}'’]+|\p{Extended_Pictographic}|[^\s\p{L}\p{M}\p{N}]+/gu
+const PADDING_ANY_WORD = 20
+const PADDING_TOKEN = /[\p{L}\p{M}\p{N}'’_]+|\S/gu
 const PADDING_GLUE = /^[.,!:;?\-–—|/]+$/
+const ATTENTION_WORD =
+  /^(?:urgent|important|attention|remember|note|notice|alert|warning|system|admin|override|priority|critical|approved|verified|confirmed|authori[sz]ed|mandatory|ignore|must|now|immediately|asap|required|pilne|wa[żz]ne|wichtig|dringend|achtung|urgente|importante|atenci[óo]n|aten[çc][ãa]o|attenzione|срочно|важно|внимание|запомни|注意|重要|紧急|緊急|了解|確認|기억해|확인|중요|긴급|주의|ध्यान|ज़रूरी|जरूरी|تنبيه|عاجل|مهم|نظام|acil|önemli|dikkat|khẩn|quan trọng|penting|segera)$/iu
 
-export function padding(text: string): {token: string; times: number} | null {
+export function padding(text: string): {token: string; times: number; attention: boolean} | null {
   let run = 0
   let prev = ''
-  let best: {token: string; times: number} | null = null
+  let best: {token: string; times: number; attention: boolean} | null = null
   for (const m of text.matchAll(PADDING_TOKEN)) {
     const token = m[0].toLowerCase()
     // punctuation between the repeats ("important! important!", "a, a, a") does not break a run
     if (PADDING_GLUE.test(token)) continue
     run = token === prev ? run + 1 : 1
     prev = token
-    if (run >= PADDING_TIMES && (best === null || run > best.times)) best = {token: m[0], times: run}
+    if (run < PADDING_TIMES || !/\p{L}/u.test(token)) continue
+    const attention = ATTENTION_WORD.test(token)
+    if (best === null || run > best.times) best = {token: m[0], times: run, attention}
   }
   return best
 }
@@ -130,8 +138,9 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
   const pad = padding(visibleText(c))
   if (pad) {
     const what = `"${clip(pad.token, 24)}" ${pad.times} times in a row`
-    if (indirect || tainted) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, arriving by ${c.origin}: ${what}`})
-    else objections.push({confidence: 0.7, reason: `padding that steers a model's attention: ${what}`})
+    const steers = pad.attention || pad.times >= PADDING_ANY_WORD
+    if ((indirect || tainted) && steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, arriving by ${c.origin}: ${what}`})
+    else objections.push({confidence: 0.7, reason: `a word repeated to pad the text: ${what}`})
   }
 
   const guarded = protectedHit(c, ctx.config.protected)

@@ -45,8 +45,6 @@ interface Rule {
   needs?: string[][]
   /** what must end the text just before a match (the rule then needs the g flag and tries each match) */
   before?: RegExp
-  /** a match inside quotation marks is someone quoted (a warning, a lesson), not said: the next one is tried */
-  unquoted?: true
 }
 
 const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation|summary|summaries|translations?|explanations?)`
@@ -652,44 +650,27 @@ const RULES: Rule[] = [
     gate: [['assist', 'asist', 'ассист', '助手', '助理', 'アシスタント', 'ии', 'ai:', 'ai：', 'ai的', 'ai请', 'ai,']],
     re: /(?:^|[.!?\n]\s*)(?:(?:hinweis|nachricht|notiz)\s+an\s+den\s+|an\s+den\s+|à\s+l['’]|note\s+pour\s+l['’]|pour\s+l['’]|para\s+(?:el|o|la|a)\s+|nota\s+(?:para|per)\s+(?:el\s+|o\s+|l['’])|per\s+l['’]|al\s+|ao\s+)?(?:ki-|ia\s+)?(?:assistent(?:en|in)?|assistant|assistente|asistente|ассистент(?:у|а)?|ии)\s*(?:qui\s+lit\s+ceci\s*)?[,:;]|(?:给|給)?(?:助手|助理|AI)(?:的说明|的指示|请注意|：|:)|アシスタント(?:へ|への指示|様)/i,
   },
-  // "What you were told before no longer holds" in other languages: what the reader was told,
-  // given or saved (in the second person, or the assistant's), said to be void, or to be
-  // forgotten (README "Round thirteen"). A policy that retires an old rule speaks of the rule,
-  // not of what the reader holds.
-  {
-    kind: 'void-instructions-other-language',
-    strength: 'medium',
-    label: 'declares earlier instructions void (other language)',
-    unquoted: true,
-    gate: [['dir', 'bisher', "t'a", 'vous a', 'te ', 'tengas', 'ti è', 'ci ', 'тебе', 'вам', 'حفظت', 'لك', 'sana', 'uliyopewa', 'sahau', 'アシスタントに', 'あなたに', '你', '您', '당신', '너에게', 'bạn', 'kamu', 'anda', 'आपको', 'तुम्हें']],
-    re: new RegExp(
-      [
-        // A (what the reader was told or holds) … B (void, or forget it)
-        String.raw`(?:was\s+(?:dir|ihnen)\s+(?:bisher|früher|zuvor)?\s*(?:aufgetragen|gesagt|mitgeteilt|vorgegeben|eingestellt)|(?:deine|ihre)\s+(?:bisherigen|alten|früheren)\s+(?:anweisungen|regeln|vorgaben)|ce\s+qu(?:['’](?:on\s+)?|i\s+)(?:t['’]a|vous\s+a)\s+(?:été\s+)?(?:indiqué|dit|demandé|donné)|(?:tes|vos)\s+(?:anciennes\s+|précédentes\s+)?(?:consignes|instructions|règles)\s+(?:précédentes|antérieures)|lo\s+que\s+(?:tengas\s+(?:apuntado|guardado|anotado)|te\s+(?:dijeron|indicaron|han\s+dicho))|o\s+que\s+(?:te\s+(?:disseram|foi\s+dito)|tens\s+guardado)|(?:quello|ciò)\s+che\s+ti\s+(?:è\s+stato\s+detto|hanno\s+detto)|to,?\s+co\s+ci\s+(?:wcześniej\s+)?(?:powiedziano|przekazano|kazano)|вс[её],?\s+что\s+(?:тебе|вам)\s+(?:раньше\s+|ранее\s+)?(?:сообщали|говорили|поручали|сказали)|كل\s+ما\s+(?:حفظته|قيل\s+لك|أُعطي\s+لك)|(?:sana\s+)?daha\s+önce\s+(?:sana\s+)?(?:verilen|söylenen)\s+(?:tüm\s+)?(?:talimatlar|kurallar)|maelekezo\s+yote\s+uliyopewa|(?:これまで|以前)\S{0,12}(?:アシスタントに|あなたに)\S{0,12}(?:ルール|指示|設定)|(?:之前|以前)(?:给|給)?(?:你|您)的\S{0,6}(?:指令|规则|規則|设定|指示)|(?:당신|너)에게\s*(?:이전에\s*)?(?:주어진|전달된)\s*(?:모든\s*)?(?:지시|규칙)|(?:mọi|tất\s+cả)\s+(?:hướng\s+dẫn|chỉ\s+thị)\s+(?:trước\s+đây|trước\s+đó)\s+(?:cho|của)\s+bạn|semua\s+instruksi\s+(?:sebelumnya\s+)?(?:untuk|yang\s+diberikan\s+kepada)\s+(?:kamu|anda)|(?:आपको|तुम्हें)\s+पहले\s+दिए\s+गए)[^.\n。]{0,80}?(?:hinfällig|ungültig|veraltet|gilt\s+nicht\s+mehr|vergiss|vergessen|caduc|obsolète|n['’]est\s+plus\s+valable|oublie|ya\s+no\s+(?:vale|sirve|aplica)|obsolet[oa]|olvída|tíralo|já\s+não\s+vale|esqueç|non\s+vale\s+più|dimentica|nieaktualne|nieważne|zapomnij|устарел|недействител|забудь|выкинь|لم\s+يعد\s+سار|ملغى|انس|فاطو|geçersiz|geçerliliğini\s+yitir|unut|yamepitwa\s+na\s+wakati|参照不要|無効|忘れて|作废|作廢|无效|無效|忘掉|不再适用|무효|폐기|잊어|không\s+còn\s+hiệu\s+lực|bỏ\s+qua|tidak\s+berlaku\s+lagi|abaikan|अमान्य|भूल\s+जा)`,
-        // B (disregard, forget) … A
-        String.raw`(?:ne\s+plus\s+tenir\s+compte\s+de\s+ce\s+qu(?:['’](?:on\s+)?|i\s+)(?:t['’]a|vous\s+a)|oublie[zs]?\s+(?:tout\s+)?ce\s+qu['’](?:on\s+)?(?:t['’]a|vous\s+a)|sahau\s+maelekezo\s+yote|vergiss\s+(?:alles,?\s+)?was\s+(?:dir|man\s+dir)\s+(?:bisher\s+)?(?:gesagt|aufgetragen|vorgegeben|mitgeteilt)|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:dijeron|indicaron|han\s+dicho|ordenaron|configuraron)|esqueça\s+(?:tudo\s+)?o\s+que\s+te\s+(?:disseram|foi\s+dito|mandaram)|dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:è\s+stato\s+detto|hanno\s+detto)|zapomnij\s+(?:o\s+)?wszystk\w*,?\s+co\s+ci\s+(?:powiedziano|przekazano|kazano)|забудь\s+вс[её],?\s+что\s+тебе\s+(?:раньше\s+)?(?:говорили|сообщали|сказали)|انس\s+كل\s+ما|sana\s+söylenen\s+her\s*şeyi\s+unut)`,
-      ].join('|'),
-      'iu',
-    ),
-  },
-  // The same address in more languages, and as a heading or an aside in brackets: "Nota al
-  // margen (para el asistente):", "تنبيه للمساعد الآلي:", "Для ИИ-помощника", "AI 비서분께",
-  // "Asistanınız için kısa bir not", "Gửi trợ lý AI:", "सहायक के लिए:" (README "Round thirteen").
+  // The same address in more languages, as a heading or a note's label that ends in a colon:
+  // "Nota al margen (para el asistente IA):", "تنبيه للمساعد الذكي:", "Для ИИ-помощника:",
+  // "AI 비서분께:", "Gửi trợ lý AI:" (README "Round thirteen"). The word for an assistant is a
+  // person's job too ("Nota para la asistente:", "비서님께:"), so the address names the AI
+  // (IA, KI, ИИ, virtual, الذكي…), and a comma does not end it ("Para la IA, este año…").
   {
     kind: 'addressed-other-language',
     strength: 'medium',
     label: 'addressed to the assistant (other language)',
-    gate: [['asist', 'assist', 'assyst', 'asyst', 'مساعد', 'помощник', 'ии-', 'ии ', '비서', '어시스턴트', 'trợ lý', 'सहायक', 'msaidizi', 'ki-', 'ki ', 'ia ', 'ia,', 'ia:', 'ai ', '助手', 'アシスタント', 'yapay zek']],
-    re: /(?:^|[.!?\n(（]\s*|[-–—]\s+)(?:(?:hinweis|nachricht|notiz|note|nota(?:\s+al\s+margen)?|aviso|mensagem|mensaje|messaggio|wiadomość|uwaga|notatka|not|mesaj)\s+)?(?:f[üu]r\s+(?:den|die)\s+|an\s+(?:den|die)\s+|pour\s+l['’]|à\s+l['’]|para\s+(?:el|la|o|a)\s+|ao\s+|al\s+|per\s+l['’]|dla\s+|do\s+)(?:ki-?|ia\s+)?(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta|ki|ia)(?:\s+(?:ia|ki|ai|virtual|virtuale|ia\s+générative))?\s*[)）]?\s*[,:;]|(?:^|[.!?\n(]\s*)(?:(?:تنبيه|ملاحظة|رسالة|مذكرة)\s+)?(?:للمساعد|إلى\s+المساعد|أيها\s+المساعد)(?:\s+(?:الآلي|الذكي|الرقمي))?\s*[:،,)]|(?:^|[.!?\n(]\s*)(?:#+\s*)?для\s+(?:ии-?\s*)?(?:помощника|ассистента)\s*[:,)\n]|(?:비서|어시스턴트)(?:님|분)?(?:께|에게)\s*[:：]|asistan(?:ınız|a|ım)?\s+için[^.\n:]{0,24}:|(?:^|[.!?\n(]\s*)(?:gửi|cho|dành\s+cho)\s+trợ\s+lý(?:\s+ai)?\s*[:,)]|(?:^|[।.!?\n(]\s*)(?:एआई\s+)?सहायक\s+(?:के\s+लिए|को)\s*[:,)]|kwa\s+msaidizi\s*[:,)]|(?:致|给|給)\s*(?:ai|AI)?\s*(?:助手|助理)\s*[:：,，)]|(?:ai|AI)\s*アシスタント(?:へ|様)\s*[:：,、)]/iu,
+    gate: [[' ia', '(ia', 'ia ', 'ki-', 'ki ', ' ki', 'virtu', 'ии', 'الذكي', 'الآلي', 'الرقمي', 'ai', 'ảo', 'एआई', 'akili bandia', 'yapay zek', '人工智能']],
+    re: /(?:^|[.!?\n(]\s*)(?:(?:hinweis|nachricht|notiz|note|nota(?:\s+al\s+margen)?|aviso|mensagem|mensaje|messaggio|wiadomość|uwaga|notatka|not|mesaj)\s+)?(?:f[üu]r\s+(?:den|die)\s+|an\s+(?:den|die)\s+|pour\s+l['’]|à\s+l['’]|para\s+(?:el|la|o|a)\s+|ao\s+|al\s+|per\s+l['’]|dla\s+|do\s+)\(?(?:(?:ki-|ia\s+)(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)|(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)\s+(?:ia|ki|ai|virtual|virtuale|virtuel|wirtualn\w*)|ki|ia)\s*[)）]?\s*:|(?:^|[.!?\n(]\s*)(?:(?:تنبيه|ملاحظة|رسالة|مذكرة)\s+)?(?:للمساعد|إلى\s+المساعد|أيها\s+المساعد)\s+(?:الآلي|الذكي|الرقمي)\s*[:)]|(?:^|[.!?\n(]\s*)(?:#+\s*)?для\s+ии-?\s*(?:помощника|ассистента)\s*[:)\n]|(?:ai|AI|인공지능)\s*(?:비서|어시스턴트)(?:님|분)?(?:께|에게)\s*[:：]|(?:^|[.!?\n(]\s*)yapay\s+zek[aâ]\s+asistan\p{L}*\s+için[^.\n:]{0,24}:|(?:^|[.!?\n(]\s*)(?:gửi|cho|dành\s+cho)\s+trợ\s+lý\s+(?:ai|ảo)\s*[:)]|(?:^|[।.!?\n(]\s*)(?:एआई|AI)\s+सहायक\s+(?:के\s+लिए|को)\s*[:)]|(?:^|[.!?\n(]\s*)kwa\s+msaidizi\s+wa\s+(?:ai|akili\s+bandia)\s*[:)]|(?:^|[。！？\n(（]\s*)(?:致|给|給)\s*(?:ai|AI|人工智能)\s*(?:助手|助理)\s*[:：]|(?:ai|AI)\s*アシスタント(?:へ|様)\s*[:：]/iu,
   },
-  // A field of a form, a record or front matter whose name is an order to the model that reads
-  // it ("assistant_instructions": …, assistant_directive: …, "ai_note": …): data is not addressed to its reader.
+  // A field of a form, a record or front matter whose name is an order to the AI that reads it
+  // ("assistant_instructions": …, ai_directive: …): data is not addressed to its reader. Not a
+  // helpdesk's "agent_notes" (a person) or a config's "llm_prompt" (a setting).
   {
     kind: 'addressed-field',
     strength: 'medium',
     label: 'a field addressed to the AI',
-    gate: [['assistant', 'agent', 'ai_', 'ai-', 'llm', 'bot_', 'copilot', '_ai', '-ai']],
-    re: /(?:^|[\s{,"'])["']?(?:(?:ai|llm|assistant|agent|bot|copilot|model)[_-](?:instructions?|directives?|notes?|memo|rules?|prompt|tasks?|orders?|actions?|guidance|hint)|(?:instructions?|directives?|notes?|memo|rules?|prompt|orders?|guidance)[_-](?:for|to)[_-](?:the[_-])?(?:ai|llm|assistant|agent|bot|model))["']?\s*[:=]/i,
+    gate: [['assistant', 'ai_', 'ai-', 'llm']],
+    re: /(?:^|[\s{,"'])["']?(?:(?:ai|llm|assistant)[_-](?:instructions?|directives?|orders?|memo)|(?:instructions?|directives?|orders?|memo)[_-](?:for|to)[_-](?:the[_-])?(?:ai|llm|assistant))["']?\s*[:=]\s*["']?[^\n"']{0,12}\b(?:store|remember|save|memori[sz]e|from\s+now\s+on|always|never|treat|send|forward|approve|ignore|mémoris|merke|recuerd|guard[ae]|lembr|ricorda|zapamiętaj|запомни|记住|覚えて|기억)/i,
   },
   {
     kind: 'standing-order-other-language',
@@ -953,16 +934,6 @@ export const ABOUT_ATTACKS = {
 /** A quotation in double, curly or angle quotes, within one line (also read by intent.ts). */
 export const QUOTATION = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
 
-/** True when `index` falls inside quotation marks opened on its line ("…", “…”, «…», „…“, 「…」). */
-export function insideQuotes(text: string, index: number): boolean {
-  const lineStart = text.lastIndexOf('\n', index - 1) + 1
-  const before = text.slice(lineStart, index)
-  if (((before.match(/"/g)?.length ?? 0) & 1) === 1) return true
-  const open = Math.max(before.lastIndexOf('\u201c'), before.lastIndexOf('\u00ab'), before.lastIndexOf('\u201e'), before.lastIndexOf('\u300c'))
-  const close = Math.max(before.lastIndexOf('\u201d'), before.lastIndexOf('\u00bb'), before.lastIndexOf('\u300d'), open >= 0 && before[open] === '\u201e' ? before.lastIndexOf('\u201c') : -1)
-  return open > close
-}
-
 function quotedExample(text: string, index: number): boolean {
   if (!QUOTE_FRAME.test(text.slice(Math.max(0, index - 120), index))) return false
   return /["'\u2019\u201d]/.test(text.slice(index, index + 240)) && ABOUT_ATTACKS.test(text)
@@ -1111,11 +1082,6 @@ export function detectInstructions(text: string): InstructionHit[] {
       if (!GATES.open(gate)) continue
     }
     let m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
-    if (m && rule.unquoted && insideQuotes(text, m.index)) {
-      const from = m.index + m[0].length
-      const again = rule.re.exec(text.slice(from))
-      m = again && !insideQuotes(text, from + again.index) ? again : null
-    }
     if (m && quotedExample(text, m.index)) {
       // the quoted example does not count; the same phrase said outside the quotes still does
       const from = m.index + m[0].length
