@@ -272,7 +272,9 @@ export function normalise(text: string): Normalised {
   }
 }
 
+// four selectors in a row carry bytes (the veto); two already are more than a glyph takes (dropped when stored)
 const VARIATION_RUN = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{4,}/gu
+const VARIATION_PAIR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}/gu
 const ZERO_WIDTH_RUN = /[\u200B-\u200D\u2060\uFEFF]{8,}/
 
 // Words of three letters or more that most sentences of a language have, in the languages the
@@ -397,9 +399,10 @@ function spellLeet(text: string, out: string[]): void {
 
 /**
  * The text with invisible characters removed (zero-width, bidi controls, invisible
- * fillers, tag characters) and nothing else changed. The write path stores this form, so
+ * fillers, tag characters, runs of variation selectors) and nothing else changed. The write path stores this form, so
  * a secret split by a zero-width space is still redacted and no hidden text is stored.
  */
 export function stripInvisible(text: string): string {
-  return text.replace(ZERO_WIDTH, '').replace(BIDI, '').replace(INVISIBLE, '').replace(TAGS, '').replace(VARIATION_IN_WORD, '')
+  // a glyph takes one variation selector: a run of them carries bytes, and is dropped like tags
+  return text.replace(ZERO_WIDTH, '').replace(BIDI, '').replace(INVISIBLE, '').replace(TAGS, '').replace(VARIATION_IN_WORD, '').replace(VARIATION_PAIR, '')
 }
