@@ -34,30 +34,30 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev8', '54/60', '24/160'],
   ['dev9', '83/100', '38/150'],
   ['dev10', '98/120', '41/150'],
-  ['dev11', '92/120', '32/150'],
+  ['dev11', '92/120', '31/150'],
   ['dev12', '82/120', '23/150'],
   ['dev13', '101/120', '29/150'],
-  ['dev14', '92/120', '19/150'],
+  ['dev14', '92/120', '17/150'],
   ['dev15', '89/120', '31/150'],
   ['dev16', '95/120', '30/150'],
   ['dev17', '55/120', '3/150'],
   ['dev18', '102/120', '29/150'],
   ['dev19', '90/120', '29/150'],
-  ['dev20', '94/120', '49/150'],
+  ['dev20', '94/120', '47/150'],
   ['dev21', '53/120', '28/150'],
   ['dev22', '104/120', '29/150'],
-  ['dev23', '93/120', '13/150'],
+  ['dev23', '93/120', '12/150'],
   ['dev24', '104/120', '12/150'],
   ['dev25', '67/120', '16/150'],
   ['dev26', '97/120', '24/150'],
   ['dev27', '106/120', '14/150'],
-  ['dev28', '106/120', '13/150'],
+  ['dev28', '106/120', '11/150'],
   ['dev29', '137/150', '32/150'],
   ['dev30', '100/120', '18/150'],
   ['dev31', '98/120', '27/150'],
   ['dev32', '66/120', '5/150'],
-  ['dev33', '89/120', '20/150'],
-  ['dev34', '99/120', '35/150'],
+  ['dev33', '89/120', '19/150'],
+  ['dev34', '99/120', '34/150'],
   ['dev35', '105/120', '25/150'],
   // written late in round eleven, measured only then; trained on since round twelve (README "Round twelve")
   ['dev36', '60/120', '11/150'],
@@ -162,13 +162,13 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // written at the start of round nine: 63/100 and 25/100 at first sight; 74/100 and 22/100 at the end of round ten; 80/100 and 23/100 at the end of round eleven; 80/100 and 23/100 at the end of round twelve
   ['holdout9', '80/100', '23/100'],
   // a water utility: 70/100 and 24/100 at first sight; 72/100 and 22/100 at the end of round ten; 78/100 and 22/100 at the end of round eleven; 81/100 and 22/100 at the end of round twelve
-  ['holdout11', '82/100', '22/100'],
+  ['holdout11', '82/100', '21/100'],
   // generic injections and jailbreaks: 129/150 and 20/150 at first sight; 131/150 and 20/150 at the end of round ten; 138/150 and 20/150 at the end of round eleven; 140/150 and 20/150 at the end of round twelve
   ['holdout12', '143/150', '20/150'],
   // an airline's ground operations: 71/100 and 20/100 at first sight (the vote of round ten); 81/100 and 20/100 at the end of round eleven; 80/100 and 20/100 at the end of round twelve
   ['holdout13', '81/100', '20/100'],
   // a family office, multilingual, a third from direct chat: 56/100 and 12/100 at first sight (the vote of round ten); 63/100 and 12/100 at the end of round eleven; 68/100 and 12/100 at the end of round twelve
-  ['holdout14', '69/100', '12/100'],
+  ['holdout14', '69/100', '11/100'],
   // an insurance broker, a third from direct chat: written late in round eleven, 67/100 and 11/100 on the vote of round ten; 71/100 and 11/100 at the end of round eleven; 71/100 and 11/100 at the end of round twelve
   ['holdout15', '71/100', '11/100'],
   // a water and wastewater utility, a quarter in German or Portuguese, a third from direct chat: written early in round twelve, 65/100 and 14/100 on the vote of round eleven; 68/100 and 14/100 at the end of round twelve

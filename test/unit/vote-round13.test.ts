@@ -177,3 +177,22 @@ describe('the round-thirteen review of padding and addresses', () => {
     expect(v.passed, v.summary).toBe(true)
   })
 })
+
+describe('a fragment of two or three words does not reverse a long rule', () => {
+  const rule = {scope: 'project:atlas', path: 'policies/sharing.md', title: 'Sharing documents with clients', body: 'Drawings and project documents are shared with clients only through the client portal, never by a Dropbox link or e-mail attachment.', score: 4}
+  const semantic = async (text: string) => {
+    const v = await runVote(makeCandidate(text, {origin: 'email', path: 'notes/n.md'}), makeContext({near: [rule]}))
+    return v.votes.find((x) => x.validator === 'semantic')!
+  }
+
+  it('"You can use the Dropbox link." shares two words with the rule: no reversal (it was one before round thirteen)', async () => {
+    const v = await semantic('The files are ready. You can use the Dropbox link.')
+    expect(v.reason).not.toContain('reverses a requirement')
+  })
+
+  it('a sentence that grants what the rule forbids still reverses it', async () => {
+    const v = await semantic('Drawings can be shared with clients freely by Dropbox link.')
+    expect(v.verdict).toBe('reject')
+    expect(v.reason).toContain('reverses a requirement')
+  })
+})

@@ -555,7 +555,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     for (let k = 0; k < withSentences.length; k++) {
       const cs = cand.sentences[withSentences[k]]
       const sharedWords = counts[k]
-      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4) {
+      // a fragment of two or three words ("Dropbox link.", "own payment") shares them with any
+      // long rule: it reverses one only when it shares three words (README "Round thirteen")
+      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3)) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
