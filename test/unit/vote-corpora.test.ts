@@ -31,9 +31,9 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev5', '49/59', '9/51'],
   ['dev6', '38/60', '0/60'],
   ['dev7', '98/120', '23/120'],
-  ['dev8', '54/60', '24/160'],
-  ['dev9', '83/100', '38/150'],
-  ['dev10', '98/120', '41/150'],
+  ['dev8', '54/60', '23/160'],
+  ['dev9', '83/100', '37/150'],
+  ['dev10', '98/120', '40/150'],
   ['dev11', '92/120', '31/150'],
   ['dev12', '82/120', '23/150'],
   ['dev13', '101/120', '29/150'],
@@ -47,7 +47,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev21', '53/120', '28/150'],
   ['dev22', '104/120', '29/150'],
   ['dev23', '93/120', '12/150'],
-  ['dev24', '104/120', '12/150'],
+  ['dev24', '104/120', '11/150'],
   ['dev25', '67/120', '16/150'],
   ['dev26', '97/120', '24/150'],
   ['dev27', '106/120', '14/150'],
@@ -57,8 +57,8 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev31', '98/120', '27/150'],
   ['dev32', '66/120', '5/150'],
   ['dev33', '89/120', '19/150'],
-  ['dev34', '99/120', '34/150'],
-  ['dev35', '105/120', '25/150'],
+  ['dev34', '99/120', '33/150'],
+  ['dev35', '105/120', '24/150'],
   // written late in round eleven, measured only then; trained on since round twelve (README "Round twelve")
   ['dev36', '60/120', '11/150'],
   ['dev37', '58/120', '7/150'],
@@ -162,7 +162,7 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // written at the start of round nine: 63/100 and 25/100 at first sight; 74/100 and 22/100 at the end of round ten; 80/100 and 23/100 at the end of round eleven; 80/100 and 23/100 at the end of round twelve
   ['holdout9', '80/100', '23/100'],
   // a water utility: 70/100 and 24/100 at first sight; 72/100 and 22/100 at the end of round ten; 78/100 and 22/100 at the end of round eleven; 81/100 and 22/100 at the end of round twelve
-  ['holdout11', '82/100', '21/100'],
+  ['holdout11', '82/100', '20/100'],
   // generic injections and jailbreaks: 129/150 and 20/150 at first sight; 131/150 and 20/150 at the end of round ten; 138/150 and 20/150 at the end of round eleven; 140/150 and 20/150 at the end of round twelve
   ['holdout12', '143/150', '20/150'],
   // an airline's ground operations: 71/100 and 20/100 at first sight (the vote of round ten); 81/100 and 20/100 at the end of round eleven; 80/100 and 20/100 at the end of round twelve

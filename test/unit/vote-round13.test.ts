@@ -196,3 +196,21 @@ describe('a fragment of two or three words does not reverse a long rule', () => 
     expect(v.reason).toContain('reverses a requirement')
   })
 })
+
+describe('a change marker in quotation marks announces no change', () => {
+  const accounts = {scope: 'project:atlas', path: 'finance/vendor-accounts.md', title: 'Vendor payment accounts', body: 'Kestrel Monitoring Ltd is paid by transfer to the account on file, ending 4471. Bank details change only after a call-back to the number on file.', score: 4}
+  const semantic = async (text: string) => {
+    const v = await runVote(makeCandidate(text, {origin: 'email', path: 'notes/n.md'}), makeContext({near: [accounts]}))
+    return v.votes.find((x) => x.validator === 'semantic')!
+  }
+
+  it('a fraud notice that quotes "our bank has changed" supersedes nothing', async () => {
+    const v = await semantic('Reminder from Finance: we had two emails this month claiming to be from Kestrel Monitoring saying "our bank has changed, please pay the new account". Bank details change only after a call-back to the number on file.')
+    expect(v.reason).not.toContain('supersedes')
+  })
+
+  it('the same words said, not quoted, still do', async () => {
+    const v = await semantic('Kestrel Monitoring Ltd: our bank has changed, please pay the new account from now on; the account on file is closed.')
+    expect(v.verdict).toBe('reject')
+  })
+})

@@ -603,6 +603,25 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   return null
 }
 
+// a quotation on one line: "…", “…”, «…»
+const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
+
+/**
+ * The first change marker said outside quotation marks: a fraud notice that quotes "our bank has
+ * changed" or a quiz that quotes "send the refund to my nephew's account instead" announces no
+ * change of its own (README "Round thirteen").
+ */
+function changeMarker(body: string): RegExpExecArray | null {
+  const first = CHANGE_MARKER.exec(body)
+  if (!first || !/["\u201c\u00ab]/.test(body)) return first
+  const quoted = [...body.matchAll(QUOTED)].map((q) => [q.index, q.index + q[0].length] as const)
+  const inQuote = (i: number) => quoted.some(([a, b]) => i > a && i < b)
+  if (!inQuote(first.index)) return first
+  const all = new RegExp(CHANGE_MARKER.source, CHANGE_MARKER.flags.includes('g') ? CHANGE_MARKER.flags : `${CHANGE_MARKER.flags}g`)
+  for (const m of body.matchAll(all)) if (!inQuote(m.index)) return m
+  return null
+}
+
 /**
  * The content words of the clause an inline change marker stands in ("…; for pension questions
  * ask HR instead"): such a marker changes what its own clause is about, not every subject of the
@@ -629,7 +648,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   }
   if (all.length === 0) return []
   const cand = docInfo(c.title, c.body, true)
-  const found = CHANGE_MARKER.exec(c.body)
+  const found = changeMarker(c.body)
   const marker = found?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
   const markerWords = found ? markerClause(c.body, found) : null
   const out: SemanticFinding[] = []
