@@ -22,7 +22,7 @@ export interface Normalised {
    * deciphered, sentences in leetspeak spelt out: for inspection only
    */
   decoded: string[]
-  /** how many words spell Latin with Cyrillic or Greek look-alikes ("іgnore", "раypal"), when any */
+  /** how many words spell a Latin word with look-alikes of another script ("іgnore", "раypal"), when any */
   lookalikes?: number
 }
 

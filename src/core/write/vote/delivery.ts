@@ -82,10 +82,11 @@ const LOOKALIKE_WORDS = 2
 
 /**
  * Words hidden from the human who reviews the write but read by a model: text spelt in
- * Unicode tag characters (invisible; engram stores the text without them), or Latin words
- * spelt with Cyrillic or Greek look-alikes ("раураl"). Nobody types either by accident, and
- * neither showed in an honest note of the corpus (README "Round thirteen"): a veto from any
- * origin. A text about such attacks, which shows an example to people, only dissents.
+ * Unicode tag characters, bytes carried by a run of variation selectors (engram stores the
+ * text without either), a long run of zero-width characters, or Latin words spelt with
+ * look-alike letters of another script ("раураl"). Nobody types these by accident, and none
+ * showed in an honest note of the corpus (README "Round thirteen"): a veto from any origin. A
+ * text about such attacks, which shows an example to people, only dissents.
  */
 function concealment(c: WriteCandidate): Objection | null {
   const n = c.normalised
@@ -98,9 +99,8 @@ function concealment(c: WriteCandidate): Objection | null {
         : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS
           ? `${n.lookalikes} words spelt with look-alike letters`
           : null
-  const about = ABOUT_ATTACKS.test(visibleText(c))
   if (what !== null) {
-    if (about) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
+    if (ABOUT_ATTACKS.test(visibleText(c))) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
     return {confidence: 0.95, reason: `hides words from the reader: ${what}`}
   }
   // A cipher the reviewer can see (ROT13, backwards, escapes, leetspeak) hides nothing from a

@@ -5,6 +5,7 @@
  * they state (numbers, dates, hosts, names after "is").
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
+import {QUOTATION} from './instruction.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
 
@@ -603,9 +604,6 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   return null
 }
 
-// a quotation on one line: "…", “…”, «…»
-const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]{0,400}\u00bb/g
-
 /**
  * The first change marker said outside quotation marks: a fraud notice that quotes "our bank has
  * changed" or a quiz that quotes "send the refund to my nephew's account instead" announces no
@@ -614,7 +612,7 @@ const QUOTED = /"[^"\n]{0,400}"|\u201c[^\u201d\n]{0,400}\u201d|\u00ab[^\u00bb\n]
 function changeMarker(body: string): RegExpExecArray | null {
   const first = CHANGE_MARKER.exec(body)
   if (!first || !/["\u201c\u00ab]/.test(body)) return first
-  const quoted = [...body.matchAll(QUOTED)].map((q) => [q.index, q.index + q[0].length] as const)
+  const quoted = [...body.matchAll(QUOTATION)].map((q) => [q.index, q.index + q[0].length] as const)
   const inQuote = (i: number) => quoted.some(([a, b]) => i > a && i < b)
   if (!inQuote(first.index)) return first
   const all = new RegExp(CHANGE_MARKER.source, CHANGE_MARKER.flags.includes('g') ? CHANGE_MARKER.flags : `${CHANGE_MARKER.flags}g`)

@@ -49,7 +49,7 @@ export interface NormalisedText {
   decoded: string[]
   /** the words of the raw text that an invisible character split (normalise.ts), joined */
   split?: string[]
-  /** how many words spell Latin with Cyrillic or Greek look-alikes (normalise.ts), when any */
+  /** how many words spell a Latin word with look-alikes of another script (normalise.ts), when any */
   lookalikes?: number
 }
 
