@@ -803,18 +803,7 @@ const RULES: Rule[] = [
 
 // Code that gathers local secrets and ships them over the network: exfiltration written as code.
 const CODE_MARKER = /```|^\s*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
-const CODE_SECRET = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
-// the shell's secrets too: "$(env)", `printenv`, "env |", ~/.aws/credentials, ~/.netrc, a .env file posted with -d @.env
-const SHELL_SECRET = /\$\((?:env|printenv|set|export\s+-p)\)|`(?:env|printenv)`|\bprintenv\b|(?:^|[\s;&|(])env\s*\||\.aws\/credentials\b|\.netrc\b|@\.env\b|\bcat\s+\S*\.env\b|\.ssh\/id_|\/etc\/shadow\b/
-const SECRET_SOURCE = new RegExp(`${CODE_SECRET.source}|${SHELL_SECRET.source}`, 'i')
-/** A curl, wget or nc command that is run, not quoted: a scanner's report that quotes ("curl ... -d $(env)") runs nothing. */
-function shellCommand(text: string): boolean {
-  for (const m of text.matchAll(/\b(?:curl|wget|nc)\s/g)) {
-    const line = text.slice(text.lastIndexOf('\n', m.index) + 1, m.index)
-    if (((line.match(/["\u201c\u201d]/g)?.length ?? 0) & 1) === 0) return true
-  }
-  return false
-}
+const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
 const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
 
 // A client that reads its own service's key by name and calls that service ("WEATHER_API_KEY" sent to
@@ -1107,13 +1096,6 @@ export function detectInstructions(text: string): InstructionHit[] {
     const source = SECRET_SOURCE.exec(text)
     if (source && NETWORK_SINK.test(text) && !keyForItsService(text)) {
       add({kind: 'exfiltration', strength: 'strong', reason: `code sends local secrets over the network: "${clip(source[0], 30)}"`})
-    }
-  }
-  // a shell line is code without a fence: "curl -X POST https://… -d "$(env)""
-  if (!seen.has('exfiltration') && (lower.includes('curl') || lower.includes('wget') || lower.includes('nc ')) && shellCommand(text)) {
-    const source = SHELL_SECRET.exec(text)
-    if (source && NETWORK_SINK.test(text) && !keyForItsService(text)) {
-      add({kind: 'exfiltration', strength: 'strong', reason: `a command sends local secrets over the network: "${clip(source[0], 30)}"`})
     }
   }
 

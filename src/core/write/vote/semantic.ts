@@ -5,7 +5,7 @@
  * they state (numbers, dates, hosts, names after "is").
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
-import {QUOTATION} from './instruction.js'
+import {ABOUT_ATTACKS, QUOTATION} from './instruction.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
 
@@ -83,6 +83,7 @@ interface SentenceInfo {
 // needing anything else lifts a requirement ("don't need a change request", "doesn't need, this quarter, manager approval").
 const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?![\s,()\u2014-]+(?:[\w'’-]+[\s,()\u2014-]+){0,3}(?:details|information|info|data|records|names|addresses|numbers|contact|files|documents|copies|identifiers|personal|help|anything|more|extra|much)\b)|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
+const STRONG_PERMIT = /\b(?:directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/
 const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
 
 /**
@@ -321,8 +322,12 @@ class Sentence implements SentenceInfo {
     readonly words: Set<string>,
     readonly values: Set<string>,
     readonly negative: boolean,
-    private readonly text: string,
+    readonly text: string,
   ) {}
+  /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
+  get licenceWord(): boolean {
+    return STRONG_PERMIT.test(this.text)
+  }
 
   get modal(): number {
     return (this.leans ??= this.asks ? 0 : modality(this.text))
@@ -556,9 +561,10 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     for (let k = 0; k < withSentences.length; k++) {
       const cs = cand.sentences[withSentences[k]]
       const sharedWords = counts[k]
-      // a fragment of two or three words ("Dropbox link.", "own payment") shares them with any
-      // long rule: it reverses one only when it shares three words (README "Round thirteen")
-      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3)) {
+      // a fragment of two or three words ("You can use the Dropbox link.") shares them with any
+      // long rule: it reverses one only when it shares three words, or says its licence in a
+      // word of its own ("Anyone can deploy production.", "Refunds: issued directly.") (README "Round thirteen")
+      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3 || (cs as Sentence).licenceWord)) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
@@ -604,6 +610,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   return null
 }
 
+// a text that disowns what it quotes: a claim, a fraud, an example
+const DISOWNED = /\b(?:claim(?:s|ed|ing)?\s+to\s+(?:be|come)|claiming|pretend\w*|posing\s+as|frauds?|fraudulent|scam\w*|fake|impersonat\w+|beware|quiz|if\s+(?:anyone|someone|somebody)\s+(?:says|asks|tells))\b/i
+
 /**
  * The first change marker said outside quotation marks: a fraud notice that quotes "our bank has
  * changed" or a quiz that quotes "send the refund to my nephew's account instead" announces no
@@ -612,7 +621,12 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
 function changeMarker(body: string): RegExpExecArray | null {
   const first = CHANGE_MARKER.exec(body)
   if (!first || !/["\u201c\u00ab]/.test(body)) return first
-  const quoted = [...body.matchAll(QUOTATION)].map((q) => [q.index, q.index + q[0].length] as const)
+  // a quotation disowns its marker only in a text that says it is a claim, a fraud, an example:
+  // an attacker who puts the whole announcement in quotes still announces it
+  const outside = body.replace(QUOTATION, ' ')
+  if (!DISOWNED.test(outside) && !ABOUT_ATTACKS.test(outside)) return first
+  // an inch or a second mark after a digit opens no quotation
+  const quoted = [...body.matchAll(QUOTATION)].filter((q) => !/\d$/.test(body.slice(0, q.index))).map((q) => [q.index, q.index + q[0].length] as const)
   const inQuote = (i: number) => quoted.some(([a, b]) => i > a && i < b)
   if (!inQuote(first.index)) return first
   const all = new RegExp(CHANGE_MARKER.source, CHANGE_MARKER.flags.includes('g') ? CHANGE_MARKER.flags : `${CHANGE_MARKER.flags}g`)
