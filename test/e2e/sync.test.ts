@@ -1,4 +1,4 @@
-import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
@@ -58,6 +58,25 @@ describe('engram sync', () => {
     expect(first.json.pushed).toBe(true)
     b = joinHost(a, remote)
   })
+
+  it('a ref lock a killed push left in a remote on this machine is cleared once stale, a younger one waited for', () => {
+    // what a SIGKILL of a sync's process group leaves when it lands inside the receiving git's ref update
+    const branch = git(remote, 'for-each-ref', '--format=%(refname)', 'refs/heads').trim().split('\n')[0]
+    expect(branch).toMatch(/^refs\/heads\//)
+    const lock = join(remote, `${branch}.lock`)
+    for (const ageMs of [60_000, 8_000]) {
+      writeFileSync(lock, 'a killed push\n')
+      const then = new Date(Date.now() - ageMs)
+      utimesSync(lock, then, then)
+      const before = head(b)
+      propose(b, `notes/lock-${ageMs}.md`, `The Leeds office opens at 8 on Mondays (${ageMs}).\n`)
+      const r = b.run(['sync', '--json'])
+      expect(r.code, r.stdout + r.stderr).toBe(0)
+      expect(r.json.pushed).toBe(true)
+      expect(existsSync(lock)).toBe(false)
+      expect(head(b)).not.toBe(before)
+    }
+  }, 60_000)
 
   it('a memory accepted on one host is served on another after both sync; proposals travel too', () => {
     expect(readBody(b, 'plan.md')).toMatch(/renew in March/)

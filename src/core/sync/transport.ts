@@ -8,9 +8,10 @@
  * the transfer (README "Sync", STANDARD R29). Objects arrive checked (`transfer.fsckObjects`)
  * and are content-addressed: a process killed mid-fetch leaves only unreferenced objects.
  */
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, relative, resolve, sep} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
 import {EngramError} from '../store/errors.js'
 import {gitRead, gitRun} from '../git/git.js'
@@ -83,12 +84,48 @@ export async function openTransport(store: Store, url: string, branch: string): 
     async push(commit: string) {
       const r = await run(['push', '--porcelain', '--no-verify', ...(local ? [`--receive-pack=${LOCAL_RECEIVE_PACK}`] : []), url, `${commit}:${ref}`], 'push to')
       if (r.code === 0) return 'pushed'
+      if (local) await clearStaleRefLock(url, r.stdout + r.stderr)
       if (/\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*(?:lock|failed to update ref)/i.test(r.stdout + r.stderr)) return 'rejected'
       throw r.fail()
     },
     close() {
       rmSync(dir, {recursive: true, force: true})
     },
+  }
+}
+
+/**
+ * A ref update holds its lock for milliseconds; a lock this old was left by a push killed in the
+ * middle of one (the receiving git runs on this machine for a remote here, and a Ctrl-C or a
+ * SIGKILL of the sync's process group takes it down with it). Git never removes such a lock: every
+ * later push would lose "the race" (README "Sync").
+ */
+const STALE_REF_LOCK_MS = 10_000
+
+/**
+ * After a push to a remote on this machine failed on a ref lock, remove the lock if it is stale:
+ * a `.lock` under the remote repository's `refs/` (or its `packed-refs.lock`) that has not changed
+ * for STALE_REF_LOCK_MS. A younger one is waited for, once, up to that age. The caller retries.
+ */
+async function clearStaleRefLock(url: string, output: string): Promise<void> {
+  const m = /Unable to create '([^'\n]+\.lock)': File exists/.exec(output)
+  if (!m) return
+  const repo = resolve(url.startsWith('/') ? url : fileURLToPath(url))
+  const lock = resolve(m[1])
+  const rel = relative(repo, lock)
+  if (rel.startsWith('..') || !(rel.startsWith(`refs${sep}`) || rel === 'packed-refs.lock')) return
+  let age: number
+  try {
+    age = Date.now() - statSync(lock).mtimeMs
+  } catch {
+    return
+  }
+  if (age < STALE_REF_LOCK_MS) await new Promise((r) => setTimeout(r, STALE_REF_LOCK_MS - age))
+  try {
+    // still there, and unchanged since: stale
+    if (Date.now() - statSync(lock).mtimeMs >= STALE_REF_LOCK_MS) rmSync(lock, {force: true})
+  } catch {
+    // gone meanwhile: its push ended
   }
 }
 
