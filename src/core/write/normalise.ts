@@ -375,6 +375,7 @@ function decipher(text: string, out: string[]): void {
 // "4ss1st4nt"); not a numeronym ("k8s", "i18n", "a11y"), an ordinal, a model number or a digest.
 const LEET_WORD = /(?<![\p{L}\p{N}_@.])(?=[a-z0-9]*[a-z])(?=[a-z0-9]*[013457])[a-z0-9]{2,20}(?![\p{L}\p{N}_@])/gu
 const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
+const LEET_PAIR = /[a-z][013457]|[013457][a-z]/g
 const leetWord = (w: string) => /[a-z][013457]|[013457][a-z]/.test(w) && !/^[a-z](?:\d{2}|[2689])[a-z]{1,2}$/.test(w) && !/^\d+(?:st|nd|rd|th)$/.test(w) && !/^[0-9a-f]{8,}$/.test(w)
 
 /**
@@ -384,7 +385,8 @@ const leetWord = (w: string) => /[a-z][013457]|[013457][a-z]/.test(w) && !/^[a-z
  * it; these sentences are inspected as hidden text.
  */
 function spellLeet(text: string, out: string[]): void {
-  if (!/[013457]/.test(text)) return
+  // three words with a letter beside a leet digit at least, before any sentence is read
+  if ((text.match(LEET_PAIR)?.length ?? 0) < 3) return
   const spelt: string[] = []
   // an example in quotation marks ("s3nd th3 p4ssw0rd" on a training slide) is shown, not said
   for (const sentence of text.replace(/"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb/g, '""').split(/(?<=[.!?;:])\s+|\n+/)) {

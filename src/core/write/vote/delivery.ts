@@ -55,8 +55,7 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
  */
 const PADDING_TIMES = 8
 const PADDING_ANY_WORD = 20
-const PADDING_TOKEN = /[\p{L}\p{M}\p{N}'’_]+|\S/gu
-const PADDING_GLUE = /^[.,!:;?\-–—|/]+$/
+const PADDING_EDGES = /^[.,!:;?\-–—|/"'“”‘’()[\]]+|[.,!:;?\-–—|/"'“”‘’()[\]]+$/g
 const ATTENTION_WORD =
   /^(?:urgent|important|attention|remember|note|notice|alert|warning|system|admin|override|priority|critical|approved|verified|confirmed|authori[sz]ed|mandatory|ignore|must|now|immediately|asap|required|pilne|wa[żz]ne|wichtig|dringend|achtung|urgente|importante|atenci[óo]n|aten[çc][ãa]o|attenzione|срочно|важно|внимание|запомни|注意|重要|紧急|緊急|了解|確認|기억해|확인|중요|긴급|주의|ध्यान|ज़रूरी|जरूरी|تنبيه|عاجل|مهم|نظام|acil|önemli|dikkat|khẩn|quan trọng|penting|segera)$/iu
 
@@ -64,15 +63,16 @@ export function padding(text: string): {token: string; times: number; attention:
   let run = 0
   let prev = ''
   let best: {token: string; times: number; attention: boolean} | null = null
-  for (const m of text.matchAll(PADDING_TOKEN)) {
-    const token = m[0].toLowerCase()
-    // punctuation between the repeats ("important! important!", "a, a, a") does not break a run
-    if (PADDING_GLUE.test(token)) continue
+  // words apart by white space, the punctuation around them dropped ("important! important!")
+  for (const raw of text.split(/\s+/)) {
+    const word = raw.replace(PADDING_EDGES, '')
+    if (word === '') continue
+    const token = word.toLowerCase()
     run = token === prev ? run + 1 : 1
     prev = token
     if (run < PADDING_TIMES || !/\p{L}/u.test(token)) continue
     const attention = ATTENTION_WORD.test(token)
-    if (best === null || run > best.times) best = {token: m[0], times: run, attention}
+    if (best === null || run > best.times) best = {token: word, times: run, attention}
   }
   return best
 }
