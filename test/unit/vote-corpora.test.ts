@@ -4,6 +4,7 @@ import {describe, expect, it} from 'vitest'
 import {deriveTitle} from '../../src/core/memory/memory.js'
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
 import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
+import {candidateView} from '../../src/core/write/plan.js'
 import {redact} from '../../src/core/write/redact/index.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import type {Neighbour} from '../../src/core/write/vote/types.js'
@@ -82,7 +83,6 @@ config.vote.burst.per_author = 1e6
 async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cases'][number], curated: Neighbour[]): Promise<boolean> {
   for (const part of c.parts) {
     const red = redact(stripInvisible(part), [])
-    const normalised = normalise(red.text)
     const base = c.path === undefined ? undefined : curated.find((k) => k.path === c.path)
     const v = await runVote(
       {
@@ -92,12 +92,7 @@ async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cas
         title: redact(c.title ?? deriveTitle(red.text), []).text,
         tags: [],
         body: red.text,
-        normalised: {
-          ...normalised,
-          hidden: [...new Set([...normalise(part).hidden, ...normalised.hidden])],
-          decoded: [...new Set([...normalised.decoded, ...normalise(part).decoded.map((d) => redact(d, []).text)])],
-          split: normalise(part).split,
-        },
+        normalised: candidateView(normalise(part), red.text, []),
         origin: c.origin,
         author: 'agent',
         session: {id: 's', agent: 'agent', tainted: false, taint_reasons: []},

@@ -14,7 +14,7 @@ import {AGENT_ORIGINS, ELEVATED_ORIGINS, MemoryFrontmatter, Origin, deriveTitle,
 import {validateMemoryPath} from '../store/paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from '../review/proposal.js'
 import {redact} from './redact/index.js'
-import {normalise, stripInvisible} from './normalise.js'
+import {normalise, stripInvisible, type Normalised} from './normalise.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {VoteResult, WriteCandidate} from './vote/types.js'
@@ -142,7 +142,6 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   // Invisible characters are dropped before redaction (a zero-width space must not hide a
   // secret) and before storage; the flags still report that they were there.
   const rawView = normalise(raw)
-  const hiddenIn = rawView.hidden
   const red = redact(stripInvisible(raw), extra)
   const titleRed = redact(title0 ?? deriveTitle(red.text), extra)
   const redactions = {...red.redactions}
@@ -167,10 +166,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   if (route === 'direct') return plan
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
-  const norm0 = normalise(body)
-  // what only the raw text held (the words tag characters spelt) is inspected too, redacted like the body
-  const decoded = [...new Set([...norm0.decoded, ...rawView.decoded.map((d) => redact(d, extra).text)])]
-  const norm = {...norm0, hidden: [...new Set([...hiddenIn, ...norm0.hidden])], decoded, ...(rawView.split ? {split: rawView.split} : {})}
+  const norm = candidateView(rawView, body, extra)
   plan.candidate = {
     scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
     origin, author: session.agent,
@@ -322,4 +318,20 @@ export function provenanceTrailers(session: SessionRecord, origin: string, taint
 function redactionSummary(r: Record<string, number>): string | undefined {
   const parts = Object.entries(r).map(([k, n]) => `${k}×${n}`)
   return parts.length > 0 ? parts.join(', ') : undefined
+}
+
+/**
+ * The text the flags and the vote read: the stored (redacted) body normalised, with what only the
+ * raw text held — the invisible characters it carried, the words they split, and what tag
+ * characters and variation selectors spelt, redacted like the body (README "Round thirteen").
+ * The corpus tally and the vote's tests build their candidates with it, as the write path does.
+ */
+export function candidateView(rawView: Normalised, body: string, extra: Parameters<typeof redact>[1]): Normalised {
+  const norm = normalise(body)
+  return {
+    ...norm,
+    hidden: [...new Set([...rawView.hidden, ...norm.hidden])],
+    decoded: [...new Set([...norm.decoded, ...rawView.decoded.map((d) => redact(d, extra).text)])],
+    ...(rawView.split ? {split: rawView.split} : {}),
+  }
 }

@@ -88,31 +88,29 @@ const LOOKALIKE_WORDS = 2
  * showed in an honest note of the corpus (README "Round thirteen"): a veto from any origin. A
  * text about such attacks, which shows an example to people, only dissents.
  */
-function concealment(c: WriteCandidate): Objection | null {
-  const n = c.normalised
-  const what = n.hidden.includes('tag-text')
-    ? 'text spelt in invisible tag characters'
-    : n.hidden.includes('variation-text')
-      ? 'bytes carried by variation selectors'
-      : n.hidden.includes('zero-width-text')
-        ? 'a long run of zero-width characters'
-        : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS
-          ? `${n.lookalikes} words spelt with look-alike letters`
-          : null
-  if (what !== null) {
-    if (ABOUT_ATTACKS.test(visibleText(c))) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
-    return {confidence: 0.95, reason: `hides words from the reader: ${what}`}
-  }
+function concealment(n: WriteCandidate['normalised'], visible: string): Objection | null {
+  const kind = HIDDEN_TEXT.find(([k]) => n.hidden.includes(k))
+  const what = kind ? kind[1] : (n.lookalikes ?? 0) >= LOOKALIKE_WORDS ? `${n.lookalikes} words spelt with look-alike letters` : null
   // A cipher the reviewer can see (ROT13, backwards, escapes, leetspeak) hides nothing from a
   // person: it is read (normalise.ts), and what it says is judged like the rest of the text.
-  return null
+  if (what === null) return null
+  if (ABOUT_ATTACKS.test(visible)) return {confidence: 0.7, reason: `hides words from the reader (${what}), in a text about attacks`}
+  return {confidence: 0.95, reason: `hides words from the reader: ${what}`}
 }
+
+/** The kinds of hidden text normalise.ts names, first found first said. */
+const HIDDEN_TEXT: [kind: string, what: string][] = [
+  ['tag-text', 'text spelt in invisible tag characters'],
+  ['variation-text', 'bytes carried by variation selectors'],
+  ['zero-width-text', 'a long run of zero-width characters'],
+]
 
 export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
   const indirect = isIndirectOrigin(c.origin)
   const tainted = c.session?.tainted === true
+  const visible = visibleText(c)
   // an order quoted in a text about attacks is dissent from any origin (flags.ts quotedOrders)
   const quoted = hits.filter((h) => h.kind === 'quoted')
   hits = hits.filter((h) => h.kind !== 'quoted')
@@ -126,16 +124,16 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     // A mail is written to its recipient: a mail that only asks someone to act ("could you send me the
     // contract?") asks a person, as a request in chat asks the owner's assistant. Dissent, no veto,
     // unless the act is a sensitive one (money, secrets, access, deploys, data leaving).
-    else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visibleText(c)).has('sensitive')) {
+    else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visible).has('sensitive')) {
       objections.push({confidence: 0.6, reason: `instruction shape in ${c.origin}, asking its recipient: ${what}`})
     } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }
 
-  const hides = concealment(c)
+  const hides = concealment(c.normalised, visible)
   if (hides) objections.push(hides)
-  const pad = padding(visibleText(c))
+  const pad = padding(visible)
   if (pad) {
     const what = `"${clip(pad.token, 24)}" ${pad.times} times in a row`
     const steers = pad.attention || pad.times >= PADDING_ANY_WORD

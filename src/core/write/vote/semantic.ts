@@ -76,6 +76,8 @@ interface SentenceInfo {
   modal: number
   /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
   asks: boolean
+  /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
+  licenceWord: boolean
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -83,8 +85,10 @@ interface SentenceInfo {
 // needing anything else lifts a requirement ("don't need a change request", "doesn't need, this quarter, manager approval").
 const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?![\s,()\u2014-]+(?:[\w'’-]+[\s,()\u2014-]+){0,3}(?:details|information|info|data|records|names|addresses|numbers|contact|files|documents|copies|identifiers|personal|help|anything|more|extra|much)\b)|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
-const STRONG_PERMIT = /\b(?:directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/
-const PERMIT = /\b(?:can|may|directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|spot|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|included|skip|any\s+(?:day|time|requester|agent|one|amount|size|user))\b/g
+// the words that grant a licence of their own; with "can", "may", "spot" and "included", every word that grants one
+const LICENCE_WORD = String.raw`directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|skip|any\s+(?:day|time|requester|agent|one|amount|size|user)`
+const STRONG_PERMIT = new RegExp(String.raw`\b(?:${LICENCE_WORD})\b`)
+const PERMIT = new RegExp(String.raw`\b(?:can|may|spot|included|${LICENCE_WORD})\b`, 'g')
 
 /**
  * A question asserts nothing ("Can my assistant place orders?" in a help page's FAQ): when a full
@@ -322,7 +326,7 @@ class Sentence implements SentenceInfo {
     readonly words: Set<string>,
     readonly values: Set<string>,
     readonly negative: boolean,
-    readonly text: string,
+    private readonly text: string,
   ) {}
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   get licenceWord(): boolean {
@@ -564,7 +568,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // a fragment of two or three words ("You can use the Dropbox link.") shares them with any
       // long rule: it reverses one only when it shares three words, or says its licence in a
       // word of its own ("Anyone can deploy production.", "Refunds: issued directly.") (README "Round thirteen")
-      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3 || (cs as Sentence).licenceWord)) {
+      if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3 || cs.licenceWord)) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
       if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
@@ -610,6 +614,8 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
   return null
 }
 
+// every change marker of a text, for the first one outside quotation marks
+const CHANGE_MARKERS = new RegExp(CHANGE_MARKER.source, CHANGE_MARKER.flags.includes('g') ? CHANGE_MARKER.flags : `${CHANGE_MARKER.flags}g`)
 // a text that disowns what it quotes: a claim, a fraud, an example
 const DISOWNED = /\b(?:claim(?:s|ed|ing)?\s+to\s+(?:be|come)|claiming|pretend\w*|posing\s+as|frauds?|fraudulent|scam\w*|fake|impersonat\w+|beware|quiz|if\s+(?:anyone|someone|somebody)\s+(?:says|asks|tells))\b/i
 
@@ -629,8 +635,7 @@ function changeMarker(body: string): RegExpExecArray | null {
   const quoted = [...body.matchAll(QUOTATION)].filter((q) => !/\d$/.test(body.slice(0, q.index))).map((q) => [q.index, q.index + q[0].length] as const)
   const inQuote = (i: number) => quoted.some(([a, b]) => i > a && i < b)
   if (!inQuote(first.index)) return first
-  const all = new RegExp(CHANGE_MARKER.source, CHANGE_MARKER.flags.includes('g') ? CHANGE_MARKER.flags : `${CHANGE_MARKER.flags}g`)
-  for (const m of body.matchAll(all)) if (!inQuote(m.index)) return m
+  for (const m of body.matchAll(CHANGE_MARKERS)) if (!inQuote(m.index)) return m
   return null
 }
 
