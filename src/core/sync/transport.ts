@@ -8,9 +8,9 @@
  * the transfer (README "Sync", STANDARD R29). Objects arrive checked (`transfer.fsckObjects`)
  * and are content-addressed: a process killed mid-fetch leaves only unreferenced objects.
  */
-import {mkdtempSync, rmSync, statSync} from 'node:fs'
+import {lstatSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join, relative, resolve, sep} from 'node:path'
+import {basename, dirname, join, relative, resolve, sep} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {EngramError} from '../store/errors.js'
@@ -107,23 +107,30 @@ const STALE_REF_LOCK_MS = 10_000
  * a `.lock` under the remote repository's `refs/` (or its `packed-refs.lock`) that has not changed
  * for STALE_REF_LOCK_MS. A younger one is waited for, once, up to that age. The caller retries.
  */
-async function clearStaleRefLock(url: string, output: string): Promise<void> {
+export async function clearStaleRefLock(url: string, output: string): Promise<void> {
   const m = /Unable to create '([^'\n]+\.lock)': File exists/.exec(output)
   if (!m) return
-  const repo = resolve(url.startsWith('/') ? url : fileURLToPath(url))
-  const lock = resolve(m[1])
-  const rel = relative(repo, lock)
-  if (rel.startsWith('..') || !(rel.startsWith(`refs${sep}`) || rel === 'packed-refs.lock')) return
+  let lock: string
   let age: number
   try {
-    age = Date.now() - statSync(lock).mtimeMs
+    // where the files really are: a symlink in the remote (refs/heads → elsewhere) must not
+    // turn this into a way to delete a lock outside it
+    const repo = realpathSync(resolve(url.startsWith('/') ? url : fileURLToPath(url)))
+    const named = resolve(m[1])
+    lock = join(realpathSync(dirname(named)), basename(named))
+    const rel = relative(repo, lock)
+    if (rel.startsWith('..') || !(rel.startsWith(`refs${sep}`) || rel === 'packed-refs.lock')) return
+    // a lock is a plain file git made, never a link
+    const st = lstatSync(lock)
+    if (!st.isFile()) return
+    age = Date.now() - st.mtimeMs
   } catch {
     return
   }
   if (age < STALE_REF_LOCK_MS) await new Promise((r) => setTimeout(r, STALE_REF_LOCK_MS - age))
   try {
     // still there, and unchanged since: stale
-    if (Date.now() - statSync(lock).mtimeMs >= STALE_REF_LOCK_MS) rmSync(lock, {force: true})
+    if (Date.now() - lstatSync(lock).mtimeMs >= STALE_REF_LOCK_MS) rmSync(lock, {force: true})
   } catch {
     // gone meanwhile: its push ended
   }
