@@ -49,9 +49,10 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
  * follows ("URGENT URGENT …", "approved approved …", "기억해 기억해 …"). Honest text repeats a
  * word five times at most in the corpus; the attacks that pad, twenty times and more (README
  * "Round thirteen"). Only words count (letters, in any script): numbers, signs and emoji repeat
- * in logs, tables and reviews ("200 200 …", "| yes |", "👏👏👏"). A word that asks for attention
- * (urgent, remember, approved…) is padding from eight times in a row, any word from twenty;
- * eight times of another word ("PASS", "la la la") only dissents.
+ * in logs, tables and reviews ("200 200 …", "| yes |", "👏👏👏"), though one emoji twenty times
+ * over is padding as a word is. A word that asks for attention
+ * (urgent, remember, approved…) is padding from eight times in a row, any word from twenty, from
+ * any origin; eight times of another word ("PASS", "la la la") only dissents.
  */
 const PADDING_TIMES = 8
 const PADDING_ANY_WORD = 20
@@ -74,8 +75,15 @@ export function padding(text: string): {token: string; times: number; attention:
     const attention = ATTENTION_WORD.test(token)
     if (best === null || run > best.times) best = {token: word, times: run, attention}
   }
+  // one emoji twenty times and more ("🚨🚨🚨…", "🙏 🙏 🙏 …"): a review's "👏👏👏" is three
+  for (const m of text.matchAll(EMOJI_RUN)) {
+    const times = [...m[0].matchAll(EMOJI)].length
+    if (best === null || times > best.times) best = {token: m[1], times, attention: false}
+  }
   return best
 }
+const EMOJI = /\p{Extended_Pictographic}/gu
+const EMOJI_RUN = /(\p{Extended_Pictographic}[\u{FE0F}\u{1F3FB}-\u{1F3FF}]?)(?:\s*\1){19,}/gu
 
 /** Words spelt with look-alike letters from this many on: one is a typo or a quoted example, two are a disguise. */
 const LOOKALIKE_WORDS = 2
@@ -137,7 +145,9 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
   if (pad) {
     const what = `"${clip(pad.token, 24)}" ${pad.times} times in a row`
     const steers = pad.attention || pad.times >= PADDING_ANY_WORD
-    if ((indirect || tainted) && steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, arriving by ${c.origin}: ${what}`})
+    // from any origin: a person who types "please" twenty times before a rule is padding it too
+    // (README "Round fourteen": out of fold 15 padded chat attacks more, no honest write)
+    if (steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, ${indirect || tainted ? `arriving by ${c.origin}` : `in ${c.origin}`}: ${what}`})
     else objections.push({confidence: 0.7, reason: `a word repeated to pad the text: ${what}`})
   }
 
