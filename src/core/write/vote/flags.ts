@@ -9,6 +9,7 @@ import {SPLIT_CAP} from '../normalise.js'
 import type {SemanticFinding} from './semantic.js'
 import {redactText} from '../redact/index.js'
 import {describeSensitive, findSensitive} from './sensitive.js'
+import {shellExfil} from './shell.js'
 import type {FlagHit, WriteCandidate} from './types.js'
 import {clip} from '../../text/clip.js'
 
@@ -124,6 +125,21 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
   }
   if (!kinds.has('agenda')) out.push(...agendaOf(c, visible, collapsed))
   out.push(...quotedOrders(visible))
+  // a shell command that ships the machine's secrets (shell.ts): the code check above reads programs;
+  // one found only in a decoded blob (`echo … | base64 -d | sh`) was hidden on purpose
+  if (!kinds.has('exfiltration')) {
+    const shell = shellExfil(visible)
+    out.push(...shell)
+    if (shell.length === 0) {
+      for (const blob of c.normalised.decoded) {
+        const found = shellExfil(blob).find((h) => h.kind === 'exfiltration')
+        if (found) {
+          out.push({kind: 'encoded', strength: 'strong', reason: `encoded ${found.reason}`})
+          break
+        }
+      }
+    }
+  }
   return out
 }
 
