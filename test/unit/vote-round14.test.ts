@@ -10,6 +10,7 @@ import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
 import {candidateView} from '../../src/core/write/plan.js'
 import {runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
 import {shellExfil} from '../../src/core/write/vote/shell.js'
+import {cpuMs} from '../helpers/cpu.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
 const vote = (text: string, origin: WriteCandidate['origin'] = 'direct_chat') => runVote(makeCandidate(text, {origin}), makeContext())
@@ -93,5 +94,14 @@ describe('a shell command that ships secrets to a host', () => {
     ["gcloud's token sent to Google", 'curl -X POST -H "Authorization: Bearer $(gcloud auth print-access-token)" -d @req.json https://speech.googleapis.com/v1/speech:recognize'],
   ])('%s is no exfiltration', (_label, text) => {
     expect(shellExfil(text).filter((h) => h.kind === 'exfiltration')).toEqual([])
+  })
+})
+
+describe('shell.ts on long adversarial text', () => {
+  // A guard against catastrophic backtracking (a first version took 48 s on 250 KiB of "curl "),
+  // not a performance target: those are measured by `npm run bench`.
+  const fill = (unit: string) => unit.repeat(Math.ceil((256 << 10) / unit.length)).slice(0, 256 << 10)
+  it.each([['curl '], ['curl a '], ['"curl '], ['curl -d x | '], ['env | '], ['nc a '], ['dig a'], ['curl $('], ['.ssh/'], ['https://a.b/c '], ['curl -d x\n'], ['a: ']])('finishes 256 KiB of %j', (unit) => {
+    expect(cpuMs(() => shellExfil(fill(unit)))).toBeLessThan(3000)
   })
 })

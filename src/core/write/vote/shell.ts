@@ -92,28 +92,28 @@ const AUTH_ARG = /\s(?:-H|--header|-u|--user|--oauth2-bearer|-Headers)(?:\s+|=)(
 // backtick is markdown's inline code), fish's (…) after a quote or =
 const SUBST = String.raw`(?:\$\(|(?<=["=@])\`|(?<=["'=])\()`
 // curl's short options are case-sensitive: -d, -F, -T send; -f and -t do not
-const CURL_SENDS = /\bcurl\b[^|]*?\s(?:-[a-zA-Z]*[dFT]\b|--data(?:-[a-z]+)?\b|--form(?:-string)?\b|--upload-file\b|--json\b)/
+const CURL_SENDS = /^curl\b[^|]*?\s(?:-[a-zA-Z]*[dFT]\b|--data(?:-[a-z]+)?\b|--form(?:-string)?\b|--upload-file\b|--json\b)/
 const SINKS = new RegExp(
   [
-    String.raw`\bcurl\b[^|]*?\s[^\s|]*${SUBST}`,
-    String.raw`\bwget\b[^|]*?(?:--post-(?:data|file)|--body-(?:data|file)|--method[=\s]+(?:post|put))`,
-    String.raw`\bwget\b[^|]*?\s[^\s|]*${SUBST}`,
-    String.raw`(?:^|[\s|])(?:nc|ncat|netcat|socat|telnet)\s+(?:-[a-z]+\s+)*[\w.-]+`,
+    String.raw`^curl\b[^|]*?\s[^\s|]*${SUBST}`,
+    String.raw`^wget\b[^|]*?(?:--post-(?:data|file)|--body-(?:data|file)|--method[=\s]+(?:post|put))`,
+    String.raw`^wget\b[^|]*?\s[^\s|]*${SUBST}`,
+    String.raw`^(?:nc|ncat|netcat|socat|telnet)\s+(?:-[a-z]+\s+)*[\w.-]+`,
     String.raw`\/dev\/(?:tcp|udp)\/`,
-    String.raw`\b(?:invoke-webrequest|invoke-restmethod|iwr|irm)\b[^|]*?\s-(?:body|infile|method\s+(?:post|put))\b`,
-    String.raw`\b(?:invoke-webrequest|invoke-restmethod|iwr|irm)\b[^|]*?\s[^\s|]*\$\(`,
-    String.raw`\b(?:nslookup|dig|host|drill|ping|resolve-dnsname)\s+(?:-\S+\s+)*[^\s|;]*${SUBST}`,
-    String.raw`(?:^|[\s|])(?:https?|xh)\s+(?:--?[\w-]+(?:=\S+)?\s+)*(?:(?:POST|PUT|PATCH)\s+)?(?:https?:\/\/|:\d)`,
-    String.raw`\bopenssl\s+s_client\b[^|]*-connect\b`,
+    String.raw`^(?:invoke-webrequest|invoke-restmethod|iwr|irm)\b[^|]*?\s-(?:body|infile|method\s+(?:post|put))\b`,
+    String.raw`^(?:invoke-webrequest|invoke-restmethod|iwr|irm)\b[^|]*?\s[^\s|]*\$\(`,
+    String.raw`^(?:nslookup|dig|host|drill|ping|resolve-dnsname)\s+(?:-\S+\s+)*[^\s|;]*${SUBST}`,
+    String.raw`^(?:https?|xh)\s+(?:--?[\w-]+(?:=\S+)?\s+)*(?:(?:POST|PUT|PATCH)\s+)?(?:https?:\/\/|:\d)`,
+    String.raw`^openssl\s+s_client\b[^|]*-connect\b`,
     String.raw`\bUpload(?:String|File|Data|Values)(?:Async)?\s*\(`,
-    String.raw`\bgh\s+gist\s+create\b`,
+    String.raw`^gh\s+gist\s+create\b`,
   ].join('|'),
   'i',
 )
-const MAIL = /(?:^|[\s|])(?:mail|mailx|mutt|sendmail)\s+(?:-[a-z]+\s+(?:"[^"]*"\s+|'[^']*'\s+|\S+\s+)?)*[\w.+-]+@[\w-]+\.[\w.-]+/i
-const SSH = /(?:^|[\s|])ssh\s+(?:-\S+\s+)*[\w.-]+@[\w.-]+/i
+const MAIL = /^(?:mail|mailx|mutt|sendmail)\s+(?:-[a-z]+\s+(?:"[^"]*"\s+|'[^']*'\s+|\S+\s+)?)*[\w.+-]+@[\w-]+\.[\w.-]+/i
+const SSH = /^ssh\s+(?:-\S+\s+)*[\w.-]+@[\w.-]+/i
 // an interpreter's one-liner that reads the environment or a key and calls the network
-const INLINE = /\b(?:python[23]?(?:\.\d+)?|node|perl|ruby|php)\s+-[ce]\s+(["'])([\s\S]*)/i
+const INLINE = /^(?:python[23]?(?:\.\d+)?|node|perl|ruby|php)\s+-[ce]\s+(["'])([\s\S]*)/i
 const INLINE_SRC = /\bos\.environ\b|\bprocess\.env\b|%ENV\b|\bENV\b(?!\[)|\bENV\.to_h\b|\.ssh\/|\.aws\/|getenv\(\)/
 const INLINE_NET = /\burlopen\b|\brequests\.(?:post|put|get)\b|\bfetch\s*\(|\bhttps?\.request\b|\bIO::Socket\b|\bLWP\b|\bNet::HTTP\b|\bsocket\.|\bcurl_exec\b/
 /** Where a sending command's name stands (`host-17`, `mail-server`, `ssh-keygen` are no sender). */
@@ -264,16 +264,27 @@ function toItsService(secret: string, host: string | null, payload: string): boo
   return false
 }
 
+// A command is read within bounds, so that a long text costs time in proportion to its length:
+// its own words up to MAX_COMMAND characters, the PIPE_DEPTH parts piped into it, MAX_LEAD
+// characters before it, and at most MAX_SENDERS senders in a text.
+const MAX_COMMAND = 2000
+const PIPE_DEPTH = 4
+const MAX_LEAD = 400
+const MAX_SENDERS = 200
+
 /** The hit for a command that sends the machine's secrets to a host, if the text holds one. */
 export function shellExfil(text: string): InstructionHit[] {
   if (!GATE.test(text)) return []
   const lines = prepare(text)
   const staged = staging(lines)
+  let senders = 0
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n]
     if (!GATE.test(line)) continue
     for (const {parts, start} of clauses(line)) {
       for (let i = 0; i < parts.length; i++) {
+        if (!SENDER.test(parts[i]) && !parts[i].includes('/dev/')) continue
+        if (++senders > MAX_SENDERS) return []
         const hit = judge(lines, n, line, parts, i, start, staged)
         if (hit) return [hit]
       }
@@ -286,9 +297,9 @@ export function shellExfil(text: string): InstructionHit[] {
 function judge(lines: string[], n: number, line: string, parts: string[], i: number, start: number, staged: RegExp | null): InstructionHit | null {
   // the sender's own words, from its name on ("… with curl -d …"); a redirection to /dev/tcp is the whole part
   const at = parts[i].search(SENDER)
-  let own = at >= 0 ? parts[i].slice(at) : parts[i]
+  let own = at >= 0 ? parts[i].slice(at, at + MAX_COMMAND) : parts[i].slice(0, MAX_COMMAND)
   // in inline code the command ends at the closing backtick: prose after it is no argument
-  const before = line.slice(0, start) + parts.slice(0, i).join('|') + parts[i].slice(0, Math.max(0, at))
+  const before = (line.slice(Math.max(0, start - MAX_LEAD), start) + parts.slice(Math.max(0, i - PIPE_DEPTH), i).join('|') + parts[i].slice(0, Math.max(0, at))).slice(-MAX_LEAD)
   if ((before.replace(/```/g, '').match(/`/g)?.length ?? 0) % 2 === 1 && own.includes('`')) own = own.slice(0, own.indexOf('`'))
   // a parenthesis of prose or a "which/using …" clause after the command is no argument either
   own = own.split(/\s\((?=(?:[A-Za-z,'’]+\s+){3})|\s(?:using|which|so\s+that|from\s+your)\s/)[0]
@@ -306,7 +317,7 @@ function judge(lines: string[], n: number, line: string, parts: string[], i: num
   if (kind === null) return null
   const piped = i > 0 && FRONT.test(parts[i].slice(0, Math.max(0, at)))
   if (kind === 'ssh' && !piped) return null
-  let payload = piped ? [...parts.slice(0, i).map((p) => p.replace(AUTH_ARG, ' ')), part].join(' | ') : part
+  let payload = piped ? [...parts.slice(Math.max(0, i - PIPE_DEPTH), i).map((p) => p.slice(-MAX_COMMAND).replace(AUTH_ARG, ' ')), part].join(' | ') : part
   // ssh-keygen -y / -l prints public material; an output file (-o, >) is written, not read
   payload = payload.replace(/ssh-keygen\b[^|)]*/g, (m) => (/\s-[a-zA-Z]*[yl]/.test(m) ? 'ssh-keygen' : m)).replace(/\s(?:-o|--output)\s+\S+|(?<=[^\s>|]\s*)>(?!&)\s*\S+/g, ' ')
   const secret = kind === 'inline' ? 'the environment or a key' : (SECRETS.exec(payload) ?? staged?.exec(payload))?.[0]
