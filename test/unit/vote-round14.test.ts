@@ -106,3 +106,21 @@ describe('shell.ts on long adversarial text', () => {
     expect(cpuMs(() => shellExfil(fill(unit)))).toBeLessThan(3000)
   })
 })
+
+describe('the whole vote on long adversarial text', () => {
+  // The written-dialogue rule of instruction.ts backtracked without bound: "Assistant: " a few dozen
+  // times in a write took minutes (118 s for 512 bytes), so that one write could stall a store's
+  // vote. It reads the turns in one pass now. Each text below is a word or a sign that the vote's
+  // patterns look for, repeated to 64 KiB; each must finish well inside the bound (a pattern that
+  // backtracks would not). Not a performance target: those are measured by `npm run bench`.
+  const fill = (unit: string) => unit.repeat(Math.ceil((64 << 10) / unit.length)).slice(0, 64 << 10)
+  const units = ['Assistant: ', 'Q: ', 'User: ', 'A: ', 'Turn 1: ', 'note to the assistant ', 'from now on ', 'remember ', 'ignore ', 'a: ', 'please ', 'https://a.b/', 'a@b.c ', '&#65;', '\\u0041', '(', '"', "'", '*', '_', '#', '|', 'Ab Cd ', 'AB ', '1.', '€1 ', 'IBAN ES12 ', '=41 ', 'approved ', 'system: ', '[SYSTEM', '<!-- ', '```\n', '- a\n', '> a\n', 'you are ', 'if you are an AI ', 'do not tell ', 'without approval ', 'always ', 'never ', 'send to ', 'password ', 'Subject: ', 'e.g. ', 'curl ', 'env | ', 's-h-a-r-e ', 's h a r e ', '🙏', 'a. ']
+  it.each(units.map((u) => [u] as const))('votes on 64 KiB of %j', async (unit) => {
+    const body = fill(unit)
+    const c = makeCandidate(body, {origin: 'webpage', normalised: normalise(body)})
+    const started = process.cpuUsage()
+    await runVote(c, makeContext())
+    const used = process.cpuUsage(started)
+    expect((used.user + used.system) / 1000).toBeLessThan(5000)
+  })
+})

@@ -45,6 +45,41 @@ interface Rule {
   needs?: string[][]
   /** what must end the text just before a match (the rule then needs the g flag and tries each match) */
   before?: RegExp
+  /**
+   * A matcher written as code where the pattern would backtrack without bound on some text; `re`
+   * states the same shape (and is what the gates are checked against)
+   */
+  find?: (text: string) => {0: string; index: number} | null
+}
+
+/** A turn of a written dialogue: "Q:", "User:", "Assistant —", "Turn 3:", "Example 2:". */
+const TURN = /(?:^|\s)(?:q|a|user|assistant|input|output|turn\s+\d+|example\s+\d+)\s*[:\u2014-]/gi
+const TURN_OVER = /^[^\n]{0,200}?(?:your\s+turn|now\s+(?:you|continue)|continue\s+for)/i
+const TURN_LEFT_OPEN = /^[^\n]{0,200}?(?:a|assistant|output)\s*:\s*$/i
+
+/**
+ * Four turns or more of a dialogue, each within 200 characters of the one before on its line or
+ * the next, then a turn left for the model: "A:" at the text's end, "your turn", "now you…",
+ * "continue for…". The `shots` rule's pattern, in one pass over the turns.
+ */
+function dialogueToContinue(text: string): {0: string; index: number} | null {
+  let run = 0
+  let first = -1
+  let end = -1
+  for (const m of text.matchAll(TURN)) {
+    const gap = end < 0 ? null : text.slice(end, m.index)
+    if (gap !== null && gap.length <= 200 && !gap.includes('\n')) run++
+    else {
+      run = 1
+      first = m.index
+    }
+    end = m.index + m[0].length
+    if (run < 4) continue
+    const rest = text.slice(end, end + 260)
+    const over = TURN_OVER.exec(rest) ?? (end + 260 >= text.length ? TURN_LEFT_OPEN.exec(rest) : null)
+    if (over) return {0: text.slice(first, end + over[0].length), index: first}
+  }
+  return null
 }
 
 const OUTPUT_NOUN = String.raw`(?:answers?|responses?|repl(?:y|ies)|outputs?|completions?|elucidation|summary|summaries|translations?|explanations?)`
@@ -380,6 +415,9 @@ const RULES: Rule[] = [
     label: 'a dialogue for the model to continue',
     needs: [[':', 'turn', 'now', 'continue'], [':', '\u2014', '-']],
     re: /(?:(?:^|\s)(?:q|a|user|assistant|input|output|turn\s+\d+|example\s+\d+)\s*[:\u2014-][^\n]{0,200}?){4,}(?:(?:a|assistant|output)\s*:\s*$|your\s+turn|now\s+(?:you|continue)|continue\s+for)/i,
+    // as a pattern it backtracks without bound on a text of many turns that ends otherwise
+    // ("Assistant: " a few dozen times took minutes): read in one pass instead
+    find: dialogueToContinue,
   },
   {
     kind: 'repetition',
@@ -1081,11 +1119,12 @@ export function detectInstructions(text: string): InstructionHit[] {
       if (lower === undefined) GATES.reset((lower = text.toLowerCase()))
       if (!GATES.open(gate)) continue
     }
-    let m = rule.before ? firstAfter(rule.re, rule.before, text) : rule.re.exec(text)
+    const find = (t: string) => (rule.find ? rule.find(t) : rule.before ? firstAfter(rule.re, rule.before, t) : rule.re.exec(t))
+    let m = find(text)
     if (m && quotedExample(text, m.index)) {
       // the quoted example does not count; the same phrase said outside the quotes still does
       const from = m.index + m[0].length
-      const again = rule.before ? firstAfter(rule.re, rule.before, text.slice(from)) : rule.re.exec(text.slice(from))
+      const again = find(text.slice(from))
       m = again && !quotedExample(text, from + again.index) ? again : null
     }
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})
