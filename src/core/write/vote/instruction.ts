@@ -337,7 +337,7 @@ const RULES: Rule[] = [
     label: 'a forged end-of-data marker',
     // A line that only closes the data, with text after it: the text poses as what comes next in the prompt.
     needs: [['end', 'close', 'begin', 'start'], ['of']],
-    re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted\s*[\w ]{0,12}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*[-=#*>\])]{0,6}[ \t]*\n\s*\S/i,
+    re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted\s*[\w ]{0,12}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*(?:[-=#*>\])]{1,6}[ \t]*)?\n\s*\S/i,
   },
   {
     kind: 'authority',
