@@ -139,8 +139,8 @@ const RULES: Rule[] = [
   {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['system', 'assistant', 'developer']], re: /^[ \t>*_#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:/m},
   {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['<']], re: /<\/?\s*(?:system|assistant|sys|instructions?|developer)\s*>/i},
   {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['inst]', '<<', '<|']], re: /\[\/?INST\]|<<\/?SYS>>|<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>/i},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['##']], re: /^\s*#{2,}\s*(?:instructions?|system(?:\s+prompt)?|response)\s*:?\s*$/im},
-  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['system', 'assistant']], re: /^\s*(?:system|assistant)\s+(?:prompt|message)\s*:/im},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['##']], re: /^[ \t]*#{2,}[ \t]*(?:instructions?|system(?:[ \t]+prompt)?|response)[ \t]*(?::[ \t]*)?$/im},
+  {kind: 'role-marker', strength: 'strong', label: 'role marker', gate: [['system', 'assistant']], re: /^[ \t]*(?:system|assistant)[ \t]+(?:prompt|message)[ \t]*:/im},
   // strong: sending data somewhere
   {
     kind: 'exfiltration',
@@ -337,7 +337,7 @@ const RULES: Rule[] = [
     label: 'a forged end-of-data marker',
     // A line that only closes the data, with text after it: the text poses as what comes next in the prompt.
     needs: [['end', 'close', 'begin', 'start'], ['of']],
-    re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted\s*[\w ]{0,12}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*(?:[-=#*>\])]{1,6}[ \t]*)?\n\s*\S/i,
+    re: /\b(?:end|close|begin|start)\s+of(?<=(?:^|\n)[ \t]*[-=#*<[(/]{0,6}[ \t]*\w+\s+of)\s+(?:the\s+)?(?:data|input|context|untrusted[\w-]{0,12}(?:[ \t]+[\w-]{1,24}){0,2}|user\s+(?:input|data|content)|tool\s+(?:output|results?)|search\s+results?|retrieved\s+\w+|(?:system\s+)?prompt|instructions|memory(?:\s+block)?)[ \t]*(?:[-=#*>\])]{1,6}[ \t]*)?\n\s*\S/i,
   },
   {
     kind: 'authority',

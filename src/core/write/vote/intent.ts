@@ -124,7 +124,7 @@ const SENSITIVE_EN = new RegExp(
     // access, deploys, deletion, other tenants
     String.raw`\b(?:admin(?:istrator)?\s+(?:rights|access|role|privileges|mode)|(?:is|are|as|becomes?|be)\s+(?:an?\s+)?(?:[\w-]+\s+)?admin(?:istrator)?s?\b|root\s+access|grant\w*|permissions?|allow-?list|white-?list|trusted\s+(?:senders?|domains?|sources?|contacts?)|deploy\w*|push\w*\s+(?:\w+\s+)?(?:directly\s+)?to\s+(?:main|master|prod\w*)|production|force[- ]push|wip(?:e|ing)|eras(?:e|ing)|delet(?:e|ing)\s+(?:all|the|every|your)|other\s+(?:tenants?|customers?|clients?|workspaces?)|another\s+(?:tenant|customer|client|workspace|company)['’]?s?)\b`,
     // something sent to an outside address
-    String.raw`\b(?:send|forward|post|upload|share|paste|e-?mail|mail|reply\s+with|submit|copy|bcc|cc)\b[^.\n]{0,80}?(?:[\w.+-]+@[\w-]+\.\w|https?:\/\/|\[redacted:email|\bpublic\b|\bgist\b|\bwebhook\b|\bpastebin\b)`,
+    String.raw`\b(?:send|forward|post|upload|share|paste|e-?mail|mail|reply\s+with|submit|copy|bcc|cc)\b[^.\n]{0,80}?(?:(?<![\w.+-])[\w.+-]{1,64}@[\w-]+\.\w|https?:\/\/|\[redacted:email|\bpublic\b|\bgist\b|\bwebhook\b|\bpastebin\b)`,
   ].join('|'),
   'i',
 )

@@ -83,7 +83,7 @@ interface SentenceInfo {
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
 // Not needing data grants nothing ("the lab never needs owner details", "we don't need any client information"); not
 // needing anything else lifts a requirement ("don't need a change request", "doesn't need, this quarter, manager approval").
-const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?![\s,()\u2014-]+(?:[\w'’-]+[\s,()\u2014-]+){0,3}(?:details|information|info|data|records|names|addresses|numbers|contact|files|documents|copies|identifiers|personal|help|anything|more|extra|much)\b)|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
+const LIFTED = /\b(?:(?:does|do|did|will|would)\s+not|doesn't|don't|no\s+(?:longer|more)|not|never)\s+(?:\w+\s+)?(?:(?:need|needs|require|requires|have\s+to|has\s+to)\b(?![\s,()\u2014]+(?:[\w'’-]+[\s,()\u2014]+){0,3}(?:details|information|info|data|records|names|addresses|numbers|contact|files|documents|copies|identifiers|personal|help|anything|more|extra|much)\b)|required|necessary|mandatory)\b|\bwithout\s+(?:\w+\s+){0,2}(?:approval|sign[- ]?off|review|consent|authori[sz]ation|permission|call-?back|confirmation|verification|second\s+approver|check)\b|\bno\s+(?:\w+\s+)?(?:approval|sign[- ]?off|review|permission)\s+(?:is\s+)?(?:needed|required|necessary)\b/g
 const REQUIRE = /\b(?:needs?|require[sd]?|must|mandatory|only|never|forbidden|prohibited|not\s+(?:allowed|permitted)|may\s+not|cannot|can't|restricted|approval|sign[- ]?off|two[- ]person|written|call-?back|second\s+approver|two\s+(?:engineers|approvals|approvers|people))\b/g
 // the words that grant a licence of their own; with "can", "may", "spot" and "included", every word that grants one
 const LICENCE_WORD = String.raw`directly|freely|anyone|anybody|whoever|allowed|permitted|fine|optional|automatically|straight\s+away|right\s+away|immediately|as\s+soon\s+as|single|skip|any\s+(?:day|time|requester|agent|one|amount|size|user)`
@@ -100,7 +100,7 @@ const PERMIT = new RegExp(String.raw`\b(?:can|may|spot|included|${LICENCE_WORD})
  * directly, correct?") asserts what it says (an attacker's review).
  */
 const QUESTION_END = /[?\uff1f]["'\u201d\u2019*_)\]]{0,3}\s*$/
-const QUESTION_START = /^[\s*#>_"'\u201c-]*(?:q\s*\d*\s*[:.)]\s*)?[\s*_"'\u201c]*(?:can|could|may|might|is|are|am|was|were|do|does|did|should|shall|will|would|has|have|had|how|what|who|whom|whose|when|where|which|why)\b/
+const QUESTION_START = /^[\s*#>_"'\u201c-]*(?:q(?:\s*\d+)?\s*[:.)][\s*_"'\u201c]*)?(?:can|could|may|might|is|are|am|was|were|do|does|did|should|shall|will|would|has|have|had|how|what|who|whom|whose|when|where|which|why)\b/
 const TAG_QUESTION = /(?:,|\s-|\s\u2014)\s*(?:right|correct|yeah|yes|no|ok|okay|true|agreed|surely|(?:is|are|do|does|did|was|were|can|could|will|would|has|have)(?:n['\u2019]?t)?\s+(?:it|they|we|you|he|she|that|there))\s*[?\uff1f]\W*$/
 const ASKS_YOU = /\byou\b/
 /** an answer line's lead-in: a timestamp, a speaker ("A:", "assistant:") */

@@ -129,7 +129,8 @@ const SINKS = new RegExp(
   ].join('|'),
   'i',
 )
-const MAIL = /^(?:mail|mailx|mutt|sendmail)\s+(?:-[a-z]+\s+(?:"[^"]*"\s+|'[^']*'\s+|\S+\s+)?)*[\w.+-]+@[\w-]+\.[\w.-]+/i
+// each option's value read one way (a quoted value, or a word that is not another option), at most 16 options
+const MAIL = /^(?:mail|mailx|mutt|sendmail)\s+(?:-[a-z]+\s+(?:(?:"[^"]*"|'[^']*'|[^\s"'-]\S*)\s+)?){0,16}[\w.+-]+@[\w-]+\.[\w.-]+/i
 const SSH = /^ssh\s+(?:-\S+\s+)*[\w.-]+@[\w.-]+/i
 // an interpreter's one-liner that reads the environment or a key and calls the network
 const INLINE = /^(?:python[23]?(?:\.\d+)?|node|perl|ruby|php)\s+(?:-[ce]|-(?=\s+<<<))\s+(?:<<<\s*)?(["'])([\s\S]*)/i
