@@ -6,6 +6,7 @@
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
 import {clip} from '../../text/clip.js'
+import {escapeRegExp} from '../../text/regexp.js'
 import {visibleText} from './flags.js'
 import {ABOUT_ATTACKS, type InstructionHit, strongest} from './instruction.js'
 import {signals} from './intent.js'
@@ -26,7 +27,6 @@ function burstObjection(label: string, count: number, limit: number, windowMinut
   return {confidence, reason: `${count} writes by this ${label} in ${windowMinutes} min (limit ${limit})`}
 }
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
  * The protected path prefix or term a write touches (from the owner-signed config), or null.
@@ -39,7 +39,7 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
   if (path) return `the protected path ${path}`
   const text = `${c.title}\n${c.body}\n${c.normalised.text}`
   for (const t of p.terms) {
-    if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRe(t)}`, 'iu').test(text)) return `the protected term "${t}"`
+    if (new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(t)}`, 'iu').test(text)) return `the protected term "${t}"`
   }
   return null
 }
@@ -56,7 +56,8 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
  */
 const PADDING_TIMES = 8
 const PADDING_ANY_WORD = 20
-const PADDING_EDGES = /^[.,!:;?\-–—|/"'“”‘’()[\]]+|[.,!:;?\-–—|/"'“”‘’()[\]]+$/g
+// the trailing run is matched from its own start (a lookbehind of its class), so a token of signs is read once
+const PADDING_EDGES = /^[.,!:;?\-–—|/"'“”‘’()[\]]+|(?<![.,!:;?\-–—|/"'“”‘’()[\]])[.,!:;?\-–—|/"'“”‘’()[\]]+$/g
 const ATTENTION_WORD =
   /^(?:urgent|important|attention|remember|note|notice|alert|warning|system|admin|override|priority|critical|approved|verified|confirmed|authori[sz]ed|mandatory|ignore|must|now|immediately|asap|required|pilne|wa[żz]ne|wichtig|dringend|achtung|urgente|importante|atenci[óo]n|aten[çc][ãa]o|attenzione|срочно|важно|внимание|запомни|注意|重要|紧急|緊急|了解|確認|기억해|확인|중요|긴급|주의|ध्यान|ज़रूरी|जरूरी|تنبيه|عاجل|مهم|نظام|acil|önemli|dikkat|khẩn|quan trọng|penting|segera)$/iu
 

@@ -1098,6 +1098,11 @@ export const needsForTests: {re: RegExp; needs: string[][]}[] = [
   {re: LIFTS_CONTROL, needs: LIFTS_CONTROL_NEEDS},
 ]
 
+/** A rule's first match in `t`: its matcher, its pattern after what must precede it, or its pattern. */
+function ruleMatch(rule: Rule, t: string): {0: string; index: number} | null {
+  return rule.find ? rule.find(t) : rule.before ? firstAfter(rule.re, rule.before, t) : rule.re.exec(t)
+}
+
 /** Every instruction-shaped phrase in `text`, at most one hit per kind. */
 export function detectInstructions(text: string): InstructionHit[] {
   // A text about attacks that quotes one shows it to a human: its quotations are left out, as
@@ -1119,12 +1124,11 @@ export function detectInstructions(text: string): InstructionHit[] {
       if (lower === undefined) GATES.reset((lower = text.toLowerCase()))
       if (!GATES.open(gate)) continue
     }
-    const find = (t: string) => (rule.find ? rule.find(t) : rule.before ? firstAfter(rule.re, rule.before, t) : rule.re.exec(t))
-    let m = find(text)
+    let m = ruleMatch(rule, text)
     if (m && quotedExample(text, m.index)) {
       // the quoted example does not count; the same phrase said outside the quotes still does
       const from = m.index + m[0].length
-      const again = find(text.slice(from))
+      const again = ruleMatch(rule, text.slice(from))
       m = again && !quotedExample(text, from + again.index) ? again : null
     }
     if (m) add({kind: rule.kind, strength: rule.strength, reason: `${rule.label}: "${clip(m[0])}"`})

@@ -50,6 +50,7 @@
  * direct chat, where the owner may store their own deploy step, they are dissent.
  */
 import {clip} from '../../text/clip.js'
+import {escapeRegExp} from '../../text/regexp.js'
 import {ABOUT_ATTACKS, type InstructionHit} from './instruction.js'
 
 /** Cheap gate: a text with none of these words holds no sending command. */
@@ -77,8 +78,8 @@ const SECRET_FILE = [
   // the cloud metadata service's credentials
   String.raw`169\.254\.169\.254\S{0,128}?(?:security-credentials|identity|token)|metadata\.google\.internal\S{0,128}?token|169\.254\.170\.2`,
 ].join('|')
-/** Credential helpers, each with the hosts its token is meant for ('' when it has none). */
-const HELPERS: [service: RegExp | null, helper: string][] = [
+/** Credential helpers, each with the hosts its token is meant for (null when it has none). */
+const HELPER_SOURCES: [service: RegExp | null, helper: string][] = [
   [/github/i, String.raw`\bgh\s+auth\s+token\b|\bgit\s+credential\s+fill\b`],
   [/amazonaws/i, String.raw`\baws\s+configure\s+get\s+\S*(?:secret|token|key)|\baws\s+(?:configure\s+export-credentials|secretsmanager\s+get-secret-value|sts\s+get-session-token|ecr\s+get-login-password)\b|\baws\s+ssm\s+get-parameters?\b[^|]*--with-decryption`],
   [/googleapis|google/i, String.raw`\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\bgcloud\s+secrets\s+versions\s+access\b`],
@@ -88,7 +89,8 @@ const HELPERS: [service: RegExp | null, helper: string][] = [
   [/vault/i, String.raw`\bvault\s+(?:kv\s+get|read|print\s+token)\b`],
   [null, String.raw`\bsecurity\s+(?:find-generic-password|find-internet-password|dump-keychain)\b|\bgpg\b[^|]*--export-secret-(?:sub)?keys\b|\bop\s+(?:read|item\s+get)\b|\bdocker-credential-\S+\s+get\b|\bgcloud\s+auth\s+print-identity-token\b`],
 ]
-const HELPER = new RegExp(HELPERS.map(([, h]) => h).join('|'), 'i')
+const HELPERS: [service: RegExp | null, helper: RegExp][] = HELPER_SOURCES.map(([service, h]) => [service, new RegExp(h, 'i')])
+const HELPER = new RegExp(HELPER_SOURCES.map(([, h]) => h).join('|'), 'i')
 const SECRETS = new RegExp(`${BULK_ENV}|${SECRET_FILE}|${HELPER.source}`, 'i')
 /** What no header authenticates with: the environment, a key file. */
 const BULK = new RegExp(`${BULK_ENV}|${SECRET_FILE}`, 'i')
@@ -276,8 +278,6 @@ function clauses(line: string): {parts: string[]; start: number}[] {
   return out
 }
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-
 /** What an earlier step of the text staged a secret in, and which secret. */
 interface Staged {
   re: RegExp
@@ -316,8 +316,8 @@ function staging(lines: string[]): Staged | null {
   const varNames = [...source.keys()].filter((k) => k.startsWith('$')).map((k) => k.slice(1))
   const fileNames = [...source.keys()].filter((k) => !k.startsWith('$'))
   const names: string[] = []
-  if (vars > 0) names.push(String.raw`\$\{?(?:${varNames.map(escapeRe).join('|')})\b`)
-  if (files > 0) names.push(String.raw`(?:[@<=/\\\s]|^)(?:${fileNames.map(escapeRe).join('|')})(?=$|[\s'")|;&,])`)
+  if (vars > 0) names.push(String.raw`\$\{?(?:${varNames.map(escapeRegExp).join('|')})\b`)
+  if (files > 0) names.push(String.raw`(?:[@<=/\\\s]|^)(?:${fileNames.map(escapeRegExp).join('|')})(?=$|[\s'")|;&,])`)
   if (inSecretFolder) names.push(String.raw`(?:\s-T\s+|@|\s)(?:\.|\*|[\w-]+)(?=$|[\s'")|;&])(?!\s*https?:)`)
   return names.length > 0 ? {re: new RegExp(names.join('|'), 'i'), source} : null
 }
@@ -347,7 +347,7 @@ function carries(arg: string, host: string | null): boolean {
 function namesItsService(arg: string): boolean {
   if (/\bgh\s+auth\s+token\b[^)|]*--hostname/.test(arg)) return true
   for (const [service, file] of TOKEN_FILES) if (file.test(arg)) return service !== null
-  for (const [service, helper] of HELPERS) if (new RegExp(helper, 'i').test(arg)) return service !== null
+  for (const [service, helper] of HELPERS) if (helper.test(arg)) return service !== null
   return false
 }
 
@@ -360,7 +360,7 @@ function toItsService(secret: string, host: string | null, payload: string, file
   // a token file authenticates only in a credential's header (carries); in a body it is sent
   if (files) for (const [service, file] of TOKEN_FILES) if (file.test(secret)) return service === null || service.test(host)
   for (const [service, helper] of HELPERS) {
-    if (!new RegExp(helper, 'i').test(secret)) continue
+    if (!helper.test(secret)) continue
     if (service !== null) return service.test(host)
     // a keychain item is named for its service: `security find-generic-password -s api.vendor.example`
     const item = /find-\w+-password\b[^)]*?\s-s\s+["']?([\w.-]+)/.exec(payload)
@@ -440,7 +440,7 @@ function judge(lines: string[], n: number, line: string, parts: string[], i: num
   // for a command alone on its line, the line that introduces it (past a code fence and blank lines)
   let up = n - 1
   while (up >= 0 && (lines[up].trim() === '' || /^\s*(?:```|~~~)/.test(lines[up])) && n - up <= 4) up--
-  const lead = `${alone && up >= 0 ? lines[up] : ''} ${before}`.replace(/\b(?:e\.g|i\.e)\./gi, 'eg')
+  const lead = `${alone && up >= 0 ? lines[up].slice(-MAX_LEAD) : ''} ${before}`.replace(/\b(?:e\.g|i\.e)\./gi, 'eg')
   // the paragraph the command stands in, and the one before it (a fenced command's introduction)
   let a = n
   while (a > 0 && lines[a - 1].trim() !== '') a--
