@@ -1,4 +1,6 @@
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
+import {candidateView} from '../../src/core/write/plan.js'
 import type {Neighbour, VoteContext, WriteCandidate} from '../../src/core/write/vote/index.js'
 
 /** A write candidate as the write path builds it: direct chat, untainted session, no redactions. */
@@ -25,4 +27,10 @@ export function makeCandidate(body: string, over: Partial<WriteCandidate> = {}):
 export function makeContext(over: Partial<VoteContext> & {near?: Neighbour[]} = {}): VoteContext {
   const {near = [], ...rest} = over
   return {neighbours: () => near, recentWrites: {session: 0, author: 0}, config: structuredClone(DEFAULT_CONFIG.vote), ...rest}
+}
+
+/** The candidate the write path builds from raw text: invisible characters dropped, the raw text's readings kept. */
+export function fromRaw(raw: string, origin: WriteCandidate['origin']): WriteCandidate {
+  const body = stripInvisible(raw)
+  return makeCandidate(body, {origin, normalised: candidateView(normalise(raw), body, [])})
 }

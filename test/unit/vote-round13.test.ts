@@ -7,16 +7,10 @@
 import {readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 
-import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
-import {candidateView} from '../../src/core/write/plan.js'
+import {normalise} from '../../src/core/write/normalise.js'
 import {runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
-import {makeCandidate, makeContext} from './vote-helpers.js'
+import {fromRaw, makeCandidate, makeContext} from './vote-helpers.js'
 
-/** The candidate the write path builds from raw text: invisible characters dropped, the raw text's readings kept. */
-function fromRaw(raw: string, origin: WriteCandidate['origin']): WriteCandidate {
-  const body = stripInvisible(raw)
-  return makeCandidate(body, {origin, normalised: candidateView(normalise(raw), body, [])})
-}
 const codecsRot13 = (s: string) => s.replace(/[A-Za-z]/g, (ch) => String.fromCharCode(((ch.charCodeAt(0) - (ch <= 'Z' ? 65 : 97) + 13) % 26) + (ch <= 'Z' ? 65 : 97)))
 const tagged = (s: string) => [...s].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('')
 const vote = (raw: string, origin: WriteCandidate['origin']) => runVote(fromRaw(raw, origin), makeContext())
