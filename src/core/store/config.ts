@@ -28,6 +28,8 @@ export interface EngramConfig {
     learned: {weights: string | null}
     /** path prefixes and terms whose changes from an indirect origin or a tainted session are quarantined */
     protected: {paths: string[]; terms: string[]}
+    /** a write of 8 KiB or more whose vote runs longer than this (ms) is stopped and quarantined (budget.ts) */
+    budget_ms: number
   }
   redaction: {extra: {kind: string; pattern: string}[]}
   /** Quarantined writes by one session (or author) before it is escalated. */
@@ -58,6 +60,7 @@ export const DEFAULT_CONFIG: EngramConfig = {
     external: [],
     learned: {weights: null},
     protected: {paths: [], terms: []},
+    budget_ms: 10_000,
   },
   redaction: {extra: []},
   escalate_after: 3,
@@ -100,6 +103,9 @@ vote:
   protected:
     paths: []
     terms: []
+  # A write of 8 KiB or more is voted on in a worker; one whose vote runs longer than this
+  # many milliseconds is stopped and quarantined for review.
+  # budget_ms: 10000
 redaction:
   # Extra secret patterns: [{kind: my-token, pattern: "myco_[A-Za-z0-9]{32}"}]
   extra: []
@@ -133,6 +139,7 @@ const SCHEMA: {[key: string]: Shape} = {
     external: {list: {name: 'string', command: 'string', args: 'strings', timeout_ms: 'number'}},
     learned: {weights: 'string'},
     protected: {paths: 'strings', terms: 'strings'},
+    budget_ms: 'number',
   },
   redaction: {extra: {list: {kind: 'string', pattern: 'string'}}},
   escalate_after: 'number',
@@ -312,6 +319,7 @@ export function parseConfig(text: string, opts: {label?: string; root?: string} 
   const v = r.vote ?? {}
   if (v.pass_ratio != null) c.vote.pass_ratio = rd.num(v.pass_ratio, ['vote', 'pass_ratio'], 0, 1)
   if (v.veto != null) c.vote.veto = rd.num(v.veto, ['vote', 'veto'], 0, 1)
+  if (v.budget_ms != null) c.vote.budget_ms = rd.num(v.budget_ms, ['vote', 'budget_ms'], 1, 600_000)
   const b = v.burst ?? {}
   if (b.window_minutes != null) c.vote.burst.window_minutes = rd.num(b.window_minutes, ['vote', 'burst', 'window_minutes'], 1, 100000)
   if (b.per_session != null) c.vote.burst.per_session = rd.num(b.per_session, ['vote', 'burst', 'per_session'], 1, 1e6)
@@ -403,6 +411,7 @@ interface RawConfig {
     external?: {name?: unknown; command?: unknown; args?: string[]; timeout_ms?: unknown}[] | null
     learned?: {weights?: string | null} | null
     protected?: {paths?: string[] | null; terms?: string[] | null} | null
+    budget_ms?: unknown
   } | null
   redaction?: {extra?: {kind?: unknown; pattern?: unknown}[] | null} | null
   taint?: {tools?: string[] | null; commands?: string[] | null} | null

@@ -9,7 +9,7 @@ import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from
 import type {Store} from '../store/store.js'
 import {neighboursFor, type WarmLookup} from './neighbours.js'
 import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
-import {runVote} from './vote/index.js'
+import {runVoteWithin} from './vote/budget.js'
 
 export type {WriteInput} from './plan.js'
 export {provenanceTrailers} from './plan.js'
@@ -63,12 +63,12 @@ export async function writeSignedProposal(store: Store, signer: Signer, taint: {
 async function voteOn(store: Store, plan: WritePlan, warm?: WarmLookup): Promise<WriteDecision> {
   const {session, scope, path} = plan
   const recent = await recentWriteCounts(store, session, plan.burstWindowMinutes!)
-  const outcome = await runVote(plan.candidate!, {
+  const outcome = await runVoteWithin(plan.candidate!, {
     neighbours: (text: string, limit: number) => neighboursFor(store, session, scope, path, text, limit, warm),
     recentWrites: recent,
     config: store.config.vote,
     cwd: store.root,
-  })
+  }, store.config.vote.budget_ms)
   return decisionOf(outcome)
 }
 

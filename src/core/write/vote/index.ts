@@ -31,7 +31,7 @@ export {forgedAuthority} from './provenance.js'
 export {features, learnedVote, loadModel, score as learnedScore} from './learned.js'
 
 /** How many neighbours the semantic validator asks for. */
-const NEIGHBOUR_LIMIT = 8
+export const NEIGHBOUR_LIMIT = 8
 
 // A config written as 0.6667 must still pass 2 of 3: compare ratios with a small tolerance.
 const RATIO_EPSILON = 1e-3

@@ -1,0 +1,93 @@
+/**
+ * The vote under a time budget (README "The write path", "Known limits"). The vote's checks
+ * are regular expressions and loops over text that an agent writes; each is meant to run in
+ * time linear in the text's length, and the ones an audit found were not are rewritten
+ * (test/unit/vote-linear-*.test.ts). A pattern no audit found could still cost the square of
+ * some long run, and a synchronous pattern cannot be interrupted in the thread that runs it:
+ * so a large write is voted on in a worker thread, and a vote that has not finished within
+ * `vote.budget_ms` (signed config) is stopped and the write quarantined — held for the
+ * owner's review, never accepted unexamined. A small write is voted on in this thread: its
+ * cost is bounded by its size, and a worker's start (loading the validators and the learned
+ * model, tens of milliseconds) would double the cost of a typical write.
+ */
+import {Worker} from 'node:worker_threads'
+import {join} from 'node:path'
+import {packageRoot} from '../../store/package-root.js'
+import {visibleText} from './flags.js'
+import {NEIGHBOUR_LIMIT, runVote} from './index.js'
+import type {Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
+
+/** Writes of at least this many bytes (title and body) are voted on in a worker, under the budget. */
+export const WORKER_FROM_BYTES = 8 * 1024
+
+/** What the worker is given: everything runVote needs, with the neighbours already looked up. */
+export interface VoteJob {
+  candidate: WriteCandidate
+  neighbours: Neighbour[]
+  lookupError?: string
+  recentWrites: VoteContext['recentWrites']
+  config: VoteContext['config']
+  cwd?: string
+}
+
+/** The worker's script: compiled beside this module in dist/ (the bundles in dist/fast/ hold no worker). */
+export const workerScript = (): string => join(packageRoot(), 'dist', 'core', 'write', 'vote', 'vote-worker.js')
+
+/** The vote a write gets when its vote overran the budget: a veto that names the budget. */
+export function overBudget(c: WriteCandidate, budgetMs: number): VoteResult {
+  const kib = Math.max(1, Math.round((Buffer.byteLength(c.title) + c.bodyBytes) / 1024))
+  const reason = `the vote did not finish within ${budgetMs} ms on this ${kib} KiB write (vote.budget_ms): held for review, not judged`
+  return {
+    passed: false,
+    dissent: false,
+    votes: [{validator: 'budget', verdict: 'reject', confidence: 1, reason}],
+    flags: [],
+    summary: `failed: ${reason}`,
+  }
+}
+
+/**
+ * runVote, in a worker under `budgetMs` when the write is large (`fromBytes`). The neighbours
+ * are looked up here (the lookup reads this process's store and index) and handed over. An
+ * error inside the worker is thrown here as runVote would throw it; only running out of time
+ * turns into a verdict.
+ */
+export async function runVoteWithin(c: WriteCandidate, ctx: VoteContext, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<VoteResult> {
+  if (Buffer.byteLength(c.title) + c.bodyBytes < fromBytes) return runVote(c, ctx)
+  let neighbours: Neighbour[] = []
+  let lookupError: string | undefined
+  if (c.operation !== 'delete') {
+    try {
+      neighbours = await ctx.neighbours(visibleText(c), NEIGHBOUR_LIMIT)
+    } catch (error) {
+      lookupError = error instanceof Error ? error.message : String(error)
+    }
+  }
+  const job: VoteJob = {candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: ctx.config, cwd: ctx.cwd}
+  const run = await inWorker<VoteResult>(workerScript(), job, budgetMs)
+  return run.finished ? run.value : overBudget(c, budgetMs)
+}
+
+/**
+ * Run `script` in a worker thread with `data` and wait for the one message it posts, at most
+ * `budgetMs`; past that the worker is stopped where it stands (V8 interrupts even a regular
+ * expression mid-match) and `{finished: false}` is returned. An error inside the worker, or its
+ * exit before it answers, is thrown.
+ */
+export function inWorker<T>(script: string, data: unknown, budgetMs: number): Promise<{finished: true; value: T} | {finished: false}> {
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const worker = new Worker(script, {workerData: data})
+    const finish = (fn: () => void): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      void worker.terminate()
+      fn()
+    }
+    const timer = setTimeout(() => finish(() => resolve({finished: false})), budgetMs)
+    worker.once('message', (value: T) => finish(() => resolve({finished: true, value})))
+    worker.once('error', (error) => finish(() => reject(error)))
+    worker.once('exit', (code) => finish(() => reject(new Error(`the vote's worker stopped (exit code ${code}) before it answered`))))
+  })
+}

@@ -1,0 +1,48 @@
+import {describe, expect, it} from 'vitest'
+import {initWithSession, sandbox, signConfig} from '../helpers/cli.js'
+
+// The vote under a time budget (src/core/write/vote/budget.ts, README "The write path"): a
+// write of 8 KiB or more is voted on in a worker thread, and one whose vote runs past
+// `vote.budget_ms` is stopped and quarantined. Through the built CLI, with a real store.
+describe('the vote under a time budget', () => {
+  const note = (n: number) => 'The staging database is backed up nightly at 02:00 UTC to the ops bucket. '.repeat(Math.ceil(n / 76)).slice(0, n)
+
+  it('a large honest write is voted on in the worker and reaches review as a small one does', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    for (const [path, body] of [['small.md', note(2000)], ['large.md', note(40_000)]] as const) {
+      const w = sb.run(['write', path, '--scope', 'tenant:acme', '--json'], {input: body, env: {ENGRAM_SESSION: s}})
+      expect(w.code, w.stderr).toBe(0)
+      expect(w.json.status).toBe('pending')
+      // the same validators voted, in the worker as in the process
+      expect(w.json.votes.map((v: {validator: string}) => v.validator).sort()).toEqual(['delivery', 'learned', 'provenance', 'semantic'])
+    }
+  })
+
+  it('a vote that overruns the signed budget is stopped and the write quarantined, naming the budget', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    signConfig(sb, 'version: 1\nvote:\n  budget_ms: 1\n')
+    const started = Date.now()
+    const w = sb.run(['write', 'large.md', '--scope', 'tenant:acme', '--json'], {input: note(40_000), env: {ENGRAM_SESSION: s}})
+    expect(w.code, w.stderr).toBe(8)
+    expect(w.json.status).toBe('quarantined')
+    expect(w.json.votes).toEqual([expect.objectContaining({validator: 'budget', verdict: 'reject'})])
+    expect(w.json.votes[0].reason).toMatch(/did not finish within 1 ms on this \d+ KiB write \(vote\.budget_ms\)/)
+    expect(Date.now() - started).toBeLessThan(30_000)
+    // the reviewer sees why, and the write is held, not lost
+    const shown = sb.run(['quarantine', 'show', w.json.proposal])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/budget/)
+    expect(shown.stdout).toMatch(/backed up nightly/)
+    // a small write is still voted on in the process, where the budget does not apply
+    const small = sb.run(['write', 'small.md', '--scope', 'tenant:acme', '--json'], {input: note(2000), env: {ENGRAM_SESSION: s}})
+    expect(small.json.status, small.stdout + small.stderr).toBe('pending')
+  })
+
+  it('a budget out of range is refused when the config is signed', () => {
+    const sb = sandbox()
+    initWithSession(sb)
+    expect(() => signConfig(sb, 'version: 1\nvote:\n  budget_ms: 0\n')).toThrow(/budget_ms/)
+  })
+})
