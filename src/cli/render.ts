@@ -99,6 +99,7 @@ export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): P
   for (const f of e.unrecordedFlags) {
     lines.push(c.red(`flag ${v(f.flag)}: ${v(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
   }
+  if (e.flagsUnchecked) lines.push(c.red(`FLAGS NOT RECOMPUTED: ${v(e.flagsUnchecked)}`))
   if (e.quarantinedAs) lines.push(c.red(`QUARANTINED: this is quarantine entry ${v(e.quarantinedAs)} moved into the review queue by hand; accept will refuse (use \`engram quarantine release\`)`))
   for (const f of e.recheck ?? []) {
     lines.push(c.red(v(`NOT TRUE: ${f.field} is shown as ${JSON.stringify(f.stored)} but recomputed as ${JSON.stringify(f.recomputed)} from ${f.source}; accept will refuse`)))

@@ -1,3 +1,5 @@
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {initWithSession, sandbox, signConfig} from '../helpers/cli.js'
 
@@ -16,6 +18,11 @@ describe('the vote under a time budget', () => {
       expect(w.json.status).toBe('pending')
       // the same validators voted, in the worker as in the process
       expect(w.json.votes.map((v: {validator: string}) => v.validator).sort()).toEqual(['delivery', 'learned', 'provenance', 'semantic'])
+      // and review recomputes its flags (in the worker for the large one): nothing missing, nothing unchecked
+      const shown = sb.run(['review', 'show', w.json.proposal, '--json'])
+      expect(shown.code, shown.stderr).toBe(0)
+      expect(shown.json.flagsUnchecked).toBeNull()
+      expect(shown.json.unrecordedFlags).toEqual([])
     }
   })
 
@@ -35,9 +42,30 @@ describe('the vote under a time budget', () => {
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout).toMatch(/budget/)
     expect(shown.stdout).toMatch(/backed up nightly/)
+    // review recomputes the entry's flags under the same budget: past it, it says they are unchecked
+    expect(shown.stdout).toMatch(/FLAGS NOT RECOMPUTED: recomputing this text's flags did not finish within 1 ms/)
+    const json = sb.run(['quarantine', 'show', w.json.proposal, '--json'])
+    expect(json.json.flagsUnchecked).toMatch(/vote\.budget_ms/)
+    expect(json.json.unrecordedFlags).toEqual([])
     // a small write is still voted on in the process, where the budget does not apply
     const small = sb.run(['write', 'small.md', '--scope', 'tenant:acme', '--json'], {input: note(2000), env: {ENGRAM_SESSION: s}})
     expect(small.json.status, small.stdout + small.stderr).toBe('pending')
+  })
+
+  it('review recomputes a large entry\'s flags in the worker: flags stripped from the file are shown as missing', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb)
+    const body = `${note(20_000)}\nInvoices go to ap@acme.example; call +1 415 555 0100 for questions.`
+    const w = sb.run(['write', 'large.md', '--scope', 'tenant:acme', '--origin', 'email', '--json'], {input: body, env: {ENGRAM_SESSION: s}})
+    expect(w.json.status, w.stdout + w.stderr).toBe('pending')
+    expect(w.json.flags.map((f: {flag: string}) => f.flag)).toEqual(['sensitive', 'tainted-source'])
+    // the agent, with a shell, strips the flags from its entry before the owner looks
+    const file = join(sb.dir, '.engram', 'proposals', `${w.json.proposal}.md`)
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^flags: .*$/m, 'flags: []'))
+    const after = sb.run(['review', 'show', w.json.proposal, '--json'])
+    expect(after.json.flags).toEqual([])
+    expect(after.json.flagsUnchecked).toBeNull()
+    expect(after.json.unrecordedFlags.map((f: {flag: string}) => f.flag)).toEqual(['sensitive', 'tainted-source'])
   })
 
   it('a budget out of range is refused when the config is signed', () => {

@@ -28,6 +28,6 @@ export default class PendingShow extends EngramCommand {
     const shown = await Promise.all(matches.map((m) => showEntryChecked(store, 'pending', m.id, session)))
     if (!this.jsonEnabled()) for (const e of shown) this.logRendered(`${await renderEntry(e, {full: flags.full})}\n`)
     // several sessions may have a write pending for one path: a list, in the list envelope
-    return listEnvelope(shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck})))
+    return listEnvelope(shown.map((e) => ({...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, flagsUnchecked: e.flagsUnchecked, recheck: e.recheck})))
   }
 }

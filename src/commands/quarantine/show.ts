@@ -18,6 +18,6 @@ export default class QuarantineShow extends EngramCommand {
     const session = await currentSession(store, flags.session)
     const e = await showEntryChecked(store, 'quarantined', args.id, session)
     if (!this.jsonEnabled()) this.logRendered(await renderEntry(e, {full: flags.full}))
-    return {...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck}
+    return {...e.proposal, digest: e.digest, stale: e.stale, unrecordedFlags: e.unrecordedFlags, flagsUnchecked: e.flagsUnchecked, recheck: e.recheck}
   }
 }

@@ -31,7 +31,7 @@ export default class ReviewShow extends EngramCommand {
       const text = await renderEntry(e, {full: flags.full})
       if (flags['no-pager'] || !page(text)) this.logRendered(text)
     }
-    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags, recheck: e.recheck, removed: e.removed, signer: e.signer}
+    return {...e.proposal, digest: e.digest, stale: e.stale, currentBase: e.currentBase, baseText: e.baseText, proposedText: e.proposedText, unrecordedFlags: e.unrecordedFlags, flagsUnchecked: e.flagsUnchecked, recheck: e.recheck, removed: e.removed, signer: e.signer}
   }
 }
 

@@ -2,13 +2,12 @@ import {writeRoute} from '../session/access.js'
 import {canonicalJson} from '../memory/canonical.js'
 import {catBlobs, gitRead} from '../git/git.js'
 import {MemoryFrontmatter, ORIGINS, inheritedTaint, normaliseBody} from '../memory/memory.js'
-import {normalise} from '../write/normalise.js'
 import {validateMemoryPath} from '../store/paths.js'
 import {Proposal, QUARANTINE_DIR, StoredFlag, entryFile, parseProposal, proposalDigest} from './proposal.js'
 import {printable} from '../store/scope.js'
 import {SessionRecord, loadSession, parseRecord, sessionFile, validateSessionId} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
-import {flagsFrom, instructionHits} from '../write/vote/flags.js'
+import {textFlagsWithin} from '../write/vote/budget.js'
 import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
 import {ProposalSigner, proposalSigner} from './signed.js'
@@ -16,7 +15,7 @@ import {ProposalSigner, proposalSigner} from './signed.js'
 const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
 
 /**
- * The flags an entry's text raises when looked at again now. The stored flags were
+ * The text whose flags review recomputes: the flags it raises now. The stored flags were
  * written by the process that made the write — the agent's — into a file under
  * `.engram/` that the agent can edit, and the digest does not cover them. These are
  * computed from what the digest does cover (the title, tags and body the accept would
@@ -24,21 +23,19 @@ const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
  * hides nothing from the reviewer. Not recomputed: contradiction and duplicate (they need
  * the memory around the write as it was) and hidden characters (stripped before storage).
  */
-function recheckFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
-  if (p.operation === 'delete') return []
+function recheckCandidate(p: Proposal, maxBodyBytes: number): Omit<WriteCandidate, 'normalised'> {
   const m = p.memory
   // the write counts what it redacted in the title and body (tags are redacted, not counted)
   const redactions: Record<string, number> = {}
   for (const [, kind] of `${m.title}\n${p.body}`.matchAll(MARKER)) redactions[kind] = (redactions[kind] ?? 0) + 1
   const sessionReasons = m.taint_reasons.filter((r) => r.startsWith('session: ')).map((r) => r.slice('session: '.length))
-  const c: WriteCandidate = {
+  return {
     scope: p.scope,
     path: p.path,
     operation: p.base === null ? 'create' : 'update',
     title: m.title,
     tags: m.tags,
     body: p.body,
-    normalised: normalise(p.body),
     origin: m.origin,
     author: m.author,
     session: {id: m.source_session ?? '', agent: m.author, tainted: sessionReasons.length > 0, taint_reasons: sessionReasons},
@@ -46,13 +43,18 @@ function recheckFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
     bodyBytes: Buffer.byteLength(p.body),
     maxBodyBytes,
   }
-  return flagsFrom(c, {hits: instructionHits(c), findings: []}).map((f) => ({flag: f.flag, reason: f.reason}))
 }
 
-/** Recomputed flags the entry's stored list lacks: a sign the entry was edited after the vote. */
-export function unrecordedFlags(p: Proposal, maxBodyBytes: number): StoredFlag[] {
+/**
+ * Recomputed flags the entry's stored list lacks: a sign the entry was edited after the vote.
+ * A large text's flags are recomputed in a worker under `budgetMs` (vote/budget.ts);
+ * `undefined` when that ran out — the reviewer is told the stored flags are unchecked.
+ */
+export async function unrecordedFlags(p: Proposal, maxBodyBytes: number, budgetMs: number): Promise<StoredFlag[] | undefined> {
+  if (p.operation === 'delete') return []
   const stored = new Set(p.flags.map((f) => f.flag))
-  return recheckFlags(p, maxBodyBytes).filter((f) => !stored.has(f.flag))
+  const now = await textFlagsWithin(recheckCandidate(p, maxBodyBytes), budgetMs)
+  return now?.filter((f) => !stored.has(f.flag)).map((f) => ({flag: f.flag, reason: f.reason}))
 }
 
 /**

@@ -84,6 +84,8 @@ export interface ShownEntry {
   proposedText: string
   /** flags the entry's text raises now that its stored list lacks (recheck.ts) */
   unrecordedFlags: StoredFlag[]
+  /** why the flags could not be recomputed (the budget ran out), or null */
+  flagsUnchecked: string | null
   /** facts that disagree with what engram recomputed (recheck.ts; set by showEntryChecked) */
   recheck?: RecheckFinding[]
   quarantinedAs?: string | null
@@ -94,7 +96,7 @@ export interface ShownEntry {
 }
 
 /** One entry with what a reviewer needs: the current base, the proposed file, staleness and the digest. */
-export function showEntry(store: Store, status: EntryStatus, id: string, session?: SessionRecord): ShownEntry {
+function showEntry(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Omit<ShownEntry, 'unrecordedFlags' | 'flagsUnchecked'> {
   // A session resolves ids among the entries it may read only: not even an ambiguous
   // prefix may hint that another tenant's entry exists.
   const p = session ? findReadableEntry(store, status, id, session) : findEntry(store, status, id)
@@ -122,7 +124,6 @@ export function showEntry(store: Store, status: EntryStatus, id: string, session
     currentBase: current?.blob ?? null,
     stale: (current?.blob ?? null) !== p.base || removed.some((r) => r.stale),
     proposedText,
-    unrecordedFlags: unrecordedFlags(p, store.config.max_body_bytes),
   }
 }
 
@@ -202,7 +203,10 @@ export function signChange(store: Store, key: KeyPair, keyring: Keyring, c: Sign
 export async function showEntryChecked(store: Store, status: EntryStatus, id: string, session?: SessionRecord): Promise<ShownEntry & {recheck: RecheckFinding[]; quarantinedAs: string | null; signer: ProposalSigner | null}> {
   const e = showEntry(store, status, id, session)
   const check = await recheckEntry(store, e.proposal)
-  return {...e, recheck: check.findings, quarantinedAs: check.quarantinedAs, signer: check.signer}
+  const budget = store.config.vote.budget_ms
+  const flags = await unrecordedFlags(e.proposal, store.config.max_body_bytes, budget)
+  const flagsUnchecked = flags === undefined ? `recomputing this text's flags did not finish within ${budget} ms (vote.budget_ms): the flags shown are the entry's own, unchecked` : null
+  return {...e, unrecordedFlags: flags ?? [], flagsUnchecked, recheck: check.findings, quarantinedAs: check.quarantinedAs, signer: check.signer}
 }
 
 export interface AcceptResult {

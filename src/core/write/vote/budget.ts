@@ -13,21 +13,47 @@
 import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
-import {visibleText} from './flags.js'
+import {normalise} from '../normalise.js'
+import {flagsFrom, instructionHits, visibleText} from './flags.js'
 import {NEIGHBOUR_LIMIT, runVote} from './index.js'
-import type {Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
+import type {FlagHit, Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
 
 /** Writes of at least this many bytes (title and body) are voted on in a worker, under the budget. */
 export const WORKER_FROM_BYTES = 8 * 1024
 
-/** What the worker is given: everything runVote needs, with the neighbours already looked up. */
+/** What the worker is given: everything runVote needs, with the neighbours already looked up… */
 export interface VoteJob {
+  kind: 'vote'
   candidate: WriteCandidate
   neighbours: Neighbour[]
   lookupError?: string
   recentWrites: VoteContext['recentWrites']
   config: VoteContext['config']
   cwd?: string
+}
+
+/** …or a stored entry's text, whose flags review recomputes (review/recheck.ts). */
+export interface FlagsJob {
+  kind: 'flags'
+  candidate: Omit<WriteCandidate, 'normalised'>
+}
+
+/** The flags a text raises by itself (no neighbours: contradiction and duplicate need the store as it was). */
+export function textFlags(c: Omit<WriteCandidate, 'normalised'>): FlagHit[] {
+  const full: WriteCandidate = {...c, normalised: normalise(c.body)}
+  return flagsFrom(full, {hits: instructionHits(full), findings: []})
+}
+
+/**
+ * textFlags, in a worker under `budgetMs` when the text is large: review recomputes a stored
+ * entry's flags each time it is shown, and the entry may be the very write whose vote ran out
+ * of time. Undefined when the budget ran out.
+ */
+export async function textFlagsWithin(c: Omit<WriteCandidate, 'normalised'>, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<FlagHit[] | undefined> {
+  if (Buffer.byteLength(c.title) + c.bodyBytes < fromBytes) return textFlags(c)
+  const job: FlagsJob = {kind: 'flags', candidate: c}
+  const run = await inWorker<FlagHit[]>(workerScript(), job, budgetMs)
+  return run.finished ? run.value : undefined
 }
 
 /** The worker's script: compiled beside this module in dist/ (the bundles in dist/fast/ hold no worker). */
@@ -63,7 +89,7 @@ export async function runVoteWithin(c: WriteCandidate, ctx: VoteContext, budgetM
       lookupError = error instanceof Error ? error.message : String(error)
     }
   }
-  const job: VoteJob = {candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: ctx.config, cwd: ctx.cwd}
+  const job: VoteJob = {kind: 'vote', candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: ctx.config, cwd: ctx.cwd}
   const run = await inWorker<VoteResult>(workerScript(), job, budgetMs)
   return run.finished ? run.value : overBudget(c, budgetMs)
 }
