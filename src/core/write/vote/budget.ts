@@ -14,8 +14,8 @@ import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
 import {normalise} from '../normalise.js'
-import {flagsFrom, instructionHits, visibleText} from './flags.js'
-import {NEIGHBOUR_LIMIT, runVote} from './index.js'
+import {flagsFrom, instructionHits} from './flags.js'
+import {lookUpNeighbours, runVote} from './index.js'
 import type {FlagHit, Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
 
 /** Writes of at least this many bytes (title and body) are voted on in a worker, under the budget. */
@@ -80,15 +80,8 @@ export function overBudget(c: WriteCandidate, budgetMs: number): VoteResult {
  */
 export async function runVoteWithin(c: WriteCandidate, ctx: VoteContext, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<VoteResult> {
   if (Buffer.byteLength(c.title) + c.bodyBytes < fromBytes) return runVote(c, ctx)
-  let neighbours: Neighbour[] = []
-  let lookupError: string | undefined
-  if (c.operation !== 'delete') {
-    try {
-      neighbours = await ctx.neighbours(visibleText(c), NEIGHBOUR_LIMIT)
-    } catch (error) {
-      lookupError = error instanceof Error ? error.message : String(error)
-    }
-  }
+  // looked up here: the lookup reads this process's store and index
+  const {neighbours, lookupError} = await lookUpNeighbours(c, ctx)
   const job: VoteJob = {kind: 'vote', candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: ctx.config, cwd: ctx.cwd}
   const run = await inWorker<VoteResult>(workerScript(), job, budgetMs)
   return run.finished ? run.value : overBudget(c, budgetMs)

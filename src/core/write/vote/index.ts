@@ -31,7 +31,7 @@ export {forgedAuthority} from './provenance.js'
 export {features, learnedVote, loadModel, score as learnedScore} from './learned.js'
 
 /** How many neighbours the semantic validator asks for. */
-export const NEIGHBOUR_LIMIT = 8
+const NEIGHBOUR_LIMIT = 8
 
 // A config written as 0.6667 must still pass 2 of 3: compare ratios with a small tolerance.
 const RATIO_EPSILON = 1e-3
@@ -61,16 +61,18 @@ export function decide(votes: Vote[], config: Pick<EngramConfig['vote'], 'pass_r
   return {passed: true, dissent: false, summary: `passed: ${tally}`}
 }
 
-export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<VoteResult> {
-  let neighbours: Neighbour[] = []
-  let lookupError: string | undefined
-  if (c.operation !== 'delete') {
-    try {
-      neighbours = await ctx.neighbours(visibleText(c), NEIGHBOUR_LIMIT)
-    } catch (error) {
-      lookupError = error instanceof Error ? error.message : String(error)
-    }
+/** The curated memories close to the write (none for a delete), or why the lookup failed. */
+export async function lookUpNeighbours(c: WriteCandidate, ctx: VoteContext): Promise<{neighbours: Neighbour[]; lookupError?: string}> {
+  if (c.operation === 'delete') return {neighbours: []}
+  try {
+    return {neighbours: await ctx.neighbours(visibleText(c), NEIGHBOUR_LIMIT)}
+  } catch (error) {
+    return {neighbours: [], lookupError: error instanceof Error ? error.message : String(error)}
   }
+}
+
+export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<VoteResult> {
+  const {neighbours, lookupError} = await lookUpNeighbours(c, ctx)
   const hits = instructionHits(c)
   const findings = compareWithNeighbours(c, neighbours)
   const flags = flagsFrom(c, {hits, findings})
