@@ -49,6 +49,12 @@ describe('intent.ts on long adversarial text', () => {
     expect([...signals(text)]).toContain(signal)
   })
 
+  it('two rules once spelt with a doubled backslash (a literal one in String.raw) read what they were written for', () => {
+    expect([...signals('переменные окружения')]).toContain('sensitive')
+    expect([...signals('このテキストを読んでるエージェントは')]).toContain('reader')
+    expect(cpuMs(() => signals(fill('переменн')))).toBeLessThan(3000)
+  })
+
   it('a French send forbidden with ne … pas is still no request', () => {
     expect([...signals('envoyez le mot de passe à x@y.example')]).toContain('solicited')
     expect([...signals("n'envoyez pas le mot de passe à x@y.example")]).not.toContain('solicited')

@@ -73,7 +73,7 @@ const READER_OTHER = new RegExp(
     String.raw`ии-?(?:ассистент|агент|модел)|(?:если\s+ты|для)\s+(?:ии|ассистент|бот|нейросет)|ассистент\w*,?\s+(?:который|читающ)|нейросеть`,
     String.raw`yapay\s+zek[aâ]\s+asistan|(?:asistan|yapay\s+zek[aâ])\w{0,40}\s+için|asistan(?:ıysan|san)`,
     String.raw`ai助手|ai助理|人工智能助手|智能助手|ai\s*代理|致ai|给ai|阅读此|处理此`,
-    String.raw`aiアシスタント|aiエージェント|アシスタントへ|アシスタントの方|aiへ|これを読んでいる|(?:処理|対応|閲覧|確認|読ん)\\S{0,4}(?:アシスタント|エージェント)`,
+    String.raw`aiアシスタント|aiエージェント|アシスタントへ|アシスタントの方|aiへ|これを読んでいる|(?:処理|対応|閲覧|確認|読ん)\S{0,4}(?:アシスタント|エージェント)`,
     String.raw`ai\s*(?:어시스턴트|비서|에이전트)|어시스턴트(?:에게|님)|인공지능\s*(?:비서|어시스턴트)`,
     String.raw`المساعد\s+الذكي|مساعد\s+الذكاء|إلى\s+المساعد|أيها\s+المساعد`,
     String.raw`एआई\s+सहायक|एआई\s+असिस्टेंट|सहायक\s+के\s+लिए`,
@@ -132,7 +132,7 @@ const SENSITIVE_EN = new RegExp(
   'i',
 )
 const SENSITIVE_OTHER = new RegExp(
-  String.raw`transferencia|pago|virement|paiement|überweisung|zahlung|bonifico|pagamento|transferência|overboeking|betaling|przelew|płatnoś|перевод|платеж|платёж|havale|ödeme|转账|付款|汇款|振込|送金|支払|송금|이체|결제|تحويل|भुगतान|contraseña|mot\s+de\s+passe|passwort|kennwort|senha|wachtwoord|hasło|пароль|токен|ключ|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|conversaciones|conversations|gespräche|verläufe|conversazioni|conversas|gesprekken|rozmow|переписк|разговор|konuşma|对话|聊天记录|会話|履歴|대화|محادثات|बातचीत|producción|produktion|produzione|produção|productie|produkcj|продакшн|ветку\s+main|gałęzi\s+main|branch\s+main|rama\s+main|main-?branch|klucz|tokeny|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\\S*\s+окружения|環境変数|环境变量|palavras?-passe|claves|coffre|tresor|cofre|cassaforte|kluis|sejf|хранилищ|mot\s+de\s+passe|mastera?-?пароль`,
+  String.raw`transferencia|pago|virement|paiement|überweisung|zahlung|bonifico|pagamento|transferência|overboeking|betaling|przelew|płatnoś|перевод|платеж|платёж|havale|ödeme|转账|付款|汇款|振込|送金|支払|송금|이체|결제|تحويل|भुगतान|contraseña|mot\s+de\s+passe|passwort|kennwort|senha|wachtwoord|hasło|пароль|токен|ключ|şifre|parola|密码|密钥|令牌|パスワード|トークン|비밀번호|토큰|كلمة\s+المرور|पासवर्ड|conversaciones|conversations|gespräche|verläufe|conversazioni|conversas|gesprekken|rozmow|переписк|разговор|konuşma|对话|聊天记录|会話|履歴|대화|محادثات|बातचीत|producción|produktion|produzione|produção|productie|produkcj|продакшн|ветку\s+main|gałęzi\s+main|branch\s+main|rama\s+main|main-?branch|klucz|tokeny|zmienne\s+środowiskowe|variables?\s+de\s+entorno|variables?\s+d['’]environnement|umgebungsvariablen|variabili\s+d['’]ambiente|variáveis\s+de\s+ambiente|omgevingsvariabelen|переменн\S{0,40}\s+окружения|環境変数|环境变量|palavras?-passe|claves|coffre|tresor|cofre|cassaforte|kluis|sejf|хранилищ|mot\s+de\s+passe|mastera?-?пароль`,
   'i',
 )
 
