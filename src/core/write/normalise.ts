@@ -378,6 +378,35 @@ const LEET: Record<string, string> = {'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5
 const LEET_PAIR = /[a-z][013457]|[013457][a-z]/g
 const leetWord = (w: string) => /[a-z][013457]|[013457][a-z]/.test(w) && !/^[a-z](?:\d{2}|[2689])[a-z]{1,2}$/.test(w) && !/^\d+(?:st|nd|rd|th)$/.test(w) && !/^[0-9a-f]{8,}$/.test(w)
 
+const CLOSING = new Map([['"', '"'], ['\u201c', '\u201d'], ['\u00ab', '\u00bb']])
+
+/**
+ * The text with each quotation closed on its line replaced by `""`, as
+ * `/"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb/g` would, read once: the pattern
+ * read a line of "«" with no "»" to its end from each one (0.8 s at 32 KiB, 13 s at 128 KiB). A
+ * mark that opens no quotation (none of its closing marks before the line's end) opens none
+ * before that line's end either.
+ */
+function unquote(text: string): string {
+  let out = ''
+  let at = 0
+  const openUntil = new Map<string, number>()
+  for (let i = 0; i < text.length; i++) {
+    const close = CLOSING.get(text[i])
+    if (close === undefined || i < (openUntil.get(text[i]) ?? 0)) continue
+    let j = i + 1
+    while (j < text.length && text[j] !== close && text[j] !== '\n') j++
+    if (j === text.length || text[j] === '\n') {
+      openUntil.set(text[i], j)
+      continue
+    }
+    out += `${text.slice(at, i)}""`
+    at = j + 1
+    i = j
+  }
+  return at === 0 ? text : out + text.slice(at)
+}
+
 /**
  * The sentences written in leetspeak, spelt out: three leet words or more, and two words in five
  * at least (a sentence that names "mp3", "B2B" and "k8s" among plain words is plain). The
@@ -389,7 +418,7 @@ function spellLeet(text: string, out: string[]): void {
   if ((text.match(LEET_PAIR)?.length ?? 0) < 3) return
   const spelt: string[] = []
   // an example in quotation marks ("s3nd th3 p4ssw0rd" on a training slide) is shown, not said
-  for (const sentence of text.replace(/"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb/g, '""').split(/(?<=[.!?;:])\s+|\n+/)) {
+  for (const sentence of unquote(text).split(/(?<=[.!?;:])\s+|\n+/)) {
     const leet = (sentence.match(LEET_WORD) ?? []).filter(leetWord)
     if (leet.length < 3) continue
     const words = sentence.match(/[\p{L}\p{N}']+/gu)?.length ?? 0
