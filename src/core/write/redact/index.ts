@@ -181,8 +181,10 @@ const SPLIT_START_AT = new RegExp(SPLIT_START.source, 'y')
 // bounded, so that many prefixes in one long run each look at most 512 characters ahead
 const FRAGMENT = /[A-Za-z0-9_\-]{1,512}/y
 // a line break (with a `\` continuation, indentation, a `> ` quote or `//`, `#` comment
-// leader), an escaped one inside a JSON or code string (`\n`, `\r\n`), or one or two spaces
-const SEPARATOR = /(?:[ \t]*\\?[ \t]*\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|(?:\\r)?\\n|[ \t]{1,2})/y
+// leader), an escaped one inside a JSON or code string (`\n`, `\r\n`), or one or two spaces.
+// The spaces before a `\` are one run, those after it another: `[ \t]*\\?[ \t]*` split a long run
+// of spaces two ways (1 s for 32 KiB of spaces after a token's prefix)
+const SEPARATOR = /(?:[ \t]*(?:\\[ \t]*)?\r?\n[ \t]*(?:(?:>|\/\/|#)[ \t]*)?|(?:\\r)?\\n|[ \t]{1,2})/y
 const MAX_FRAGMENTS = 16
 // the token() rules (and the age key, which has no boundary): shapes that are long and random after a prefix
 const SPLITTABLE = BUILTIN_RULES.filter((r) => r.pattern.source.startsWith(`${TOKEN_OPEN}(?:`) || r.kind === 'age-secret-key')
@@ -388,13 +390,15 @@ function redactEncoded(text: string, extra: RedactionRule[], depth: number, coun
     if (!mayMatch(out)) continue
     const src = out
     const markers = markerSpans(src)
+    let mi = 0 // index into markers; runs arrive in increasing order (a search of every marker for each run was quadratic)
     let acc = ''
     let last = 0
     re.lastIndex = 0
     for (const m of src.matchAll(re)) {
       const start = m.index
       const end = start + m[0].length
-      if (markers.some((p, i) => i % 2 === 0 && p < end && markers[i + 1] > start)) continue
+      while (mi < markers.length && markers[mi + 1] <= start) mi += 2
+      if (mi < markers.length && markers[mi] < end) continue
       const decoded = decode(m[0])
       if (decoded === undefined || decoded === m[0]) continue
       const inner = redactDepth(decoded, extra, depth + 1)
