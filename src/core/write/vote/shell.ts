@@ -57,9 +57,11 @@ import {ABOUT_ATTACKS, type InstructionHit} from './instruction.js'
 const GATE =
   /\b(?:curl|wget|nc|ncat|netcat|socat|telnet|invoke-webrequest|invoke-restmethod|iwr|irm|sendmail|mail|mailx|mutt|nslookup|dig|host|drill|ping|resolve-dnsname|https?|xh|ssh|openssl|python[23]?|node|perl|ruby|php|webclient|upload(?:string|file|data)|gist)\b|\/dev\/(?:tcp|udp)\//i
 
-// the whole environment, printed by a command alone in its place, at the start of a pipeline's part
-// or inside $(…) (`env FOO=1 cmd` and `set -e` run or configure; "… for the staging env" is prose)
-const BULK_ENV = String.raw`(?:^[\s>$#]*|[|;&(\`]\s*|\$\(\s*)(?:sudo\s+)?(?:(?:\/usr)?\/bin\/)?(?:env(?:\s+(?:-0|--null))?|set|export(?:\s+-p)?|declare\s+-[xp]|typeset\s+-x|printenv(?:\s+[a-z_][a-z0-9_]*)?|(?:get-childitem|gci|dir|ls|get-item)\s+(?:-path\s+)?env:\S*|\[(?:system\.)?environment\]::getenvironmentvariables\(\))\s*(?=$|[|;&)\`>])`
+// the whole environment, printed by a command alone in its place, at the start of a pipeline's part,
+// inside $(…), or after a word that orders it run in prose ("to debug, run env | curl …", "the
+// template is printenv | nc …": env or printenv only, and not "never paste env | curl …") — `env FOO=1 cmd` and `set -e` run or configure;
+// "… for the staging env" is prose
+const BULK_ENV = String.raw`(?:^[\s>$#]*|[|;&(\`]\s*|\$\(\s*|(?=(?:sudo\s+)?(?:(?:\/usr)?\/bin\/)?(?:env|printenv)\b)(?<=(?<!(?:\b(?:never|not|avoid|stop)|n['’]t)\s{1,8})(?<![\w-])(?:run|execute|paste|type|enter|is|try|just|use)\s{1,8}))(?:sudo\s+)?(?:(?:\/usr)?\/bin\/)?(?:env(?:\s+(?:-0|--null))?|set|export(?:\s+-p)?|declare\s+-[xp]|typeset\s+-x|printenv(?:\s+[a-z_][a-z0-9_]*)?|(?:get-childitem|gci|dir|ls|get-item)\s+(?:-path\s+)?env:\S*|\[(?:system\.)?environment\]::getenvironmentvariables\(\))\s*(?=$|[|;&)\`>])`
 // a key's file name is read to 128 characters: a run of "id_rsa.id_rsa…" is not read to its end from each name
 const NOT_PUB = String.raw`(?![\w.*-]{0,128}\.pub\b)`
 const SECRET_FILE = [
