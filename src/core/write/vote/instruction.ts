@@ -104,11 +104,25 @@ const PRINCIPAL = String.raw`(?:the|your)\s+(?:user|owner|human|operator|reviewe
 /** The reader the text addresses, when that reader is a model. */
 const AI_READER = String.raw`(?:an?\s+)?(?:ai|a\.i\.|llms?|gpt|chatbots?|bots?|language\s+models?|ai\s+(?:agents?|assistants?|models?|systems?|tools?|readers?)|(?:agents?|assistants?|models?)\s+(?:reading|processing|parsing|summari[sz]ing|handling|ingesting)\b)`
 
+/** A tenant's or workspace's own memory, after its name: "acme tenant's", "finance workspace notes". */
+const TENANT_OWNED = String.raw`(?:tenant|workspace)(?:['’]s|\s+(?:notes|memories|memory|records|data|files|customers?|contacts))`
+
 /** The reader as a role: the assistant, agent, bot, copilot or note-taker that reads the text. */
 const READER_ROLE = String.raw`(?:assistant|agent|bot|chatbot|copilot|note-?taker|note\s+taker)`
 /** An act with consequences outside the reply: money, messages, secrets, access, the repository, its own memory. */
 const CONSEQUENTIAL_ACT = String.raw`(?:approve|release|pay|transfer|wire|send|forward|paste|post|upload|share|reset|grant|disable|delete|commit|export|e-?mail|attach|schedule|type|enter|execute|mark\s+(?:[\w#-]+\s+){0,3}?(?:as\s+)?(?:resolved|trusted|approved|pre-?approved|safe|verified)|treat\s+(?:[\w@.-]+\s+){0,3}?as|record\s+(?:(?:it|this|that)\s+)?(?:in|to|into)\s+(?:your|its)\s+(?:memory|notes)|(?:save|store|note|remember|add|keep)\s+(?:a\s+note\s+|(?:it|this|that)\s+)?(?:in|to|into)\s+(?:your|its)\s+(?:memory|notes)|save\s+a\s+note|add\s+(?:a\s+)?file|add\s+(?:that|this|it)\s+to\s+(?:your|its)\s+(?:notes|memory))\b`
 
+/*
+ * Read once. A write is voted on up to 256 KiB, so no pattern may read a run again from each of
+ * its characters (a run of 32,000 took seconds, of 128,000 minutes):
+ * - a start at a newline that reads the white space after it (`\n\s*`) read the rest of a run of
+ *   newlines from each of them. Where the pattern then needs a letter, every start in one run of
+ *   white space ends at the same place, and the first wins: a newline preceded, across blanks, by
+ *   another start (`\n(?<![.!?\n][^\S\n]*\n)`) is not tried;
+ * - a name read as `[\w-]+` read the rest of a token from each word boundary in it ("a-a-a-…"):
+ *   from any of them it ends at the token's end, so it is read from the first one only,
+ *   `\b(?<=(?:^|[^\w-])-*)` (the token's start, or its first letter after leading dashes).
+ */
 const RULES: Rule[] = [
   // strong: overriding the agent's instructions
   {
@@ -189,8 +203,8 @@ const RULES: Rule[] = [
     label: 'directive on the reply',
     needs: [['respond', 'answer', 'reply']],
     // "the bot now quotes its sources when answering" tells what a bot does (its verb is before the phrase), as
-    // "when answering, the bot quotes…" does (after it): a description, no order
-    re: /(?:^|[.!?]\s+|\n)\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|(?<!\b(?:the|our|this|its|their)\s+(?:ai\s+)?(?:[\w-]+\s+)?(?:bot|assistant|model|agent|chatbot)\s+(?:now\s+|also\s+|always\s+|no\s+longer\s+)?(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b[^.!?\n;]{0,80})\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
+    // "when answering, the bot quotes…" does (after it): a description, no order; a run of newlines is read once ("Read once" above)
+    re: /(?:^|[.!?]\s|\n(?<![.!?\n][^\S\n]*\n))\s*(?:please\s+)?(?:respond|answer|reply)\s+(?:only\s+|exclusively\s+|solely\s+)?(?:in|using)\b|(?<!\b(?:the|our|this|its|their)\s+(?:ai\s+)?(?:[\w-]+\s+)?(?:bot|assistant|model|agent|chatbot)\s+(?:now\s+|also\s+|always\s+|no\s+longer\s+)?(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b[^.!?\n;]{0,80})\b(?:before|when|whenever|while)\s+(?:answering|responding|you\s+(?:answer|respond))\b(?!\s+(?:[\w-]+\s+){0,2}?(?:the|our|this|its)\s+(?:bot|assistant|model|agent|chatbot)\s+(?!(?:must|should|shall|needs|has|will|may|is|does)\b)[a-z]+s\b)/i,
   },
   {
     kind: 'acts-on-user',
@@ -236,7 +250,8 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'addressed to the assistant',
     needs: [['assistant', 'chatbot', 'ai', 'agent', 'claude', 'gpt', 'copilot', 'llm', 'model'], [',', ':']],
-    re: /(?:^|[.!?]\s+|\n)\s*(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistant|chatbot|ai|agent|claude|chatgpt|gpt|copilot|llm|language\s+model)\s*[,:]\s*(?:please\s+)?[a-z]/i,
+    // a run of newlines is read once (see "Read once" above RULES)
+    re: /(?:^|[.!?]\s|\n(?<![.!?\n][^\S\n]*\n))\s*(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistant|chatbot|ai|agent|claude|chatgpt|gpt|copilot|llm|language\s+model)\s*[,:]\s*(?:please\s+)?[a-z]/i,
   },
   {
     kind: 'authority',
@@ -293,7 +308,7 @@ const RULES: Rule[] = [
         String.raw`\b(?:the|your|this)\s+(?:ai\s+)?(?:[\w-]+\s+)?${READER_ROLE}\b[^.\n]{0,60}?\b(?:is|are)\s+(?:hereby\s+)?(?:instructed|expected|required|asked|authori[sz]ed|cleared|directed)\s+to\s+${CONSEQUENTIAL_ACT}`,
         String.raw`\bas\s+(?:the|an?|your)\s+(?:[\w-]+\s+){0,2}${READER_ROLE}\b[^.\n]{0,40}?\byou\s+(?:are\s+(?:expected|required|asked|supposed)\s+to|should|must|need\s+to|will)\s+${CONSEQUENTIAL_ACT}`,
         String.raw`\bif\s+you\s+are\s+(?:an?|the)\s+(?:[\w-]+\s+){0,2}${READER_ROLE}\b[^.\n]{0,60}?\byou\s+(?:will|would|should|must|can)\s+${CONSEQUENTIAL_ACT}`,
-        String.raw`(?:^|[\n(]|[.!?]\s+)\s*(?:(?:dear|hey|hi|hello|attention|note|notice|message)\s+)?(?:for\s+|to\s+)?(?:the\s+|all\s+|any\s+)?(?:ai|llm)\s+(?:[\w-]+\s+)?${READER_ROLE}s?\s*[:,][^\n]{0,240}?${CONSEQUENTIAL_ACT}`,
+        String.raw`(?:^|\n(?<![.!?\n(][^\S\n]*\n)|\(|[.!?]\s)\s*(?:(?:dear|hey|hi|hello|attention|note|notice|message)\s+)?(?:for\s+|to\s+)?(?:the\s+|all\s+|any\s+)?(?:ai|llm)\s+(?:[\w-]+\s+)?${READER_ROLE}s?\s*[:,][^\n]{0,240}?${CONSEQUENTIAL_ACT}`,
       ].join('|'),
       'i',
     ),
@@ -425,7 +440,9 @@ const RULES: Rule[] = [
     label: 'a word repeated to force attention',
     // a log repeats its level ("ERROR ERROR …") and tells nobody anything: the repetition counts when the text turns to its reader
     gate: [['assistant', ' you', 'user', 'tell', 'treat', 'must', 'obey', 'agent', 'model', 'follow', 'ai ', 'give', 'send', 'share', 'reply', 'answer', 'paste', 'forward', 'please', 'task']],
-    re: /\b([\p{L}]{4,})\b(?:[\s,.!:;]+\1\b){4,}/iu,
+    // a word of up to 64 letters: \b is an ASCII boundary, so "aéaé…" has one at every letter, and an
+    // unbounded word was read to its end from each of them
+    re: /\b([\p{L}]{4,64})\b(?:[\s,.!:;]+\1\b){4,}/iu,
   },
   {
     kind: 'split-payload',
@@ -619,14 +636,14 @@ const RULES: Rule[] = [
     label: 'claims a safeguard is off',
     gate: [['safety', 'security', 'content', 'memory', 'policy', 'review', 'approval', 'moderation', 'privacy', 'confirmation', 'filter', 'safeguard', 'restriction', 'limit', 'check', 'privilege', 'without']],
     needs: [['suspended', 'unloaded', 'disabled', 'released', 'lifted', 'removed', 'paused', 'bypassed', 'deactivated', 'off', 'down', 'privilege', 'without']],
-    re: /\b(?:safety|security|content|memory|policy|review|approval|moderation|privacy|confirmation)\s+(?:checks?|filters?|modules?|layers?|guards?|rules|gates?|controls?|mechanisms?|systems?)\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|temporarily|currently)\s+)*(?:suspended|unloaded|disabled|released|lifted|removed|paused|bypassed|deactivated|switched\s+off|turned\s+off|off|offline|down)\b|\b(?:all|every|any)\s+(?:[\w-]+\s+)?(?:filters?|safeguards?|restrictions|limits|checks)\s+(?:are\s+)?(?:released|lifted|removed|suspended|disabled|off)\b|\bprivilege\s+level\s+(?:raised|elevated|set)\b|\b(?:executes?|processe?s?|runs?|approves?)\s+(?:every|all|any)?\s*(?:requests?|writes?|commands?|changes?)\s+without\s+(?:confirmation|review|approval|checks?)\b/i,
+    re: /\b(?:safety|security|content|memory|policy|review|approval|moderation|privacy|confirmation)\s+(?:checks?|filters?|modules?|layers?|guards?|rules|gates?|controls?|mechanisms?|systems?)\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|temporarily|currently)\s+)*(?:suspended|unloaded|disabled|released|lifted|removed|paused|bypassed|deactivated|switched\s+off|turned\s+off|off|offline|down)\b|\b(?:all|every|any)\s+(?:[\w-]+\s+)?(?:filters?|safeguards?|restrictions|limits|checks)\s+(?:are\s+)?(?:released|lifted|removed|suspended|disabled|off)\b|\bprivilege\s+level\s+(?:raised|elevated|set)\b|\b(?:executes?|processe?s?|runs?|approves?)\s+(?:(?:every|all|any)\s*)?(?:requests?|writes?|commands?|changes?)\s+without\s+(?:confirmation|review|approval|checks?)\b/i,
   },
   {
     kind: 'special-mode',
     strength: 'medium',
     label: 'claims a mode in which the assistant behaves otherwise',
     // "Service mode is on. While service mode is on, the assistant shows …": any mode, if it tells the reader what to do in it
-    re: /\b(?:[\w-]+\s+)?mode\b[^.\n]{0,40}?\b(?:is\s+(?:now\s+)?(?:on|active|enabled|engaged)|entered|entering|activated)\b|\b(?:entering|enter|switching\s+to|now\s+in)\s+(?:[\w-]+\s+){0,2}mode\b/i,
+    re: /\b(?:(?<=(?:^|[^\w-])-*)[\w-]+\s+)?mode\b[^.\n]{0,40}?\b(?:is\s+(?:now\s+)?(?:on|active|enabled|engaged)|entered|entering|activated)\b|\b(?:entering|enter|switching\s+to|now\s+in)\s+(?:[\w-]+\s+){0,2}mode\b/i,
     gate: [['mode'], ['assistant', ' agent', ' you', 'model', ' ai ', 'bot']],
   },
   {
@@ -670,7 +687,13 @@ const RULES: Rule[] = [
     label: "reaches into another tenant's memory",
     gate: [['tenant', 'workspace', 'saved for', 'stored for', 'kept for', 'team', 'project']],
     // the object is that tenant's or workspace's (possessive, or its notes / data): "use Claude through the team workspace" is not
-    re: /\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b[^.\n]{0,50}?\b(?:(?:the\s+)?[\w-]+\s+(?:tenant|workspace)(?:['’]s|\s+(?:notes|memories|memory|records|data|files|customers?|contacts))|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?))/i,
+    // The name is read from its token's start ("Read once" above); a name the verb begins ("use-case
+    // tenant's notes") from the verb's end, to 80 characters: read to its end from every verb in it,
+    // "use-use-use-…" took seconds
+    re: new RegExp(
+      String.raw`\b(?:pull|copy|reuse|merge|fetch|bring|import|look\s+up|add|use|borrow)\b(?:-[\w-]{0,79}\s+${TENANT_OWNED}|[^.\n]{0,50}?\b(?:(?:the\s+|(?<=(?:^|[^\w-])-*))[\w-]+\s+${TENANT_OWNED}|notes?\s+(?:saved|stored|kept)\s+for\s+(?:customer|client|tenant)\s+\w+|what\s+(?:the\s+)?[\w-]+\s+(?:tenant|team|workspace)\s+(?:has\s+on\s+file|stored|saved|keeps?)))`,
+      'i',
+    ),
   },
   {
     kind: 'cross-tenant',
@@ -678,7 +701,7 @@ const RULES: Rule[] = [
     label: "reaches into another tenant's memory",
     gate: [['project', 'workspace', 'team'], ['note', 'memor']],
     // "the notes other projects keep in this store", "the finance project's memories": memory that is not this session's
-    re: /\b(?:(?:other|another)\s+(?:projects?|workspaces?|teams?|tenants?)['’]?s?\s+(?:notes|memories|memory)|[\w-]+\s+(?:project|workspace)['’]s\s+(?:memories|memory|stored\s+notes)|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?(?:other|another)\s+(?:projects?|workspaces?|teams?)\s+keep|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?[\w-]+\s+(?:project|workspace)\s+keeps\s+in\s+(?:this|the)\s+store)\b(?<=\b(?:read|look\s+(?:at|through)|pull|grab|copy|bring|summari[sz]e|merge|fetch|open|search|use)\b[^.\n]{0,50})/i,
+    re: /\b(?:(?:other|another)\s+(?:projects?|workspaces?|teams?|tenants?)['’]?s?\s+(?:notes|memories|memory)|(?<=(?:^|[^\w-])-*)[\w-]+\s+(?:project|workspace)['’]s\s+(?:memories|memory|stored\s+notes)|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?(?:other|another)\s+(?:projects?|workspaces?|teams?)\s+keep|(?:notes|memories)\s+(?:that\s+)?(?:the\s+)?[\w-]+\s+(?:project|workspace)\s+keeps\s+in\s+(?:this|the)\s+store)\b(?<=\b(?:read|look\s+(?:at|through)|pull|grab|copy|bring|summari[sz]e|merge|fetch|open|search|use)\b[^.\n]{0,50})/i,
   },
   // Other languages: an address to the assistant, or a standing order about the user.
   {
@@ -686,7 +709,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'addressed to the assistant (other language)',
     gate: [['assist', 'asist', 'ассист', '助手', '助理', 'アシスタント', 'ии', 'ai:', 'ai：', 'ai的', 'ai请', 'ai,']],
-    re: /(?:^|[.!?\n]\s*)(?:(?:hinweis|nachricht|notiz)\s+an\s+den\s+|an\s+den\s+|à\s+l['’]|note\s+pour\s+l['’]|pour\s+l['’]|para\s+(?:el|o|la|a)\s+|nota\s+(?:para|per)\s+(?:el\s+|o\s+|l['’])|per\s+l['’]|al\s+|ao\s+)?(?:ki-|ia\s+)?(?:assistent(?:en|in)?|assistant|assistente|asistente|ассистент(?:у|а)?|ии)\s*(?:qui\s+lit\s+ceci\s*)?[,:;]|(?:给|給)?(?:助手|助理|AI)(?:的说明|的指示|请注意|：|:)|アシスタント(?:へ|への指示|様)/i,
+    re: /(?:^|[.!?\n](?<![.!?\n][^\S\n]*\n)\s*)(?:(?:hinweis|nachricht|notiz)\s+an\s+den\s+|an\s+den\s+|à\s+l['’]|note\s+pour\s+l['’]|pour\s+l['’]|para\s+(?:el|o|la|a)\s+|nota\s+(?:para|per)\s+(?:el\s+|o\s+|l['’])|per\s+l['’]|al\s+|ao\s+)?(?:ki-|ia\s+)?(?:assistent(?:en|in)?|assistant|assistente|asistente|ассистент(?:у|а)?|ии)\s*(?:qui\s+lit\s+ceci\s*)?[,:;]|(?:给|給)?(?:助手|助理|AI)(?:的说明|的指示|请注意|：|:)|アシスタント(?:へ|への指示|様)/i,
   },
   // The same address in more languages, as a heading or a note's label that ends in a colon:
   // "Nota al margen (para el asistente IA):", "تنبيه للمساعد الذكي:", "Для ИИ-помощника:",
@@ -698,7 +721,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'addressed to the assistant (other language)',
     gate: [[' ia', '(ia', 'ia ', 'ki-', 'ki ', ' ki', 'virtu', 'ии', 'الذكي', 'الآلي', 'الرقمي', 'ai', 'ảo', 'एआई', 'akili bandia', 'yapay zek', '人工智能']],
-    re: /(?:^|[.!?\n(]\s*)(?:(?:hinweis|nachricht|notiz|note|nota(?:\s+al\s+margen)?|aviso|mensagem|mensaje|messaggio|wiadomość|uwaga|notatka|not|mesaj)\s+)?(?:f[üu]r\s+(?:den|die)\s+|an\s+(?:den|die)\s+|pour\s+l['’]|à\s+l['’]|para\s+(?:el|la|o|a)\s+|ao\s+|al\s+|per\s+l['’]|dla\s+|do\s+)\(?(?:(?:ki-|ia\s+)(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)|(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)\s+(?:ia|ki|ai|virtual|virtuale|virtuel|wirtualn\w*)|ki|ia)\s*[)）]?\s*:|(?:^|[.!?\n(]\s*)(?:(?:تنبيه|ملاحظة|رسالة|مذكرة)\s+)?(?:للمساعد|إلى\s+المساعد|أيها\s+المساعد)\s+(?:الآلي|الذكي|الرقمي)\s*[:)]|(?:^|[.!?\n(]\s*)(?:#+\s*)?для\s+ии-?\s*(?:помощника|ассистента)\s*[:)\n]|(?:ai|AI|인공지능)\s*(?:비서|어시스턴트)(?:님|분)?(?:께|에게)\s*[:：]|(?:^|[.!?\n(]\s*)yapay\s+zek[aâ]\s+asistan\p{L}*\s+için[^.\n:]{0,24}:|(?:^|[.!?\n(]\s*)(?:gửi|cho|dành\s+cho)\s+trợ\s+lý\s+(?:ai|ảo)\s*[:)]|(?:^|[।.!?\n(]\s*)(?:एआई|AI)\s+सहायक\s+(?:के\s+लिए|को)\s*[:)]|(?:^|[.!?\n(]\s*)kwa\s+msaidizi\s+wa\s+(?:ai|akili\s+bandia)\s*[:)]|(?:^|[。！？\n(（]\s*)(?:致|给|給)\s*(?:ai|AI|人工智能)\s*(?:助手|助理)\s*[:：]|(?:ai|AI)\s*アシスタント(?:へ|様)\s*[:：]/iu,
+    re: /(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)(?:(?:hinweis|nachricht|notiz|note|nota(?:\s+al\s+margen)?|aviso|mensagem|mensaje|messaggio|wiadomość|uwaga|notatka|not|mesaj)\s+)?(?:f[üu]r\s+(?:den|die)\s+|an\s+(?:den|die)\s+|pour\s+l['’]|à\s+l['’]|para\s+(?:el|la|o|a)\s+|ao\s+|al\s+|per\s+l['’]|dla\s+|do\s+)\(?(?:(?:ki-|ia\s+)(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)|(?:assistent(?:en|in)?|assistant(?:e)?|asistente|assistente|asystenta)\s+(?:ia|ki|ai|virtual|virtuale|virtuel|wirtualn\w*)|ki|ia)\s*[)）]?\s*:|(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)(?:(?:تنبيه|ملاحظة|رسالة|مذكرة)\s+)?(?:للمساعد|إلى\s+المساعد|أيها\s+المساعد)\s+(?:الآلي|الذكي|الرقمي)\s*[:)]|(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)(?:#+\s*)?для\s+ии-?\s*(?:помощника|ассистента)\s*[:)\n]|(?:ai|AI|인공지능)\s*(?:비서|어시스턴트)(?:님|분)?(?:께|에게)\s*[:：]|(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)yapay\s+zek[aâ]\s+asistan\p{L}*\s+için[^.\n:]{0,24}:|(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)(?:gửi|cho|dành\s+cho)\s+trợ\s+lý\s+(?:ai|ảo)\s*[:)]|(?:^|[।.!?\n(](?<![।.!?\n(][^\S\n]*\n)\s*)(?:एआई|AI)\s+सहायक\s+(?:के\s+लिए|को)\s*[:)]|(?:^|[.!?\n(](?<![.!?\n(][^\S\n]*\n)\s*)kwa\s+msaidizi\s+wa\s+(?:ai|akili\s+bandia)\s*[:)]|(?:^|[。！？\n(（](?<![。！？\n(（][^\S\n]*\n)\s*)(?:致|给|給)\s*(?:ai|AI|人工智能)\s*(?:助手|助理)\s*[:：]|(?:ai|AI)\s*アシスタント(?:へ|様)\s*[:：]/iu,
   },
   // A field of a form, a record or front matter whose name is an order to the AI that reads it
   // ("assistant_instructions": …, ai_directive: …): data is not addressed to its reader. Not a
@@ -799,7 +822,7 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: "reaches into another tenant's memory",
     gate: [['workspace', 'tenant', 'project'], ['their', 'its']],
-    re: /\b[\w-]+\s+(?:workspace|tenant|project)\b[^.\n]{0,60}?\b(?:pull|copy|bring|merge|fetch|import|use|read|borrow)\s+(?:in\s+)?(?:their|its)\s+(?:notes|memories|memory|records|data|files)\b/i,
+    re: /\b(?<=(?:^|[^\w-])-*)[\w-]+\s+(?:workspace|tenant|project)\b[^.\n]{0,60}?\b(?:pull|copy|bring|merge|fetch|import|use|read|borrow)\s+(?:in\s+)?(?:their|its)\s+(?:notes|memories|memory|records|data|files)\b/i,
   },
   // Other languages: an address to the assistant, an override, a directive on every reply, data sent to an address.
   {
@@ -807,14 +830,14 @@ const RULES: Rule[] = [
     strength: 'medium',
     label: 'addressed to the assistant (other language)',
     gate: [['ki', 'assist', 'asyst', 'asist', '어시스턴트', 'avustaja', 'asszisztens']],
-    re: /(?:^|[.!?\n]\s*)(?:(?:liebe[rs]?|hallo|hey|hi)\s+(?:ki|ki-assistent(?:in)?|assistent(?:in)?)|(?:beste|hallo|lieve|beste)\s+(?:ai-?)?assistent|(?:drogi|droga|szanowny)\s+asystenci?e|asystencie|(?:sevgili\s+)?asistan|(?:kära|hej)\s+assistent(?:en)?|(?:caro|cara)\s+assistente|(?:querido|querida|estimado)\s+asistente|(?:cher|chère)\s+assistant|(?:hyvä\s+)?avustaja|(?:kedves\s+)?asszisztens)\s*[,:;!]|어시스턴트(?:에게|님)/i,
+    re: /(?:^|[.!?\n](?<![.!?\n][^\S\n]*\n)\s*)(?:(?:liebe[rs]?|hallo|hey|hi)\s+(?:ki|ki-assistent(?:in)?|assistent(?:in)?)|(?:beste|hallo|lieve|beste)\s+(?:ai-?)?assistent|(?:drogi|droga|szanowny)\s+asystenci?e|asystencie|(?:sevgili\s+)?asistan|(?:kära|hej)\s+assistent(?:en)?|(?:caro|cara)\s+assistente|(?:querido|querida|estimado)\s+asistente|(?:cher|chère)\s+assistant|(?:hyvä\s+)?avustaja|(?:kedves\s+)?asszisztens)\s*[,:;!]|어시스턴트(?:에게|님)/i,
   },
   {
     kind: 'override',
     strength: 'strong',
     label: 'override of instructions (other language)',
     gate: [['zignoruj', 'zapomnij', 'talimat', 'glöm', 'ignorera', 'negeer', 'vergeet', '지시', 'unohda', 'ignorer']],
-    re: /\b(?:zignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie\s+)?(?:wcześniejsze|poprzednie|dotychczasowe)?\s*(?:polecenia|instrukcje|zasady)|önceki\s+talimatları\s+(?:unut|yok\s+say|görmezden\s+gel)|\b(?:glöm|ignorera)\s+(?:alla\s+)?(?:tidigare|föregående)\s+(?:instruktioner|regler)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere|vorige|voorgaande)\s+(?:instructies|regels|opdrachten)|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:무시|잊)|\bunohda\s+(?:aiemmat\s+)?ohjeet|\bignorer\s+(?:alle\s+)?(?:tidligere\s+)?instruksjoner/i,
+    re: /\b(?:zignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie\s+)?(?:(?:wcześniejsze|poprzednie|dotychczasowe)\s*)?(?:polecenia|instrukcje|zasady)|önceki\s+talimatları\s+(?:unut|yok\s+say|görmezden\s+gel)|\b(?:glöm|ignorera)\s+(?:alla\s+)?(?:tidigare|föregående)\s+(?:instruktioner|regler)|\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:eerdere|vorige|voorgaande)\s+(?:instructies|regels|opdrachten)|이전\s*(?:의\s*)?지시(?:는|를|사항)?\s*(?:무시|잊)|\bunohda\s+(?:aiemmat\s+)?ohjeet|\bignorer\s+(?:alle\s+)?(?:tidligere\s+)?instruksjoner/i,
   },
   {
     kind: 'aimed-at-output',
@@ -835,12 +858,16 @@ const RULES: Rule[] = [
     strength: 'strong',
     label: 'sends secrets to an address (other language)',
     gate: [['@']],
-    re: /\b(?:leite|weiterleit\w*|schick\w*|sende\w*|envoie\w*|transf[eè]re\w*|env[ií]a\w*|invia\w*|inoltra\w*|envie\w*|encaminh\w*|stuur\w*|wyślij|prześlij|gönder\w*|skicka\w*|send|отправ\w*|перешли\w*)\b[^\n]{0,100}?\b(?:zugangsdaten|passw(?:ö|oe)rter|kennw(?:ö|oe)rter|kundenliste|kundendaten|mots\s+de\s+passe|identifiants|contraseñas|credenciales|lista\s+de\s+clientes|password|credenziali|senhas|credenciais|wachtwoorden|klantenlijst|hasła|hasla|dane\s+klientów|şifreler\w*|müşteri\s+listesi|lösenord|kundlistan|пароли|данные)\b[^\n]{0,100}?[\w.+-]+@[\w-]+\.[\w.-]+/i,
+    // The address is read from the start of its name, or, when the name goes on from the word
+    // ("password-reset@…"), from the word's end to 200 characters: read from each character of the
+    // name, "send.password.send.password.…" took 57 s at 32 KiB
+    re: /\b(?:leite|weiterleit\w*|schick\w*|sende\w*|envoie\w*|transf[eè]re\w*|env[ií]a\w*|invia\w*|inoltra\w*|envie\w*|encaminh\w*|stuur\w*|wyślij|prześlij|gönder\w*|skicka\w*|send|отправ\w*|перешли\w*)\b[^\n]{0,100}?\b(?:zugangsdaten|passw(?:ö|oe)rter|kennw(?:ö|oe)rter|kundenliste|kundendaten|mots\s+de\s+passe|identifiants|contraseñas|credenciales|lista\s+de\s+clientes|password|credenziali|senhas|credenciais|wachtwoorden|klantenlijst|hasła|hasla|dane\s+klientów|şifreler\w*|müşteri\s+listesi|lösenord|kundlistan|пароли|данные)\b(?:[\w.+-]{1,200}|[^\n]{0,100}?(?<![\w.+-])[\w.+-]+)@[\w-]+\.[\w.-]+/i,
   },
 ]
 
 // Code that gathers local secrets and ships them over the network: exfiltration written as code.
-const CODE_MARKER = /```|^\s*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
+// A code line is indented by blanks, not line breaks (after one, a line starts of its own): a run of newlines is read once.
+const CODE_MARKER = /```|^[^\S\n\r\u2028\u2029]*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
 const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
 const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
 
@@ -869,7 +896,8 @@ function keyForItsService(text: string): boolean {
 
 // A secret put where others read it (an issue comment, a gist, a wiki, a commit message): exfiltration without an address.
 // The verb stands alone: "post-mortem", "write-up" and "add-on" are nouns.
-const SECRET_NAME = /\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
+// the lookahead reads the word once, as the pattern's shape: "KEY_KEY_…_KEYa" was read again from each KEY
+const SECRET_NAME = /\b(?=[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b)[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|KEY|TOKEN|PASSWORD|PASSWD|PWD|DSN|CREDENTIALS?|URL)(?:_[A-Z0-9]+)*\b/
 const SECRET_THING = /\b(?:production|prod|our|the|all|company)\s+secrets\b|(?:^|[\s`'"(])\.env\b|\boutput\s+of\s+`?(?:env|printenv|set)\b|\b(?:api|deploy|access|secret|private|ssh|signing|session)\s+(?:keys?|tokens?|cookies?)\b|\b(?:passwords?|credentials?)\b(?!\s+(?:reset|policy|policies|manager|change|expiry|rules?|strength|field|prompt|form|page|link|requirements?))/i
 const PUBLIC_SINK = /\b(?:put|paste|post|add|include|drop|leave|share|publish|attach|insert|write|upload|copy)\b(?!-)(?:[^.\n]|\.(?=\S)){0,80}?\b(?:comments?|issues?(?:\s+#?\d+)?|pull\s+requests?|prs?|gists?|commit\s+messages?|(?:pr|pull\s+request)\s+descriptions?|descriptions?|wiki(?:\s+pages?)?|tickets?|threads?|channels?|forums?|public\s+\w+|readme|changelog|release\s+notes)\b/i
 /** A sentence that warns against the act ("never paste a token into a ticket") states a rule; it orders nothing. */
