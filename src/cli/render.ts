@@ -65,11 +65,25 @@ export async function renderReviewDiff(e: ShownEntry, label: string, full = fals
   return [c.bold(head), ...lines, c.bold(same ? 'body: unchanged' : 'body:'), ...(same ? [] : [body]), c.gray('(reviewer, digest, signature, version, update time and proposal id left out: --full shows the whole files)')].join('\n')
 }
 
+/**
+ * How long a diff may take. Its cost grows with the product of the two texts' changed lines: an
+ * agent's update that changes every line of a long curated note took 19 s to show at 12,000
+ * lines (and would take many minutes at the largest write), so past this the reviewer gets the
+ * whole proposed text instead of a line-by-line comparison.
+ */
+export const DIFF_TIMEOUT_MS = 3000
+
 /** A unified diff of two texts, terminal-safe and coloured. */
-export async function renderTextDiff(a: {name: string; text: string; header: string}, b: {name: string; text: string; header: string}): Promise<string> {
+export async function renderTextDiff(a: {name: string; text: string; header: string}, b: {name: string; text: string; header: string}, timeoutMs = DIFF_TIMEOUT_MS): Promise<string> {
   const {createTwoFilesPatch} = await import('diff')
   const c = colours()
-  const patch = createTwoFilesPatch(a.name, b.name, a.text, b.text, a.header, b.header, {context: 3})
+  const patch = createTwoFilesPatch(a.name, b.name, a.text, b.text, a.header, b.header, {context: 3, timeout: timeoutMs}) ?? [
+    '',
+    `--- ${a.name}\t${a.header}`,
+    `+++ ${b.name}\t${b.header}`,
+    `(no line-by-line diff: comparing these texts took longer than ${timeoutMs} ms; every line of the first is replaced by the whole text below)`,
+    ...b.text.split('\n').map((l) => `+${l}`),
+  ].join('\n')
   return patch
     .split('\n')
     .slice(1) // the "Index:" line
@@ -96,7 +110,7 @@ export async function renderEntry(e: ShownEntry, opts: {full?: boolean} = {}): P
   if (e.stale) lines.push(c.red(v(`STALE: the file changed since this was proposed (base ${p.base ?? 'none'}, now ${e.currentBase ?? 'none'}); accept will refuse`)))
   if (Object.keys(p.redactions).length > 0) lines.push(v(`redacted: ${Object.entries(p.redactions).map(([k, n]) => `${k}×${n}`).join(', ')}`))
   for (const f of p.flags) lines.push(c.yellow(`flag ${v(f.flag)}: ${v(f.reason)}`))
-  for (const f of e.unrecordedFlags) {
+  for (const f of e.unrecordedFlags ?? []) {
     lines.push(c.red(`flag ${v(f.flag)}: ${v(f.reason)} — raised by this text now, but missing from the stored entry (edited after the vote?)`))
   }
   if (e.flagsUnchecked) lines.push(c.red(`FLAGS NOT RECOMPUTED: ${v(e.flagsUnchecked)}`))

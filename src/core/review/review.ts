@@ -82,8 +82,8 @@ export interface ShownEntry {
   stale: boolean
   /** the full file the accept would write, before reviewer fields and signature */
   proposedText: string
-  /** flags the entry's text raises now that its stored list lacks (recheck.ts) */
-  unrecordedFlags: StoredFlag[]
+  /** flags the entry's text raises now that its stored list lacks (recheck.ts); null when they could not be recomputed (flagsUnchecked says why) */
+  unrecordedFlags: StoredFlag[] | null
   /** why the flags could not be recomputed (the budget ran out), or null */
   flagsUnchecked: string | null
   /** facts that disagree with what engram recomputed (recheck.ts; set by showEntryChecked) */
@@ -205,8 +205,8 @@ export async function showEntryChecked(store: Store, status: EntryStatus, id: st
   const check = await recheckEntry(store, e.proposal)
   const budget = store.config.vote.budget_ms
   const flags = await unrecordedFlags(e.proposal, store.config.max_body_bytes, budget)
-  const flagsUnchecked = flags === undefined ? `recomputing this text's flags did not finish within ${budget} ms (vote.budget_ms): the flags shown are the entry's own, unchecked` : null
-  return {...e, unrecordedFlags: flags ?? [], flagsUnchecked, recheck: check.findings, quarantinedAs: check.quarantinedAs, signer: check.signer}
+  const flagsUnchecked = flags === undefined ? `recomputing this text's flags did not finish within ${budget} ms of CPU time (vote.budget_ms): the flags shown are the entry's own, unchecked` : null
+  return {...e, unrecordedFlags: flags ?? null, flagsUnchecked, recheck: check.findings, quarantinedAs: check.quarantinedAs, signer: check.signer}
 }
 
 export interface AcceptResult {

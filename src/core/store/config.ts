@@ -28,7 +28,7 @@ export interface EngramConfig {
     learned: {weights: string | null}
     /** path prefixes and terms whose changes from an indirect origin or a tainted session are quarantined */
     protected: {paths: string[]; terms: string[]}
-    /** a write of 8 KiB or more whose vote runs longer than this (ms) is stopped and quarantined (budget.ts) */
+    /** a write of 8 KiB or more whose vote takes more CPU time than this (ms) is stopped and quarantined (budget.ts) */
     budget_ms: number
   }
   redaction: {extra: {kind: string; pattern: string}[]}
@@ -103,8 +103,8 @@ vote:
   protected:
     paths: []
     terms: []
-  # A write of 8 KiB or more is voted on in a worker; one whose vote runs longer than this
-  # many milliseconds is stopped and quarantined for review.
+  # A write of 8 KiB or more is voted on in a worker; one whose vote takes more than this
+  # many milliseconds of CPU time is stopped and quarantined for review.
   # budget_ms: 10000
 redaction:
   # Extra secret patterns: [{kind: my-token, pattern: "myco_[A-Za-z0-9]{32}"}]

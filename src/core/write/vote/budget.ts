@@ -15,7 +15,8 @@ import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
 import {normalise} from '../normalise.js'
 import {flagsFrom, instructionHits} from './flags.js'
-import {lookUpNeighbours, runVote} from './index.js'
+import {externalPayload, runExternal} from './external.js'
+import {decide, lookUpNeighbours, runVote} from './index.js'
 import type {FlagHit, Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
 
 /** Writes of at least this many bytes (title and body) are voted on in a worker, under the budget. */
@@ -62,7 +63,7 @@ export const workerScript = (): string => join(packageRoot(), 'dist', 'core', 'w
 /** The vote a write gets when its vote overran the budget: a veto that names the budget. */
 export function overBudget(c: WriteCandidate, budgetMs: number): VoteResult {
   const kib = Math.max(1, Math.round((Buffer.byteLength(c.title) + c.bodyBytes) / 1024))
-  const reason = `the vote did not finish within ${budgetMs} ms on this ${kib} KiB write (vote.budget_ms): held for review, not judged`
+  const reason = `the vote did not finish within ${budgetMs} ms of CPU time on this ${kib} KiB write (vote.budget_ms): held for review, not judged`
   return {
     passed: false,
     dissent: false,
@@ -79,19 +80,34 @@ export function overBudget(c: WriteCandidate, budgetMs: number): VoteResult {
  * turns into a verdict.
  */
 export async function runVoteWithin(c: WriteCandidate, ctx: VoteContext, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<VoteResult> {
-  if (Buffer.byteLength(c.title) + c.bodyBytes < fromBytes) return runVote(c, ctx)
+  if (voteTextBytes(c) < fromBytes) return runVote(c, ctx)
   // looked up here: the lookup reads this process's store and index
   const {neighbours, lookupError} = await lookUpNeighbours(c, ctx)
-  const job: VoteJob = {kind: 'vote', candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: ctx.config, cwd: ctx.cwd}
+  // External validators run here, after the worker: a worker stopped mid-vote takes their
+  // timers with it, and the processes it had started would run on past their own timeouts.
+  const job: VoteJob = {kind: 'vote', candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: {...ctx.config, external: []}, cwd: ctx.cwd}
   const run = await inWorker<VoteResult>(workerScript(), job, budgetMs)
-  return run.finished ? run.value : overBudget(c, budgetMs)
+  if (!run.finished) return overBudget(c, budgetMs)
+  if (ctx.config.external.length === 0) return run.value
+  const payload = externalPayload(c, run.value.flags)
+  const votes = [...run.value.votes, ...(await Promise.all(ctx.config.external.map((e) => runExternal(e, payload, ctx.cwd))))]
+  return {...decide(votes, ctx.config), votes, flags: run.value.flags}
+}
+
+/**
+ * The bytes of text the vote reads: the title, the body, what hidden characters spelled and
+ * encoded blobs decode to (the checks read those too), and the file an update replaces.
+ */
+export function voteTextBytes(c: WriteCandidate): number {
+  const texts = [c.title, ...c.normalised.decoded, ...c.normalised.hidden, c.baseBody ?? '']
+  return c.bodyBytes + texts.reduce((n, t) => n + Buffer.byteLength(t), 0)
 }
 
 /**
  * Run `script` in a worker thread with `data` and wait for the one message it posts, at most
- * `budgetMs`; past that the worker is stopped where it stands (V8 interrupts even a regular
- * expression mid-match) and `{finished: false}` is returned. An error inside the worker, or its
- * exit before it answers, is thrown.
+ * `budgetMs` of CPU time; past that the worker is stopped where it stands (V8 interrupts even a
+ * regular expression mid-match) and `{finished: false}` is returned. An error inside the worker,
+ * or its exit before it answers, is thrown.
  */
 export function inWorker<T>(script: string, data: unknown, budgetMs: number): Promise<{finished: true; value: T} | {finished: false}> {
   return new Promise((resolve, reject) => {
@@ -100,11 +116,20 @@ export function inWorker<T>(script: string, data: unknown, budgetMs: number): Pr
     const finish = (fn: () => void): void => {
       if (settled) return
       settled = true
-      clearTimeout(timer)
+      clearInterval(poll)
+      clearTimeout(cap)
       void worker.terminate()
       fn()
     }
-    const timer = setTimeout(() => finish(() => resolve({finished: false})), budgetMs)
+    // The budget is CPU time: this process's, which is the worker's while this thread waits. A
+    // loaded machine, or a process stopped by a signal, does not run it out; the wall clock's
+    // limit, three times the budget and a second, still ends every vote.
+    const started = process.cpuUsage()
+    const poll = setInterval(() => {
+      const used = process.cpuUsage(started)
+      if ((used.user + used.system) / 1000 >= budgetMs) finish(() => resolve({finished: false}))
+    }, Math.min(50, budgetMs))
+    const cap = setTimeout(() => finish(() => resolve({finished: false})), budgetMs * 3 + 1000)
     worker.once('message', (value: T) => finish(() => resolve({finished: true, value})))
     worker.once('error', (error) => finish(() => reject(error)))
     worker.once('exit', (code) => finish(() => reject(new Error(`the vote's worker stopped (exit code ${code}) before it answered`))))
