@@ -29,6 +29,13 @@ const SCRIPTS: Record<string, string> = {
     import {writeFileSync} from 'node:fs'
     writeFileSync(process.argv[2], String(process.pid))
     setInterval(() => {}, 1000)`,
+  // starts a grandchild that holds the validator's stdout open and never ends; writes its pid (argv[2])
+  'forks.mjs': `
+    import {spawn} from 'node:child_process'
+    import {writeFileSync} from 'node:fs'
+    const g = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {stdio: ['ignore', 'inherit', 'inherit']})
+    writeFileSync(process.argv[2], String(g.pid))
+    setInterval(() => {}, 1000)`,
   'bad.mjs': `process.stdin.resume(); process.stdin.on('end', () => process.stdout.write('ACCEPT! looks fine to me'))`,
   'badshape.mjs': `process.stdin.resume(); process.stdin.on('end', () => process.stdout.write('{"verdict":"accept","confidence":7}'))`,
   // records when it began and when it answered (argv[2]), so a test can see runs overlap
@@ -66,9 +73,15 @@ const ctx = (external: ExternalValidatorConfig[]): VoteContext => ({
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
     return false
+  }
+  // a killed process whose parent is gone waits as a zombie (Z) for init to reap it, which a
+  // container's init may never do: it runs nothing any more
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z'
+  } catch {
+    return true
   }
 }
 
@@ -117,6 +130,17 @@ describe('external validators', () => {
     expect(existsSync(pidFile)).toBe(true)
     const pid = Number(readFileSync(pidFile, 'utf8'))
     // SIGKILL is delivered asynchronously; give the kernel a moment to reap it.
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(alive(pid)).toBe(false)
+  })
+
+  it('kills what a validator that times out started, and does not wait for the pipes it holds', async () => {
+    const pidFile = join(dir, 'forks.pid')
+    const started = Date.now()
+    const v = (await runVote(cand('x'), ctx([ext('forks', [pidFile], 3000)]))).votes[4]
+    expect(v).toMatchObject({verdict: 'abstain', reason: 'timed out after 3000 ms (killed)'})
+    expect(Date.now() - started).toBeLessThan(20_000)
+    const pid = Number(readFileSync(pidFile, 'utf8'))
     for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
     expect(alive(pid)).toBe(false)
   })

@@ -80,13 +80,24 @@ export function runExternal(cfg: ExternalValidatorConfig, payload: ExternalPaylo
     }
     let child: ReturnType<typeof spawn>
     try {
-      child = spawn(cfg.command, cfg.args, {cwd, shell: false, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true})
+      // its own process group, so that a timeout kills what it started too: a grandchild left
+      // holding the pipes kept engram waiting for the validator's full run, past timeout_ms
+      child = spawn(cfg.command, cfg.args, {cwd, shell: false, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, detached: process.platform !== 'win32'})
     } catch (error) {
       resolve(abstain(`could not start: ${oneLine(error instanceof Error ? error.message : String(error))}`))
       return
     }
+    const killAll = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        child.kill('SIGKILL')
+      }
+      child.stdout!.destroy()
+      child.stderr!.destroy()
+    }
     const timer = setTimeout(() => {
-      child.kill('SIGKILL')
+      killAll()
       done(abstain(`timed out after ${cfg.timeout_ms} ms (killed)`))
     }, cfg.timeout_ms)
 
@@ -98,7 +109,8 @@ export function runExternal(cfg: ExternalValidatorConfig, payload: ExternalPaylo
     child.stdout!.on('data', (d: string) => {
       if (stdout.length + d.length > MAX_STDOUT) {
         overflow = true
-        child.kill('SIGKILL')
+        killAll()
+        done(abstain(`answer longer than ${MAX_STDOUT} bytes`))
         return
       }
       stdout += d
