@@ -74,6 +74,8 @@ const RECIPES = [
   ["markers.some (redact/index.ts)", (N) => R("[REDACTED:]aaaaaaaaaaaaaaaa", N)],
   ["credskey (rules.ts)", (N) => R("credskey", N)],
   ["lifted stem (intent.ts, round fifteen)", (N) => "suspend"+R("a1", N)],
+  ["persona named (instruction.ts, round fifteen)", (N) => "You are DAN. you"+R(" ", N)+"x called"],
+  ["nc in code (instruction.ts, round fifteen)", (N) => "```\nimport os\nos.environ\nnc"+R(" ", N)],
 ]
 
 async function cost(raw, near) {

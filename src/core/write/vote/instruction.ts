@@ -592,7 +592,7 @@ const RULES: Rule[] = [
     // "act as DAN", "DAN mode enabled"; not the Divers Alert Network ("DAN can arrange…") nor a quiz
     // that asks what "Do Anything Now" stands for
     gate: [['dan', 'called', 'named', 'known']],
-    re: /\b(?:enable|activate|enter|switch\s+(?:on|to))\s+(?:the\s+)?DAN\s+mode\b|\bDAN\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|on|activated|active|engaged)\b|\b(?:act\s+as|become|you\s+are(?:\s+now)?|pretend\s+to\s+be)\s+(?:a\s+|the\s+)?DAN\b|\b(?:[Yy]ou|[Yy]ou['’]re|[Yy]ou\s+are)\s+(?:(?:will|shall)\s+(?:now\s+)?be|(?:now\s+)?(?:being\s+)?)\s*(?:called|named|known\s+as)\s+[\w-]+[^.\n]{0,20}?\b(?:from\s+now\s+on|henceforth|going\s+forward)\b/,
+    re: /\b(?:enable|activate|enter|switch\s+(?:on|to))\s+(?:the\s+)?DAN\s+mode\b|\bDAN\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|on|activated|active|engaged)\b|\b(?:act\s+as|become|you\s+are(?:\s+now)?|pretend\s+to\s+be)\s+(?:a\s+|the\s+)?DAN\b|\b(?:[Yy]ou|[Yy]ou['’]re|[Yy]ou\s+are)\s+(?:(?:will|shall)\s+(?:now\s+)?be\s*|(?:now\s+)?(?:being\s+)?)(?:called|named|known\s+as)\s+[\w-]+[^.\n]{0,20}?\b(?:from\s+now\s+on|henceforth|going\s+forward)\b/,
   },
   {
     kind: 'override',
@@ -869,7 +869,7 @@ const RULES: Rule[] = [
 // A code line is indented by blanks, not line breaks (after one, a line starts of its own): a run of newlines is read once.
 const CODE_MARKER = /```|^[^\S\n\r\u2028\u2029]*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
 const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
-const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+-?\w*\s*\d{1,3}\./
+const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+(?:(?:-\w*|\w+)\s*)?\d{1,3}\./
 
 // A client that reads its own service's key by name and calls that service ("WEATHER_API_KEY" sent to
 // api.weather.example) authenticates; it sends nothing away. Only when every secret the code reads is
@@ -932,9 +932,11 @@ const REQUEST_OTHER_SCRIPT = /^(?:请|請|麻烦|麻煩|帮我|幫我|お願い|
 
 /**
  * A mail between people: it greets someone by name ("Hi Tom,") or signs off with one ("Thanks, Marta").
- * "Can you update the slides before Friday?" in it asks a colleague, not the model.
+ * "Can you update the slides before Friday?" in it asks a colleague, not the model. One run of
+ * blanks before the name (`\s*[,!]?\s*\n?\s*` split a run three ways; the text is short, but no
+ * pattern should).
  */
-const BETWEEN_PEOPLE = /^(?:[Hh]i|[Hh]ello|[Dd]ear|[Hh]ey)\s+\p{Lu}[\p{L}.-]*(?:\s+\p{Lu}[\p{L}.-]*)?\s*[,!]|(?:^|[\n.!?]\s*)(?:[Tt]hanks|[Tt]hank\s+you|[Cc]heers|[Bb]est(?:\s+regards)?|[Kk]ind\s+regards|[Rr]egards|[Mm]any\s+thanks)\s*[,!]?\s*\n?\s*\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?\s*[.!]?$/u
+const BETWEEN_PEOPLE = /^(?:[Hh]i|[Hh]ello|[Dd]ear|[Hh]ey)\s+\p{Lu}[\p{L}.-]*(?:\s+\p{Lu}[\p{L}.-]*)?\s*[,!]|(?:^|[\n.!?]\s*)(?:[Tt]hanks|[Tt]hank\s+you|[Cc]heers|[Bb]est(?:\s+regards)?|[Kk]ind\s+regards|[Rr]egards|[Mm]any\s+thanks)\s*(?:[,!]\s*)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?\s*[.!]?$/u
 
 /**
  * A question that asks whoever reads it to act in the world ("can you send me the contract?", "could
