@@ -10,11 +10,11 @@ import {checkTitle, decodeContent, parseExpires} from '../store/content.js'
 import type {StoredMemory} from '../memory/curated.js'
 import type {EngramConfig} from '../store/config.js'
 import {badInput, refused} from '../store/errors.js'
-import {AGENT_ORIGINS, ELEVATED_ORIGINS, MemoryFrontmatter, Origin, deriveTitle, inheritedTaint, isOrigin, serializeMemory} from '../memory/memory.js'
+import {AGENT_ORIGINS, ELEVATED_ORIGINS, MemoryFrontmatter, Origin, inheritedTaint, isOrigin, serializeMemory} from '../memory/memory.js'
 import {validateMemoryPath} from '../store/paths.js'
 import {Proposal, StoredFlag, StoredVote, entryFile, proposalDigest, serializeProposal} from '../review/proposal.js'
 import {redact} from './redact/index.js'
-import {normalise, stripInvisible, type Normalised} from './normalise.js'
+import {candidateView, prepareText, type PreparedText} from './prepare.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {VoteResult, WriteCandidate} from './vote/types.js'
@@ -43,6 +43,8 @@ export type StoredFile = Pick<StoredMemory, 'blob' | 'memory'>
 export interface WriteView {
   config: EngramConfig
   read(scope: string, path: string): StoredFile | undefined
+  /** the write's text already redacted and read (prepare.ts), when a worker did it */
+  prepared?: PreparedText
 }
 
 export interface WritePlan {
@@ -137,18 +139,15 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     throw badInput(`--base-blob must be a 40-hex git blob id or "none".`, 'give the blob id `engram read <path> --json` shows (`blob`), or "none" for a new file')
   }
 
-  // Redaction first: from here on only redacted text exists in this process's outputs.
+  // Redaction first: from here on only redacted text exists in this process's outputs. A large
+  // write's text comes prepared by a worker under the vote's budget (write.ts), from this raw text.
   const extra = config.redaction.extra
-  // Invisible characters are dropped before redaction (a zero-width space must not hide a
-  // secret) and before storage; the flags still report that they were there.
-  const rawView = normalise(raw)
-  const red = redact(stripInvisible(raw), extra)
-  const titleRed = redact(title0 ?? deriveTitle(red.text), extra)
-  const redactions = {...red.redactions}
-  for (const [k, n] of Object.entries(titleRed.redactions)) redactions[k] = (redactions[k] ?? 0) + n
-  const body = red.text
-  const title = titleRed.text
-  const givenTags = input.tags?.map((t) => redact(t, extra).text)
+  const given = view.prepared
+  if (given && given.raw !== raw) throw new Error('planWrite: the prepared text is not the text of this write')
+  const prepared = given ?? prepareText(raw, title0, input.tags, extra, route !== 'direct')
+  const redactions = {...prepared.bodyRedactions}
+  for (const [k, n] of Object.entries(prepared.titleRedactions)) redactions[k] = (redactions[k] ?? 0) + n
+  const {body, title, givenTags} = prepared
 
   const existing = view.read(scope, path)
   // an update that names no tags keeps the ones the file has (they were redacted when written)
@@ -166,7 +165,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   if (route === 'direct') return plan
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
-  const norm = candidateView(rawView, body, extra)
+  const norm = prepared.view ?? candidateView(prepared.rawView, body, extra)
   plan.candidate = {
     scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
     origin, author: session.agent,
@@ -320,18 +319,4 @@ function redactionSummary(r: Record<string, number>): string | undefined {
   return parts.length > 0 ? parts.join(', ') : undefined
 }
 
-/**
- * The text the flags and the vote read: the stored (redacted) body normalised, with what only the
- * raw text held — the invisible characters it carried, the words they split, and what tag
- * characters and variation selectors spelt, redacted like the body (README "Round thirteen").
- * The corpus tally and the vote's tests build their candidates with it, as the write path does.
- */
-export function candidateView(rawView: Normalised, body: string, extra: Parameters<typeof redact>[1]): Normalised {
-  const norm = normalise(body)
-  return {
-    ...norm,
-    hidden: [...new Set([...rawView.hidden, ...norm.hidden])],
-    decoded: [...new Set([...norm.decoded, ...rawView.decoded.map((d) => redact(d, extra).text)])],
-    ...(rawView.split ? {split: rawView.split} : {}),
-  }
-}
+export {candidateView} from './prepare.js'

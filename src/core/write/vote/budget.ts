@@ -14,6 +14,8 @@ import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
 import {normalise} from '../normalise.js'
+import type {PreparedText, RedactionRules} from '../prepare.js'
+import {refused} from '../../store/errors.js'
 import {flagsFrom, instructionHits} from './flags.js'
 import {externalPayload, runExternal} from './external.js'
 import {decide, lookUpNeighbours, runVote} from './index.js'
@@ -37,6 +39,31 @@ export interface VoteJob {
 export interface FlagsJob {
   kind: 'flags'
   candidate: Omit<WriteCandidate, 'normalised'>
+}
+
+/** …or a large write's text, to redact and read before the write is planned (prepare.ts). */
+export interface PrepareJob {
+  kind: 'prepare'
+  raw: string
+  title0?: string
+  tags?: string[]
+  extra: RedactionRules
+}
+
+/**
+ * prepareText, in a worker under `budgetMs` when the text is large; undefined for a small one
+ * (planWrite prepares it in the process). Past the budget nothing can be stored — not even in
+ * quarantine, since the text was not redacted — so the write is refused (exit 3), nothing written.
+ */
+export async function prepareWithin(raw: string, title0: string | undefined, tags: string[] | undefined, extra: RedactionRules, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<PreparedText | undefined> {
+  if (Buffer.byteLength(raw) + Buffer.byteLength(title0 ?? '') < fromBytes) return undefined
+  const job: PrepareJob = {kind: 'prepare', raw, ...(title0 === undefined ? {} : {title0}), ...(tags ? {tags} : {}), extra}
+  const run = await inWorker<PreparedText>(workerScript(), job, budgetMs)
+  if (run.finished) return run.value
+  throw refused(
+    `The write's text could not be redacted and read within ${budgetMs} ms of CPU time (vote.budget_ms); nothing was written.`,
+    'write it in smaller parts, or ask the owner to raise vote.budget_ms in the signed config',
+  )
 }
 
 /** The flags a text raises by itself (no neighbours: contradiction and duplicate need the store as it was). */
