@@ -40,7 +40,8 @@ export default class Dream extends EngramCommand {
       }
       const kinds = Object.entries(r.proposals).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
       this.note(`read ${r.sessions_read} session(s): ${r.transcripts} transcript(s), ${r.run_notes} run note(s), ${r.lines_read} line(s), ${r.lines_skipped} skipped${r.lines_too_long ? ` (${r.lines_too_long} longer than 16 MiB)` : ''}`)
-      this.note(`${r.dry_run ? 'would propose' : 'proposed'}: ${kinds}; ${r.pending} pending, ${r.quarantined} quarantined, ${r.flagged} flagged, ${r.tainted} tainted; skipped ${r.skipped.duplicate} already queued, ${r.skipped.decided} decided before, ${r.skipped.stale} stale`)
+      this.note(`${r.dry_run ? 'would propose' : 'proposed'}: ${kinds}; ${r.pending} pending, ${r.quarantined} quarantined, ${r.flagged} flagged, ${r.tainted} tainted; skipped ${r.skipped.duplicate} already queued, ${r.skipped.decided} decided before, ${r.skipped.stale} stale${r.skipped.refused ? `, ${r.skipped.refused} refused` : ''}`)
+      for (const i of r.items) if (i.refusal) this.warnLine(`${i.scope}/${i.path} refused: ${i.refusal}`)
       for (const x of r.rejected) this.warnLine(`model proposal ${x.index + 1} refused: ${x.reason}`)
       if (r.branch) this.note(`committed on branch ${r.branch}: review with \`git merge ${r.branch}\` then \`engram review list --scope ${r.scope}\``)
     }

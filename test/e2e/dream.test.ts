@@ -12,7 +12,7 @@ import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it, vi} from 'vitest'
 
 import {runInTerminal} from '../helpers/pty.js'
-import {BIN, Store, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
+import {BIN, Store, configure, curate, newStore, startSession, tempDir, transcriptsWith, trustDreamer, write} from '../../conformance/harness.js'
 
 vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
 
@@ -227,6 +227,25 @@ describe('engram dream --llm-command (model engine)', () => {
       expect(store.state()).toBe(state)
     }
     expect(store.run(DREAM(dir, ['--llm-command', model('hang'), '--llm-timeout', '0', '--dry-run', '--json'])).code).toBe(2)
+  })
+
+  it('a proposal whose text runs past the signed time budget is refused alone; the run goes on', () => {
+    const other = newStore()
+    startSession(other, 'tenant:acme', {agent: 'agent-a'})
+    // no large text can be redacted and read within 1 ms of CPU time (README "The write path")
+    configure(other, 'version: 1\nvote:\n  budget_ms: 1\n')
+    trustDreamer(other)
+    const r = other.run([...DREAM(dir, ['--llm-command', model('large')]), '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const by = (p: string) => r.json.items.find((i: any) => i.path === p)
+    expect(by('dream/a-small.md').status).toBe('pending')
+    expect(by('dream/b-large.md')).toMatchObject({status: 'refused', refusal: expect.stringMatching(/could not be redacted and read within 1 ms of CPU time/)})
+    expect(by('dream/c-small.md').status).toBe('pending')
+    expect(r.json.skipped.refused).toBe(1)
+    expect(other.allObjects().includes('Acme keeps a runbook')).toBe(false)
+    const text = other.run(DREAM(dir, ['--llm-command', model('large')]))
+    expect(text.stderr).toMatch(/1 refused/)
+    expect(text.stderr).toMatch(/tenant:acme\/dream\/b-large\.md refused: The write's text could not be redacted/)
   })
 
   it('hostile proposals are refused one by one with a reason; the rest go through the vote, evidence and taint from the document', () => {

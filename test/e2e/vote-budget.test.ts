@@ -43,6 +43,13 @@ describe('the vote under a time budget', () => {
     expect(w.json.error.message).toMatch(/could not be redacted and read within 1 ms of CPU time \(vote\.budget_ms\); nothing was written/)
     expect(git(sb.dir, 'rev-parse', 'HEAD')).toBe(head)
     expect(sb.run(['quarantine', 'list', '--json']).json.items).toEqual([])
+    // bad input is still bad input, checked before any text is read: exit 2, its own message
+    const badPath = sb.run(['write', '../x.md', '--scope', 'tenant:acme', '--json'], {input: note(40_000), env: {ENGRAM_SESSION: s}})
+    expect(badPath.code, badPath.stdout).toBe(2)
+    expect(badPath.json.error.message).not.toMatch(/budget/)
+    const badBase = sb.run(['write', 'x.md', '--scope', 'tenant:acme', '--base-blob', 'xyz', '--json'], {input: note(40_000), env: {ENGRAM_SESSION: s}})
+    expect(badBase.code, badBase.stdout).toBe(2)
+    expect(badBase.json.error.message).toMatch(/--base-blob/)
     // the owner's review recomputes a large entry's flags under the same budget: past it, it says so
     const shown = sb.run(['review', 'show', held.json.proposal])
     expect(shown.code, shown.stderr).toBe(0)

@@ -6,6 +6,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {renderTextDiff} from '../../src/cli/render.js'
 import {inWorker, overBudget, prepareWithin, runVoteWithin} from '../../src/core/write/vote/budget.js'
 import {prepareText} from '../../src/core/write/prepare.js'
+import {EngramError} from '../../src/core/store/errors.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {normalise} from '../../src/core/write/normalise.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
@@ -25,6 +26,12 @@ describe('a worker under a time budget', () => {
 
   it('returns the answer of a worker that finishes in time', async () => {
     expect(await inWorker(slow, {answer: 42}, 10_000)).toEqual({finished: true, value: {answer: 42}})
+  })
+
+  it('throws an engram error thrown in the worker as an engram error, with its exit code', async () => {
+    const error = await inWorker(slow, {code: 'bad-input'}, 10_000).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(EngramError)
+    expect(error).toMatchObject({code: 'bad-input', exitCode: 2, message: 'the text is not valid', nextStep: 'mend it'})
   })
 
   it('throws what a failing worker throws', async () => {

@@ -57,7 +57,9 @@ export interface DreamItem {
   path: string
   operation: string
   removes: string[]
-  status: 'pending' | 'quarantined' | 'would-propose' | 'duplicate' | 'decided' | 'stale'
+  status: 'pending' | 'quarantined' | 'would-propose' | 'duplicate' | 'decided' | 'stale' | 'refused'
+  /** why the write path refused the proposal (status refused: its text ran past vote.budget_ms) */
+  refusal?: string
   proposal?: string
   digest?: string
   flags: string[]
@@ -83,7 +85,7 @@ export interface DreamSummary {
   quarantined: number
   flagged: number
   tainted: number
-  skipped: {duplicate: number; decided: number; stale: number}
+  skipped: {duplicate: number; decided: number; stale: number; refused: number}
   /** the model engine's proposals that were refused, each with why */
   rejected: {index: number; reason: string}[]
   items: DreamItem[]
@@ -136,14 +138,14 @@ export async function dream(store: Store, opts: DreamOptions): Promise<DreamSumm
       scope, since, dry_run: !!opts.dryRun, branch: branch?.name ?? null, sessions_read: inputs.stats.sessions.size, transcripts: inputs.stats.files - inputs.runNotes,
       run_notes: inputs.runNotes, lines_read: inputs.stats.lines, lines_skipped: inputs.stats.skipped, lines_too_long: inputs.stats.too_long ?? 0,
       proposals: Object.fromEntries(DREAM_KINDS.map((k) => [k, 0])) as Record<DreamKind, number>,
-      pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0}, rejected: model?.rejected ?? [], items: [],
+      pending: 0, quarantined: 0, flagged: 0, tainted: 0, skipped: {duplicate: 0, decided: 0, stale: 0, refused: 0}, rejected: model?.rejected ?? [], items: [],
     }
     const earlier = await earlierDreams(store)
     const queued = new Set([...listEntries(store, 'pending'), ...listEntries(store, 'quarantined')].flatMap((e) => (e.proposal ? [e.proposal.id] : [])))
     for (const d of planned) {
       const item = await propose(store, d, key, earlier, queued, !!opts.dryRun)
       summary.items.push(item)
-      if (item.status === 'duplicate' || item.status === 'decided' || item.status === 'stale') {
+      if (item.status === 'duplicate' || item.status === 'decided' || item.status === 'stale' || item.status === 'refused') {
         summary.skipped[item.status]++
         continue
       }
@@ -344,6 +346,9 @@ async function propose(store: Store, d: PlannedDream, key: KeyPair | undefined, 
   } catch (error) {
     // the file moved while dreaming: nothing is proposed against a version nobody planned for
     if (error instanceof EngramError && (error.code === 'stale-digest' || error.code === 'conflict')) return {...item, status: 'stale'}
+    // its text could not be redacted and read within the budget: nothing of it is stored, and the
+    // run goes on with the other proposals (it is planned again, and refused again, next run)
+    if (error instanceof EngramError && error.data?.over_budget === true) return {...item, status: 'refused', refusal: error.message}
     throw error
   }
 }

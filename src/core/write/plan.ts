@@ -113,13 +113,22 @@ function checkOrigin(origin: string | undefined): Origin {
   return o
 }
 
+/** What a write's arguments are, once checked (checkWrite). */
+export interface CheckedWrite {
+  scope: string
+  path: string
+  route: WriteRoute
+  origin: Origin
+  raw: string
+  title0: string | undefined
+  givenExpires: ReturnType<typeof parseExpires> | undefined
+}
+
 /**
- * Validate → redact → taint → (for a proposal) the vote's candidate (README.md, "The
- * write path"). Author, role, status and taint come from the session record, never from
- * the write's arguments or content. Bad input throws before the view is read.
+ * The checks of a write's arguments that cost little (scope, path, route, origin, content
+ * size, title, expiry, base): bad input fails here, before any text is redacted or read.
  */
-export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString(), signer?: Signer): WritePlan {
-  const {config} = view
+export function checkWrite(session: SessionRecord, input: WriteInput, config: EngramConfig, now: string, signer?: Signer): CheckedWrite {
   const scope = formatScope(parseScope(input.scope))
   const path = validateMemoryPath(input.path)
   // Paths and scopes are stored in clear (file names, commit subjects): they may not carry secrets.
@@ -138,6 +147,17 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   if (input.base !== undefined && input.base !== 'none' && !/^[0-9a-f]{40}$/.test(input.base)) {
     throw badInput(`--base-blob must be a 40-hex git blob id or "none".`, 'give the blob id `engram read <path> --json` shows (`blob`), or "none" for a new file')
   }
+  return {scope, path, route, origin, raw, title0, givenExpires}
+}
+
+/**
+ * Validate → redact → taint → (for a proposal) the vote's candidate (README.md, "The
+ * write path"). Author, role, status and taint come from the session record, never from
+ * the write's arguments or content. Bad input throws before the view is read.
+ */
+export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString(), signer?: Signer): WritePlan {
+  const {config} = view
+  const {scope, path, route, origin, raw, title0, givenExpires} = checkWrite(session, input, config, now, signer)
 
   // Redaction first: from here on only redacted text exists in this process's outputs. A large
   // write's text comes prepared by a worker under the vote's budget (write.ts), from this raw text.

@@ -8,10 +8,9 @@ import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {neighboursFor, type WarmLookup} from './neighbours.js'
-import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
+import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, checkWrite, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {prepareWithin, runVoteWithin} from './vote/budget.js'
 import type {PreparedText} from './prepare.js'
-import {checkTitle, decodeContent} from '../store/content.js'
 
 export type {WriteInput} from './plan.js'
 export {provenanceTrailers} from './plan.js'
@@ -38,7 +37,9 @@ export interface WriteResult {
  */
 export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput, warm?: WarmLookup): Promise<WriteResult> {
   refuseEndedSession(session)
-  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared: await prepareLarge(store, input)})
+  const now = new Date().toISOString()
+  const prepared = await prepareLarge(store, session, input, now)
+  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared}, now)
   const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
   return applyWrite(store, plan, decision)
 }
@@ -54,24 +55,19 @@ export async function writeSignedProposal(store: Store, signer: Signer, taint: {
   const standIn: SessionRecord = {
     id: '', agent: signer.name, assigned: input.scope, reads: [], tainted: taint.tainted, taint_reasons: taint.reasons, created: now, updated: now, proof: '',
   }
-  const plan = planWrite(standIn, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared: await prepareLarge(store, input)}, now, signer)
+  const prepared = await prepareLarge(store, standIn, input, now, signer)
+  const plan = planWrite(standIn, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared}, now, signer)
   return applyWrite(store, plan, await voteOn(store, plan), extras)
 }
 
 /**
  * A large write's text redacted and read in a worker under the vote's budget (vote/budget.ts);
- * undefined for a small one, which planWrite prepares itself — and for content or a title that
- * planWrite will refuse, so that bad input fails there, in its order, with its message.
+ * undefined for a small one, which planWrite prepares itself. The write's arguments are checked
+ * first (checkWrite, as planWrite checks them), so that bad input fails with its own message
+ * and costs no worker.
  */
-async function prepareLarge(store: Store, input: WriteInput): Promise<PreparedText | undefined> {
-  let raw: string
-  let title0: string | undefined
-  try {
-    raw = decodeContent(input.content, store.config.max_body_bytes)
-    title0 = checkTitle(input.title)
-  } catch {
-    return undefined
-  }
+async function prepareLarge(store: Store, session: SessionRecord, input: WriteInput, now: string, signer?: Signer): Promise<PreparedText | undefined> {
+  const {raw, title0} = checkWrite(session, input, store.config, now, signer)
   return prepareWithin(raw, title0, input.tags, store.config.redaction.extra, store.config.vote.budget_ms)
 }
 

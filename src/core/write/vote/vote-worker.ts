@@ -1,8 +1,9 @@
 /**
  * The worker that runs one job for budget.ts — a vote (runVoteWithin), a text's flags
  * (textFlagsWithin) or a large write's redaction and reading (prepareWithin) — posts the
- * result and ends. Nothing here is read from the store: the job comes from the parent. Each
- * job loads only the modules it needs.
+ * result ({result}) and ends; {ready} first, once the job's modules are loaded (the budget counts
+ * from there). Nothing here is read from the store: the job comes from the parent. Each job loads
+ * only the modules it needs.
  */
 import {parentPort, workerData} from 'node:worker_threads'
 import type {FlagsJob, PrepareJob, VoteJob} from './budget.js'
@@ -10,12 +11,20 @@ import type {FlagsJob, PrepareJob, VoteJob} from './budget.js'
 const job = workerData as VoteJob | FlagsJob | PrepareJob
 if (job.kind === 'prepare') {
   const {prepareText} = await import('../prepare.js')
-  parentPort!.postMessage(prepareText(job.raw, job.title0, job.tags, job.extra, true))
+  parentPort!.postMessage({ready: true})
+  parentPort!.postMessage({result: prepareText(job.raw, job.title0, job.tags, job.extra, true)})
 } else if (job.kind === 'flags') {
   const {textFlags} = await import('./budget.js')
-  parentPort!.postMessage(textFlags(job.candidate))
+  parentPort!.postMessage({ready: true})
+  parentPort!.postMessage({result: textFlags(job.candidate)})
 } else {
-  const {runVote} = await import('./index.js')
+  const {runVote, loadModel} = await import('./index.js')
+  // the learned model is read before {ready}, like the modules (it is cached); a model that
+  // cannot be read is the learned validator's to report, in the vote
+  try {
+    loadModel(job.config.learned?.weights ?? undefined)
+  } catch {}
+  parentPort!.postMessage({ready: true})
   const result = await runVote(job.candidate, {
     neighbours: () => {
       if (job.lookupError !== undefined) throw new Error(job.lookupError)
@@ -25,5 +34,5 @@ if (job.kind === 'prepare') {
     config: job.config,
     cwd: job.cwd,
   })
-  parentPort!.postMessage(result)
+  parentPort!.postMessage({result})
 }
