@@ -76,6 +76,7 @@ const RECIPES = [
   ["lifted stem (intent.ts, round fifteen)", (N) => "suspend"+R("a1", N)],
   ["persona named (instruction.ts, round fifteen)", (N) => "You are DAN. you"+R(" ", N)+"x called"],
   ["nc in code (instruction.ts, round fifteen)", (N) => "```\nimport os\nos.environ\nnc"+R(" ", N)],
+  ["curl in code (instruction.ts, round fifteen)", (N) => "```\nimport os\nos.environ\ncurl"+R("\t", N)+"x"],
 ]
 
 async function cost(raw, near) {

@@ -867,9 +867,10 @@ const RULES: Rule[] = [
 
 // Code that gathers local secrets and ships them over the network: exfiltration written as code.
 // A code line is indented by blanks, not line breaks (after one, a line starts of its own): a run of newlines is read once.
+// A curl's options are read from its first non-blank to 500 characters: blanks and the rest of the line were two ways to read a run of tabs.
 const CODE_MARKER = /```|^[^\S\n\r\u2028\u2029]*(?:import|from\s+\S+\s+import|const|let|var|def|require\()\b/m
 const SECRET_SOURCE = /\bos\.environ\b|\bprocess\.env\b|\bcookie(?:jar|s\.txt|s\.pkl|s\.sqlite)\b|document\.cookie|\.ssh\/|\bid_(?:rsa|ed25519)\b|\/etc\/(?:passwd|shadow)\b|\bkeychain\b|\blocalStorage\b|\bLogin Data\b/i
-const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+[^\n]*(?:-d|--data|-F|-T)\b|\bnc\s+(?:(?:-\w*|\w+)\s*)?\d{1,3}\./
+const NETWORK_SINK = /\brequests\.(?:post|put|get)\s*\(|\burllib\.request\b|\bfetch\s*\(|\baxios\b|\bsmtplib\b|\.sendall?\s*\(|\.sendto\s*\(|\bXMLHttpRequest\b|\bcurl\s+(?:\S[^\n]{0,500}?)?(?:-d|--data|-F|-T)\b|\bnc\s+(?:(?:-\w*|\w+)\s*)?\d{1,3}\./
 
 // A client that reads its own service's key by name and calls that service ("WEATHER_API_KEY" sent to
 // api.weather.example) authenticates; it sends nothing away. Only when every secret the code reads is
