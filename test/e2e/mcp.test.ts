@@ -169,6 +169,20 @@ describe('engram mcp (MCP SDK client, stdio)', () => {
     expect(readFileSync(join(sb.dir, 'tenant/acme/renewal.md'), 'utf8')).toContain(`expires: "${new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10)}"`)
   })
 
+  it('a large write is read and voted on in workers under the time budget, as through the CLI (README "The write path")', async () => {
+    // 20 KiB: redaction, normalisation and the vote each run in a worker of the server's process
+    const note = 'The staging database is backed up nightly at 02:00 UTC to the ops bucket. '.repeat(270)
+    const w = await mcp.call('write', {scope: 'tenant:acme', path: 'backups.md', content: `${note}\nThe backup key is ghp_${'a1B2'.repeat(9)}.\n`})
+    expect(w.isError, textOf(w)).toBeFalsy()
+    expect(w.structuredContent).toMatchObject({status: 'pending', scope: 'tenant:acme'})
+    expect(w.structuredContent.votes.map((v: any) => v.validator).sort()).toEqual(['delivery', 'learned', 'provenance', 'semantic'])
+    expect(w.structuredContent.redactions).toMatchObject({'github-token': 1})
+    const shown = sb.run(['review', 'show', w.structuredContent.proposal, '--json'])
+    expect(shown.json.proposedText).toContain('[REDACTED:github-token')
+    expect(shown.json.proposedText).not.toContain('a1B2a1B2')
+    expect(shown.json.flagsUnchecked).toBeNull()
+  })
+
   it('refuses writes to org and to another tenant, and arguments that try to set author, taint, status or a scope outside the enum; nothing is written', async () => {
     const before = commits(sb)
     const state = git(sb.dir, 'status', '--porcelain', '--untracked-files=all')
