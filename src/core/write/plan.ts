@@ -43,6 +43,8 @@ export type StoredFile = Pick<StoredMemory, 'blob' | 'memory'>
 export interface WriteView {
   config: EngramConfig
   read(scope: string, path: string): StoredFile | undefined
+  /** the write's arguments already checked (checkWrite), when the caller did it first */
+  checked?: CheckedWrite
   /** the write's text already redacted and read (prepare.ts), when a worker did it */
   prepared?: PreparedText
 }
@@ -157,7 +159,7 @@ export function checkWrite(session: SessionRecord, input: WriteInput, config: En
  */
 export function planWrite(session: SessionRecord, input: WriteInput, view: WriteView, now: string = new Date().toISOString(), signer?: Signer): WritePlan {
   const {config} = view
-  const {scope, path, route, origin, raw, title0, givenExpires} = checkWrite(session, input, config, now, signer)
+  const {scope, path, route, origin, raw, title0, givenExpires} = view.checked ?? checkWrite(session, input, config, now, signer)
 
   // Redaction first: from here on only redacted text exists in this process's outputs. A large
   // write's text comes prepared by a worker under the vote's budget (write.ts), from this raw text.

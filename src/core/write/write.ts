@@ -8,7 +8,7 @@ import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {neighboursFor, type WarmLookup} from './neighbours.js'
-import {EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, checkWrite, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
+import {CheckedWrite, EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, checkWrite, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {prepareWithin, runVoteWithin} from './vote/budget.js'
 import type {PreparedText} from './prepare.js'
 
@@ -38,8 +38,7 @@ export interface WriteResult {
 export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput, warm?: WarmLookup): Promise<WriteResult> {
   refuseEndedSession(session)
   const now = new Date().toISOString()
-  const prepared = await prepareLarge(store, session, input, now)
-  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared}, now)
+  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), ...(await prepareLarge(store, session, input, now))}, now)
   const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
   return applyWrite(store, plan, decision)
 }
@@ -55,20 +54,19 @@ export async function writeSignedProposal(store: Store, signer: Signer, taint: {
   const standIn: SessionRecord = {
     id: '', agent: signer.name, assigned: input.scope, reads: [], tainted: taint.tainted, taint_reasons: taint.reasons, created: now, updated: now, proof: '',
   }
-  const prepared = await prepareLarge(store, standIn, input, now, signer)
-  const plan = planWrite(standIn, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prepared}, now, signer)
+  const plan = planWrite(standIn, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), ...(await prepareLarge(store, standIn, input, now, signer))}, now, signer)
   return applyWrite(store, plan, await voteOn(store, plan), extras)
 }
 
 /**
- * A large write's text redacted and read in a worker under the vote's budget (vote/budget.ts);
- * undefined for a small one, which planWrite prepares itself. The write's arguments are checked
- * first (checkWrite, as planWrite checks them), so that bad input fails with its own message
- * and costs no worker.
+ * The write's arguments checked (checkWrite: bad input fails with its own message and costs no
+ * worker), and a large write's text redacted and read in a worker under the vote's budget
+ * (vote/budget.ts; none for a small one, which planWrite prepares itself): both for planWrite's view.
  */
-async function prepareLarge(store: Store, session: SessionRecord, input: WriteInput, now: string, signer?: Signer): Promise<PreparedText | undefined> {
-  const {raw, title0} = checkWrite(session, input, store.config, now, signer)
-  return prepareWithin(raw, title0, input.tags, store.config.redaction.extra, store.config.vote.budget_ms)
+async function prepareLarge(store: Store, session: SessionRecord, input: WriteInput, now: string, signer?: Signer): Promise<{checked: CheckedWrite; prepared?: PreparedText}> {
+  const checked = checkWrite(session, input, store.config, now, signer)
+  const prepared = await prepareWithin(checked.raw, checked.title0, input.tags, store.config.redaction.extra, store.config.vote.budget_ms)
+  return prepared ? {checked, prepared} : {checked}
 }
 
 /**

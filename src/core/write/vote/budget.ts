@@ -1,14 +1,16 @@
 /**
- * The vote under a time budget (README "The write path", "Known limits"). The vote's checks
- * are regular expressions and loops over text that an agent writes; each is meant to run in
- * time linear in the text's length, and the ones an audit found were not are rewritten
- * (test/unit/vote-linear-*.test.ts). A pattern no audit found could still cost the square of
- * some long run, and a synchronous pattern cannot be interrupted in the thread that runs it:
- * so a large write is voted on in a worker thread, and a vote that has not finished within
- * `vote.budget_ms` (signed config) is stopped and the write quarantined — held for the
- * owner's review, never accepted unexamined. A small write is voted on in this thread: its
- * cost is bounded by its size, and a worker's start (loading the validators and the learned
- * model, tens of milliseconds) would double the cost of a typical write.
+ * The write path's text work under a time budget (README "The write path", "Known limits").
+ * Redaction, normalisation and the vote's checks are regular expressions and loops over text
+ * that an agent writes; each is meant to run in time linear in the text's length, and the ones
+ * audits found were not are rewritten (test/unit/vote-linear-*.test.ts). A pattern no audit
+ * found could still cost the square of some long run, and a synchronous pattern cannot be
+ * interrupted in the thread that runs it: so a large write's text is redacted and read
+ * (prepareWithin), voted on (runVoteWithin), and at review its flags recomputed
+ * (textFlagsWithin) in a worker thread, each stopped after `vote.budget_ms` of CPU time (signed
+ * config): the write refused, quarantined, or its flags shown unchecked — never accepted
+ * unexamined. A small write stays in this thread: its cost is bounded by its size, and a
+ * worker's start (loading the modules and the learned model, tens of milliseconds) would
+ * double the cost of a typical write.
  */
 import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
@@ -21,7 +23,7 @@ import {externalPayload, runExternal} from './external.js'
 import {decide, lookUpNeighbours, runVote} from './index.js'
 import type {FlagHit, Neighbour, VoteContext, VoteResult, WriteCandidate} from './types.js'
 
-/** Writes of at least this many bytes (title and body) are voted on in a worker, under the budget. */
+/** Text of at least this many bytes (voteTextBytes for a vote; title and body otherwise) goes to a worker, under the budget. */
 export const WORKER_FROM_BYTES = 8 * 1024
 
 /** What the worker is given: everything runVote needs, with the neighbours already looked up… */

@@ -27,7 +27,6 @@ function burstObjection(label: string, count: number, limit: number, windowMinut
   return {confidence, reason: `${count} writes by this ${label} in ${windowMinutes} min (limit ${limit})`}
 }
 
-
 /**
  * The protected path prefix or term a write touches (from the owner-signed config), or null.
  * Terms are matched in the folded text, case-insensitively, at word starts: "approval"

@@ -103,12 +103,10 @@ export function runExternal(cfg: ExternalValidatorConfig, payload: ExternalPaylo
 
     let stdout = ''
     let stderr = ''
-    let overflow = false
     child.stdout!.setEncoding('utf8')
     child.stderr!.setEncoding('utf8')
     child.stdout!.on('data', (d: string) => {
       if (stdout.length + d.length > MAX_STDOUT) {
-        overflow = true
         killAll()
         done(abstain(`answer longer than ${MAX_STDOUT} bytes`))
         return
@@ -120,7 +118,6 @@ export function runExternal(cfg: ExternalValidatorConfig, payload: ExternalPaylo
     })
     child.on('error', (error) => done(abstain(`could not run: ${oneLine(error.message)}`)))
     child.on('close', (code, signal) => {
-      if (overflow) return done(abstain(`answer longer than ${MAX_STDOUT} bytes`))
       if (signal) return done(abstain(`killed by ${signal}${stderr ? `: ${oneLine(stderr)}` : ''}`))
       if (code !== 0) return done(abstain(`exited with code ${code}${stderr ? `: ${oneLine(stderr)}` : ''}`))
       done(parseAnswer(validator, stdout))
