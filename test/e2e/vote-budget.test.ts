@@ -58,6 +58,17 @@ describe('the vote under a time budget', () => {
     const json = sb.run(['review', 'show', held.json.proposal, '--json'])
     expect(json.json.flagsUnchecked).toMatch(/vote\.budget_ms/)
     expect(json.json.unrecordedFlags).toBeNull()
+    // pending show says the same to the owner…
+    const pending = sb.run(['pending', 'show', 'held.md', '--scope', 'tenant:acme', '--json'])
+    expect(pending.code, pending.stderr).toBe(0)
+    expect(pending.json.items[0].flagsUnchecked).toMatch(/vote\.budget_ms/)
+    // …and a session of another tenant learns nothing of the entry, nor that its flags are unchecked
+    const globex = sb.run(['session', 'start', '--agent', 'other', '--assigned', 'tenant:globex', '--json']).json.id
+    for (const args of [['review', 'show', held.json.proposal], ['review', 'show', held.json.proposal, '--json'], ['pending', 'show', 'held.md', '--scope', 'tenant:acme', '--json']]) {
+      const other = sb.run(args, {env: {ENGRAM_SESSION: globex}})
+      expect(other.code, args.join(' ')).not.toBe(0)
+      expect(other.stdout + other.stderr, args.join(' ')).not.toMatch(/backed up nightly|NOT RECOMPUTED|budget/)
+    }
     // a small write is read and voted on in the process, where the budget does not apply
     const small = sb.run(['write', 'small.md', '--scope', 'tenant:acme', '--json'], {input: note(2000), env: {ENGRAM_SESSION: s}})
     expect(small.json.status, small.stdout + small.stderr).toBe('pending')
