@@ -35,6 +35,15 @@ const TAIL_CHARS = 1000
 const VETO_MIN_CHARS = 80
 /** From this length a third-party text is vetoed at thresholds.indirect_long (see learnedVote). */
 const LONG_TEXT_CHARS = 200
+/**
+ * Passages of a chat message (thresholds.direct_passage): two sentences in a row, each such
+ * window of at least PASSAGE_MIN_CHARS, read only in a message of more than two sentences (a
+ * shorter one is its own passage, read whole at direct_veto), in its first PASSAGE_TEXT_CHARS.
+ */
+const PASSAGE_SENTENCES = 2
+const PASSAGE_MIN_CHARS = 120
+const PASSAGE_TEXT_CHARS = 4000
+const SENTENCE_BREAK = /(?<=[.!?\u3002\uff01\uff1f])\s+|\n+/
 
 export interface LearnedModel {
   bits: number
@@ -45,7 +54,7 @@ export interface LearnedModel {
   weights: Int16Array
   scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
-  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number}
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_passage?: number}
   sha256?: string
 }
 
@@ -131,10 +140,9 @@ function hasCjk(w: string): boolean {
 const SET_BITS = 17
 const bucketSet = new Int32Array(1 << (SET_BITS - 5))
 
-/** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. */
+/** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. `bucketSet` is all clear between calls (here and in score()). */
 function sortedUnique(out: number[], mask: number): Uint32Array {
   const words = (mask >>> 5) + 1
-  bucketSet.fill(0, 0, words)
   let n = 0
   for (let i = 0; i < out.length; i++) {
     const v = out[i]
@@ -149,6 +157,8 @@ function sortedUnique(out: number[], mask: number): Uint32Array {
   for (let w = 0; w < words; w++) {
     // lowest set bit first: ascending order
     for (let x = bucketSet[w]; x !== 0; x &= x - 1) sorted[k++] = (w << 5) + 31 - Math.clz32(x & -x)
+    // left clear for the next use (score() relies on it)
+    bucketSet[w] = 0
   }
   return sorted
 }
@@ -163,6 +173,16 @@ function sortedUnique(out: number[], mask: number): Uint32Array {
  */
 export function features(text: string, bits: number, version = 1): Uint32Array {
   const mask = (1 << bits) - 1
+  const out = buckets(text, mask, version)
+  if (mask >= 0 && mask < 1 << SET_BITS) return sortedUnique(out, mask)
+  const sorted = Uint32Array.from(out).sort()
+  let n = 0
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]
+  return sorted.slice(0, n)
+}
+
+/** Every feature bucket of a text, in the order met, with repeats (features() makes them sorted and unique). */
+function buckets(text: string, mask: number, version: number): number[] {
   const out: number[] = []
   const words = modelText(text).match(TOKEN) ?? []
   let prev = '<s>'
@@ -184,11 +204,7 @@ export function features(text: string, bits: number, version = 1): Uint32Array {
   }
   out.push(fnvPair(prev, '</s>', 2) & mask)
   for (const f of structure(words, version)) out.push(fnv(f, 7) & mask)
-  if (mask >= 0 && mask < 1 << SET_BITS) return sortedUnique(out, mask)
-  const sorted = Uint32Array.from(out).sort()
-  let n = 0
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]
-  return sorted.slice(0, n)
+  return out
 }
 
 /**
@@ -243,6 +259,8 @@ const EXACT_2 = new Map<string, string[]>()
 const STEMS_2 = new Map<string, [stem: string, classes: string[]][]>()
 const PIECES_2 = new Map<string, [piece: string, classes: string[]][]>()
 const PAIRS_2 = new Map<string, string[]>()
+/** the first words of PAIRS_2: a word after any other is no pair, and its pair is never spelt out */
+const PAIR_FIRST_2 = new Set<string>()
 /** Chinese, Japanese, Korean, Arabic, Thai: no spaces between words, or particles joined to them. */
 const UNSPACED = /[\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 /** `UNSPACED.test(w)`, without a regex call for every word (as `hasCjk`: this runs on every word of every write). */
@@ -264,7 +282,10 @@ function hasUnspaced(w: string): boolean {
     }
   }
   for (const [w, classes] of merged) {
-    if (w.includes(' ')) PAIRS_2.set(w, classes)
+    if (w.includes(' ')) {
+      PAIRS_2.set(w, classes)
+      PAIR_FIRST_2.add(w.slice(0, w.indexOf(' ')))
+    }
     else if (w.endsWith('*')) add(STEMS_2, w.slice(0, 3), [w.slice(0, -1), classes] as [string, string[]])
     else if (UNSPACED.test(w)) add(PIECES_2, w[0], [w, classes] as [string, string[]])
     else EXACT_2.set(w, classes)
@@ -287,7 +308,7 @@ function classesOf2(w: string, prev: string): string[] | undefined {
       if (pieces) for (const [piece, classes] of pieces) if (w.startsWith(piece, i)) more(classes)
     }
   }
-  const pair = PAIRS_2.get(`${prev} ${w}`)
+  const pair = PAIR_FIRST_2.has(prev) ? PAIRS_2.get(`${prev} ${w}`) : undefined
   if (pair) more(pair)
   return found
 }
@@ -328,12 +349,30 @@ export function structure(words: string[], version = 1): string[] {
 
 /** The probability that `text` is an injection, under `model`. */
 export function score(model: LearnedModel, text: string): number {
-  const f = features(text, model.bits, model.features ?? 1)
-  if (f.length === 0) return 0
+  const mask = (1 << model.bits) - 1
   let z = 0
-  for (const i of f) z += model.weights[i]
+  let n = 0
+  if (mask >= 0 && mask < 1 << SET_BITS) {
+    // each bucket once, as features() gives them, without putting them in order: the sum of
+    // integer weights is the same number in any order. The bits set are cleared again after.
+    const out = buckets(text, mask, model.features ?? 1)
+    for (let i = 0; i < out.length; i++) {
+      const v = out[i]
+      const bit = 1 << (v & 31)
+      if ((bucketSet[v >>> 5] & bit) !== 0) continue
+      bucketSet[v >>> 5] |= bit
+      z += model.weights[v]
+      n++
+    }
+    for (let i = 0; i < out.length; i++) bucketSet[out[i] >>> 5] = 0
+  } else {
+    const f = features(text, model.bits, model.features ?? 1)
+    for (const i of f) z += model.weights[i]
+    n = f.length
+  }
+  if (n === 0) return 0
   // presence features scaled by 1/sqrt(n), as in training
-  z = z / model.scale / Math.sqrt(f.length) + model.bias
+  z = z / model.scale / Math.sqrt(n) + model.bias
   return 1 / (1 + Math.exp(-z))
 }
 
@@ -372,7 +411,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   // a file of before round eleven has no veto from direct chat (the model only dissents there)
   // and one veto threshold for third-party text of any length
-  for (const x of [t.direct_veto, t.indirect_long]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  for (const x of [t.direct_veto, t.indirect_long, t.direct_passage]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   const model: LearnedModel = {bits: raw.bits, features: raw.features ?? 1, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
@@ -419,9 +458,48 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
+  // A chat message whose whole reads below the veto can still carry one order in two of its
+  // sentences, wrapped in ordinary talk that dilutes the whole (README "Round sixteen": at 0.92, out
+  // of fold, 30 attacks of the readable sets more and no honest write; on the sealed sets 10 and none).
+  if (!exposed && model.thresholds.direct_passage !== undefined) {
+    // the body alone when the title is its own first line (the default title): a passage of the
+    // title and that same line again would read one sentence twice
+    const title = c.title.replace(/…$/, '')
+    const passage = strongestPassage(model, title === '' || c.body.startsWith(title) ? c.body : texts[0])
+    if (passage && passage.p >= model.thresholds.direct_passage) {
+      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}: "${clipPassage(passage.text)}"; quarantined for the owner to release if it was quoted on purpose`)
+    }
+  }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${c.origin}`)
   if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
   if (p <= model.thresholds.accept) return vote('accept', Math.min(0.9, 0.5 + (model.thresholds.accept - p)), `reads as a memory (${pct})`)
   return vote('abstain', 0, `unsure (${pct})`)
+}
+
+/** Two sentences in a row, each window long enough to read (see PASSAGE_SENTENCES); none for a message of two sentences or fewer. */
+export function passages(text: string): string[] {
+  const sentences = text.slice(0, PASSAGE_TEXT_CHARS).split(SENTENCE_BREAK).filter((s) => s.trim() !== '')
+  const out: string[] = []
+  if (sentences.length <= PASSAGE_SENTENCES) return out
+  for (let i = 0; i + PASSAGE_SENTENCES <= sentences.length; i++) {
+    const w = sentences.slice(i, i + PASSAGE_SENTENCES).join(' ')
+    if (w.length >= PASSAGE_MIN_CHARS) out.push(w)
+  }
+  return out
+}
+
+/** The passage the model is surest of, or undefined when the text has none. */
+export function strongestPassage(model: LearnedModel, text: string): {p: number; text: string} | undefined {
+  let best: {p: number; text: string} | undefined
+  for (const w of passages(text)) {
+    const p = score(model, w)
+    if (!best || p > best.p) best = {p, text: w}
+  }
+  return best
+}
+
+function clipPassage(text: string): string {
+  const t = text.replace(/\s+/g, ' ').trim()
+  return t.length > 120 ? `${t.slice(0, 119)}…` : t
 }
