@@ -43,6 +43,9 @@ const LONG_TEXT_CHARS = 200
 const PASSAGE_SENTENCES = 2
 const PASSAGE_MIN_CHARS = 120
 const PASSAGE_TEXT_CHARS = 4000
+/** a sentence longer than PASSAGE_SENTENCE_LONG is read as pieces of at most PASSAGE_SENTENCE_MAX characters (piecesOf) */
+const PASSAGE_SENTENCE_LONG = 250
+const PASSAGE_SENTENCE_MAX = 120
 const SENTENCE_BREAK = /(?<=[.!?\u3002\uff01\uff1f])\s+|\n+/
 
 export interface LearnedModel {
@@ -479,7 +482,12 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
 
 /** Two sentences in a row, each window long enough to read (see PASSAGE_SENTENCES); none for a message of two sentences or fewer. */
 export function passages(text: string): string[] {
-  const sentences = text.slice(0, PASSAGE_TEXT_CHARS).split(SENTENCE_BREAK).filter((s) => s.trim() !== '')
+  const sentences: string[] = []
+  for (const s of text.slice(0, PASSAGE_TEXT_CHARS).split(SENTENCE_BREAK)) {
+    if (s.trim() === '') continue
+    if (s.length <= PASSAGE_SENTENCE_LONG) sentences.push(s)
+    else sentences.push(...piecesOf(s))
+  }
   const out: string[] = []
   if (sentences.length <= PASSAGE_SENTENCES) return out
   for (let i = 0; i + PASSAGE_SENTENCES <= sentences.length; i++) {
@@ -502,4 +510,24 @@ export function strongestPassage(model: LearnedModel, text: string): {p: number;
 function clipPassage(text: string): string {
   const t = text.replace(/\s+/g, ' ').trim()
   return t.length > 120 ? `${t.slice(0, 119)}…` : t
+}
+
+/**
+ * A sentence too long to be one passage's half, cut between words into pieces of at most
+ * PASSAGE_SENTENCE_MAX characters (a word longer than that is a piece of its own): a message
+ * written without full stops is read in passages too, and a long friendly sentence cannot make
+ * a two-sentence message that is only read whole.
+ */
+function piecesOf(sentence: string): string[] {
+  const out: string[] = []
+  let piece = ''
+  for (const word of sentence.split(/\s+/)) {
+    if (word === '') continue
+    if (piece !== '' && piece.length + 1 + word.length > PASSAGE_SENTENCE_MAX) {
+      out.push(piece)
+      piece = word
+    } else piece = piece === '' ? word : `${piece} ${word}`
+  }
+  if (piece !== '') out.push(piece)
+  return out
 }
