@@ -103,6 +103,23 @@ describe('the learned model on a diluted chat message', () => {
     expect((await runVote(makeCandidate(text), ctx)).passed).toBe(true)
   })
 
+  it('reads the passages of chat in a tainted session too, where the whole is read at the third-party thresholds', () => {
+    const text = DILUTED['a lesson that sends results anywhere (dev22)']
+    const session = {id: 's-test0001', agent: 'agent-a', tainted: true, taint_reasons: ['read a web page']}
+    // this one the whole already vetoes there (p 0.94 ≥ indirect_long 0.85)…
+    const v = learnedVote(makeCandidate(text, {session}), [text])
+    expect(v.verdict).toBe('reject')
+    expect(v.confidence).toBeGreaterThanOrEqual(DEFAULT_CONFIG.vote.veto)
+    expect(v.reason).toMatch(/^reads as an injection .* in a tainted session/)
+    // …and with weights whose third-party thresholds the whole does not reach, the passage does
+    const dir = mkdtempSync(join(tmpdir(), 'engram-weights-'))
+    const file = JSON.parse(readFileSync(DEFAULT_WEIGHTS, 'utf8'))
+    file.thresholds.indirect = 0.999
+    file.thresholds.indirect_long = 0.999
+    writeFileSync(join(dir, 'w.json'), JSON.stringify(file))
+    expect(learnedVote(makeCandidate(text, {session}), [text], join(dir, 'w.json')).reason).toMatch(/^a passage reads as an injection \(p=[01]\.\d\d, p=0\.\d\d for the whole\) in direct_chat in a tainted session: /)
+  })
+
   it('reads third-party text whole, as before: no passage veto from an email', () => {
     const text = DILUTED['a lesson that sends results anywhere (dev22)']
     const v = learnedVote(makeCandidate(text, {origin: 'email'}), [text])

@@ -464,13 +464,15 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // A chat message whose whole reads below the veto can still carry one order in two of its
   // sentences, wrapped in ordinary talk that dilutes the whole (README "Round sixteen": at 0.92, out
   // of fold, 30 attacks of the readable sets more and no honest write; on the sealed sets 10 and none).
-  if (!exposed && model.thresholds.direct_passage !== undefined) {
+  // Read in a tainted session's chat too, which is read whole at the third-party thresholds above:
+  // a passage is no less an order there. Third-party text is read whole (README "Round sixteen").
+  if (!isIndirectOrigin(c.origin) && model.thresholds.direct_passage !== undefined) {
     // the body alone when the title is its own first line (the default title): a passage of the
     // title and that same line again would read one sentence twice
     const title = c.title.replace(/…$/, '')
     const passage = strongestPassage(model, title === '' || c.body.startsWith(title) ? c.body : texts[0])
     if (passage && passage.p >= model.thresholds.direct_passage) {
-      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}: "${clipPassage(passage.text)}"; quarantined for the owner to release if it was quoted on purpose`)
+      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(passage.text)}"; quarantined for the owner to release if it was quoted on purpose`)
     }
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
