@@ -36,17 +36,19 @@ const VETO_MIN_CHARS = 80
 /** From this length a third-party text is vetoed at thresholds.indirect_long (see learnedVote). */
 const LONG_TEXT_CHARS = 200
 /**
- * Passages of a chat message (thresholds.direct_passage): two sentences in a row, each such
- * window of at least PASSAGE_MIN_CHARS, read only in a message of more than two sentences (a
- * shorter one is its own passage, read whole at direct_veto), in its first PASSAGE_TEXT_CHARS.
+ * Passages (thresholds.direct_passage, indirect_passage; README "Round sixteen"). A text is cut
+ * into sentences (at `.`, `!`, `?`, `;`, `…` and their CJK forms before white space or a capital,
+ * and at line breaks; a sentence of more than PASSAGE_SENTENCE_LONG characters into pieces of at
+ * most PASSAGE_SENTENCE_MAX between words), consecutive sentences are joined into units of at least
+ * PASSAGE_UNIT_MIN characters, and each two units in a row are a passage. A text of two units or
+ * fewer has no passage: it is read whole. Every character is in at most two passages, so reading
+ * them costs about twice the text, whatever its shape.
  */
-const PASSAGE_SENTENCES = 2
+const PASSAGE_UNIT_MIN = 20
 const PASSAGE_MIN_CHARS = 120
-const PASSAGE_TEXT_CHARS = 4000
-/** a sentence longer than PASSAGE_SENTENCE_LONG is read as pieces of at most PASSAGE_SENTENCE_MAX characters (piecesOf) */
 const PASSAGE_SENTENCE_LONG = 250
 const PASSAGE_SENTENCE_MAX = 120
-const SENTENCE_BREAK = /(?<=[.!?\u3002\uff01\uff1f])\s+|\n+/
+const SENTENCE_BREAK = /(?<=[.!?;\u2026\u3002\uff01\uff1f\uff1b])(?:\s+|(?=\p{Lu}))|\n+/u
 
 export interface LearnedModel {
   bits: number
@@ -57,7 +59,7 @@ export interface LearnedModel {
   weights: Int16Array
   scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
-  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_passage?: number}
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_passage?: number; indirect_passage?: number}
   sha256?: string
 }
 
@@ -297,6 +299,22 @@ function hasUnspaced(w: string): boolean {
 
 /** The classes of a word under featuriser 2 (the word before it, for pairs); undefined for none. */
 function classesOf2(w: string, prev: string): string[] | undefined {
+  let found = WORD_CLASSES_2.get(w)
+  if (found === undefined && !WORD_CLASSES_2.has(w)) {
+    found = wordClasses2(w)
+    if (WORD_CLASSES_2.size >= WORD_CLASSES_MAX) WORD_CLASSES_2.clear()
+    WORD_CLASSES_2.set(w, found)
+  }
+  const pair = PAIR_FIRST_2.has(prev) ? PAIRS_2.get(`${prev} ${w}`) : undefined
+  if (pair) found = found ? [...new Set([...found, ...pair])] : pair
+  return found
+}
+
+/** A word's own classes under featuriser 2 (no pair), kept per word: a passage reads each word again. Never changed once made. */
+const WORD_CLASSES_2 = new Map<string, string[] | undefined>()
+const WORD_CLASSES_MAX = 10_000
+
+function wordClasses2(w: string): string[] | undefined {
   let found: string[] | undefined = EXACT_2.get(w)
   const more = (classes: string[]) => {
     found = found ? [...new Set([...found, ...classes])] : classes
@@ -311,8 +329,6 @@ function classesOf2(w: string, prev: string): string[] | undefined {
       if (pieces) for (const [piece, classes] of pieces) if (w.startsWith(piece, i)) more(classes)
     }
   }
-  const pair = PAIR_FIRST_2.has(prev) ? PAIRS_2.get(`${prev} ${w}`) : undefined
-  if (pair) more(pair)
   return found
 }
 const SENTENCE_WORD = new Set(['.', '!', '?', ';', ':', '\n', '。', '！', '？', '：'])
@@ -353,12 +369,28 @@ export function structure(words: string[], version = 1): string[] {
 /** The probability that `text` is an injection, under `model`. */
 export function score(model: LearnedModel, text: string): number {
   const mask = (1 << model.bits) - 1
+  if (mask >= 0 && mask < 1 << SET_BITS) return scoreBuckets(model, buckets(text, mask, model.features ?? 1))
+  const f = features(text, model.bits, model.features ?? 1)
+  let z = 0
+  for (const i of f) z += model.weights[i]
+  return probability(model, z, f.length)
+}
+
+/** The model's probability from the sum of the weights of n distinct features: presence features scaled by 1/sqrt(n), as in training. */
+function probability(model: LearnedModel, z: number, n: number): number {
+  if (n === 0) return 0
+  return 1 / (1 + Math.exp(-(z / model.scale / Math.sqrt(n) + model.bias)))
+}
+
+/**
+ * score() of a text from its buckets (each in 0..mask, mask < 2^SET_BITS, with repeats): each
+ * bucket once, as features() gives them, without putting them in order — the sum of integer
+ * weights is the same number in any order. The bits set are cleared again after.
+ */
+function scoreBuckets(model: LearnedModel, out: number[]): number {
   let z = 0
   let n = 0
-  if (mask >= 0 && mask < 1 << SET_BITS) {
-    // each bucket once, as features() gives them, without putting them in order: the sum of
-    // integer weights is the same number in any order. The bits set are cleared again after.
-    const out = buckets(text, mask, model.features ?? 1)
+  try {
     for (let i = 0; i < out.length; i++) {
       const v = out[i]
       const bit = 1 << (v & 31)
@@ -367,16 +399,10 @@ export function score(model: LearnedModel, text: string): number {
       z += model.weights[v]
       n++
     }
+  } finally {
     for (let i = 0; i < out.length; i++) bucketSet[out[i] >>> 5] = 0
-  } else {
-    const f = features(text, model.bits, model.features ?? 1)
-    for (const i of f) z += model.weights[i]
-    n = f.length
   }
-  if (n === 0) return 0
-  // presence features scaled by 1/sqrt(n), as in training
-  z = z / model.scale / Math.sqrt(n) + model.bias
-  return 1 / (1 + Math.exp(-z))
+  return probability(model, z, n)
 }
 
 export interface ModelFile {
@@ -414,7 +440,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   // a file of before round eleven has no veto from direct chat (the model only dissents there)
   // and one veto threshold for third-party text of any length
-  for (const x of [t.direct_veto, t.indirect_long, t.direct_passage]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  for (const x of [t.direct_veto, t.indirect_long, t.direct_passage, t.indirect_passage]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   const model: LearnedModel = {bits: raw.bits, features: raw.features ?? 1, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
@@ -465,14 +491,16 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // sentences, wrapped in ordinary talk that dilutes the whole (README "Round sixteen": at 0.92, out
   // of fold, 30 attacks of the readable sets more and no honest write; on the sealed sets 10 and none).
   // Read in a tainted session's chat too, which is read whole at the third-party thresholds above:
-  // a passage is no less an order there. Third-party text is read whole (README "Round sixteen").
-  if (!isIndirectOrigin(c.origin) && model.thresholds.direct_passage !== undefined) {
-    // the body alone when the title is its own first line (the default title): a passage of the
-    // title and that same line again would read one sentence twice
-    const title = c.title.replace(/…$/, '')
-    const passage = strongestPassage(model, title === '' || c.body.startsWith(title) ? c.body : texts[0])
-    if (passage && passage.p >= model.thresholds.direct_passage) {
-      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(passage.text)}"; quarantined for the owner to release if it was quoted on purpose`)
+  // a passage is no less an order there. Third-party text is read in passages at indirect_passage.
+  const passageBar = isIndirectOrigin(c.origin) ? model.thresholds.indirect_passage : model.thresholds.direct_passage
+  if (passageBar !== undefined) {
+    // The folded body (look-alike and invisible characters undone: a fullwidth or zero-width full
+    // stop ends a sentence as "." does), and the title before it unless it is the body's own first
+    // line (the default title), which would read one sentence twice.
+    const body = c.normalised.text || c.body
+    const passage = strongestPassage(model, titleInBody(c.title, c.body) ? body : `${c.title}\n${body}`)
+    if (passage && passage.p >= passageBar) {
+      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units))}"; quarantined for the owner to release if it was quoted on purpose`)
     }
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
@@ -482,31 +510,85 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   return vote('abstain', 0, `unsure (${pct})`)
 }
 
-/** Two sentences in a row, each window long enough to read (see PASSAGE_SENTENCES); none for a message of two sentences or fewer. */
-export function passages(text: string): string[] {
-  const sentences: string[] = []
-  for (const s of text.slice(0, PASSAGE_TEXT_CHARS).split(SENTENCE_BREAK)) {
-    if (s.trim() === '') continue
-    if (s.length <= PASSAGE_SENTENCE_LONG) sentences.push(s)
-    else sentences.push(...piecesOf(s))
+/** The units of a text (see PASSAGE_UNIT_MIN): sentences, and pieces of long ones, joined until each is long enough to read. */
+export function passageUnits(text: string): string[] {
+  const units: string[] = []
+  let unit = ''
+  const add = (sentence: string) => {
+    unit = unit === '' ? sentence : `${unit} ${sentence}`
+    if (unit.length >= PASSAGE_UNIT_MIN) {
+      units.push(unit)
+      unit = ''
+    }
   }
-  const out: string[] = []
-  if (sentences.length <= PASSAGE_SENTENCES) return out
-  for (let i = 0; i + PASSAGE_SENTENCES <= sentences.length; i++) {
-    const w = sentences.slice(i, i + PASSAGE_SENTENCES).join(' ')
-    if (w.length >= PASSAGE_MIN_CHARS) out.push(w)
+  for (const raw of text.split(SENTENCE_BREAK)) {
+    const sentence = raw.trim()
+    if (sentence === '') continue
+    if (sentence.length <= PASSAGE_SENTENCE_LONG) add(sentence)
+    else for (const piece of piecesOf(sentence)) add(piece)
+  }
+  // a short rest is a unit of its own: a passage grows over it to PASSAGE_MIN_CHARS with the unit before
+  if (unit !== '') units.push(unit)
+  return units
+}
+
+/** Each two units in a row (passageUnits); none for a text of two units or fewer, which is read whole. */
+export function passages(text: string): string[] {
+  const units = passageUnits(text)
+  return windowsOf(units).map(([i, j]) => unitsJoined(units, i, j))
+}
+
+/** The passages as unit ranges [i, j): from each unit, two units or more until PASSAGE_MIN_CHARS; never the whole text. */
+function windowsOf(units: string[]): [number, number][] {
+  const out: [number, number][] = []
+  for (let i = 0; i + 1 < units.length; i++) {
+    let j = i + 1
+    let length = units[i].length
+    while (j < units.length && (j - i < 2 || length < PASSAGE_MIN_CHARS)) length += 1 + units[j++].length
+    if (length < PASSAGE_MIN_CHARS || (i === 0 && j === units.length)) continue
+    out.push([i, j])
+    if (j === units.length) break
   }
   return out
 }
 
-/** The passage the model is surest of, or undefined when the text has none. */
-export function strongestPassage(model: LearnedModel, text: string): {p: number; text: string} | undefined {
-  let best: {p: number; text: string} | undefined
-  for (const w of passages(text)) {
-    const p = score(model, w)
-    if (!best || p > best.p) best = {p, text: w}
+const unitsJoined = (units: string[], i: number, j: number): string => units.slice(i, j).join(' ')
+
+/** The passage the model is surest of (its text and its units), or undefined when the text has none. */
+export function strongestPassage(model: LearnedModel, text: string): {p: number; text: string; units: string[]} | undefined {
+  const units = passageUnits(text)
+  let best: [number, number] | undefined
+  let bestP = -1
+  for (const [i, j] of windowsOf(units)) {
+    const p = score(model, unitsJoined(units, i, j))
+    if (p > bestP) {
+      bestP = p
+      best = [i, j]
+    }
   }
-  return best
+  return best && {p: bestP, text: unitsJoined(units, best[0], best[1]), units: units.slice(best[0], best[1])}
+}
+
+/** The unit of a passage the model is surest of: what the reason quotes to the owner (a short rest, "Remember that.", says nothing). */
+function surestUnit(model: LearnedModel, units: string[]): string {
+  let quote = units[0]
+  let quoteP = -1
+  for (const unit of units) {
+    if (unit.length < PASSAGE_UNIT_MIN) continue
+    const p = score(model, unit)
+    if (p > quoteP) {
+      quoteP = p
+      quote = unit
+    }
+  }
+  return quote
+}
+
+/** Whether a title is the body's own start (the default title: its first line, without markdown marks, clipped with "…"). */
+function titleInBody(title: string, body: string): boolean {
+  const collapse = (t: string) => t.replace(/[\s#>*_`]+/g, ' ').trim()
+  const t = collapse(title.replace(/…$/, ''))
+  return t === '' || collapse(body.slice(0, 2 * title.length + 200)).startsWith(t)
 }
 
 function clipPassage(text: string): string {
@@ -515,10 +597,10 @@ function clipPassage(text: string): string {
 }
 
 /**
- * A sentence too long to be one passage's half, cut between words into pieces of at most
- * PASSAGE_SENTENCE_MAX characters (a word longer than that is a piece of its own): a message
- * written without full stops is read in passages too, and a long friendly sentence cannot make
- * a two-sentence message that is only read whole.
+ * A sentence longer than PASSAGE_SENTENCE_LONG, cut between words into pieces of at most
+ * PASSAGE_SENTENCE_MAX characters (a word longer than that is a piece of its own): a text written
+ * without full stops is read in passages too, and one long friendly sentence cannot dilute an
+ * order beside it.
  */
 function piecesOf(sentence: string): string[] {
   const out: string[] = []
