@@ -174,6 +174,8 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   ['holdout17', '66/100', '11/100'],
   // a freight forwarder and customs broker at three ports, 40 of its attacks from direct chat: written early in round fourteen, 60/100 and 17/100 on the vote of round thirteen
   ['holdout18', '61/100', '17/100'],
+  // a regional airline's ground operations and maintenance unit at three airports, 40 of its attacks from direct chat: written in round sixteen, 66/100 and 9/100 on the vote of round fifteen and on round sixteen's
+  ['holdout19', '66/100', '9/100'],
 ]
 
 describe('the vote on the sealed sets, in-process, totals only', () => {

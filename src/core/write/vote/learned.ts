@@ -40,15 +40,17 @@ const LONG_TEXT_CHARS = 200
  * into sentences (at `.`, `!`, `?`, `;`, `…` and their CJK forms before white space or a capital,
  * and at line breaks; a sentence of more than PASSAGE_SENTENCE_LONG characters into pieces of at
  * most PASSAGE_SENTENCE_MAX between words), consecutive sentences are joined into units of at least
- * PASSAGE_UNIT_MIN characters, and each two units in a row are a passage. A text of two units or
- * fewer has no passage: it is read whole. Every character is in at most two passages, so reading
- * them costs about twice the text, whatever its shape.
+ * PASSAGE_UNIT_MIN characters, and a passage is two units or more in a row grown to
+ * PASSAGE_MIN_CHARS, never the whole text (one that would be is read whole). A passage starts at
+ * each unit, so a character is in at most about PASSAGE_MIN_CHARS / PASSAGE_UNIT_MIN + 1 passages:
+ * twice the text for prose, up to seven times for a text of tiny sentences (256 KiB of them in
+ * a few hundred ms, in the worker under the time budget: README "Round sixteen").
  */
 const PASSAGE_UNIT_MIN = 20
 const PASSAGE_MIN_CHARS = 120
 const PASSAGE_SENTENCE_LONG = 250
 const PASSAGE_SENTENCE_MAX = 120
-const SENTENCE_BREAK = /(?<=[.!?;\u2026\u3002\uff01\uff1f\uff1b])(?:\s+|(?=\p{Lu}))|\n+/u
+const SENTENCE_BREAK = /(?<=[.!?;\u2026])(?:\s+|(?=\p{Lu}))|(?<=[\u3002\uff01\uff1f\uff1b])\s*|\n+/u
 
 export interface LearnedModel {
   bits: number
@@ -591,21 +593,27 @@ function titleInBody(title: string, body: string): boolean {
   return t === '' || collapse(body.slice(0, 2 * title.length + 200)).startsWith(t)
 }
 
+/** A unit as the reason quotes it: its start and its end when it is long (the order may be at either). */
 function clipPassage(text: string): string {
   const t = text.replace(/\s+/g, ' ').trim()
-  return t.length > 120 ? `${t.slice(0, 119)}…` : t
+  return t.length > 160 ? `${t.slice(0, 80)} … ${t.slice(-80)}` : t
 }
 
 /**
  * A sentence longer than PASSAGE_SENTENCE_LONG, cut between words into pieces of at most
- * PASSAGE_SENTENCE_MAX characters (a word longer than that is a piece of its own): a text written
+ * PASSAGE_SENTENCE_MAX characters (a longer word, a run of Chinese, is cut every PASSAGE_SENTENCE_MAX): a text written
  * without full stops is read in passages too, and one long friendly sentence cannot dilute an
  * order beside it.
  */
 function piecesOf(sentence: string): string[] {
   const out: string[] = []
   let piece = ''
+  const words: string[] = []
+  // a word longer than a piece (a run of Chinese or Japanese, which has no spaces) is cut into pieces of its own
   for (const word of sentence.split(/\s+/)) {
+    for (let i = 0; i < word.length; i += PASSAGE_SENTENCE_MAX) words.push(word.slice(i, i + PASSAGE_SENTENCE_MAX))
+  }
+  for (const word of words) {
     if (word === '') continue
     if (piece !== '' && piece.length + 1 + word.length > PASSAGE_SENTENCE_MAX) {
       out.push(piece)
