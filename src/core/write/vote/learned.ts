@@ -37,9 +37,9 @@ const VETO_MIN_CHARS = 80
 const LONG_TEXT_CHARS = 200
 /**
  * Passages (thresholds.direct_passage, indirect_passage; README "Round sixteen"). A text is cut
- * into sentences (at `.`, `!`, `?`, `;`, `…` and their CJK forms before white space or a capital,
- * and at line breaks; a sentence of more than PASSAGE_SENTENCE_LONG characters into pieces of at
- * most PASSAGE_SENTENCE_MAX between words), consecutive sentences are joined into units of at least
+ * into sentences (at `.`, `!`, `?`, `;`, `…` before white space or a capital, after the CJK full
+ * stops, and at line breaks; a sentence of more than PASSAGE_SENTENCE_LONG characters into pieces
+ * of at most PASSAGE_SENTENCE_MAX: piecesOf), consecutive sentences are joined into units of at least
  * PASSAGE_UNIT_MIN characters, and a passage is two units or more in a row grown to
  * PASSAGE_MIN_CHARS, never the whole text (one that would be is read whole). A passage starts at
  * each unit, so a character is in at most about PASSAGE_MIN_CHARS / PASSAGE_UNIT_MIN + 1 passages:
@@ -147,7 +147,7 @@ function hasCjk(w: string): boolean {
 const SET_BITS = 17
 const bucketSet = new Int32Array(1 << (SET_BITS - 5))
 
-/** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. `bucketSet` is all clear between calls (here and in score()). */
+/** The values of `out` (each in 0..mask, mask < 2^SET_BITS), sorted and unique. `bucketSet` is all clear between calls (here and in scoreBuckets()). */
 function sortedUnique(out: number[], mask: number): Uint32Array {
   const words = (mask >>> 5) + 1
   let n = 0
@@ -164,7 +164,7 @@ function sortedUnique(out: number[], mask: number): Uint32Array {
   for (let w = 0; w < words; w++) {
     // lowest set bit first: ascending order
     for (let x = bucketSet[w]; x !== 0; x &= x - 1) sorted[k++] = (w << 5) + 31 - Math.clz32(x & -x)
-    // left clear for the next use (score() relies on it)
+    // left clear for the next use (scoreBuckets() relies on it)
     bucketSet[w] = 0
   }
   return sorted
@@ -489,11 +489,10 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
-  // A chat message whose whole reads below the veto can still carry one order in two of its
-  // sentences, wrapped in ordinary talk that dilutes the whole (README "Round sixteen": at 0.92, out
-  // of fold, 30 attacks of the readable sets more and no honest write; on the sealed sets 10 and none).
-  // Read in a tainted session's chat too, which is read whole at the third-party thresholds above:
-  // a passage is no less an order there. Third-party text is read in passages at indirect_passage.
+  // A text whose whole reads below the veto can still carry one order in two of its sentences,
+  // wrapped in ordinary talk that dilutes the whole (README "Round sixteen"). Chat is read in
+  // passages at direct_passage, a tainted session's chat too (its whole is read at the third-party
+  // thresholds above: a passage is no less an order there); third-party text at indirect_passage.
   const passageBar = isIndirectOrigin(c.origin) ? model.thresholds.indirect_passage : model.thresholds.direct_passage
   if (passageBar !== undefined) {
     // The folded body (look-alike and invisible characters undone: a fullwidth or zero-width full
@@ -534,7 +533,7 @@ export function passageUnits(text: string): string[] {
   return units
 }
 
-/** Each two units in a row (passageUnits); none for a text of two units or fewer, which is read whole. */
+/** The passages of a text (windowsOf its passageUnits); none for a text that is one passage or less, which is read whole. */
 export function passages(text: string): string[] {
   const units = passageUnits(text)
   return windowsOf(units).map(([i, j]) => unitsJoined(units, i, j))
@@ -601,24 +600,21 @@ function clipPassage(text: string): string {
 
 /**
  * A sentence longer than PASSAGE_SENTENCE_LONG, cut between words into pieces of at most
- * PASSAGE_SENTENCE_MAX characters (a longer word, a run of Chinese, is cut every PASSAGE_SENTENCE_MAX): a text written
- * without full stops is read in passages too, and one long friendly sentence cannot dilute an
- * order beside it.
+ * PASSAGE_SENTENCE_MAX characters (a longer word, a run of Chinese or Japanese, which have no
+ * spaces, is cut every PASSAGE_SENTENCE_MAX): a text written without full stops is read in
+ * passages too, and one long friendly sentence cannot dilute an order beside it.
  */
 function piecesOf(sentence: string): string[] {
   const out: string[] = []
   let piece = ''
-  const words: string[] = []
-  // a word longer than a piece (a run of Chinese or Japanese, which has no spaces) is cut into pieces of its own
   for (const word of sentence.split(/\s+/)) {
-    for (let i = 0; i < word.length; i += PASSAGE_SENTENCE_MAX) words.push(word.slice(i, i + PASSAGE_SENTENCE_MAX))
-  }
-  for (const word of words) {
-    if (word === '') continue
-    if (piece !== '' && piece.length + 1 + word.length > PASSAGE_SENTENCE_MAX) {
-      out.push(piece)
-      piece = word
-    } else piece = piece === '' ? word : `${piece} ${word}`
+    for (let i = 0; i < word.length; i += PASSAGE_SENTENCE_MAX) {
+      const part = word.slice(i, i + PASSAGE_SENTENCE_MAX)
+      if (piece !== '' && piece.length + 1 + part.length > PASSAGE_SENTENCE_MAX) {
+        out.push(piece)
+        piece = part
+      } else piece = piece === '' ? part : `${piece} ${part}`
+    }
   }
   if (piece !== '') out.push(piece)
   return out
