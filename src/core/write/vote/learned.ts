@@ -16,6 +16,7 @@ import {fileURLToPath} from 'node:url'
 
 import {isIndirectOrigin} from '../../memory/memory.js'
 import {PACKAGE_ROOT} from '../../store/package-root.js'
+import {redactText} from '../redact/index.js'
 import type {Vote, WriteCandidate} from './types.js'
 
 const LEARNED = 'learned'
@@ -592,9 +593,14 @@ function titleInBody(title: string, body: string): boolean {
   return t === '' || collapse(body.slice(0, 2 * title.length + 200)).startsWith(t)
 }
 
-/** A unit as the reason quotes it: its start and its end when it is long (the order may be at either). */
+/**
+ * A unit as the reason quotes it: redacted first — it is read in the folded text, where a
+ * look-alike spelling ("pаssword is …", Cyrillic а) that redaction of the stored text missed reads
+ * plainly, and a reason is kept in the entry and its commit — then its start and its end when it
+ * is long (the order may be at either).
+ */
 function clipPassage(text: string): string {
-  const t = text.replace(/\s+/g, ' ').trim()
+  const t = redactText(text).replace(/\s+/g, ' ').trim()
   return t.length > 160 ? `${t.slice(0, 80)} … ${t.slice(-80)}` : t
 }
 
