@@ -1,4 +1,9 @@
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import {DEFAULT_WEIGHTS} from '../../src/core/write/vote/learned.js'
 import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
 import {candidateView} from '../../src/core/write/plan.js'
 import type {Neighbour, VoteContext, WriteCandidate} from '../../src/core/write/vote/index.js'
@@ -33,4 +38,16 @@ export function makeContext(over: Partial<VoteContext> & {near?: Neighbour[]} = 
 export function fromRaw(raw: string, origin: WriteCandidate['origin']): WriteCandidate {
   const body = stripInvisible(raw)
   return makeCandidate(body, {origin, normalised: candidateView(normalise(raw), body, [])})
+}
+
+/**
+ * The shipped weights file with its thresholds edited (`edit` may delete one, as a file of an
+ * earlier round lacks it, or set one out of range), written to a file of its own: its path.
+ */
+export function weightsWith(edit: (thresholds: Record<string, unknown>) => void): string {
+  const file = JSON.parse(readFileSync(DEFAULT_WEIGHTS, 'utf8')) as {thresholds: Record<string, unknown>}
+  edit(file.thresholds)
+  const path = join(mkdtempSync(join(tmpdir(), 'engram-weights-')), 'weights.json')
+  writeFileSync(path, JSON.stringify(file))
+  return path
 }
