@@ -288,7 +288,8 @@ export async function votePipeline() {
     dist('core/store/config.js'),
   ])
   const config = {...DEFAULT_CONFIG.vote, external: []}
-  return async function vote(write, neighbours) {
+  // reader: a TextReader (src/core/write/vote/reading.ts), as engram mcp votes; none: all in one thread
+  return async function vote(write, neighbours, reader) {
     const hidden = normalise(write.raw).hidden
     const red = redact(stripInvisible(write.raw), [])
     const title = redact(write.title, []).text
@@ -301,8 +302,17 @@ export async function votePipeline() {
       redactions: red.redactions, bodyBytes: Buffer.byteLength(red.text), maxBodyBytes: DEFAULT_CONFIG.max_body_bytes,
       baseBody: write.baseBody,
     }
-    return runVote(candidate, {neighbours, recentWrites: {session: 0, author: 0}, config})
+    return runVote(candidate, {neighbours, recentWrites: {session: 0, author: 0}, config, ...(reader ? {reader} : {})})
   }
+}
+
+/** A TextReader as engram mcp starts one (src/mcp/server.ts), once its worker is ready. */
+export async function startedReader() {
+  const {TextReader} = await dist('core/write/vote/reading.js')
+  const reader = new TextReader()
+  for (let i = 0; i < 200 && !reader.running; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (!reader.running) throw new Error('the vote bench could not start the reader thread (dist/core/write/vote/reading-worker.js)')
+  return reader
 }
 
 /**

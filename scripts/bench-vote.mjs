@@ -8,7 +8,7 @@ import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 
-import {dist, memoryFiles, stats, useDist, votePipeline, warmNeighbourLookup} from './bench-lib.mjs'
+import {dist, memoryFiles, startedReader, stats, useDist, votePipeline, warmNeighbourLookup} from './bench-lib.mjs'
 
 const argv = process.argv.slice(2)
 const opt = (name) => {
@@ -40,8 +40,9 @@ async function benchVote(dir, spec, files, r) {
   const VOTES = 600
   const WARM = 60
   const writes = makeWrites(0, VOTES + WARM)
-  // 600 more, none of them voted before, for after the warm-up
+  // 600 more, none of them voted before, for after the warm-up; and 600 more again, voted in one thread
   const later = makeWrites(VOTES + WARM + 1, VOTES)
+  const laterOneThread = makeWrites(2 * VOTES + WARM + 1, VOTES)
   function makeWrites(from, count) {
   const writes = []
   for (let i = from; writes.length < count; i++) {
@@ -74,8 +75,10 @@ async function benchVote(dir, spec, files, r) {
   }
   r.rows.voteWired = stats(wired.slice(3))
   const nb = await warmNeighbourLookup(dir, spec.scope)
+  // as engram mcp votes: the write's text read in a thread of its own while this one looks up
+  const reader = await startedReader()
   try {
-    for (let i = VOTES; i < VOTES + WARM; i++) await vote(writes[i], nb.lookup)
+    for (let i = VOTES; i < VOTES + WARM; i++) await vote(writes[i], nb.lookup, reader)
     const total = []
     const lookup = []
     let passed = 0
@@ -90,7 +93,7 @@ async function benchVote(dir, spec, files, r) {
         lookup.push(performance.now() - l0)
         got = out.length
         return out
-      })
+      }, reader)
       total.push(performance.now() - t0)
       if (res.passed) passed++
       if (got > 0) withNeighbours++
@@ -101,7 +104,7 @@ async function benchVote(dir, spec, files, r) {
     const again = []
     for (let i = 0; i < VOTES; i++) {
       const t0 = performance.now()
-      await vote(writes[i], nb.lookup)
+      await vote(writes[i], nb.lookup, reader)
       again.push(performance.now() - t0)
     }
     r.rows.voteAgain = stats(again)
@@ -113,10 +116,19 @@ async function benchVote(dir, spec, files, r) {
     const afterWarm = []
     for (const w of later) {
       const t0 = performance.now()
-      await vote(w, nb.lookup)
+      await vote(w, nb.lookup, reader)
       afterWarm.push(performance.now() - t0)
     }
     r.rows.voteWarmed = stats(afterWarm)
+    // the same kind of writes, never voted before, all in this thread: what a vote costs in CPU
+    // (and its time on a machine of one core)
+    const oneThread = []
+    for (const w of laterOneThread) {
+      const t0 = performance.now()
+      await vote(w, nb.lookup)
+      oneThread.push(performance.now() - t0)
+    }
+    r.rows.voteOneThread = stats(oneThread)
     r.rows.vote = stats(total)
     r.rows.voteLookup = stats(lookup)
     r.rows.voteChecks = stats(total.map((t, i) => t - lookup[i]))
@@ -125,6 +137,7 @@ async function benchVote(dir, spec, files, r) {
     // writes made of stored memories must find them: a lookup whose gate served nothing measured nothing
     if (withNeighbours === 0) throw new Error('the vote bench found no neighbour for any write (is the root pinned in ENGRAM_CONFIG_DIR?)')
   } finally {
+    reader.stop()
     nb.close()
   }
 }

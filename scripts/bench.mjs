@@ -606,12 +606,15 @@ function report() {
     }
     if (ten.vote) {
       const v = results['10k']
-      out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, neighbours from the 10k scope's loaded index (no git), as \`engram mcp\` votes, every neighbour met for the first time | ${pp(ten.vote)} |`)
+      out.push(`| **vote overhead** p50 / p95: normalise + redact + flags + semantic, provenance, delivery, learned, neighbours from the 10k scope's loaded index (no git), as \`engram mcp\` votes (the text read in its reader thread during the lookup), every neighbour met for the first time | ${pp(ten.vote)} |`)
       out.push(`| of which the neighbour lookup (the write's 12 rarest words over the loaded index, read, parse and verify 8 files) p50 / p95 | ${pp(ten.voteLookup)} |`)
-      out.push(`| of which redaction, flags and validators p50 / p95 | ${pp(ten.voteChecks)} |`)
+      out.push(`| the rest: redaction, the comparison with the neighbours, and what the reader thread had not finished by then p50 / p95 | ${pp(ten.voteChecks)} |`)
       out.push(`| the same 600 writes again at the same HEAD, every neighbour seen once before by the process (the warm gate's verdicts and parses, the semantic analyses kept) p50 / p95 | ${pp(ten.voteAgain)} |`)
       if (ten.voteWarmed) {
         out.push(`| **after \`engram mcp\`'s warm-up** (${v.voteWarmServed} memories served and analysed in ${fmtMs(v.voteWarmUpMs)}, in slices while idle), 600 writes never voted before p50 / p95 | ${pp(ten.voteWarmed)} |`)
+      }
+      if (ten.voteOneThread) {
+        out.push(`| the same, 600 other writes with the text read in the same thread as the lookup (no reader thread: the CPU a vote costs, and its time on one core) p50 / p95 | ${pp(ten.voteOneThread)} |`)
       }
       out.push(`| neighbour lookup as \`engram write\` wires it (one-shot: the scope's postings file, 8 files read and verified, keyring, each time) p50 / p95 | ${pp(ten.voteWired)} |`)
       out.push(`| votes that passed / had neighbours | ${(100 * v.votePassed).toFixed(0)} % / ${(100 * v.voteWithNeighbours).toFixed(0)} % |`)

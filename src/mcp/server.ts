@@ -26,6 +26,7 @@ import {safeJson, visible} from '../core/text/visible.js'
 import {rootNotPinned} from '../core/trust/keys.js'
 import {redactText} from '../core/write/redact/index.js'
 import {WARM_MAX, warmNeighbours} from '../core/write/neighbours.js'
+import {TextReader} from '../core/write/vote/reading.js'
 import {writeMemory} from '../core/write/write.js'
 
 /**
@@ -285,6 +286,10 @@ const WARM_DELAY_MS = 500
 export function buildMcpServer(store: Store, first: SessionRecord, opts: {version: string; source?: SessionSource; onWarning?: (m: string) => void; onNotice?: (m: string) => void}) {
   const engine = new WarmEngine(store)
   const warm = new WarmState(store, engine, sessionSecret(false))
+  // a thread that reads each write's text while this one looks up its neighbours (vote/reading.ts),
+  // started with the warm-up or at the first write; while it starts, writes are read here
+  let reader: TextReader | undefined
+  const textReader = (): TextReader => (reader ??= new TextReader())
   const schemas = toolSchemas(store, first)
   const server = new McpServer({name: 'engram', version: opts.version}, {instructions: INSTRUCTIONS})
   const tools = new Map<keyof typeof schemas, RegisteredTool>()
@@ -389,7 +394,7 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     // the vote's neighbours from this server's loaded indexes (sealed files or git only),
     // through a gate current for this HEAD
     const gate = await warm.serving.open(head)
-    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate, head})
+    const r = await writeMemory(store, s, {scope, path, content, title, tags: tags === undefined ? undefined : parseTags(tags.join(',')), origin, base: base_blob, expires}, {engine: warm.engine, gate, head, reader: textReader()})
     if (store.policy.warning) r.warnings.push(store.policy.warning)
     const out = [`${r.status}\t${r.scope}/${r.path}${r.proposal ? `\t${r.proposal}` : ''}`]
     if (r.status === 'committed') out.push(`committed ${r.commit?.slice(0, 8) ?? ''} to your scratchpad`)
@@ -435,6 +440,7 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     const warming = warmMax === 0 ? Promise.resolve() : (async () => {
       await new Promise((resolve) => setTimeout(resolve, WARM_DELAY_MS).unref())
       if (closing) return
+      textReader()
       // a gate per slice, current for HEAD then; with HEAD unknown no gate is kept, so no warm-up
       if ((await readHead(store.top)) === undefined) return
       await warmNeighbours(first, {engine, gate: async () => warm.serving.open(await readHead(store.top))}, {stop: () => closing, max: warmMax, turn: inTurn})
@@ -498,6 +504,7 @@ export function buildMcpServer(store: Store, first: SessionRecord, opts: {versio
     await warming
     await server.close()
     engine.close()
+    reader?.stop()
   }
 
   return {server, serveStdio}

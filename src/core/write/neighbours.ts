@@ -3,7 +3,7 @@ import type {Searcher} from '../serve/search.js'
 import {ServingGate} from '../trust/serving.js'
 import type {SessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
-import type {Neighbour} from './vote/index.js'
+import type {Neighbour, VoteContext} from './vote/index.js'
 import type {MemoryFile} from '../memory/memory.js'
 import type {IndexHold, WarmEngine} from '../index/index.js'
 import {EngramError} from '../store/errors.js'
@@ -47,6 +47,8 @@ export interface WarmLookup {
   gate?: ServingGate
   /** the commit `gate` is of, when known: the engine searches its indexes at that commit without reading HEAD again */
   head?: string
+  /** the process's reader thread, which reads a write's text while its neighbours are looked up (vote/reading.ts) */
+  reader?: VoteContext['reader']
 }
 
 /** Signed memories a loaded index does not hold as signed, per index state and manifest state (bounded). A scope HEAD holds no folder for has an index of no paths. */

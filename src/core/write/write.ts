@@ -81,6 +81,7 @@ async function voteOn(store: Store, plan: WritePlan, warm?: WarmLookup): Promise
     recentWrites: recent,
     config: store.config.vote,
     cwd: store.root,
+    ...(warm?.reader ? {reader: warm.reader} : {}),
   }, store.config.vote.budget_ms)
   return decisionOf(outcome)
 }

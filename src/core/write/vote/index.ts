@@ -8,8 +8,7 @@ import type {EngramConfig} from '../../store/config.js'
 import {deliveryVote} from './delivery.js'
 import {externalPayload, runExternal} from './external.js'
 import {flagsFrom, instructionHits, visibleText} from './flags.js'
-import {learnedVote} from './learned.js'
-import {provenanceVote} from './provenance.js'
+import {readText} from './reading.js'
 import {compareWithNeighbours, semanticVote} from './semantic.js'
 import type {FlagHit, Neighbour, Vote, VoteContext, VoteResult, WriteCandidate} from './types.js'
 
@@ -72,22 +71,22 @@ export async function lookUpNeighbours(c: WriteCandidate, ctx: VoteContext): Pro
 }
 
 export async function runVote(c: WriteCandidate, ctx: VoteContext): Promise<VoteResult> {
+  const texts = [visibleText(c), c.normalised.text, ...c.normalised.decoded]
+  const weights = ctx.config.learned?.weights ?? undefined
+  // the text alone is read in a long-lived process's reader thread while this one looks the
+  // neighbours up (reading.ts); else, or when the reader cannot, here
+  const reading = ctx.reader?.read(c, texts, weights)
   const {neighbours, lookupError} = await lookUpNeighbours(c, ctx)
-  const hits = instructionHits(c)
   const findings = compareWithNeighbours(c, neighbours)
+  const semantic = semanticVote(c, neighbours, findings, lookupError)
+  const {hits, provenance, learned} = (reading && (await reading)) ?? readText(c, texts, weights)
   const flags = flagsFrom(c, {hits, findings})
 
-  // External commands start first so that they run while the built-ins compute.
+  // External commands start as soon as the flags they are given are known.
   const payload = externalPayload(c, flags)
   const external = ctx.config.external.map((e) => runExternal(e, payload, ctx.cwd))
 
-  const texts = [visibleText(c), c.normalised.text, ...c.normalised.decoded]
-  const builtins: Vote[] = [
-    semanticVote(c, neighbours, findings, lookupError),
-    provenanceVote(c, texts),
-    deliveryVote(c, ctx, hits),
-    learnedVote(c, texts, ctx.config.learned?.weights ?? undefined),
-  ]
+  const builtins: Vote[] = [semantic, provenance, deliveryVote(c, ctx, hits), learned]
   const votes = [...builtins, ...(await Promise.all(external))]
   const {passed, dissent, summary} = decide(votes, ctx.config)
   return {passed, dissent, votes, flags, summary}

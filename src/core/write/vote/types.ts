@@ -1,3 +1,4 @@
+import type {TextReader} from './reading.js'
 import type {EngramConfig} from '../../store/config.js'
 
 export type Verdict = 'accept' | 'reject' | 'abstain'
@@ -92,6 +93,8 @@ export interface VoteContext {
   config: EngramConfig['vote']
   /** working directory for external validator commands (the store root); defaults to the process's */
   cwd?: string
+  /** a long-lived process's reader thread (reading.ts): the write's text is read there while the neighbours are looked up */
+  reader?: Pick<TextReader, 'read'>
 }
 
 export interface VoteResult {
