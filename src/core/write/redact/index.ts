@@ -125,6 +125,14 @@ export function setRulesInForce(extra: {kind: string; pattern: string}[]): void 
 }
 
 /**
+ * The extra rules in force (a copy): a worker thread has its own, empty, and is sent these with
+ * each job (vote/reading.ts, vote/budget.ts), so what it redacts is what this thread would.
+ */
+export function rulesNowInForce(): {kind: string; pattern: string}[] {
+  return rulesInForce.map(({kind, pattern}) => ({kind, pattern}))
+}
+
+/**
  * Replace every secret in `text` with `[REDACTED:<kind>]`. Rules from config (`extra`,
  * by default the rules in force) run first, so a store's own token format is reported
  * under its own kind.

@@ -16,6 +16,7 @@ import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
 import {normalise} from '../normalise.js'
+import {rulesNowInForce} from '../redact/index.js'
 import type {PreparedText, RedactionRules} from '../prepare.js'
 import {EXIT_CODES, EngramError, type ErrorCode} from '../../store/errors.js'
 import {flagsFrom, instructionHits} from './flags.js'
@@ -29,6 +30,8 @@ export const WORKER_FROM_BYTES = 8 * 1024
 /** What the worker is given: everything runVote needs, with the neighbours already looked up… */
 export interface VoteJob {
   kind: 'vote'
+  /** the redaction rules in force in this thread (a worker's own start empty): what a reason or a flag quotes is redacted with them */
+  rules: {kind: string; pattern: string}[]
   candidate: WriteCandidate
   neighbours: Neighbour[]
   lookupError?: string
@@ -40,12 +43,14 @@ export interface VoteJob {
 /** …or a stored entry's text, whose flags review recomputes (review/recheck.ts). */
 export interface FlagsJob {
   kind: 'flags'
+  rules: {kind: string; pattern: string}[]
   candidate: Omit<WriteCandidate, 'normalised'>
 }
 
 /** …or a large write's text, to redact and read before the write is planned (prepare.ts). */
 export interface PrepareJob {
   kind: 'prepare'
+  rules: {kind: string; pattern: string}[]
   raw: string
   title0?: string
   tags?: string[]
@@ -59,7 +64,7 @@ export interface PrepareJob {
  */
 export async function prepareWithin(raw: string, title0: string | undefined, tags: string[] | undefined, extra: RedactionRules, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<PreparedText | undefined> {
   if (Buffer.byteLength(raw) + Buffer.byteLength(title0 ?? '') < fromBytes) return undefined
-  const job: PrepareJob = {kind: 'prepare', raw, ...(title0 === undefined ? {} : {title0}), ...(tags ? {tags} : {}), extra}
+  const job: PrepareJob = {kind: 'prepare', rules: rulesNowInForce(), raw, ...(title0 === undefined ? {} : {title0}), ...(tags ? {tags} : {}), extra}
   const run = await inWorker<PreparedText>(workerScript(), job, budgetMs)
   if (run.finished) return run.value
   throw new EngramError('refused', `The write's text could not be redacted and read within ${budgetMs} ms of CPU time (vote.budget_ms); nothing was written.`, {
@@ -81,7 +86,7 @@ export function textFlags(c: Omit<WriteCandidate, 'normalised'>): FlagHit[] {
  */
 export async function textFlagsWithin(c: Omit<WriteCandidate, 'normalised'>, budgetMs: number, fromBytes = WORKER_FROM_BYTES): Promise<FlagHit[] | undefined> {
   if (Buffer.byteLength(c.title) + c.bodyBytes < fromBytes) return textFlags(c)
-  const job: FlagsJob = {kind: 'flags', candidate: c}
+  const job: FlagsJob = {kind: 'flags', rules: rulesNowInForce(), candidate: c}
   const run = await inWorker<FlagHit[]>(workerScript(), job, budgetMs)
   return run.finished ? run.value : undefined
 }
@@ -114,7 +119,7 @@ export async function runVoteWithin(c: WriteCandidate, ctx: VoteContext, budgetM
   const {neighbours, lookupError} = await lookUpNeighbours(c, ctx)
   // External validators run here, after the worker: a worker stopped mid-vote takes their
   // timers with it, and the processes it had started would run on past their own timeouts.
-  const job: VoteJob = {kind: 'vote', candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: {...ctx.config, external: []}, cwd: ctx.cwd}
+  const job: VoteJob = {kind: 'vote', rules: rulesNowInForce(), candidate: c, neighbours, lookupError, recentWrites: ctx.recentWrites, config: {...ctx.config, external: []}, cwd: ctx.cwd}
   const run = await inWorker<VoteResult>(workerScript(), job, budgetMs)
   if (!run.finished) return overBudget(c, budgetMs)
   if (ctx.config.external.length === 0) return run.value

@@ -12,6 +12,7 @@ import {Worker} from 'node:worker_threads'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {packageRoot} from '../../store/package-root.js'
+import {rulesNowInForce} from '../redact/index.js'
 import {instructionHits} from './flags.js'
 import type {InstructionHit} from './instruction.js'
 import {learnedVote} from './learned.js'
@@ -35,39 +36,61 @@ export interface ReadRequest {
   candidate: WriteCandidate
   texts: string[]
   weights?: string
+  /** the redaction rules in force in the caller's thread (the signed `redaction.extra`): what a reason quotes is redacted with them */
+  rules: {kind: string; pattern: string}[]
 }
 export type ReadAnswer = {id: number; reading: TextReading} | {id: number; failed: string}
 
 /** The worker's script: compiled beside this module in dist/ (the bundles in dist/fast/ hold no worker). */
 export const readerScript = (): string => join(packageRoot(), 'dist', 'core', 'write', 'vote', 'reading-worker.js')
 
+/** How many times a reader starts a worker again after one failed. */
+const RESTARTS = 3
+
 /**
  * A worker thread that reads write texts for a long-lived process, one request after another.
  * `read` answers undefined whenever the worker cannot (not started yet, failed, stopped, too
  * slow, or a candidate it cannot be sent): the caller then reads in its own thread, so the
- * vote is the same either way. A worker that failed once is not used again. It holds nothing
+ * vote is the same either way. A worker that failed is let go, and another started at the next
+ * read (a few times at most). It holds nothing
  * between requests but what a thread of its own would (the loaded model, a cache of word
- * classes): no text of one write reaches another's answer.
+ * classes): no text of one write reaches another's answer. Each request carries the redaction
+ * rules in force in the caller's thread: the worker's own start empty, and the learned
+ * validator's reason quotes the folded text, redacted.
  */
 export class TextReader {
   private worker: Worker | undefined
   private ready = false
   private seq = 0
   private readonly waiting = new Map<number, {resolve: (r: TextReading | undefined) => void; timer: NodeJS.Timeout}>()
+  /** stopped by its owner: never started again */
+  private closed = false
+  /** workers started after one failed (an error, an exit, a read past its wait), at most RESTARTS */
+  private restarts = 0
 
   /**
    * `waitMs`: how long a read may take before the worker is given up and the caller reads
    * in its own thread (a write's text here is small: runVoteWithin sends a large one to a
-   * worker under the budget instead).
+   * worker under the budget instead). A worker that failed is started again at the next read,
+   * RESTARTS times at most in the reader's life (that read, and those until it is up, are read
+   * by the caller).
    */
-  constructor(private readonly waitMs = 10_000, script = readerScript()) {
-    if (!existsSync(script)) return
+  constructor(
+    private readonly waitMs = 10_000,
+    private readonly script = readerScript(),
+  ) {
+    this.start()
+  }
+
+  private start(): void {
+    if (!existsSync(this.script)) return
     try {
-      const worker = new Worker(script)
+      const worker = new Worker(this.script)
       this.worker = worker
       // never what keeps the process alive
       worker.unref()
       worker.on('message', (m: {ready: true} | ReadAnswer) => {
+        if (this.worker !== worker) return
         if ('ready' in m) {
           this.ready = true
           return
@@ -78,8 +101,8 @@ export class TextReader {
         clearTimeout(w.timer)
         w.resolve('reading' in m ? m.reading : undefined)
       })
-      worker.on('error', () => this.stop())
-      worker.on('exit', () => this.stop())
+      worker.on('error', () => this.drop(worker))
+      worker.on('exit', () => this.drop(worker))
     } catch {
       this.worker = undefined
     }
@@ -92,10 +115,14 @@ export class TextReader {
 
   /** Start reading `c`'s text in the worker; undefined when it is not running (read it here). */
   read(c: WriteCandidate, texts: string[], weights?: string): Promise<TextReading | undefined> | undefined {
+    if (!this.worker && !this.closed && this.restarts < RESTARTS) {
+      this.restarts++
+      this.start()
+    }
     const worker = this.worker
     if (!worker || !this.ready) return undefined
     const id = this.seq++
-    const request: ReadRequest = {id, candidate: c, texts, ...(weights === undefined ? {} : {weights})}
+    const request: ReadRequest = {id, candidate: c, texts, ...(weights === undefined ? {} : {weights}), rules: rulesNowInForce()}
     try {
       worker.postMessage(request)
     } catch {
@@ -106,16 +133,22 @@ export class TextReader {
       const timer = setTimeout(() => {
         this.waiting.delete(id)
         resolve(undefined)
-        this.stop()
+        this.drop(worker)
       }, this.waitMs)
       timer.unref()
       this.waiting.set(id, {resolve, timer})
     })
   }
 
-  /** Stop the worker; reads still waiting answer undefined (their callers read in their own thread). */
+  /** Stop the worker for good; reads still waiting answer undefined (their callers read in their own thread). */
   stop(): void {
-    const worker = this.worker
+    this.closed = true
+    if (this.worker) this.drop(this.worker)
+  }
+
+  /** Let `worker` go (failed, too slow, or stopped): its reads waiting answer undefined. */
+  private drop(worker: Worker): void {
+    if (this.worker !== worker) return
     this.worker = undefined
     this.ready = false
     for (const [id, w] of this.waiting) {
@@ -123,6 +156,6 @@ export class TextReader {
       clearTimeout(w.timer)
       w.resolve(undefined)
     }
-    if (worker) void worker.terminate().catch(() => {})
+    void worker.terminate().catch(() => {})
   }
 }

@@ -3,12 +3,16 @@
  * (textFlagsWithin) or a large write's redaction and reading (prepareWithin) — posts the
  * result ({result}) and ends; {ready} first, once the job's modules are loaded (the budget counts
  * from there). Nothing here is read from the store: the job comes from the parent. Each job loads
- * only the modules it needs.
+ * only the modules it needs (and the redaction rules, for the rules in force the job carries).
  */
 import {parentPort, workerData} from 'node:worker_threads'
 import type {FlagsJob, PrepareJob, VoteJob} from './budget.js'
 
 const job = workerData as VoteJob | FlagsJob | PrepareJob
+// the parent's rules in force (the store's signed redaction.extra): a worker's own start empty,
+// and what a reason or a flag quotes, or a message says, is redacted with them as in the parent
+const {setRulesInForce} = await import('../redact/index.js')
+setRulesInForce(job.rules)
 if (job.kind === 'prepare') {
   const {prepareText} = await import('../prepare.js')
   parentPort!.postMessage({ready: true})
