@@ -125,8 +125,37 @@ describe('properties: the redactor', () => {
     fc.string({maxLength: 200}),
     fc.string({unit: 'binary', maxLength: 200}),
     fc.tuple(secret, wrap, fc.string({maxLength: 40}), fc.string({maxLength: 40})).map(([s, w, a, b]) => `${a} ${WRAPS[w](s.secret)} ${b}`),
-    fc.array(fc.constantFrom('password: ', 'token=', '[REDACTED:x]', '[REDACTED:', 'ghp_', 'sk-', '\n', ' ', '%41', 'QUJD', 'eyJ', '.', 'a1B2', '"', 'https://u:', '@h', 'PIN '), {maxLength: 40}).map((a) => a.join('')),
+    fc.array(fc.constantFrom('password: ', 'token=', '[REDACTED:x]', '[REDACTED:', 'ghp_', 'sk-', '\n', ' ', '%41', 'QUJD', 'eyJ', '.', 'a1B2', '"', 'https://u:', '@h', 'PIN ', 'p\u0430ssword is ', '\u0430', '\uff50\uff41\uff53\uff53='), {maxLength: 40}).map((a) => a.join('')),
   )
+
+  // look-alike letters for the Latin ones of a secret's name (Cyrillic, Greek, fullwidth)
+  const LOOKALIKE: Record<string, string[]> = {a: ['\u0430', '\u03b1', '\uff41'], o: ['\u043e', '\u03bf', '\uff4f'], s: ['\u0455', '\uff53'], e: ['\u0435', '\u03b5'], p: ['\u0440', '\u03c1'], k: ['\u043a', '\u03ba'], t: ['\u0442', '\u03c4'], c: ['\u0441'], w: ['\u051d'], d: ['\u0501']}
+  const disguised = (name: string) =>
+    fc.array(fc.nat(), {minLength: name.length, maxLength: name.length}).map((picks) =>
+      [...name].map((ch, i) => (LOOKALIKE[ch] && picks[i] % 2 === 0 ? LOOKALIKE[ch][picks[i] % LOOKALIKE[ch].length] : ch)).join(''))
+  const named = fc.oneof(
+    fc.tuple(disguised('password'), body(ALNUM, 14)).map(([n, v]) => ({text: `The wifi ${n} is ${v} for guests.`, value: v})),
+    fc.tuple(disguised('password'), body(ALNUM, 14)).map(([n, v]) => ({text: `${n}=${v}`, value: v})),
+    fc.tuple(disguised('secret'), body(ALNUM, 20)).map(([n, v]) => ({text: `client_${n}: ${v}`, value: v})),
+    fc.tuple(disguised('token'), body(ALNUM, 24)).map(([n, v]) => ({text: `api ${n} = "${v}"`, value: v})),
+  )
+
+  it("a secret whose name is spelt with look-alike letters is redacted as if spelt plainly, and nothing else in the text moves", () => {
+    fc.assert(
+      fc.property(named, before, after, ({text, value}, b, a) => {
+        const plain = redact(b + text.normalize('NFKC').replace(/[^\x00-\x7f]/g, (ch) => Object.keys(LOOKALIKE).find((k) => LOOKALIKE[k].includes(ch)) ?? ch) + a)
+        fc.pre(!plain.text.includes(value))
+        const out = redact(b + text + a)
+        expect(out.text).not.toContain(value)
+        expect(out.redactions).toEqual(plain.redactions)
+        // the marker stands where the value stood: the text around it is the text as written
+        const at = (b + text + a).indexOf(value)
+        expect(out.text.startsWith((b + text + a).slice(0, at))).toBe(true)
+        expect(out.text.endsWith((b + text + a).slice(at + value.length))).toBe(true)
+      }),
+      {numRuns: runs(800)},
+    )
+  })
 
   it('is idempotent: redacting redacted text changes nothing and counts nothing', () => {
     fc.assert(

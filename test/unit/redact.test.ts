@@ -559,11 +559,54 @@ describe('redact: performance', () => {
     ['netrc words', fill('machine a.b login b password ')],
     ['Bearer', fill('Bearer ')],
     ['hex', fill('ab')],
+    ['look-alike assignments', fill('p\u0430ssword=')],
+    ['look-alike prose', fill('the p\u0430ssword is x ')],
+    ['fullwidth assignments', fill('\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1d')],
+    ['mixed-script words', fill('\u0430b\u0441d ')],
   ]
   // A guard against catastrophic backtracking (which takes minutes on 256 KiB), not a
   // performance target: those are measured by `npm run bench`.
   it.each(adversarial)('finishes 256 KiB of %s without catastrophic backtracking', (_name, text) => {
     expect(cpuMs(() => redact(text))).toBeLessThan(3000)
+  })
+})
+
+describe('redact: a secret whose name is spelt with look-alike letters', () => {
+  // Generated, never pasted: scanners must not see a leak.
+  const value = ['Tr0ub4dor', 'Sunset', String(6 * 7)].join('-')
+  const cases: [string, string, string, string][] = [
+    // [what, text, what it must become, kind]
+    ['a Cyrillic а in "password", in prose', `The wifi p\u0430ssword is ${value} for guests.`, 'The wifi p\u0430ssword is [REDACTED:password-in-prose] for guests.', 'password-in-prose'],
+    ['Cyrillic а and о, assigned', `p\u0430ssw\u043erd=${value}`, 'p\u0430ssw\u043erd=[REDACTED:password-assignment]', 'password-assignment'],
+    ['a Greek ο in "token", assigned', `t\u03bfken: ${value}x${value}`, 't\u03bfken: [REDACTED:token-assignment]', 'token-assignment'],
+    ['fullwidth letters', `\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1a ${value}`, '\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1a [REDACTED:password-assignment]', 'password-assignment'],
+  ]
+  it.each(cases)('%s: the value is replaced where it stands, the rest kept as written', (_what, text, want, kind) => {
+    const r = redact(text, [])
+    expect(r.text).toBe(want)
+    expect(r.text).not.toContain(value)
+    expect(r.redactions[kind]).toBe(1)
+    // idempotent, as every redaction
+    expect(redact(r.text, [])).toEqual({text: r.text, redactions: {}})
+  })
+
+  it("the store's own rules (redaction.extra) read look-alikes too", () => {
+    const rule = {kind: 'acme-token', pattern: 'ACME-[0-9]{8}'}
+    const r = redact('Standing action A\u0421ME-12345678 is open.', [rule])
+    expect(r).toEqual({text: 'Standing action [REDACTED:acme-token] is open.', redactions: {'acme-token': 1}})
+  })
+
+  it('leaves Russian and Greek text, and science, as they are; a password judged in prose is not one', () => {
+    for (const text of [
+      'Пароль от вайфая висит на двери кухни.',
+      'The Омск office uses ΟΤΕ for its phones; TNFα and NF-κB were measured twice.',
+      'I checked: the p\u0430ssword is correct, and it is rotated monthly.',
+    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+  })
+
+  it('leaves text without look-alikes exactly as the rules alone leave it', () => {
+    const text = `The wifi password is ${value} for guests.`
+    expect(redact(text, [])).toEqual({text: 'The wifi password is [REDACTED:password-in-prose] for guests.', redactions: {'password-in-prose': 1}})
   })
 })
 

@@ -151,6 +151,25 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
   })
 }
 
+/**
+ * The text with look-alike letters read as the Latin ones they imitate, character for character
+ * (the same length, every other character where it was), or null when there are none: for
+ * redaction, so that a secret's name spelt with a look-alike ("pаssword is …", Cyrillic а) is
+ * found where it stands in the text itself. Maps what normalise() maps among Cyrillic and Greek
+ * letters (mapHomoglyphs: words that mix scripts, or wholly look-alike words in Latin text), and
+ * fullwidth ASCII (ｐａｓｓ → pass), which NFKC folds one for one.
+ */
+export function lookalikeView(text: string): string | null {
+  if (!NON_ASCII.test(text)) return null
+  let view = FULLWIDTH.test(text) ? text.replace(FULLWIDTH_G, (ch) => String.fromCharCode(ch.charCodeAt(0) - 0xfee0)) : text
+  view = mapHomoglyphs(view, new Set(), {lookalikes: 0})
+  return view === text || view.length !== text.length ? null : view
+}
+
+const NON_ASCII = /[^\x00-\x7f]/
+const FULLWIDTH = /[\uff01-\uff5e]/
+const FULLWIDTH_G = /[\uff01-\uff5e]/g
+
 /** Mostly printable text: no NUL/control bytes beyond whitespace, at most 5 % odd ones. */
 function printable(s: string): boolean {
   if (s.length === 0) return false

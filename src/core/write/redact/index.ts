@@ -6,6 +6,7 @@
  * redacting redacted text changes nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../../store/errors.js'
+import {lookalikeView} from '../normalise.js'
 import {BUILTIN_RULES, TOKEN_OPEN, hasRun, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
@@ -49,16 +50,26 @@ function markerSpans(text: string): number[] {
 }
 
 function applyRule(text: string, rule: RedactionRule, counts: Record<string, number>): string {
+  return applyRuleOn(text, text, rule, counts)[0]
+}
+
+/**
+ * A rule matched on `view` — the text itself, or its look-alike reading (lookalikeView: the same
+ * length, character for character) — and each secret it finds replaced in both, at the same place.
+ * Returns [text, view] after it.
+ */
+function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Record<string, number>): [string, string] {
   const re = rule.pattern
   re.lastIndex = 0
-  if (rule.mayMatch && !rule.mayMatch(text)) return text
+  if (rule.mayMatch && !rule.mayMatch(view)) return [text, view]
   let out = ''
+  let viewOut = ''
   let last = 0
   let n = 0
   let m: RegExpExecArray | null
-  const markers = markerSpans(text)
+  const markers = markerSpans(view)
   let mi = 0 // index into markers; matches arrive in increasing order
-  while ((m = re.exec(text)) !== null) {
+  while ((m = re.exec(view)) !== null) {
     if (m[0].length === 0) {
       re.lastIndex++ // a pattern that can match empty (from config) must still advance
       continue
@@ -78,17 +89,20 @@ function applyRule(text: string, rule: RedactionRule, counts: Record<string, num
     if (start === end || start < last) continue
     while (mi < markers.length && markers[mi + 1] <= start) mi += 2
     if (mi < markers.length && markers[mi] < end) continue // never touch an existing marker
-    const secret = text.slice(start, end)
-    const ctx: MatchContext = {text, start, end, match: m}
+    const secret = view.slice(start, end)
+    const ctx: MatchContext = {text: view, start, end, match: m}
     if (rule.validate && !rule.validate(secret, ctx)) continue
-    out += text.slice(last, start) + `[REDACTED:${rule.kind}]`
+    const marker = `[REDACTED:${rule.kind}]`
+    out += text.slice(last, start) + marker
+    if (view !== text) viewOut += view.slice(last, start) + marker
     last = end
     n++
   }
   re.lastIndex = 0
-  if (n === 0) return text
+  if (n === 0) return [text, view]
   counts[rule.kind] = (counts[rule.kind] ?? 0) + n
-  return out + text.slice(last)
+  const done = out + text.slice(last)
+  return [done, view === text ? done : viewOut + view.slice(last)]
 }
 
 // Config rules are compiled once per distinct (kind, pattern), not once per write.
@@ -138,7 +152,17 @@ export function rulesNowInForce(): {kind: string; pattern: string}[] {
  * under its own kind.
  */
 export function redact(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): RedactResult {
-  return redactDepth(text, extra.map(compileExtra), 0)
+  const rules = extra.map(compileExtra)
+  const done = redactDepth(text, rules, 0)
+  // A secret's name spelt with look-alike letters ("pаssword is …" with a Cyrillic а, "ＡＰＩ ｋｅｙ")
+  // reads plainly to a model and to the vote, which read the folded text: the rules run once more
+  // on the text read that way, each secret they find replaced where it stands in the text itself.
+  const view = lookalikeView(done.text)
+  if (view === null) return done
+  let [out, seen] = [done.text, view]
+  const counts = {...done.redactions}
+  for (const rule of [...rules, ...BUILTIN_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
+  return {text: out, redactions: counts}
 }
 
 function redactDepth(text: string, extra: RedactionRule[], depth: number): RedactResult {
