@@ -1,7 +1,7 @@
 /**
  * R9, secret shapes: a secret split across lines, wrapped in base64 / hex / %-encoding,
  * glued to a name, given bare (a random 40-character string) or stated in prose ("the
- * wifi password is …", in several languages) is gone before any byte is stored, and no
+ * wifi password is …", in several languages, its name spelt with look-alike letters) is gone before any byte is stored, and no
  * message (an error that echoes a tag, a path, a reason; a search that echoes its query)
  * shows it or any 12-character piece of it: redaction runs before any clipping.
  */
@@ -37,6 +37,8 @@ function shapes() {
       de: `Kx${mixed(12)}`,
       fr: `Fr${mixed(12)}`,
       es: `Es${mixed(12)}`,
+      lookalike: `Lk${mixed(12)}`,
+      fullwidth: `Fw${mixed(12)}`,
       phrase: `orchid ${pick('abcdefghijklmnopqrstuvwxyz', 9)} lantern ${pick('abcdefghijklmnopqrstuvwxyz', 8)}`,
     },
     pin: pick('123456789', 6),
@@ -56,6 +58,9 @@ function shapes() {
         `Das WLAN-Passwort lautet ${s.de}.`,
         `Le mot de passe du wifi est ${s.fr}.`,
         `La contraseña del wifi es ${s.es}.`,
+        // the name spelt with look-alike letters: a Cyrillic а and о; fullwidth letters
+        `The guest p\u0430ssw\u043erd is ${s.lookalike}.`,
+        `\uff30\uff21\uff33\uff33\uff37\uff2f\uff32\uff24\uff1a ${s.fullwidth}`,
         `The backup passphrase: ${s.phrase}.`,
         `The door pin code is ${this.pin}.`,
         '',
@@ -119,6 +124,7 @@ describe('C9 — secret shapes (R9): split, encoded, glued, bare and prose secre
     expect(body).not.toContain(`is ${sh.pin}`)
     // the honest text around them is kept
     expect(body).toContain('The office wifi password is [REDACTED:password-in-prose].')
+    expect(body).toContain('The guest p\u0430ssw\u043erd is [REDACTED:password-in-prose].')
     expect(body).toContain('Env: MY_GITHUB_[REDACTED:github-token]')
     for (const args of [
       ['review', 'show', p.json.proposal], ['quarantine', 'show', q.json.proposal], ['history', 'creds.md', '--scope', `run:${s}`],
