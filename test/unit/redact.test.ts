@@ -604,6 +604,29 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
     ]) expect(redact(text, [])).toEqual({text, redactions: {}})
   })
 
+  it('reads the spaces a keyboard of another script types (ideographic, no-break) as spaces', () => {
+    for (const [text, want] of [
+      [`\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\u3000\uff49\uff53\u3000${value}`, `\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\u3000\uff49\uff53\u3000[REDACTED:password-in-prose]`],
+      [`The wifi p\u0430ssword\u00a0is ${value}.`, 'The wifi p\u0430ssword\u00a0is [REDACTED:password-in-prose].'],
+      [`The wifi password\u00a0is ${value}.`, 'The wifi password\u00a0is [REDACTED:password-in-prose].'],
+    ]) expect(redact(text, []).text).toBe(want)
+  })
+
+  it('keeps Chinese and Japanese text after a fullwidth name: a value ends where they begin', () => {
+    for (const text of [
+      '\u8bbe\u7f6e\u8bf4\u660e\uff1a\uff54\uff4f\uff4b\uff45\uff4e\uff1a\u89c1\u73af\u5883\u53d8\u91cf\u3002\u7136\u540e\u91cd\u542f\u670d\u52a1\u5668\uff0c\u518d\u767b\u5f55\u3002',
+      '\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1a\u7ba1\u7406\u8005\u306b\u805e\u3044\u3066\u304f\u3060\u3055\u3044\u3002\u6b21\u306e\u6bb5\u843d\u3002',
+      '\uff54\uff4f\uff4b\uff45\uff4e\uff1a\uff56\uff41\uff4c\uff49\uff44\u3000\uff53\uff45\uff43\uff52\uff45\uff54\uff1a\uff4e\uff4f\uff4e\uff45',
+      '\uff29\uff24\uff1a\uff11\uff12\uff13\uff14',
+    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+  })
+
+  it('reads the same words as Latin before and after redacting: redacting twice changes nothing', () => {
+    const text = `p\u0430ssword is ${'\u0416'.repeat(20)}1 \u0440\u0430\u0455\u0455 = ${value}x9Q`
+    const once = redact(text, [])
+    expect(redact(once.text, [])).toEqual({text: once.text, redactions: {}})
+  })
+
   it('leaves text without look-alikes exactly as the rules alone leave it', () => {
     const text = `The wifi password is ${value} for guests.`
     expect(redact(text, [])).toEqual({text: 'The wifi password is [REDACTED:password-in-prose] for guests.', redactions: {'password-in-prose': 1}})

@@ -155,20 +155,33 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
  * The text with look-alike letters read as the Latin ones they imitate, character for character
  * (the same length, every other character where it was), or null when there are none: for
  * redaction, so that a secret's name spelt with a look-alike ("pаssword is …", Cyrillic а) is
- * found where it stands in the text itself. Maps what normalise() maps among Cyrillic and Greek
- * letters (mapHomoglyphs: words that mix scripts, or wholly look-alike words in Latin text), and
- * fullwidth ASCII (ｐａｓｓ → pass), which NFKC folds one for one.
+ * found where it stands in the text itself. Maps Cyrillic and Greek letters as normalise() does
+ * (mapHomoglyphs) in words that mix scripts and in words wholly of look-alikes — in any text,
+ * not only a mostly Latin one: which words are read as Latin must not change when redaction
+ * takes a value out of the text, or redacting twice would find more (a Russian word read as
+ * Latin gibberish here names no secret) — fullwidth ASCII (ｐａｓｓ → pass), which NFKC folds one
+ * for one, and the spaces NFKC folds (no-break, ideographic, the typographic ones) to a space.
+ * Where it maps anything, Chinese, Japanese and Korean letters and their punctuation read as
+ * spaces: no secret is written in them, and a value read after a fullwidth name ends where they
+ * start ("ｔｏｋｅｎ：见环境变量。" names no token).
  */
 export function lookalikeView(text: string): string | null {
   if (!NON_ASCII.test(text)) return null
   let view = FULLWIDTH.test(text) ? text.replace(FULLWIDTH_G, (ch) => String.fromCharCode(ch.charCodeAt(0) - 0xfee0)) : text
-  view = mapHomoglyphs(view, new Set(), {lookalikes: 0})
-  return view === text || view.length !== text.length ? null : view
+  if (ODD_SPACE.test(view)) view = view.replace(ODD_SPACE_G, ' ')
+  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (word.length >= 3 && [...word].every((ch) => ch in CONFUSABLE))) ? mapWord(word) : word))
+  if (view === text) return null
+  if (CJK.test(view)) view = view.replace(CJK_G, (ch) => ' '.repeat(ch.length))
+  return view.length === text.length ? view : null
 }
 
 const NON_ASCII = /[^\x00-\x7f]/
 const FULLWIDTH = /[\uff01-\uff5e]/
 const FULLWIDTH_G = /[\uff01-\uff5e]/g
+const ODD_SPACE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/
+const ODD_SPACE_G = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/u
+const CJK_G = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/gu
 
 /** Mostly printable text: no NUL/control bytes beyond whitespace, at most 5 % odd ones. */
 function printable(s: string): boolean {
