@@ -1,3 +1,4 @@
+import {generateKeyPairSync} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
 import {cpuMs} from '../helpers/cpu.js'
 import {isEngramError} from '../../src/core/store/errors.js'
@@ -619,6 +620,17 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       '\uff54\uff4f\uff4b\uff45\uff4e\uff1a\uff56\uff41\uff4c\uff49\uff44\u3000\uff53\uff45\uff43\uff52\uff45\uff54\uff1a\uff4e\uff4f\uff4e\uff45',
       '\uff29\uff24\uff1a\uff11\uff12\uff13\uff14',
     ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+  })
+
+  it('a private key whose BEGIN and END lines are fullwidth is one secret, every line of it gone', () => {
+    // a real key, made for the test (never a fixture)
+    const pem = generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString()
+    const fw = (line: string) => line.replace(/[!-~]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
+    const lines = pem.trim().split('\n')
+    const text = `Backup of the deploy key:\n${[fw(lines[0]), ...lines.slice(1, -1), fw(lines.at(-1)!)].join('\n')}\nKeep it safe.`
+    const r = redact(text, [])
+    expect(r).toEqual({text: 'Backup of the deploy key:\n[REDACTED:private-key]\nKeep it safe.', redactions: {'private-key': 1}})
+    expect(redact(r.text, [])).toEqual({text: r.text, redactions: {}})
   })
 
   it('reads the same words as Latin before and after redacting: redacting twice changes nothing', () => {

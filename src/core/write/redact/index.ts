@@ -88,10 +88,22 @@ function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Re
     }
     if (start === end || start < last) continue
     while (mi < markers.length && markers[mi + 1] <= start) mi += 2
-    if (mi < markers.length && markers[mi] < end) continue // never touch an existing marker
+    // never touch an existing marker — but the look-alike reading may take in whole markers of the
+    // plain one: a key block whose BEGIN and END lines are fullwidth, whose lines the plain reading
+    // redacted one by one where they looked random, is one secret (each line, the others too)
+    let inner = 0
+    if (mi < markers.length && markers[mi] < end) {
+      if (view === text) continue
+      while (mi + 2 * inner < markers.length && markers[mi + 2 * inner] < end) inner++
+      if (markers[mi] < start || markers[mi + 2 * inner - 1] > end) continue
+    }
     const secret = view.slice(start, end)
     const ctx: MatchContext = {text: view, start, end, match: m}
     if (rule.validate && !rule.validate(secret, ctx)) continue
+    for (let k = 0; k < inner; k++) {
+      const kind = view.slice(markers[mi + 2 * k] + MARKER_OPEN.length, markers[mi + 2 * k + 1] - 1)
+      if ((counts[kind] = (counts[kind] ?? 1) - 1) <= 0) delete counts[kind]
+    }
     const marker = `[REDACTED:${rule.kind}]`
     out += text.slice(last, start) + marker
     if (view !== text) viewOut += view.slice(last, start) + marker
