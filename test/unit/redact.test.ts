@@ -633,6 +633,14 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
     expect(redact(r.text, [])).toEqual({text: r.text, redactions: {}})
   })
 
+  it('in an encoded run too: a look-alike name inside %-encoding or base64 makes it an encoded secret', () => {
+    const said = `p\u0430ssword is ${value}`
+    for (const run of [encodeURIComponent(said), Buffer.from(`${said} and some more words to make it longer than a bare random string`).toString('base64')]) {
+      const r = redact(`see ${run} for details`, [])
+      expect(r).toEqual({text: 'see [REDACTED:encoded-secret] for details', redactions: {'encoded-secret': 1}})
+    }
+  })
+
   it('reads the same words as Latin before and after redacting: redacting twice changes nothing', () => {
     const text = `p\u0430ssword is ${'\u0416'.repeat(20)}1 \u0440\u0430\u0455\u0455 = ${value}x9Q`
     const once = redact(text, [])

@@ -164,17 +164,7 @@ export function rulesNowInForce(): {kind: string; pattern: string}[] {
  * under its own kind.
  */
 export function redact(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): RedactResult {
-  const rules = extra.map(compileExtra)
-  const done = redactDepth(text, rules, 0)
-  // A secret's name spelt with look-alike letters ("pаssword is …" with a Cyrillic а, "ＡＰＩ ｋｅｙ")
-  // reads plainly to a model and to the vote, which read the folded text: the rules run once more
-  // on the text read that way, each secret they find replaced where it stands in the text itself.
-  const view = lookalikeView(done.text)
-  if (view === null) return done
-  let [out, seen] = [done.text, view]
-  const counts = {...done.redactions}
-  for (const rule of [...rules, ...BUILTIN_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
-  return {text: out, redactions: counts}
+  return redactDepth(text, extra.map(compileExtra), 0)
 }
 
 function redactDepth(text: string, extra: RedactionRule[], depth: number): RedactResult {
@@ -187,6 +177,15 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number): Redac
   // wrapped secrets (base64, hex, %-encoding) before the bare-string rule claims the wrapping
   if (depth < MAX_DECODE_DEPTH) out = redactEncoded(out, extra, depth, counts)
   for (const rule of BUILTIN_RULES) out = applyRule(out, rule, counts)
+  // A secret's name spelt with look-alike letters ("pаssword is …" with a Cyrillic а, "ＡＰＩ ｋｅｙ")
+  // reads plainly to a model and to the vote, which read the folded text: the rules run once more
+  // on the text read that way, each secret they find replaced where it stands in the text itself
+  // (in a decoded run too: "p%D0%B0ssword%20is%20…" is an encoded secret).
+  const view = lookalikeView(out)
+  if (view !== null) {
+    let seen = view
+    for (const rule of [...extra, ...BUILTIN_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
+  }
   return {text: out, redactions: counts}
 }
 
