@@ -564,6 +564,8 @@ describe('redact: performance', () => {
     ['look-alike prose', fill('the p\u0430ssword is x ')],
     ['fullwidth assignments', fill('\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1d')],
     ['mixed-script words', fill('\u0430b\u0441d ')],
+    ['a fullwidth key header, then marker-like lines', '\uff0d\uff0d\uff0d\uff0d\uff0d\uff22\uff25\uff27\uff29\uff2e \uff30\uff32\uff29\uff36\uff21\uff34\uff25 \uff2b\uff25\uff39\uff0d\uff0d\uff0d\uff0d\uff0d' + fill('\n[REDACTED:x] ab')],
+    ['Chinese text and fullwidth names', fill('\u8bbe\u7f6e\uff54\uff4f\uff4b\uff45\uff4e\uff1a\u89c1')],
   ]
   // A guard against catastrophic backtracking (which takes minutes on 256 KiB), not a
   // performance target: those are measured by `npm run bench`.
@@ -639,6 +641,37 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       const r = redact(`see ${run} for details`, [])
       expect(r).toEqual({text: 'see [REDACTED:encoded-secret] for details', redactions: {'encoded-secret': 1}})
     }
+  })
+
+  it('a truncated key (no END line) whose BEGIN line is fullwidth is one secret too', () => {
+    const pem = generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString()
+    const lines = pem.trim().split('\n')
+    const fwBegin = lines[0].replace(/[!-~]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
+    const r = redact(`${fwBegin}\n${lines.slice(1, 15).join('\n')}`, [])
+    expect(r).toEqual({text: '[REDACTED:private-key]', redactions: {'private-key': 1}})
+  })
+
+  it('keeps a name that Chinese, Japanese or Korean words separate from a colon (an expiry, a format, a place)', () => {
+    for (const text of [
+      'token \u6709\u52b9\u671f\u9650\uff1a2025-12-31',
+      'PIN \u5909\u66f4\u65e5\uff1a20240115',
+      'token \ub9cc\ub8cc\uc77c\uff1a2025-12-31',
+      'SecretId \u548c SecretKey \u5728\u63a7\u5236\u53f0\uff1ahttps://console.example.com/cam',
+      'passwd \u63d0\u793a\uff1aQwerty-2024',
+    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+  })
+
+  it('takes in markers only for a match the look-alikes made: a character elsewhere changes nothing', () => {
+    const ghp = ['ghp', 'Zk8sQ2mNp4Xr7Tw1Lb9Vc3Hd6qYt5Fe2Ua0'].join('_')
+    const quote = `token: "ask Bob for ${ghp} then rotate it every Friday"`
+    const plain = redact(quote, [])
+    for (const elsewhere of ['\nCaf\u00e9\u00a0ok', '\n\u0441\u043e\u0440 \u0441\u0435\u0440\u0432\u0435\u0440']) {
+      expect(redact(quote + elsewhere, [])).toEqual({text: plain.text + elsewhere, redactions: plain.redactions})
+    }
+    // the store's own marker is not taken over, nor a literal marker's count taken from a real one
+    const rule = {kind: 'codename', pattern: 'PRJ-ORION-\\d'}
+    expect(redact('token: "ask about PRJ-ORION-7 later"\u00a0', [rule]).redactions).toEqual({codename: 1})
+    expect(redact(`password is ${value}. Docs: token: "[REDACTED:password-in-prose]"\u00a0`, []).redactions).toEqual({'password-in-prose': 1})
   })
 
   it('reads the same words as Latin before and after redacting: redacting twice changes nothing', () => {

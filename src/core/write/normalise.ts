@@ -162,8 +162,9 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
  * Latin gibberish here names no secret) — fullwidth ASCII (ｐａｓｓ → pass), which NFKC folds one
  * for one, and the spaces NFKC folds (no-break, ideographic, the typographic ones) to a space.
  * Where it maps anything, Chinese, Japanese and Korean letters and their punctuation read as
- * spaces: no secret is written in them, and a value read after a fullwidth name ends where they
- * start ("ｔｏｋｅｎ：见环境变量。" names no token).
+ * line breaks: no secret is written in them, a value read after a fullwidth name ends where they
+ * start ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before them is not read with a colon
+ * after them ("token 有効期限：2025-12-31" is the token's expiry, not a token).
  */
 export function lookalikeView(text: string): string | null {
   if (!NON_ASCII.test(text)) return null
@@ -171,7 +172,7 @@ export function lookalikeView(text: string): string | null {
   if (ODD_SPACE.test(view)) view = view.replace(ODD_SPACE_G, ' ')
   if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (word.length >= 3 && [...word].every((ch) => ch in CONFUSABLE))) ? mapWord(word) : word))
   if (view === text) return null
-  if (CJK.test(view)) view = view.replace(CJK_G, (ch) => ' '.repeat(ch.length))
+  if (CJK.test(view)) view = view.replace(CJK_G, (ch) => '\n'.repeat(ch.length))
   return view.length === text.length ? view : null
 }
 

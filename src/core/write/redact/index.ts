@@ -7,7 +7,7 @@
  */
 import {badInput} from '../../store/errors.js'
 import {lookalikeView} from '../normalise.js'
-import {BUILTIN_RULES, TOKEN_OPEN, hasRun, type RedactionRule, type MatchContext} from './rules.js'
+import {BUILTIN_RULES, LOOKALIKE_RULES, TOKEN_OPEN, hasRun, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
 export {entropy} from './rules.js'
@@ -93,7 +93,9 @@ function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Re
     // redacted one by one where they looked random, is one secret (each line, the others too)
     let inner = 0
     if (mi < markers.length && markers[mi] < end) {
-      if (view === text) continue
+      // only a match that the look-alikes made (it reads otherwise in the text itself): the same
+      // match in plain letters never takes in a marker, whatever else the text holds
+      if (view === text || view.slice(start, end) === text.slice(start, end)) continue
       while (mi + 2 * inner < markers.length && markers[mi + 2 * inner] < end) inner++
       if (markers[mi] < start || markers[mi + 2 * inner - 1] > end) continue
     }
@@ -184,7 +186,7 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number): Redac
   const view = lookalikeView(out)
   if (view !== null) {
     let seen = view
-    for (const rule of [...extra, ...BUILTIN_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
+    for (const rule of [...extra, ...LOOKALIKE_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
   }
   return {text: out, redactions: counts}
 }

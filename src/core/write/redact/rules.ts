@@ -299,6 +299,11 @@ const GLUED_TOKENS: [string, string, string[]][] = [
   ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}', ['sk-ant-']],
 ]
 
+const TRUNCATED_KEY: RedactionRule = {
+  kind: 'private-key',
+  pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[A-Za-z0-9+/=:, -]{1,1024}){0,512}/dg,
+}
+
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
   {
@@ -318,10 +323,7 @@ export const BUILTIN_RULES: RedactionRule[] = [
     ),
   },
   // a truncated block (no END line): the header and the base64 lines that follow it
-  {
-    kind: 'private-key',
-    pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[A-Za-z0-9+/=:, -]{1,1024}){0,512}/dg,
-  },
+  TRUNCATED_KEY,
   {kind: 'age-secret-key', pattern: /AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}/dg},
 
   // --- cloud providers
@@ -456,3 +458,15 @@ export const BUILTIN_RULES: RedactionRule[] = [
     mayMatch: (text) => hasRun(text, 32),
   },
 ]
+
+/**
+ * The rules as the look-alike reading runs them (redact/index.ts): the same, but for a truncated
+ * key block, whose lines there may be markers of the plain reading (a key whose BEGIN line is
+ * fullwidth: the plain reading redacted the random-looking lines one by one), each still a line of
+ * the block. Only there: in the plain reading a marker in a block stops the block before it.
+ */
+export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
+  r === TRUNCATED_KEY
+    ? {kind: r.kind, pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}(?:[A-Za-z0-9+/=:, -]|\[REDACTED:[a-z0-9-]{1,64}\]){1,1024}){0,512}/dg}
+    : r,
+)
