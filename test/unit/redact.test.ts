@@ -577,6 +577,12 @@ describe('redact: performance', () => {
 describe('redact: a secret whose name is spelt with look-alike letters', () => {
   // Generated, never pasted: scanners must not see a leak.
   const value = ['Tr0ub4dor', 'Sunset', String(6 * 7)].join('-')
+  /** Each text redacted to itself, nothing counted. */
+  const unchanged = (...texts: string[]) => {
+    for (const text of texts) expect(redact(text, [])).toEqual({text, redactions: {}})
+  }
+  /** A line in fullwidth letters and signs. */
+  const fw = (line: string) => line.replace(/[!-~]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
   const cases: [string, string, string, string][] = [
     // [what, text, what it must become, kind]
     ['a Cyrillic а in "password", in prose', `The wifi p\u0430ssword is ${value} for guests.`, 'The wifi p\u0430ssword is [REDACTED:password-in-prose] for guests.', 'password-in-prose'],
@@ -600,11 +606,11 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
   })
 
   it('leaves Russian and Greek text, and science, as they are; a password judged in prose is not one', () => {
-    for (const text of [
+    unchanged(
       'Пароль от вайфая висит на двери кухни.',
       'The Омск office uses ΟΤΕ for its phones; TNFα and NF-κB were measured twice.',
       'I checked: the p\u0430ssword is correct, and it is rotated monthly.',
-    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+    )
   })
 
   it('reads the spaces a keyboard of another script types (ideographic, no-break) as spaces', () => {
@@ -616,18 +622,17 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
   })
 
   it('keeps Chinese and Japanese text after a fullwidth name: a value ends where they begin', () => {
-    for (const text of [
+    unchanged(
       '\u8bbe\u7f6e\u8bf4\u660e\uff1a\uff54\uff4f\uff4b\uff45\uff4e\uff1a\u89c1\u73af\u5883\u53d8\u91cf\u3002\u7136\u540e\u91cd\u542f\u670d\u52a1\u5668\uff0c\u518d\u767b\u5f55\u3002',
       '\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1a\u7ba1\u7406\u8005\u306b\u805e\u3044\u3066\u304f\u3060\u3055\u3044\u3002\u6b21\u306e\u6bb5\u843d\u3002',
       '\uff54\uff4f\uff4b\uff45\uff4e\uff1a\uff56\uff41\uff4c\uff49\uff44\u3000\uff53\uff45\uff43\uff52\uff45\uff54\uff1a\uff4e\uff4f\uff4e\uff45',
       '\uff29\uff24\uff1a\uff11\uff12\uff13\uff14',
-    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+    )
   })
 
   it('a private key whose BEGIN and END lines are fullwidth is one secret, every line of it gone', () => {
     // a real key, made for the test (never a fixture)
     const pem = generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString()
-    const fw = (line: string) => line.replace(/[!-~]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
     const lines = pem.trim().split('\n')
     const text = `Backup of the deploy key:\n${[fw(lines[0]), ...lines.slice(1, -1), fw(lines.at(-1)!)].join('\n')}\nKeep it safe.`
     const r = redact(text, [])
@@ -646,19 +651,18 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
   it('a truncated key (no END line) whose BEGIN line is fullwidth is one secret too', () => {
     const pem = generateKeyPairSync('rsa', {modulusLength: 2048}).privateKey.export({type: 'pkcs8', format: 'pem'}).toString()
     const lines = pem.trim().split('\n')
-    const fwBegin = lines[0].replace(/[!-~]/g, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
-    const r = redact(`${fwBegin}\n${lines.slice(1, 15).join('\n')}`, [])
+    const r = redact(`${fw(lines[0])}\n${lines.slice(1, 15).join('\n')}`, [])
     expect(r).toEqual({text: '[REDACTED:private-key]', redactions: {'private-key': 1}})
   })
 
   it('keeps a name that Chinese, Japanese or Korean words separate from a colon (an expiry, a format, a place)', () => {
-    for (const text of [
+    unchanged(
       'token \u6709\u52b9\u671f\u9650\uff1a2025-12-31',
       'PIN \u5909\u66f4\u65e5\uff1a20240115',
       'token \ub9cc\ub8cc\uc77c\uff1a2025-12-31',
       'SecretId \u548c SecretKey \u5728\u63a7\u5236\u53f0\uff1ahttps://console.example.com/cam',
       'passwd \u63d0\u793a\uff1aQwerty-2024',
-    ]) expect(redact(text, [])).toEqual({text, redactions: {}})
+    )
   })
 
   it('takes in markers only for a match the look-alikes made: a character elsewhere changes nothing', () => {
