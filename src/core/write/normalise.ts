@@ -122,6 +122,15 @@ function mapWord(word: string): string {
 }
 
 /**
+ * Whether a word with Cyrillic or Greek letters is read as the Latin one it imitates: one that mixes
+ * scripts ("іgnore": Cyrillic і + Latin), or, where `wholly` allows, one of three letters or more
+ * that all have a Latin twin ("ехес").
+ */
+function readsAsLatin(word: string, wholly: boolean): boolean {
+  return CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (wholly && word.length >= 3 && [...word].every((ch) => ch in CONFUSABLE)))
+}
+
+/**
  * Map look-alikes in words that mix scripts ("іgnore": Cyrillic і + Latin). A word written
  * wholly in Cyrillic/Greek is left alone (it is Russian or Greek) unless the text around it
  * is Latin and every letter of the word has a Latin twin ("ехес" in English text).
@@ -132,22 +141,17 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
   const otherCount = text.match(CYRILLIC_GREEK_G)?.length ?? 0
   const mostlyLatin = latinCount > 4 * otherCount
   return text.replace(WORD, (word) => {
-    if (!CYRILLIC_GREEK.test(word)) return word
-    const mixed = LATIN.test(word)
-    const allConfusable = [...word].every((ch) => ch in CONFUSABLE)
-    if (mixed || (mostlyLatin && allConfusable && word.length >= 3)) {
-      const mapped = mapWord(word)
-      if (mapped !== word) {
-        hidden.add('homoglyph')
-        // A disguise mixes scripts inside a word to spell a plain one ("Рlеаsе" → "Please"). Not
-        // counted: a word wholly in Cyrillic or Greek (a Russian or Greek name: "Омск", "ΟΤΕ"),
-        // science's Greek letters beside Latin ones ("TNFα", "NF-κB", "hν", "αvβ3"), decorative
-        // text that mixes accents and scripts ("Τǿ ċo").
-        if (mixed && DISGUISED_WORD.test(mapped)) count.lookalikes++
-      }
-      return mapped
+    if (!readsAsLatin(word, mostlyLatin)) return word
+    const mapped = mapWord(word)
+    if (mapped !== word) {
+      hidden.add('homoglyph')
+      // A disguise mixes scripts inside a word to spell a plain one ("Рlеаsе" → "Please"). Not
+      // counted: a word wholly in Cyrillic or Greek (a Russian or Greek name: "Омск", "ΟΤΕ"),
+      // science's Greek letters beside Latin ones ("TNFα", "NF-κB", "hν", "αvβ3"), decorative
+      // text that mixes accents and scripts ("Τǿ ċo").
+      if (LATIN.test(word) && DISGUISED_WORD.test(mapped)) count.lookalikes++
     }
-    return word
+    return mapped
   })
 }
 
@@ -168,21 +172,17 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
  */
 export function lookalikeView(text: string): string | null {
   if (!NON_ASCII.test(text)) return null
-  let view = FULLWIDTH.test(text) ? text.replace(FULLWIDTH_G, (ch) => String.fromCharCode(ch.charCodeAt(0) - 0xfee0)) : text
-  if (ODD_SPACE.test(view)) view = view.replace(ODD_SPACE_G, ' ')
-  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (word.length >= 3 && [...word].every((ch) => ch in CONFUSABLE))) ? mapWord(word) : word))
+  let view = text.replace(FULLWIDTH, (ch) => String.fromCharCode(ch.charCodeAt(0) - 0xfee0)).replace(ODD_SPACE, ' ')
+  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, true) ? mapWord(word) : word))
   if (view === text) return null
-  if (CJK.test(view)) view = view.replace(CJK_G, (ch) => '\n'.repeat(ch.length))
+  view = view.replace(CJK, (ch) => '\n'.repeat(ch.length))
   return view.length === text.length ? view : null
 }
 
 const NON_ASCII = /[^\x00-\x7f]/
-const FULLWIDTH = /[\uff01-\uff5e]/
-const FULLWIDTH_G = /[\uff01-\uff5e]/g
-const ODD_SPACE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/
-const ODD_SPACE_G = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/u
-const CJK_G = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/gu
+const FULLWIDTH = /[\uff01-\uff5e]/g
+const ODD_SPACE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/gu
 
 /** Mostly printable text: no NUL/control bytes beyond whitespace, at most 5 % odd ones. */
 function printable(s: string): boolean {

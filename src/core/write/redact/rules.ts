@@ -299,10 +299,10 @@ const GLUED_TOKENS: [string, string, string[]][] = [
   ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}', ['sk-ant-']],
 ]
 
-const TRUNCATED_KEY: RedactionRule = {
-  kind: 'private-key',
-  pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[A-Za-z0-9+/=:, -]{1,1024}){0,512}/dg,
-}
+/** A truncated key block (no END line): the header, and lines made of what `line` matches. */
+const truncatedKey = (line: string): RegExp =>
+  new RegExp(String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}${line}){0,512}`, 'dg')
+const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey(String.raw`[A-Za-z0-9+/=:, -]{1,1024}`)}
 
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
@@ -466,7 +466,5 @@ export const BUILTIN_RULES: RedactionRule[] = [
  * the block. Only there: in the plain reading a marker in a block stops the block before it.
  */
 export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
-  r === TRUNCATED_KEY
-    ? {kind: r.kind, pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}(?:[A-Za-z0-9+/=:, -]|\[REDACTED:[a-z0-9-]{1,64}\]){1,1024}){0,512}/dg}
-    : r,
+  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=:, -]|\[REDACTED:[a-z0-9-]{1,64}\]){1,1024}`)} : r,
 )
