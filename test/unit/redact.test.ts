@@ -655,6 +655,32 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
     expect(r).toEqual({text: '[REDACTED:private-key]', redactions: {'private-key': 1}})
   })
 
+  it("a truncated key (no END line) ends at the writer's next line: prose after it is kept", () => {
+    const {privateKey} = generateKeyPairSync('rsa', {modulusLength: 2048})
+    const plain = privateKey.export({type: 'pkcs8', format: 'pem'}).toString().trim().split('\n')
+    // an encrypted PKCS#1 key carries headers (Proc-Type, DEK-Info) and a blank line: all the block's
+    const sealed = privateKey
+      .export({type: 'pkcs1', format: 'pem', cipher: 'aes-128-cbc', passphrase: 'not-a-real-one'})
+      .toString()
+      .trim()
+      .split('\n')
+    expect(sealed[1]).toMatch(/^Proc-Type: /)
+    const cut = (lines: string[]) => lines.slice(0, 12).join('\n')
+    for (const [text, kept] of [
+      [`${cut(plain)}\nThen restart the service and tell Ana.`, '\nThen restart the service and tell Ana.'],
+      [`${cut(plain)}\nthe rest of the note, 3 lines\nok`, '\nthe rest of the note, 3 lines\nok'],
+      [`${cut(sealed)}\nrotate it on Friday`, '\nrotate it on Friday'],
+      // indented, as in YAML: the indented lines are the block's, the next key is not
+      [`deploy:\n  key: |\n${cut(plain).replace(/^/gm, '    ')}\n  next: value`, '\n  next: value'],
+      [`-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: https://gnupg.org\n\n${b64(64)}\n${b64(64)}\nsigned, Ana`, '\nsigned, Ana'],
+    ]) {
+      const r = redact(text, [])
+      expect(r.redactions).toEqual({'private-key': 1})
+      expect(r.text.endsWith(`[REDACTED:private-key]${kept}`)).toBe(true)
+      for (const line of [...plain.slice(1, 12), ...sealed.slice(1, 12)]) if (line.length > 8) expect(r.text).not.toContain(line.trim())
+    }
+  })
+
   it('keeps a name that Chinese, Japanese or Korean words separate from a colon (an expiry, a format, a place)', () => {
     unchanged(
       'token \u6709\u52b9\u671f\u9650\uff1a2025-12-31',

@@ -299,10 +299,18 @@ const GLUED_TOKENS: [string, string, string[]][] = [
   ['anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}', ['sk-ant-']],
 ]
 
-/** A truncated key block (no END line): the header, and lines made of what `line` matches. */
-const truncatedKey = (line: string): RegExp =>
-  new RegExp(String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}${line}){0,512}`, 'dg')
-const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey(String.raw`[A-Za-z0-9+/=:, -]{1,1024}`)}
+/**
+ * A truncated key block (no END line): the BEGIN line, and the lines after it that read as the
+ * block's — base64 (each character what `unit` matches), or one of the headers a PEM or PGP
+ * block carries (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: AES-128-CBC,…`, `Version: …`) — indented or
+ * not. Any other line (prose, `next: value`) ends the block: it is the writer's own text, kept.
+ */
+const truncatedKey = (unit: string): RegExp =>
+  new RegExp(
+    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[ \t]{0,16}(?:${unit}{1,1024}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})[ \t]{0,8}(?=[\r\n]|$)){0,512}`,
+    'dg',
+  )
+const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey('[A-Za-z0-9+/=]')}
 
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
@@ -466,5 +474,5 @@ export const BUILTIN_RULES: RedactionRule[] = [
  * the block. Only there: in the plain reading a marker in a block stops the block before it.
  */
 export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
-  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=:, -]|\[REDACTED:[a-z0-9-]{1,64}\]){1,1024}`)} : r,
+  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`)} : r,
 )
