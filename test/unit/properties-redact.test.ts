@@ -169,6 +169,18 @@ describe('properties: the redactor', () => {
     )
   })
 
+  it('is idempotent on secrets glued to each other: a second pass finds what a marker freed', () => {
+    fc.assert(
+      fc.property(fc.array(secret, {minLength: 2, maxLength: 4}), fc.constantFrom('', '=', ':', '"'), (glued, tail) => {
+        const once = redact(glued.map((g) => g.secret).join('') + tail)
+        const twice = redact(once.text)
+        expect(twice.text).toBe(once.text)
+        expect(twice.redactions).toEqual({})
+      }),
+      {numRuns: runs(600)},
+    )
+  })
+
   it('output is bounded: at most one marker per redaction longer than the input', () => {
     fc.assert(
       fc.property(anyText, (t) => {

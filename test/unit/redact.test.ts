@@ -454,6 +454,16 @@ describe('redact: split and glued tokens', () => {
     // a word that merely ends in the prefix letters, followed by text, is left alone
     expect(redact('the laghp_ prefix and more text').text).toBe('the laghp_ prefix and more text')
   })
+
+  it('finds a token glued before another: the marker of the second is the first one\'s end', () => {
+    // the AWS key ends in a letter until the GitHub token after it (a later rule) is replaced
+    const aws = `AKIA${b32(16)}`
+    expect(redact(`${aws}${tok}:`)).toEqual({
+      text: '[REDACTED:aws-access-key-id][REDACTED:github-token]:',
+      redactions: {'aws-access-key-id': 1, 'github-token': 1},
+    })
+    expect(redact(`key=${aws}${tok}${aws}${tok}`).text).not.toMatch(/AKIA|ghp_/)
+  })
 })
 
 describe('messages: redacted before they are clipped', () => {

@@ -2,8 +2,9 @@
  * Secret redaction for the write path and every message (README "Redaction"): every secret is replaced with
  * `[REDACTED:<kind>]` before anything is stored, and the kinds are counted for the proposal.
  *
- * Redaction is idempotent: a span that overlaps an existing marker is never replaced, so
- * redacting redacted text changes nothing, whatever the rules (built-in or from config).
+ * Redaction is idempotent: a span that overlaps an existing marker is never replaced, and passes
+ * run until one finds nothing more (at most MAX_PASSES), so redacting redacted text changes
+ * nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../../store/errors.js'
 import {lookalikeView} from '../normalise.js'
@@ -166,11 +167,29 @@ export function rulesNowInForce(): {kind: string; pattern: string}[] {
  * under its own kind.
  */
 export function redact(text: string, extra: {kind: string; pattern: string}[] = rulesInForce): RedactResult {
-  return redactDepth(text, extra.map(compileExtra), 0)
+  const rules = extra.map(compileExtra)
+  const counts: Record<string, number> = {}
+  let out = redactDepth(text, rules, 0, counts).text
+  // A marker is a boundary the secret it replaced was not: a token glued before another one
+  // (`AKIA…ghp_…`: the AWS key's end is a letter until the GitHub token, a later rule, is a
+  // marker) is found by the next pass. Passes run while they find more, at most MAX_PASSES, so
+  // what is stored is what redaction leaves unchanged.
+  for (let pass = 1; pass < MAX_PASSES && Object.keys(counts).length > 0; pass++) {
+    const again = redactDepth(out, rules, 0, counts).text
+    if (again === out) break
+    out = again
+  }
+  return {text: out, redactions: counts}
 }
 
-function redactDepth(text: string, extra: RedactionRule[], depth: number): RedactResult {
-  const counts: Record<string, number> = {}
+/**
+ * Passes of redaction at most. Each pass after the first frees the secrets glued before one just
+ * replaced; a chain of tokens glued in alternating order needs one pass per two of them, so the
+ * cap keeps redaction linear (README "Redaction", known limits).
+ */
+const MAX_PASSES = 8
+
+function redactDepth(text: string, extra: RedactionRule[], depth: number, counts: Record<string, number> = {}): RedactResult {
   let out = text
   for (const rule of extra) out = applyRule(out, rule, counts)
   // a token broken across lines (or by spaces, or a `\` continuation) is joined first, so
