@@ -1,7 +1,8 @@
 /**
  * R9, secret shapes: a secret split across lines, wrapped in base64 / hex / %-encoding,
  * glued to a name, given bare (a random 40-character string) or stated in prose ("the
- * wifi password is …", in several languages, its name spelt with look-alike letters) is gone before any byte is stored, and no
+ * wifi password is …", in several languages, its name spelt with look-alike letters — Cyrillic, fullwidth,
+ * mathematical, with combining marks), glued before another token or in a private key cut short, is gone before any byte is stored, and no
  * message (an error that echoes a tag, a path, a reason; a search that echoes its query)
  * shows it or any 12-character piece of it: redaction runs before any clipping.
  */
@@ -39,6 +40,12 @@ function shapes() {
       es: `Es${mixed(12)}`,
       lookalike: `Lk${mixed(12)}`,
       fullwidth: `Fw${mixed(12)}`,
+      math: `Mt${mixed(12)}`,
+      marked: `Mk${mixed(12)}`,
+      awsGlued: `AKIA${pick('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16)}`,
+      ghAfterAws: gh(),
+      keyLine1: pick(`${ALNUM}+/`, 64),
+      keyLine2: pick(`${ALNUM}+/`, 64),
       phrase: `orchid ${pick('abcdefghijklmnopqrstuvwxyz', 9)} lantern ${pick('abcdefghijklmnopqrstuvwxyz', 8)}`,
     },
     pin: pick('123456789', 6),
@@ -61,6 +68,15 @@ function shapes() {
         // the name spelt with look-alike letters: a Cyrillic а and о; fullwidth letters
         `The guest p\u0430ssw\u043erd is ${s.lookalike}.`,
         `\uff30\uff21\uff33\uff33\uff37\uff2f\uff32\uff24\uff1a ${s.fullwidth}`,
+        // mathematical bold letters; a combining low line under each letter
+        `The ${[...'password'].map((c) => String.fromCodePoint(0x1d41a + c.charCodeAt(0) - 97)).join('')} is ${s.math}.`,
+        `The ${[...'password'].map((c) => `${c}\u0332`).join('')} is ${s.marked}.`,
+        // an AWS key id glued before a GitHub token; a private key cut short (no END line)
+        `Keys: ${s.awsGlued}${s.ghAfterAws}`,
+        '-----BEGIN OPENSSH PRIVATE KEY-----',
+        s.keyLine1,
+        s.keyLine2,
+        'Then restart the runner.',
         `The backup passphrase: ${s.phrase}.`,
         `The door pin code is ${this.pin}.`,
         '',
@@ -126,6 +142,8 @@ describe('C9 — secret shapes (R9): split, encoded, glued, bare and prose secre
     expect(body).toContain('The office wifi password is [REDACTED:password-in-prose].')
     expect(body).toContain('The guest p\u0430ssw\u043erd is [REDACTED:password-in-prose].')
     expect(body).toContain('Env: MY_GITHUB_[REDACTED:github-token]')
+    expect(body).toContain('Keys: [REDACTED:aws-access-key-id][REDACTED:github-token]')
+    expect(body).toContain('[REDACTED:private-key]\nThen restart the runner.')
     for (const args of [
       ['review', 'show', p.json.proposal], ['quarantine', 'show', q.json.proposal], ['history', 'creds.md', '--scope', `run:${s}`],
     ]) {

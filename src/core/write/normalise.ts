@@ -156,32 +156,154 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
 }
 
 /**
- * The text with look-alike letters read as the Latin ones they imitate, character for character
- * (the same length, every other character where it was), or null when there are none: for
- * redaction, so that a secret's name spelt with a look-alike ("pаssword is …", Cyrillic а) is
- * found where it stands in the text itself. Maps Cyrillic and Greek letters as normalise() does
- * (mapHomoglyphs) in words that mix scripts and in words wholly of look-alikes — in any text,
- * not only a mostly Latin one: which words are read as Latin must not change when redaction
- * takes a value out of the text, or redacting twice would find more (a Russian word read as
- * Latin gibberish here names no secret) — fullwidth ASCII (ｐａｓｓ → pass), which NFKC folds one
- * for one, and the spaces NFKC folds (no-break, ideographic, the typographic ones) to a space.
- * Where it maps anything, Chinese, Japanese and Korean letters and their punctuation read as
- * line breaks: no secret is written in them, a value read after a fullwidth name ends where they
- * start ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before them is not read with a colon
- * after them ("token 有効期限：2025-12-31" is the token's expiry, not a token).
+ * The text with look-alikes read as the ASCII they imitate — `view` — and, for each UTF-16 unit of
+ * it, the span of the text it was read from (`from[k]` to `to[k]`): for redaction, so that a
+ * secret's name spelt with look-alikes ("pаssword is …", Cyrillic а; "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝"; "p̲a̲s̲s̲w̲o̲r̲d̲") is
+ * found and its value replaced where it stands in the text itself. Null when there are none.
+ *
+ * Read as ASCII: a letter, digit or symbol whose compatibility form (NFKC) is ASCII letters and
+ * digits — fullwidth ｐ, mathematical 𝐩 and 𝟏, ſ, the Kelvin sign, Roman numerals (Ⅻ reads XII),
+ * circled ⓟ and ①, superscript ² — and the spaces NFKC folds (no-break, ideographic, the
+ * typographic ones) as a space; a combining mark after a Latin, Cyrillic or Greek letter or a
+ * digit is read as nothing (it belongs to the letter before it). Then Cyrillic and Greek letters
+ * as normalise() maps them (mapHomoglyphs), in words that mix scripts and in words wholly of
+ * look-alikes — in any text, not only a mostly Latin one: which words are read as Latin must not
+ * change when redaction takes a value out of the text, or redacting twice would find more (a
+ * Russian word read as Latin gibberish here names no secret) — and the Armenian and Cherokee
+ * letters that imitate Latin ones in a word that mixes them with Latin letters. Where anything is
+ * read so, Chinese, Japanese and Korean letters and their punctuation read as line breaks: no
+ * secret is written in them, a value read after a fullwidth name ends where they start
+ * ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before them is not read with a colon after
+ * them ("token 有効期限：2025-12-31" is the token's expiry, not a token).
  */
-export function lookalikeView(text: string): string | null {
+export interface LookalikeReading {
+  view: string
+  /** Where in the text the character read as the view's unit k starts. */
+  from(k: number): number
+  /** Where in the text it ends (its combining marks included). */
+  to(k: number): number
+}
+
+export function lookalikeReading(text: string): LookalikeReading | null {
   if (!NON_ASCII.test(text)) return null
-  let view = text.replace(FULLWIDTH, (ch) => String.fromCharCode(ch.charCodeAt(0) - 0xfee0)).replace(ODD_SPACE, ' ')
+  // The view is the text but for its pieces read otherwise, each an edit: view units [v, v + vl)
+  // read from text [t, t + tl). Between edits the two are the same, one unit for one.
+  const v: number[] = []
+  const t: number[] = []
+  const vl: number[] = []
+  const tl: number[] = []
+  let view = ''
+  let last = 0 // in the text, the end of what the view holds
+  let markable = -1 // where a letter a combining mark belongs to ends (in the text), or -1
+  for (const m of text.matchAll(MAY_READ_AS)) {
+    const i = m.index
+    const ch = m[0]
+    if (i > last) {
+      view += text.slice(last, i)
+      markable = MARKED.test(text[i - 1]) ? i : -1
+    }
+    last = i + ch.length
+    if (MARK.test(ch)) {
+      if (markable === i && view.length > 0) {
+        // read as nothing: part of the letter before it, in its edit (one made for it if needed)
+        const e = v.length - 1
+        if (e >= 0 && v[e] + vl[e] === view.length && t[e] + tl[e] === i) tl[e] += ch.length
+        else {
+          v.push(view.length - 1)
+          vl.push(1)
+          t.push(i - 1)
+          tl.push(1 + ch.length)
+        }
+        markable = last
+      } else {
+        view += ch
+        markable = -1
+      }
+      continue
+    }
+    const cp = ch.codePointAt(0)!
+    const read = cp >= 0xff01 && cp <= 0xff5e ? String.fromCharCode(cp - 0xfee0) : ODD_SPACE.test(ch) ? ' ' : asciiOf(cp, ch)
+    if (read === null || read === ch) {
+      view += ch
+      markable = -1
+      continue
+    }
+    v.push(view.length)
+    vl.push(read.length)
+    t.push(i)
+    tl.push(ch.length)
+    view += read
+    markable = /[A-Za-z0-9]$/.test(read) ? last : -1
+  }
+  view += text.slice(last)
+  // one for one from here: Cyrillic, Greek, Armenian and Cherokee letters are in the BMP and each
+  // maps to one ASCII letter, so the edits stand
   if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, true) ? mapWord(word) : word))
+  if (OTHER_LOOKALIKE.test(view))
+    view = view.replace(WORD, (word) => (LATIN.test(word) && OTHER_LOOKALIKE.test(word) ? [...word].map((c) => OTHER_CONFUSABLE[c] ?? c).join('') : word))
   if (view === text) return null
   view = view.replace(CJK, (ch) => '\n'.repeat(ch.length))
-  return view.length === text.length ? view : null
+  // the last edit at or before view unit k, by binary search
+  const edit = (k: number): number => {
+    let lo = 0
+    let hi = v.length - 1
+    let found = -1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      if (v[mid] <= k) {
+        found = mid
+        lo = mid + 1
+      } else hi = mid - 1
+    }
+    return found
+  }
+  const shift = (e: number): number => (e < 0 ? 0 : t[e] + tl[e] - (v[e] + vl[e]))
+  return {
+    view,
+    from(k) {
+      const e = edit(k)
+      return e >= 0 && k < v[e] + vl[e] ? t[e] : k + shift(e)
+    },
+    to(k) {
+      const e = edit(k)
+      return e >= 0 && k < v[e] + vl[e] ? t[e] + tl[e] : k + shift(e) + 1
+    },
+  }
+}
+
+/** The ASCII letters and digits a character reads as under NFKC, or null (cached: few distinct characters). */
+function asciiOf(cp: number, ch: string): string | null {
+  let read = nfkcAscii.get(cp)
+  if (read === undefined) {
+    const folded = ch.normalize('NFKC')
+    read = folded !== ch && /^[A-Za-z0-9]{1,4}$/.test(folded) ? folded : null
+    if (nfkcAscii.size > 4096) nfkcAscii.clear()
+    nfkcAscii.set(cp, read)
+  }
+  return read
+}
+const nfkcAscii = new Map<number, string | null>()
+
+/**
+ * What the reading may read otherwise: combining marks, the spaces NFKC folds, fullwidth ASCII, and
+ * the blocks that hold every character NFKC reads as ASCII letters or digits (superscripts,
+ * letterlike symbols, Roman numerals, enclosed and mathematical alphanumerics, ligatures, squared
+ * abbreviations, …: a test enumerates them all). Any other character is read as itself.
+ */
+export const MAY_READ_AS =
+  /[\p{M}\u00a0\u00aa\u00b2\u00b3\u00b9\u00ba\u0132\u0133\u017f\u01c7-\u01cc\u01f1-\u01f3\u02b0-\u02b8\u02e1-\u02e3\u1d2c-\u1dbf\u2000-\u200a\u202f\u205f\u2070-\u209c\u20a8\u2102-\u2149\u2160-\u217f\u2460-\u24ff\u2c7c\u2c7d\u3000\u3250-\u325f\u32b1-\u32bf\u32cc-\u32cf\u3371-\u33ff\ua7f1-\ua7f4\ufb00-\ufb06\uff01-\uff5e\u{107a5}\u{1ccd6}-\u{1ccf9}\u{1d400}-\u{1d7ff}\u{1f12b}-\u{1f190}\u{1fbf0}-\u{1fbf9}]/gu
+const MARK = /^\p{M}$/u
+// a letter or digit a combining mark is read as part of (what the mark follows, read or not)
+const MARKED = /[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Nd}]/u
+const ODD_SPACE = /^[\u00a0\u2000-\u200a\u202f\u205f\u3000]$/
+// Armenian and Cherokee letters that imitate Latin ones (Unicode's confusables), read so only in a
+// word that mixes them with Latin letters: a word wholly in Armenian is Armenian
+const OTHER_CONFUSABLE: Record<string, string> = {
+  օ: 'o', ս: 'u', հ: 'h', ո: 'n', ց: 'g', զ: 'q', Ս: 'U', Օ: 'O', Տ: 'S', Լ: 'L',
+  Ꭺ: 'A', Ᏼ: 'B', Ꮯ: 'C', Ꭰ: 'D', Ꭼ: 'E', Ꮐ: 'G', Ꮋ: 'H', Ꭻ: 'J', Ꮶ: 'K', Ꮮ: 'L', Ꮇ: 'M', Ꮲ: 'P', Ꮪ: 'S', Ꭲ: 'T', Ꮩ: 'V', Ꮃ: 'W', Ꮓ: 'Z',
 }
 
 const NON_ASCII = /[^\x00-\x7f]/
-const FULLWIDTH = /[\uff01-\uff5e]/g
-const ODD_SPACE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3001-\u303f\u30fc\uff5f-\uff65]/gu
 
 /** Mostly printable text: no NUL/control bytes beyond whitespace, at most 5 % odd ones. */

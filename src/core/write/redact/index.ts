@@ -7,7 +7,7 @@
  * nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../../store/errors.js'
-import {lookalikeView} from '../normalise.js'
+import {lookalikeReading, type LookalikeReading} from '../normalise.js'
 import {BUILTIN_RULES, LOOKALIKE_RULES, TOKEN_OPEN, hasRun, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
@@ -51,21 +51,22 @@ function markerSpans(text: string): number[] {
 }
 
 function applyRule(text: string, rule: RedactionRule, counts: Record<string, number>): string {
-  return applyRuleOn(text, text, rule, counts)[0]
+  return applyRuleOn(text, null, rule, counts)
 }
 
 /**
- * A rule matched on `view` — the text itself, or its look-alike reading (lookalikeView: the same
- * length, character for character) — and each secret it finds replaced in both, at the same place.
- * Returns [text, view] after it.
+ * A rule matched on the text itself, or on its look-alike reading (lookalikeReading: each unit of
+ * its view read from a span of the text), and each secret it finds replaced where it stands in the
+ * text — the whole span its first and last characters were read from. Returns the text after it.
  */
-function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Record<string, number>): [string, string] {
+function applyRuleOn(text: string, reading: LookalikeReading | null, rule: RedactionRule, counts: Record<string, number>): string {
+  const view = reading?.view ?? text
   const re = rule.pattern
   re.lastIndex = 0
-  if (rule.mayMatch && !rule.mayMatch(view)) return [text, view]
+  if (rule.mayMatch && !rule.mayMatch(view)) return text
   let out = ''
-  let viewOut = ''
-  let last = 0
+  let last = 0 // in the view
+  let lastText = 0 // in the text
   let n = 0
   let m: RegExpExecArray | null
   const markers = markerSpans(view)
@@ -88,6 +89,10 @@ function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Re
       }
     }
     if (start === end || start < last) continue
+    const textStart = reading ? reading.from(start) : start
+    const textEnd = reading ? reading.to(end - 1) : end
+    // two matches in one character read as several (Ⅻ reads XII): the first one has it
+    if (textStart < lastText) continue
     while (mi < markers.length && markers[mi + 1] <= start) mi += 2
     // never touch an existing marker — but the look-alike reading may take in whole markers of the
     // plain one: a key block whose BEGIN and END lines are fullwidth, whose lines the plain reading
@@ -96,7 +101,7 @@ function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Re
     if (mi < markers.length && markers[mi] < end) {
       // only a match that the look-alikes made (it reads otherwise in the text itself): the same
       // match in plain letters never takes in a marker, whatever else the text holds
-      if (view === text || view.slice(start, end) === text.slice(start, end)) continue
+      if (!reading || view.slice(start, end) === text.slice(textStart, textEnd)) continue
       while (mi + 2 * inner < markers.length && markers[mi + 2 * inner] < end) inner++
       if (markers[mi] < start || markers[mi + 2 * inner - 1] > end) continue
     }
@@ -107,17 +112,15 @@ function applyRuleOn(text: string, view: string, rule: RedactionRule, counts: Re
       const kind = view.slice(markers[mi + 2 * k] + MARKER_OPEN.length, markers[mi + 2 * k + 1] - 1)
       if ((counts[kind] = (counts[kind] ?? 1) - 1) <= 0) delete counts[kind]
     }
-    const marker = `[REDACTED:${rule.kind}]`
-    out += text.slice(last, start) + marker
-    if (view !== text) viewOut += view.slice(last, start) + marker
+    out += text.slice(lastText, textStart) + `[REDACTED:${rule.kind}]`
     last = end
+    lastText = textEnd
     n++
   }
   re.lastIndex = 0
-  if (n === 0) return [text, view]
+  if (n === 0) return text
   counts[rule.kind] = (counts[rule.kind] ?? 0) + n
-  const done = out + text.slice(last)
-  return [done, view === text ? done : viewOut + view.slice(last)]
+  return out + text.slice(lastText)
 }
 
 // Config rules are compiled once per distinct (kind, pattern), not once per write.
@@ -190,23 +193,31 @@ export function redact(text: string, extra: {kind: string; pattern: string}[] = 
 const MAX_PASSES = 8
 
 function redactDepth(text: string, extra: RedactionRule[], depth: number, counts: Record<string, number> = {}): RedactResult {
+  // A secret's name spelt with look-alike letters ("pаssword is …" with a Cyrillic а, "ＡＰＩ ｋｅｙ",
+  // "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝") reads plainly to a model and to the vote, which read the folded text: each rule
+  // runs on the text, then on the text read that way (lookalikeReading), each secret it finds
+  // replaced where it stands in the text itself — rule by rule, so that which rule has a span is
+  // the same as in plain letters (in a decoded run too: "p%D0%B0ssword%20is%20…" is an encoded
+  // secret). The reading is made again only when a rule replaced something.
   let out = text
-  for (const rule of extra) out = applyRule(out, rule, counts)
+  let reading: LookalikeReading | null | undefined // undefined: not made for `out` yet
+  const both = (rule: RedactionRule, asRead: RedactionRule): void => {
+    const before = out
+    out = applyRule(out, rule, counts)
+    if (out !== before || reading === undefined) reading = lookalikeReading(out)
+    if (reading === null) return
+    const next = applyRuleOn(out, reading, asRead, counts)
+    if (next !== out) reading = lookalikeReading((out = next))
+  }
+  for (const rule of extra) both(rule, rule)
   // a token broken across lines (or by spaces, or a `\` continuation) is joined first, so
   // that the rules below do not redact its first line and leave the rest
+  const unjoined = out
   out = joinSplitTokens(out, extra, counts)
   // wrapped secrets (base64, hex, %-encoding) before the bare-string rule claims the wrapping
   if (depth < MAX_DECODE_DEPTH) out = redactEncoded(out, extra, depth, counts)
-  for (const rule of BUILTIN_RULES) out = applyRule(out, rule, counts)
-  // A secret's name spelt with look-alike letters ("pаssword is …" with a Cyrillic а, "ＡＰＩ ｋｅｙ")
-  // reads plainly to a model and to the vote, which read the folded text: the rules run once more
-  // on the text read that way, each secret they find replaced where it stands in the text itself
-  // (in a decoded run too: "p%D0%B0ssword%20is%20…" is an encoded secret).
-  const view = lookalikeView(out)
-  if (view !== null) {
-    let seen = view
-    for (const rule of [...extra, ...LOOKALIKE_RULES]) [out, seen] = applyRuleOn(out, seen, rule, counts)
-  }
+  if (out !== unjoined) reading = undefined
+  for (let i = 0; i < BUILTIN_RULES.length; i++) both(BUILTIN_RULES[i], LOOKALIKE_RULES[i])
   return {text: out, redactions: counts}
 }
 
