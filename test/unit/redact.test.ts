@@ -4,7 +4,7 @@ import {cpuMs} from '../helpers/cpu.js'
 import {isEngramError} from '../../src/core/store/errors.js'
 import {REDACTION_KINDS, entropy, redact} from '../../src/core/write/redact/index.js'
 import {printable} from '../../src/core/store/scope.js'
-import {MAY_READ_AS} from '../../src/core/write/normalise.js'
+import {MAY_READ_AS, SCRIPT_FORMS} from '../../src/core/write/normalise.js'
 
 // Secrets are generated, not pasted: the test file itself must not look like a leak to
 // scanners, and each case gets the right alphabet and length.
@@ -693,10 +693,17 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       // indented, as in YAML: the indented lines are the block's, the next key is not
       [`deploy:\n  key: |\n${cut(plain).replace(/^/gm, '    ')}\n  next: value`, '\n  next: value'],
       [`-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: https://gnupg.org\n\n${b64(64)}\n${b64(64)}\nsigned, Ana`, '\nsigned, Ana'],
+      // CRLF, with the blank line after the headers
+      [`-----BEGIN PGP PRIVATE KEY BLOCK-----\r\nVersion: GnuPG v2\r\n\r\n${b64(64)}\r\n${b64(64)}\r\n=${b64(4)}\r\nsigned, Ana`, '\r\nsigned, Ana'],
+      // deep indentation, trailing blanks, a quoted string, the whole key on one long line
+      [`${plain[0]}\n${plain.slice(1, 12).map((l) => ' '.repeat(20) + l).join('\n')}\nok`, '\nok'],
+      [`${plain[0]}\n${plain.slice(1, 12).map((l) => l + ' '.repeat(12)).join('\n')}\nok`, '\nok'],
+      [`key = "${plain[0]}\n${plain.slice(1, 12).join('\n')}"`, '"'],
+      [`${plain[0]}\n${plain.slice(1, 24).join('')}\nok`, '\nok'],
     ]) {
       const r = redact(text, [])
       expect(r.redactions).toEqual({'private-key': 1})
-      expect(r.text.endsWith(`[REDACTED:private-key]${kept}`)).toBe(true)
+      expect(r.text.endsWith(`[REDACTED:private-key]${kept}`), JSON.stringify(r.text.slice(-60))).toBe(true)
       for (const line of [...plain.slice(1, 12), ...sealed.slice(1, 12)]) if (line.length > 8) expect(r.text).not.toContain(line.trim())
     }
   })
@@ -737,18 +744,41 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       'Chapter \u216b, step \u2460 then \u2461, 5\u338f of flour.',
       '\u0540\u0561\u0575\u0565\u0580\u0565\u0576 \u056c\u0565\u0566\u0578\u0582; \u13e3\u13b3\u13a9 \u13a6\u13ec\u13c2\u13af\u13cd\u13d7.',
       'A password is required; the p\u0332a\u0332s\u0332s\u0332w\u0332o\u0332r\u0332d\u0332 is rotated monthly.',
+      // accents written as combining marks read as the letters they make, as if written so
+      'Ma recette secre\u0300te : gingembre et miel.',
+      'Le passe\u0301 : Re\u0301volution et Empire.',
+      // a footnote's or an exponent's mark is not a letter of the word before it
+      'token\u00b9: Montr\u00e9al',
+      'Token\u00b2: \u00c5ngstr\u00f6m',
     )
   })
 
+  it('reads a name with its accents as combining marks as the name written with them', () => {
+    for (const nfc of [`Das WLAN-Schl\u00fcssel: ${value}`, `Le mot de passe \u00e9tait ${value}`, `La contrase\u00f1a ser\u00e1 ${value}`]) {
+      const plain = redact(nfc, [])
+      expect(plain.text).not.toContain(value)
+      const r = redact(nfc.normalize('NFD'), [])
+      expect(r.redactions).toEqual(plain.redactions)
+      expect(r.text).toBe(plain.text.normalize('NFD'))
+    }
+  })
+
+  it('never cuts a character the reading reads as several letters: a match inside it starts after it', () => {
+    // "㎏" reads "kg"; the GitHub rule found "ghp_…" from its g
+    const tok = ['ghp', 'aZ7k8Zq2LmP0xWv7YtaZ7k8Zq2LmP0xWv7Yt'].join('_')
+    expect(redact(`5\u338f${tok}`, [])).toEqual({text: '5\u338f[REDACTED:github-token]', redactions: {'github-token': 1}})
+  })
+
   it('reads as ASCII every character whose compatibility form is ASCII letters or digits', () => {
-    // the reading looks only at MAY_READ_AS; every such character of this Node's Unicode must be in it
+    // the reading looks only at MAY_READ_AS; every such character of this Node's Unicode must be in
+    // it, but superscripts, subscripts and modifier letters, which it leaves as they are
     const missed: string[] = []
     for (let cp = 0x80; cp <= 0x10ffff; cp++) {
       if (cp >= 0xd800 && cp <= 0xdfff) continue
       const ch = String.fromCodePoint(cp)
       const folded = ch.normalize('NFKC')
       MAY_READ_AS.lastIndex = 0
-      if (folded !== ch && /^[A-Za-z0-9]{1,4}$/.test(folded) && !MAY_READ_AS.test(ch)) missed.push(cp.toString(16))
+      if (folded !== ch && /^[A-Za-z0-9]{1,4}$/.test(folded) && !MAY_READ_AS.test(ch) && !SCRIPT_FORMS.test(ch)) missed.push(cp.toString(16))
     }
     expect(missed).toEqual([])
   })

@@ -176,107 +176,256 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
  * ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before them is not read with a colon after
  * them ("token 有効期限：2025-12-31" is the token's expiry, not a token).
  */
-export interface LookalikeReading {
-  view: string
-  /** Where in the text the character read as the view's unit k starts. */
-  from(k: number): number
-  /** Where in the text it ends (its combining marks included). */
-  to(k: number): number
+/** The last index i of `starts` (ascending) with starts[i] <= x, or -1. */
+function lastAtOrBefore(starts: number[], x: number): number {
+  let lo = 0
+  let hi = starts.length - 1
+  let found = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (starts[mid] <= x) {
+      found = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return found
 }
 
+/** A span replaced by a marker since the reading was made, in the coordinates of its making. */
+interface Patch {
+  bvs: number
+  bve: number
+  bts: number
+  bte: number
+  marker: string
+}
+
+/**
+ * A text's look-alike reading (lookalikeReading). The view, as made, is the text but for its
+ * pieces read otherwise, each an edit: view units [v, v + vl) read from text [t, t + tl), taken as
+ * one character. Between edits the two are the same, one unit for one. Spans replaced by markers
+ * since (`replaced`) are patches over that: a marker is one piece, the same in text and view.
+ */
+export class LookalikeReading {
+  private patches: Patch[] = []
+  // per patch, in order: where it starts in today's view and text, and the shifts before it
+  private cvs: number[] = []
+  private cts: number[] = []
+  private dvBefore: number[] = []
+  private dtBefore: number[] = []
+
+  constructor(
+    public view: string,
+    private readonly v: number[],
+    private readonly vl: number[],
+    private readonly t: number[],
+    private readonly tl: number[],
+  ) {}
+
+  /** Where in the text the character read as the view's unit k starts. */
+  from(k: number): number {
+    const [i, inside, dv, dt] = this.patchAt(this.cvs, k)
+    if (inside) return this.cts[i]
+    const kb = k - dv
+    const e = lastAtOrBefore(this.v, kb)
+    return (e >= 0 && kb < this.v[e] + this.vl[e] ? this.t[e] : kb + this.shift(e)) + dt
+  }
+
+  /** Where in the text it ends (its combining marks included). */
+  to(k: number): number {
+    const [i, inside, dv, dt] = this.patchAt(this.cvs, k)
+    if (inside) return this.cts[i] + this.patches[i].marker.length
+    const kb = k - dv
+    const e = lastAtOrBefore(this.v, kb)
+    return (e >= 0 && kb < this.v[e] + this.vl[e] ? this.t[e] + this.tl[e] : kb + this.shift(e) + 1) + dt
+  }
+
+  /** The view unit where text position x falls between characters, or -1 inside one read as several units or none. */
+  at(x: number): number {
+    const [i, inside, dv, dt] = this.patchAt(this.cts, x)
+    if (inside) return x === this.cts[i] ? this.cvs[i] : -1
+    const xb = x - dt
+    const e = lastAtOrBefore(this.t, xb)
+    if (e >= 0 && xb < this.t[e] + this.tl[e]) return xb === this.t[e] ? this.v[e] + dv : -1
+    return xb - this.shift(e) + dv
+  }
+
+  private shift(e: number): number {
+    return e < 0 ? 0 : this.t[e] + this.tl[e] - (this.v[e] + this.vl[e])
+  }
+
+  /** The last patch starting at or before today's position k (in `starts`), whether k is in its marker, and the shifts that apply at k. */
+  private patchAt(starts: number[], k: number): [number, boolean, number, number] {
+    const i = lastAtOrBefore(starts, k)
+    if (i < 0) return [i, false, 0, 0]
+    const p = this.patches[i]
+    if (k < starts[i] + p.marker.length) return [i, true, 0, 0]
+    return [i, false, this.dvBefore[i] + p.marker.length - (p.bve - p.bvs), this.dtBefore[i] + p.marker.length - (p.bte - p.bts)]
+  }
+
+  /**
+   * This reading, after each span [ts, te) of the text, read as today's view units [vs, ve), is
+   * replaced by `marker` (ascending, apart). Not read again: a span over earlier markers takes
+   * them in, and the cost is the number of markers, not the text's length.
+   */
+  replaced(spans: {vs: number; ve: number; ts: number; te: number; marker: string}[]): LookalikeReading {
+    let view = ''
+    let lastV = 0
+    const add: Patch[] = []
+    for (const s of spans) {
+      view += this.view.slice(lastV, s.vs) + s.marker
+      lastV = s.ve
+      // where the span starts and ends as made: a marker it starts or ends in is taken in whole
+      const [i, inStart, dvs, dts] = this.patchAt(this.cvs, s.vs)
+      const [j, inEnd, dve, dte] = this.patchAt(this.cvs, s.ve - 1)
+      const bvs = inStart ? this.patches[i].bvs : s.vs - dvs
+      const bts = inStart ? this.patches[i].bts : s.ts - dts
+      const bve = inEnd ? this.patches[j].bve : s.ve - dve
+      const bte = inEnd ? this.patches[j].bte : s.te - dte
+      add.push({bvs, bve, bts, bte, marker: s.marker})
+    }
+    this.view = view + this.view.slice(lastV)
+    // the new patches replace the old ones they cover
+    const merged: Patch[] = []
+    let a = 0
+    for (const p of this.patches) {
+      while (a < add.length && add[a].bve <= p.bvs) merged.push(add[a++])
+      if (a < add.length && add[a].bvs <= p.bvs && p.bve <= add[a].bve) continue // taken in
+      merged.push(p)
+    }
+    while (a < add.length) merged.push(add[a++])
+    this.patches = merged
+    let dv = 0
+    let dt = 0
+    this.cvs = []
+    this.cts = []
+    this.dvBefore = []
+    this.dtBefore = []
+    for (const p of this.patches) {
+      this.dvBefore.push(dv)
+      this.dtBefore.push(dt)
+      this.cvs.push(p.bvs + dv)
+      this.cts.push(p.bts + dt)
+      dv += p.marker.length - (p.bve - p.bvs)
+      dt += p.marker.length - (p.bte - p.bts)
+    }
+    return this
+  }
+}
+
+/**
+ * The text with look-alikes read as the ASCII they imitate, and where in the text each unit of
+ * that reading was read from: for redaction, so that a secret's name spelt with look-alikes
+ * ("pаssword is …", Cyrillic а; "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝"; "p̲a̲s̲s̲w̲o̲r̲d̲") is found and its value replaced where it
+ * stands in the text itself. Null when there are none.
+ *
+ * Read as ASCII: a letter, digit or symbol whose compatibility form (NFKC) is ASCII letters and
+ * digits — fullwidth ｐ, mathematical 𝐩 and 𝟏, ſ, the Kelvin sign, Roman numerals (Ⅻ reads XII),
+ * circled ⓟ and ①, ligatures — but not a superscript, subscript or modifier letter (a footnote's
+ * ¹, an exponent's ², ᵢ: they mark the word before them, they do not spell it); fullwidth, small
+ * and vertical signs (`：`, `﹕`, `﹦`) as the ASCII sign; the spaces NFKC folds (no-break,
+ * ideographic, the typographic ones) as a space. Combining marks after a letter or digit: as the
+ * letter they compose with (e + ◌́ reads é, as if written so), else as nothing (p̲ reads p). Then
+ * Armenian and Cherokee letters that imitate Latin ones in a word that mixes them with Latin,
+ * Cyrillic or Greek letters; then Cyrillic and Greek letters as normalise() maps them
+ * (mapHomoglyphs), in words that mix scripts and in words wholly of look-alikes — in any text,
+ * not only a mostly Latin one: which words are read as Latin must not change when redaction takes
+ * a value out of the text, or redacting twice would find more (a Russian word read as Latin
+ * gibberish here names no secret). Where anything is read so, Chinese, Japanese and Korean letters
+ * and their punctuation read as line breaks: no secret is written in them, a value read after a
+ * fullwidth name ends where they start ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before
+ * them is not read with a colon after them ("token 有効期限：2025-12-31" is the token's expiry).
+ */
 export function lookalikeReading(text: string): LookalikeReading | null {
   if (!NON_ASCII.test(text)) return null
-  // The view is the text but for its pieces read otherwise, each an edit: view units [v, v + vl)
-  // read from text [t, t + tl). Between edits the two are the same, one unit for one.
   const v: number[] = []
-  const t: number[] = []
   const vl: number[] = []
+  const t: number[] = []
   const tl: number[] = []
-  let view = ''
+  const edit = (at: number, read: string, from: number, length: number) => {
+    v.push(at)
+    vl.push(read.length)
+    t.push(from)
+    tl.push(length)
+  }
+  // the view so far, in pieces (a letter's marks take back its last unit: never the whole view)
+  const parts: string[] = []
+  let length = 0
+  const put = (piece: string) => {
+    parts.push(piece)
+    length += piece.length
+  }
   let last = 0 // in the text, the end of what the view holds
-  let markable = -1 // where a letter a combining mark belongs to ends (in the text), or -1
-  for (const m of text.matchAll(MAY_READ_AS)) {
+  let base = -1 // where the letter that a combining mark here would belong to starts, or -1
+  const re = new RegExp(MAY_READ_AS.source, 'gu')
+  let m: RegExpExecArray | null
+  while ((m = re.exec(text)) !== null) {
     const i = m.index
     const ch = m[0]
     if (i > last) {
-      view += text.slice(last, i)
-      markable = MARKED.test(text[i - 1]) ? i : -1
-    }
+      put(text.slice(last, i))
+      base = MARKED.test(text[i - 1]) ? i - 1 : -1
+    } else if (i < last) continue
     last = i + ch.length
     if (MARK.test(ch)) {
-      if (markable === i && view.length > 0) {
-        // read as nothing: part of the letter before it, in its edit (one made for it if needed)
-        const e = v.length - 1
-        if (e >= 0 && v[e] + vl[e] === view.length && t[e] + tl[e] === i) tl[e] += ch.length
-        else {
-          v.push(view.length - 1)
-          vl.push(1)
-          t.push(i - 1)
-          tl.push(1 + ch.length)
-        }
-        markable = last
-      } else {
-        view += ch
-        markable = -1
+      if (base < 0) {
+        put(ch)
+        continue
       }
+      // the marks in a row, with the letter before them: composed if they compose, else dropped
+      let end = last
+      while (end < text.length && MARK.test(String.fromCodePoint(text.codePointAt(end)!))) end += text.codePointAt(end)! > 0xffff ? 2 : 1
+      const plain = text.slice(base, i)
+      const composed = text.slice(base, end).normalize('NFC')
+      const e = v.length - 1
+      const wasEdit = e >= 0 && t[e] === base
+      const units = wasEdit ? vl[e] : plain.length // what the view holds of the letter: the end of its last piece
+      const piece = parts.pop()!
+      const held = piece.slice(piece.length - units)
+      if (piece.length > units) parts.push(piece.slice(0, piece.length - units))
+      length -= units
+      const read = [...composed].length === 1 && composed !== plain ? composed : held
+      if (wasEdit) v.pop(), vl.pop(), t.pop(), tl.pop()
+      edit(length, read, base, end - base)
+      put(read)
+      last = end
+      re.lastIndex = end
+      base = -1
       continue
     }
     const cp = ch.codePointAt(0)!
     const read = cp >= 0xff01 && cp <= 0xff5e ? String.fromCharCode(cp - 0xfee0) : ODD_SPACE.test(ch) ? ' ' : asciiOf(cp, ch)
     if (read === null || read === ch) {
-      view += ch
-      markable = -1
+      put(ch)
+      base = MARKED.test(ch) ? i : -1
       continue
     }
-    v.push(view.length)
-    vl.push(read.length)
-    t.push(i)
-    tl.push(ch.length)
-    view += read
-    markable = /[A-Za-z0-9]$/.test(read) ? last : -1
+    edit(length, read, i, ch.length)
+    put(read)
+    base = /^[A-Za-z0-9]{1,4}$/.test(read) ? i : -1
   }
-  view += text.slice(last)
+  let view = parts.join('') + text.slice(last)
   // one for one from here: Cyrillic, Greek, Armenian and Cherokee letters are in the BMP and each
   // maps to one ASCII letter, so the edits stand
-  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, true) ? mapWord(word) : word))
   if (OTHER_LOOKALIKE.test(view))
-    view = view.replace(WORD, (word) => (LATIN.test(word) && OTHER_LOOKALIKE.test(word) ? [...word].map((c) => OTHER_CONFUSABLE[c] ?? c).join('') : word))
+    view = view.replace(WORD, (word) =>
+      OTHER_LOOKALIKE.test(word) && (LATIN.test(word) || CYRILLIC_GREEK.test(word)) ? [...word].map((c) => OTHER_CONFUSABLE[c] ?? c).join('') : word,
+    )
+  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, true) ? mapWord(word) : word))
   if (view === text) return null
-  view = view.replace(CJK, (ch) => '\n'.repeat(ch.length))
-  // the last edit at or before view unit k, by binary search
-  const edit = (k: number): number => {
-    let lo = 0
-    let hi = v.length - 1
-    let found = -1
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1
-      if (v[mid] <= k) {
-        found = mid
-        lo = mid + 1
-      } else hi = mid - 1
-    }
-    return found
-  }
-  const shift = (e: number): number => (e < 0 ? 0 : t[e] + tl[e] - (v[e] + vl[e]))
-  return {
-    view,
-    from(k) {
-      const e = edit(k)
-      return e >= 0 && k < v[e] + vl[e] ? t[e] : k + shift(e)
-    },
-    to(k) {
-      const e = edit(k)
-      return e >= 0 && k < v[e] + vl[e] ? t[e] + tl[e] : k + shift(e) + 1
-    },
-  }
+  return new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl)
 }
 
-/** The ASCII letters and digits a character reads as under NFKC, or null (cached: few distinct characters). */
+/**
+ * What a character reads as under NFKC, or null: ASCII letters and digits (1 to 4), or for a
+ * small or vertical form one ASCII sign. Cached: texts hold few distinct characters.
+ */
 function asciiOf(cp: number, ch: string): string | null {
   let read = nfkcAscii.get(cp)
   if (read === undefined) {
     const folded = ch.normalize('NFKC')
-    read = folded !== ch && /^[A-Za-z0-9]{1,4}$/.test(folded) ? folded : null
+    const sign = (cp >= 0xfe10 && cp <= 0xfe19) || (cp >= 0xfe30 && cp <= 0xfe6b)
+    read = folded !== ch && (/^[A-Za-z0-9]{1,4}$/.test(folded) || (sign && /^[!-~]$/.test(folded))) ? folded : null
     if (nfkcAscii.size > 4096) nfkcAscii.clear()
     nfkcAscii.set(cp, read)
   }
@@ -285,16 +434,19 @@ function asciiOf(cp: number, ch: string): string | null {
 const nfkcAscii = new Map<number, string | null>()
 
 /**
- * What the reading may read otherwise: combining marks, the spaces NFKC folds, fullwidth ASCII, and
- * the blocks that hold every character NFKC reads as ASCII letters or digits (superscripts,
- * letterlike symbols, Roman numerals, enclosed and mathematical alphanumerics, ligatures, squared
- * abbreviations, …: a test enumerates them all). Any other character is read as itself.
+ * What the reading may read otherwise: combining marks, the spaces NFKC folds, fullwidth, small
+ * and vertical forms, and the blocks that hold every character NFKC reads as ASCII letters or
+ * digits (letterlike symbols, Roman numerals, enclosed and mathematical alphanumerics, ligatures,
+ * squared abbreviations, …) but superscripts, subscripts and modifier letters (SCRIPT_FORMS): a
+ * test enumerates them all. Any other character is read as itself.
  */
 export const MAY_READ_AS =
-  /[\p{M}\u00a0\u00aa\u00b2\u00b3\u00b9\u00ba\u0132\u0133\u017f\u01c7-\u01cc\u01f1-\u01f3\u02b0-\u02b8\u02e1-\u02e3\u1d2c-\u1dbf\u2000-\u200a\u202f\u205f\u2070-\u209c\u20a8\u2102-\u2149\u2160-\u217f\u2460-\u24ff\u2c7c\u2c7d\u3000\u3250-\u325f\u32b1-\u32bf\u32cc-\u32cf\u3371-\u33ff\ua7f1-\ua7f4\ufb00-\ufb06\uff01-\uff5e\u{107a5}\u{1ccd6}-\u{1ccf9}\u{1d400}-\u{1d7ff}\u{1f12b}-\u{1f190}\u{1fbf0}-\u{1fbf9}]/gu
+  /[\p{M}\u00a0\u0132\u0133\u017f\u01c7-\u01cc\u01f1-\u01f3\u2000-\u200a\u202f\u205f\u20a8\u2102-\u2149\u2160-\u217f\u2460-\u24ff\u3000\u3250-\u325f\u32b1-\u32bf\u32cc-\u32cf\u3371-\u33ff\ufb00-\ufb06\ufe10-\ufe19\ufe30-\ufe6b\uff01-\uff5e\u{1ccd6}-\u{1ccf9}\u{1d400}-\u{1d7ff}\u{1f12b}-\u{1f190}\u{1fbf0}-\u{1fbf9}]/gu
+/** Superscripts, subscripts and modifier letters: NFKC reads them as letters and digits, the reading does not. */
+export const SCRIPT_FORMS = /[\u00aa\u00b2\u00b3\u00b9\u00ba\u02b0-\u02ff\u1d2c-\u1dbf\u2070-\u209f\u2c7c\u2c7d\ua7f1-\ua7f4\u{107a5}]/u
 const MARK = /^\p{M}$/u
-// a letter or digit a combining mark is read as part of (what the mark follows, read or not)
-const MARKED = /[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Nd}]/u
+// a letter or digit a combining mark belongs to
+const MARKED = /[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}\p{Nd}]/u
 const ODD_SPACE = /^[\u00a0\u2000-\u200a\u202f\u205f\u3000]$/
 // Armenian and Cherokee letters that imitate Latin ones (Unicode's confusables), read so only in a
 // word that mixes them with Latin letters: a word wholly in Armenian is Armenian

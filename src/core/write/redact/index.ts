@@ -50,24 +50,34 @@ function markerSpans(text: string): number[] {
   return spans
 }
 
-function applyRule(text: string, rule: RedactionRule, counts: Record<string, number>): string {
-  return applyRuleOn(text, null, rule, counts)
+/** A span replaced: [ts, te) of the text, read as view units [vs, ve) (the same in the plain reading). */
+interface Replaced {
+  vs: number
+  ve: number
+  ts: number
+  te: number
+  marker: string
 }
 
 /**
  * A rule matched on the text itself, or on its look-alike reading (lookalikeReading: each unit of
  * its view read from a span of the text), and each secret it finds replaced where it stands in the
- * text — the whole span its first and last characters were read from. Returns the text after it.
+ * text — every character its units were read from. Returns the text after it, and the spans.
  */
-function applyRuleOn(text: string, reading: LookalikeReading | null, rule: RedactionRule, counts: Record<string, number>): string {
+function applyRuleOn(
+  text: string,
+  reading: LookalikeReading | null,
+  rule: RedactionRule,
+  counts: Record<string, number>,
+): {text: string; spans: Replaced[]} {
   const view = reading?.view ?? text
   const re = rule.pattern
   re.lastIndex = 0
-  if (rule.mayMatch && !rule.mayMatch(view)) return text
+  const spans: Replaced[] = []
+  if (rule.mayMatch && !rule.mayMatch(view)) return {text, spans}
   let out = ''
   let last = 0 // in the view
   let lastText = 0 // in the text
-  let n = 0
   let m: RegExpExecArray | null
   const markers = markerSpans(view)
   let mi = 0 // index into markers; matches arrive in increasing order
@@ -89,10 +99,17 @@ function applyRuleOn(text: string, reading: LookalikeReading | null, rule: Redac
       }
     }
     if (start === end || start < last) continue
-    const textStart = reading ? reading.from(start) : start
-    const textEnd = reading ? reading.to(end - 1) : end
-    // two matches in one character read as several (Ⅻ reads XII): the first one has it
-    if (textStart < lastText) continue
+    let textStart = start
+    let textEnd = end
+    if (reading) {
+      // a match that starts inside a character read as several units ("㎏" reads "kg": "5㎏hp_…"
+      // matched from its g) starts after it: the character is the writer's, not the secret's
+      while (start < end && start > 0 && reading.from(start) === reading.from(start - 1)) start++
+      if (start === end) continue
+      textStart = reading.from(start)
+      textEnd = reading.to(end - 1)
+      if (textStart < lastText) continue // two matches in one character (Ⅻ reads XII): the first has it
+    }
     while (mi < markers.length && markers[mi + 1] <= start) mi += 2
     // never touch an existing marker — but the look-alike reading may take in whole markers of the
     // plain one: a key block whose BEGIN and END lines are fullwidth, whose lines the plain reading
@@ -112,15 +129,16 @@ function applyRuleOn(text: string, reading: LookalikeReading | null, rule: Redac
       const kind = view.slice(markers[mi + 2 * k] + MARKER_OPEN.length, markers[mi + 2 * k + 1] - 1)
       if ((counts[kind] = (counts[kind] ?? 1) - 1) <= 0) delete counts[kind]
     }
-    out += text.slice(lastText, textStart) + `[REDACTED:${rule.kind}]`
+    const marker = `[REDACTED:${rule.kind}]`
+    out += text.slice(lastText, textStart) + marker
+    spans.push({vs: start, ve: end, ts: textStart, te: textEnd, marker})
     last = end
     lastText = textEnd
-    n++
   }
   re.lastIndex = 0
-  if (n === 0) return text
-  counts[rule.kind] = (counts[rule.kind] ?? 0) + n
-  return out + text.slice(lastText)
+  if (spans.length === 0) return {text, spans}
+  counts[rule.kind] = (counts[rule.kind] ?? 0) + spans.length
+  return {text: out + text.slice(lastText), spans}
 }
 
 // Config rules are compiled once per distinct (kind, pattern), not once per write.
@@ -202,12 +220,23 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   let out = text
   let reading: LookalikeReading | null | undefined // undefined: not made for `out` yet
   const both = (rule: RedactionRule, asRead: RedactionRule): void => {
-    const before = out
-    out = applyRule(out, rule, counts)
-    if (out !== before || reading === undefined) reading = lookalikeReading(out)
+    const plain = applyRuleOn(out, null, rule, counts)
+    if (plain.spans.length > 0) {
+      out = plain.text
+      // the reading follows: each span replaced in it too, where the text's span falls between
+      // characters it reads (else it is read again)
+      if (reading) {
+        const spans = plain.spans.map((s) => ({...s, vs: reading!.at(s.ts), ve: reading!.at(s.te)}))
+        reading = spans.every((s) => s.vs >= 0 && s.ve >= 0) ? reading.replaced(spans) : undefined
+      }
+    }
+    if (reading === undefined) reading = lookalikeReading(out)
     if (reading === null) return
-    const next = applyRuleOn(out, reading, asRead, counts)
-    if (next !== out) reading = lookalikeReading((out = next))
+    const read = applyRuleOn(out, reading, asRead, counts)
+    if (read.spans.length > 0) {
+      out = read.text
+      reading = reading.replaced(read.spans)
+    }
   }
   for (const rule of extra) both(rule, rule)
   // a token broken across lines (or by spaces, or a `\` continuation) is joined first, so

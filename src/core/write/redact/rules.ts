@@ -301,16 +301,19 @@ const GLUED_TOKENS: [string, string, string[]][] = [
 
 /**
  * A truncated key block (no END line): the BEGIN line, and the lines after it that read as the
- * block's — base64 (each character what `unit` matches), or one of the headers a PEM or PGP
- * block carries (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: AES-128-CBC,…`, `Version: …`) — indented or
- * not. Any other line (prose, `next: value`) ends the block: it is the writer's own text, kept.
+ * block's, indented or not — a line that starts with 16 base64 characters (with what follows on
+ * it: more base64, spaces, commas, colons, dashes), a short last line of base64 alone with a digit,
+ * `+`, `/`, `=` or a capital after its first letter (`=AbCd`, `Aw==`; not `ok` or `Thanks`), or
+ * one of the headers a PEM or PGP block carries (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: …`,
+ * `Version: …`). Any other line (prose, `next: value`) ends the block: it is the writer's own
+ * text, kept. `unit` is a base64 character, `rest` what may follow on a body line.
  */
-const truncatedKey = (unit: string): RegExp =>
+const truncatedKey = (unit: string, rest: string): RegExp =>
   new RegExp(
-    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:[\r\n]{1,2}[ \t]{0,16}(?:${unit}{1,1024}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})[ \t]{0,8}(?=[\r\n]|$)){0,512}`,
+    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
     'dg',
   )
-const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey('[A-Za-z0-9+/=]')}
+const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey('[A-Za-z0-9+/=]', '[A-Za-z0-9+/=:, \t-]')}
 
 export const BUILTIN_RULES: RedactionRule[] = [
   // --- private key blocks (first: their bodies contain things later rules would nibble)
@@ -474,5 +477,5 @@ export const BUILTIN_RULES: RedactionRule[] = [
  * the block. Only there: in the plain reading a marker in a block stops the block before it.
  */
 export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
-  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`)} : r,
+  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`, String.raw`(?:[A-Za-z0-9+/=:, \t-]|\[REDACTED:[a-z0-9-]{1,64}\])`)} : r,
 )
