@@ -467,6 +467,23 @@ describe('redact: split and glued tokens', () => {
   })
 })
 
+describe('redact: what a marker leaves beside it', () => {
+  it('never half a character: a value cut by its cap takes the whole emoji it ends in', () => {
+    for (const text of [`the password is ${'a'.repeat(127)}\u{1f600} ok`, `password: ${'a'.repeat(511)}\u{1f600}`]) {
+      const r = redact(text, [])
+      expect(r.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/)
+      expect(Object.keys(r.redactions)).toHaveLength(1)
+    }
+  })
+
+  it('a random string after a marker ending in "-assignment" is not a signature: "sig" is no word there', () => {
+    const bare = ['hp', 'aZ7k8Zq2LmP0xWv7YtaZ7k8Zq2LmP0xWv7Yt'].join('_')
+    expect(redact(`password: Hunter2xQ9 ${bare}`, []).text).toBe('password: [REDACTED:password-assignment] [REDACTED:high-entropy-string]')
+    // a signature named as such still is one
+    expect(redact(`sig: ${bare}`, []).text).toBe(`sig: ${bare}`)
+  })
+})
+
 describe('messages: redacted before they are clipped', () => {
   it('printable() never shows a clipped piece of a token', () => {
     const tok = `ghp_aZ7${alnum(33)}`
@@ -577,6 +594,12 @@ describe('redact: performance', () => {
     ['mixed-script words', fill('\u0430b\u0441d ')],
     ['a fullwidth key header, then marker-like lines', '\uff0d\uff0d\uff0d\uff0d\uff0d\uff22\uff25\uff27\uff29\uff2e \uff30\uff32\uff29\uff36\uff21\uff34\uff25 \uff2b\uff25\uff39\uff0d\uff0d\uff0d\uff0d\uff0d' + fill('\n[REDACTED:x] ab')],
     ['Chinese text and fullwidth names', fill('\u8bbe\u7f6e\uff54\uff4f\uff4b\uff45\uff4e\uff1a\u89c1')],
+    // the look-alike reading made once and followed: secrets of several kinds among characters
+    // read as several letters, letters with marks, and names in mathematical letters
+    ['secrets among Roman numerals', fill(`ghp_${'aZ7k'.repeat(9)} \uff50assword: Hunter2xQ9 AKIA${'QWERTYUIOPASDFGH'}ghp_${'bY8m'.repeat(9)}:\u216b\u216b`)],
+    ['secrets followed by combining marks', fill(`token = k8Zq2LmP0xWv7Yt\u0332 ghp_${'aZ7k'.repeat(9)}\u0332 \u338f`)],
+    ['names in mathematical letters', fill('\u{1d429}\u{1d41a}\u{1d42c}\u{1d42c}: hunter2 ')],
+    ['letters and marks', fill('e\u0301a\u0332\u0336 ')],
   ]
   // A guard against catastrophic backtracking (which takes minutes on 256 KiB), not a
   // performance target: those are measured by `npm run bench`.
@@ -700,6 +723,8 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       [`${plain[0]}\n${plain.slice(1, 12).map((l) => l + ' '.repeat(12)).join('\n')}\nok`, '\nok'],
       [`key = "${plain[0]}\n${plain.slice(1, 12).join('\n')}"`, '"'],
       [`${plain[0]}\n${plain.slice(1, 24).join('')}\nok`, '\nok'],
+      // a line of words, however long its first, is prose
+      [`${plain[0]}\n${plain.slice(1, 12).join('\n')}\n\tConfigurationManager, reloaded`, '\n\tConfigurationManager, reloaded'],
     ]) {
       const r = redact(text, [])
       expect(r.redactions).toEqual({'private-key': 1})
@@ -761,6 +786,20 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
       expect(r.redactions).toEqual(plain.redactions)
       expect(r.text).toBe(plain.text.normalize('NFD'))
     }
+  })
+
+  it('never leaves part of a character read as several letters to a later rule: a marker stays whole', () => {
+    // a prose value is at most 128 characters: this one stops after the k of "㎑" (read "kHz")
+    const text = `the \uff50assword is ${'a'.repeat(127)}\u3391k29dLq0Pz8MnB7vC6xZ5aS4dF3gH2j`
+    const r = redact(text, [])
+    expect(r.text).toMatch(/^the \uff50assword is \[REDACTED:password-in-prose\]/)
+    expect(r.text.split(/\[REDACTED:[a-z-]+\]/).join('')).not.toContain('[')
+  })
+
+  it('reads a word of one or two look-alikes: "іѕ" between Latin words, a Greek letter inside a key', () => {
+    expect(redact(`The wifi password \u0456\u0455 ${value}.`, []).text).toBe('The wifi password \u0456\u0455 [REDACTED:password-in-prose].')
+    expect(redact(`key AIzaSyA1b2C3d4\u03955f6G7h8I9j0K1l2M3n4O5p6Q`, []).redactions).toEqual({'gcp-api-key': 1})
+    unchanged('\u041f\u0430\u0440\u043e\u043b\u044c \u0432 \u0441\u0435\u0439\u0444\u0435, \u043e \u043d\u0451\u043c \u0437\u043d\u0430\u0435\u0442 \u0418\u0440\u0430. \u0397 \u03b5\u03c4\u03b1\u03b9\u03c1\u03b5\u03af\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03ba\u03bb\u03b5\u03b9\u03c3\u03c4\u03ae.')
   })
 
   it('never cuts a character the reading reads as several letters: a match inside it starts after it', () => {

@@ -250,6 +250,18 @@ export class LookalikeReading {
     return xb - this.shift(e) + dv
   }
 
+  /**
+   * The text span of the piece read as one character (a character read as several units or none,
+   * a letter with its marks, a marker) that text position x falls inside, not at its start; or null.
+   */
+  inside(x: number): [number, number] | null {
+    const [i, inPatch, , dt] = this.patchAt(this.cts, x)
+    if (inPatch) return x === this.cts[i] ? null : [this.cts[i], this.cts[i] + this.patches[i].marker.length]
+    const xb = x - dt
+    const e = lastAtOrBefore(this.t, xb)
+    return e >= 0 && xb > this.t[e] && xb < this.t[e] + this.tl[e] ? [this.t[e] + dt, this.t[e] + this.tl[e] + dt] : null
+  }
+
   private shift(e: number): number {
     return e < 0 ? 0 : this.t[e] + this.tl[e] - (this.v[e] + this.vl[e])
   }
@@ -328,7 +340,8 @@ export class LookalikeReading {
  * letter they compose with (e + ◌́ reads é, as if written so), else as nothing (p̲ reads p). Then
  * Armenian and Cherokee letters that imitate Latin ones in a word that mixes them with Latin,
  * Cyrillic or Greek letters; then Cyrillic and Greek letters as normalise() maps them
- * (mapHomoglyphs), in words that mix scripts and in words wholly of look-alikes — in any text,
+ * (mapHomoglyphs), in words that mix scripts and in words wholly of look-alikes (here of any
+ * length: `іѕ`, a lone `Ε` between digits) — in any text,
  * not only a mostly Latin one: which words are read as Latin must not change when redaction takes
  * a value out of the text, or redacting twice would find more (a Russian word read as Latin
  * gibberish here names no secret). Where anything is read so, Chinese, Japanese and Korean letters
@@ -411,7 +424,9 @@ export function lookalikeReading(text: string): LookalikeReading | null {
     view = view.replace(WORD, (word) =>
       OTHER_LOOKALIKE.test(word) && (LATIN.test(word) || CYRILLIC_GREEK.test(word)) ? [...word].map((c) => OTHER_CONFUSABLE[c] ?? c).join('') : word,
     )
-  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, true) ? mapWord(word) : word))
+  // (here a word of one or two look-alikes too: `іѕ` between Latin words, `Ε` inside a token)
+  if (CYRILLIC_GREEK.test(view))
+    view = view.replace(WORD, (word) => (readsAsLatin(word, true) || (word.length <= 2 && [...word].every((c) => c in CONFUSABLE)) ? mapWord(word) : word))
   if (view === text) return null
   return new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl)
 }

@@ -101,13 +101,19 @@ function applyRuleOn(
     if (start === end || start < last) continue
     let textStart = start
     let textEnd = end
-    if (reading) {
+    if (!reading) {
+      // never half a character: a cap ({0,127}) may end between the two halves of an emoji
+      if (lowSurrogate(text, end)) textEnd = ++end
+      if (lowSurrogate(text, start) && start - 1 >= last) textStart = --start
+    } else {
       // a match that starts inside a character read as several units ("㎏" reads "kg": "5㎏hp_…"
       // matched from its g) starts after it: the character is the writer's, not the secret's
       while (start < end && start > 0 && reading.from(start) === reading.from(start - 1)) start++
       if (start === end) continue
       textStart = reading.from(start)
       textEnd = reading.to(end - 1)
+      if (lowSurrogate(text, textEnd)) textEnd++
+      if (lowSurrogate(text, textStart) && start - 1 >= last) textStart = reading.from(--start)
       if (textStart < lastText) continue // two matches in one character (Ⅻ reads XII): the first has it
     }
     while (mi < markers.length && markers[mi + 1] <= start) mi += 2
@@ -131,8 +137,12 @@ function applyRuleOn(
     }
     const marker = `[REDACTED:${rule.kind}]`
     out += text.slice(lastText, textStart) + marker
-    spans.push({vs: start, ve: end, ts: textStart, te: textEnd, marker})
-    last = end
+    // a match that ends inside a character read as several units (㎑ reads kHz, a cap stopped
+    // after its k) ends after it in the view too: the rest of it is replaced with it
+    let viewEnd = end
+    if (reading) while (viewEnd < view.length && reading.from(viewEnd) < textEnd) viewEnd++
+    spans.push({vs: start, ve: viewEnd, ts: textStart, te: textEnd, marker})
+    last = viewEnd
     lastText = textEnd
   }
   re.lastIndex = 0
@@ -220,15 +230,13 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   let out = text
   let reading: LookalikeReading | null | undefined // undefined: not made for `out` yet
   const both = (rule: RedactionRule, asRead: RedactionRule): void => {
+    const before = out
     const plain = applyRuleOn(out, null, rule, counts)
     if (plain.spans.length > 0) {
       out = plain.text
       // the reading follows: each span replaced in it too, where the text's span falls between
       // characters it reads (else it is read again)
-      if (reading) {
-        const spans = plain.spans.map((s) => ({...s, vs: reading!.at(s.ts), ve: reading!.at(s.te)}))
-        reading = spans.every((s) => s.vs >= 0 && s.ve >= 0) ? reading.replaced(spans) : undefined
-      }
+      if (reading) reading = follow(reading, before, plain.spans)
     }
     if (reading === undefined) reading = lookalikeReading(out)
     if (reading === null) return
@@ -248,6 +256,33 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   if (out !== unjoined) reading = undefined
   for (let i = 0; i < BUILTIN_RULES.length; i++) both(BUILTIN_RULES[i], LOOKALIKE_RULES[i])
   return {text: out, redactions: counts}
+}
+
+/** Whether text[i] is the second half of a surrogate pair (so i cuts a character in two). */
+function lowSurrogate(text: string, i: number): boolean {
+  if (i <= 0 || i >= text.length) return false
+  const lo = text.charCodeAt(i)
+  const hi = text.charCodeAt(i - 1)
+  return lo >= 0xdc00 && lo <= 0xdfff && hi >= 0xd800 && hi <= 0xdbff
+}
+
+/**
+ * The reading of the text after the plain rule's replacements: each span replaced in it too. A
+ * span that starts or ends inside a piece the reading takes as one character (a letter and its
+ * marks: the rule took the letter, not its mark) takes that piece in, the part of it the rule
+ * left becoming part of the marker's piece. Undefined (read again) if two spans meet in one piece.
+ */
+function follow(reading: LookalikeReading, before: string, spans: Replaced[]): LookalikeReading | undefined {
+  const pieces: Replaced[] = []
+  for (const s of spans) {
+    const ts = reading.inside(s.ts)?.[0] ?? s.ts
+    const te = reading.inside(s.te)?.[1] ?? s.te
+    const vs = reading.at(ts)
+    const ve = reading.at(te)
+    if (vs < 0 || ve < 0 || (pieces.length > 0 && pieces[pieces.length - 1].te > ts)) return undefined
+    pieces.push({vs, ve, ts, te, marker: before.slice(ts, s.ts) + s.marker + before.slice(s.te, te)})
+  }
+  return reading.replaced(pieces)
 }
 
 /**

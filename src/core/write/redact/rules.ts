@@ -280,7 +280,8 @@ function bareSecretOk(value: string, ctx: MatchContext): boolean {
   const begin = before.lastIndexOf('-----BEGIN ')
   if (begin >= 0 && !before.includes('-----END ', begin)) return false
   // a key record or signature engram prints (`ed25519:<keyid>:<base64>`, "public_key": …)
-  if (/(?:public|pub|ed25519|signature|sig)[^\n]{0,24}$/i.test(ctx.text.slice(Math.max(0, ctx.start - 40), ctx.start))) return false
+  // — the names as words: "sig" inside "assignment" (or a marker's `…-assignment]`) is none
+  if (/(?<![a-z])(?:public|pub|pubkey|ed25519|signatures?|sig)(?![a-z])[^\n]{0,24}$/i.test(ctx.text.slice(Math.max(0, ctx.start - 40), ctx.start))) return false
   return true
 }
 
@@ -301,8 +302,9 @@ const GLUED_TOKENS: [string, string, string[]][] = [
 
 /**
  * A truncated key block (no END line): the BEGIN line, and the lines after it that read as the
- * block's, indented or not — a line that starts with 16 base64 characters (with what follows on
- * it: more base64, spaces, commas, colons, dashes), a short last line of base64 alone with a digit,
+ * block's, indented or not — a line that starts with 16 base64 characters, a digit, `+`, `/` or
+ * `=` among those it starts with (and what follows on it: more base64, spaces, commas, colons,
+ * dashes; `ConfigurationManager, reloaded` is prose), a short last line of base64 alone with a digit,
  * `+`, `/`, `=` or a capital after its first letter (`=AbCd`, `Aw==`; not `ok` or `Thanks`), or
  * one of the headers a PEM or PGP block carries (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: …`,
  * `Version: …`). Any other line (prose, `next: value`) ends the block: it is the writer's own
@@ -310,7 +312,7 @@ const GLUED_TOKENS: [string, string, string[]][] = [
  */
 const truncatedKey = (unit: string, rest: string): RegExp =>
   new RegExp(
-    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
+    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:(?=${unit}{0,1024}(?:[0-9+/=]|\[REDACTED:))${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
     'dg',
   )
 const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey('[A-Za-z0-9+/=]', '[A-Za-z0-9+/=:, \t-]')}
