@@ -802,6 +802,12 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
     unchanged('\u041f\u0430\u0440\u043e\u043b\u044c \u0432 \u0441\u0435\u0439\u0444\u0435, \u043e \u043d\u0451\u043c \u0437\u043d\u0430\u0435\u0442 \u0418\u0440\u0430. \u0397 \u03b5\u03c4\u03b1\u03b9\u03c1\u03b5\u03af\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03ba\u03bb\u03b5\u03b9\u03c3\u03c4\u03ae.')
   })
 
+  it('a mark that composes with nothing still parts two words: a name after it is found', () => {
+    // read as nothing, the mark would join x and pin into one word ("xpin"); a second reading keeps it
+    expect(redact('x\u0301pin\uff1a4821', [])).toEqual({text: 'x\u0301pin\uff1a[REDACTED:pin-code]', redactions: {'pin-code': 1}})
+    expect(redact(`i\u0307mot de pa\uff53se es ${value}`, []).text).toBe('i\u0307mot de pa\uff53se es [REDACTED:password-in-prose]')
+  })
+
   it('never cuts a character the reading reads as several letters: a match inside it starts after it', () => {
     // "㎏" reads "kg"; the GitHub rule found "ghp_…" from its g
     const tok = ['ghp', 'aZ7k8Zq2LmP0xWv7YtaZ7k8Zq2LmP0xWv7Yt'].join('_')

@@ -207,6 +207,8 @@ interface Patch {
  * since (`replaced`) are patches over that: a marker is one piece, the same in text and view.
  */
 export class LookalikeReading {
+  /** Whether combining marks that compose with nothing were read as nothing (lookalikeReading). */
+  droppedMarks = false
   private patches: Patch[] = []
   // per patch, in order: where it starts in today's view and text, and the shifts before it
   private cvs: number[] = []
@@ -337,7 +339,9 @@ export class LookalikeReading {
  * ¹, an exponent's ², ᵢ: they mark the word before them, they do not spell it); fullwidth, small
  * and vertical signs (`：`, `﹕`, `﹦`) as the ASCII sign; the spaces NFKC folds (no-break,
  * ideographic, the typographic ones) as a space. Combining marks after a letter or digit: as the
- * letter they compose with (e + ◌́ reads é, as if written so), else as nothing (p̲ reads p). Then
+ * letter they compose with (e + ◌́ reads é, as if written so), else as nothing (p̲ reads p) — or,
+ * with `keepMarks`, as written (the second reading redaction makes of a text with such marks: a
+ * mark that parts two words, `x́pin`, must part them). Then
  * Armenian and Cherokee letters that imitate Latin ones in a word that mixes them with Latin,
  * Cyrillic or Greek letters; then Cyrillic and Greek letters as normalise() maps them
  * (mapHomoglyphs), in words that mix scripts and in words wholly of look-alikes (here of any
@@ -349,7 +353,7 @@ export class LookalikeReading {
  * fullwidth name ends where they start ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before
  * them is not read with a colon after them ("token 有効期限：2025-12-31" is the token's expiry).
  */
-export function lookalikeReading(text: string): LookalikeReading | null {
+export function lookalikeReading(text: string, keepMarks = false): LookalikeReading | null {
   if (!NON_ASCII.test(text)) return null
   const v: number[] = []
   const vl: number[] = []
@@ -370,6 +374,7 @@ export function lookalikeReading(text: string): LookalikeReading | null {
   }
   let last = 0 // in the text, the end of what the view holds
   let base = -1 // where the letter that a combining mark here would belong to starts, or -1
+  let dropped = false
   const re = new RegExp(MAY_READ_AS.source, 'gu')
   let m: RegExpExecArray | null
   while ((m = re.exec(text)) !== null) {
@@ -388,22 +393,29 @@ export function lookalikeReading(text: string): LookalikeReading | null {
       // the marks in a row, with the letter before them: composed if they compose, else dropped
       let end = last
       while (end < text.length && MARK.test(String.fromCodePoint(text.codePointAt(end)!))) end += text.codePointAt(end)! > 0xffff ? 2 : 1
-      const plain = text.slice(base, i)
-      const composed = text.slice(base, end).normalize('NFC')
+      const letter = base
+      const plain = text.slice(letter, i)
+      const composed = text.slice(letter, end).normalize('NFC')
+      const composes = [...composed].length === 1 && composed !== plain
+      last = end
+      re.lastIndex = end
+      base = -1
+      if (!composes && keepMarks) {
+        put(text.slice(i, end)) // the marks as written (a reading for a mark that parts two words: `x́pin`)
+        continue
+      }
+      if (!composes) dropped = true
       const e = v.length - 1
-      const wasEdit = e >= 0 && t[e] === base
+      const wasEdit = e >= 0 && t[e] === letter
       const units = wasEdit ? vl[e] : plain.length // what the view holds of the letter: the end of its last piece
       const piece = parts.pop()!
       const held = piece.slice(piece.length - units)
       if (piece.length > units) parts.push(piece.slice(0, piece.length - units))
       length -= units
-      const read = [...composed].length === 1 && composed !== plain ? composed : held
+      const read = composes ? composed : held
       if (wasEdit) v.pop(), vl.pop(), t.pop(), tl.pop()
-      edit(length, read, base, end - base)
+      edit(length, read, letter, end - letter)
       put(read)
-      last = end
-      re.lastIndex = end
-      base = -1
       continue
     }
     const cp = ch.codePointAt(0)!
@@ -428,7 +440,9 @@ export function lookalikeReading(text: string): LookalikeReading | null {
   if (CYRILLIC_GREEK.test(view))
     view = view.replace(WORD, (word) => (readsAsLatin(word, true) || (word.length <= 2 && [...word].every((c) => c in CONFUSABLE)) ? mapWord(word) : word))
   if (view === text) return null
-  return new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl)
+  const reading = new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl)
+  reading.droppedMarks = dropped
+  return reading
 }
 
 /**

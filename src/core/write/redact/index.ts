@@ -228,22 +228,38 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   // the same as in plain letters (in a decoded run too: "p%D0%B0ssword%20is%20…" is an encoded
   // secret). The reading is made again only when a rule replaced something.
   let out = text
-  let reading: LookalikeReading | null | undefined // undefined: not made for `out` yet
+  // the readings of `out`: look-alikes with the marks that compose with nothing read as nothing
+  // (p̲a̲s̲s̲ is pass), and, where there are such marks, with them as written (x́pin is not xpin);
+  // undefined: not made for `out` yet
+  const readings: (LookalikeReading | null | undefined)[] = [undefined, undefined]
+  const made = (k: number): LookalikeReading | null =>
+    k === 0 ? lookalikeReading(out) : readings[0]?.droppedMarks ? lookalikeReading(out, true) : null
+  // each span replaced in the other readings too, where the text's span falls between characters
+  // they read (else they are read again)
+  const follows = (before: string, spans: Replaced[], except: number) => {
+    for (let k = 0; k < readings.length; k++) {
+      const r = readings[k]
+      if (k !== except && r) readings[k] = follow(r, before, spans)
+    }
+  }
   const both = (rule: RedactionRule, asRead: RedactionRule): void => {
     const before = out
     const plain = applyRuleOn(out, null, rule, counts)
     if (plain.spans.length > 0) {
       out = plain.text
-      // the reading follows: each span replaced in it too, where the text's span falls between
-      // characters it reads (else it is read again)
-      if (reading) reading = follow(reading, before, plain.spans)
+      follows(before, plain.spans, -1)
     }
-    if (reading === undefined) reading = lookalikeReading(out)
-    if (reading === null) return
-    const read = applyRuleOn(out, reading, asRead, counts)
-    if (read.spans.length > 0) {
-      out = read.text
-      reading = reading.replaced(read.spans)
+    for (let k = 0; k < readings.length; k++) {
+      if (readings[k] === undefined) readings[k] = made(k)
+      const reading = readings[k]
+      if (!reading) continue
+      const was = out
+      const read = applyRuleOn(out, reading, asRead, counts)
+      if (read.spans.length > 0) {
+        out = read.text
+        readings[k] = reading.replaced(read.spans)
+        follows(was, read.spans, k)
+      }
     }
   }
   for (const rule of extra) both(rule, rule)
@@ -253,7 +269,7 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   out = joinSplitTokens(out, extra, counts)
   // wrapped secrets (base64, hex, %-encoding) before the bare-string rule claims the wrapping
   if (depth < MAX_DECODE_DEPTH) out = redactEncoded(out, extra, depth, counts)
-  if (out !== unjoined) reading = undefined
+  if (out !== unjoined) readings.fill(undefined)
   for (let i = 0; i < BUILTIN_RULES.length; i++) both(BUILTIN_RULES[i], LOOKALIKE_RULES[i])
   return {text: out, redactions: counts}
 }
