@@ -226,7 +226,7 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   // runs on the text, then on the text read that way (lookalikeReading), each secret it finds
   // replaced where it stands in the text itself — rule by rule, so that which rule has a span is
   // the same as in plain letters (in a decoded run too: "p%D0%B0ssword%20is%20…" is an encoded
-  // secret). The reading is made again only when a rule replaced something.
+  // secret). A reading is made once and follows each replacement (LookalikeReading.replaced).
   let out = text
   // the readings of `out`: look-alikes with the marks that compose with nothing read as nothing
   // (p̲a̲s̲s̲ is pass), and, where there are such marks, with them as written (x́pin is not xpin);
