@@ -808,6 +808,22 @@ describe('redact: a secret whose name is spelt with look-alike letters', () => {
     expect(redact(`i\u0307mot de pa\uff53se es ${value}`, []).text).toBe('i\u0307mot de pa\uff53se es [REDACTED:password-in-prose]')
   })
 
+  it('a truncated key whose first body line holds a look-alike is one secret, every line of it', () => {
+    // the plain reading stops the block at the BEGIN line; the look-alike reading goes on from its marker
+    for (const text of [
+      '-----BEGIN PRIVATE KEY-----\nMIIEowIB\uff21AKCAQEAx8Zq2LmP0xWv7Yt',
+      '-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEAx8Zq2LmP0xWv7Yt\nk8Zq2L\uff4dP0xW',
+    ])
+      expect(redact(text, [])).toEqual({text: '[REDACTED:private-key]', redactions: {'private-key': 1}})
+    // a marker of one already stored, and prose after it, stay as they are
+    unchanged('[REDACTED:private-key]\nThen restart the runner.')
+  })
+
+  it('a plain match that ends before a letter\'s mark is left to the reading, which reads on', () => {
+    expect(redact('Bearer k8Zq2LmP0xWv7Yt9aQ\u0332RSTUV', [])).toEqual({text: 'Bearer [REDACTED:bearer-token]', redactions: {'bearer-token': 1}})
+    expect(redact('Authorization: Basic dXNlcjpwYXNz\u0332d2Q', []).text).toBe('Authorization: Basic [REDACTED:basic-auth]')
+  })
+
   it('never cuts a character the reading reads as several letters: a match inside it starts after it', () => {
     // "㎏" reads "kg"; the GitHub rule found "ghp_…" from its g
     const tok = ['ghp', 'aZ7k8Zq2LmP0xWv7YtaZ7k8Zq2LmP0xWv7Yt'].join('_')

@@ -69,6 +69,7 @@ function applyRuleOn(
   reading: LookalikeReading | null,
   rule: RedactionRule,
   counts: Record<string, number>,
+  beforeMarks: 'take' | 'leave' = 'take',
 ): {text: string; spans: Replaced[]} {
   const view = reading?.view ?? text
   const re = rule.pattern
@@ -102,6 +103,9 @@ function applyRuleOn(
     let textStart = start
     let textEnd = end
     if (!reading) {
+      // a match that ends between a letter and its mark, where a reading reads the two as one, is
+      // left to that reading: it reads on (`…9aQ̲RSTUV` is one token there)
+      if (beforeMarks === 'leave' && MARK_AT.test(text.slice(end, end + 1))) continue
       // never half a character: a cap ({0,127}) may end between the two halves of an emoji
       if (lowSurrogate(text, end)) textEnd = ++end
       if (lowSurrogate(text, start) && start - 1 >= last) textStart = --start
@@ -244,7 +248,8 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   }
   const both = (rule: RedactionRule, asRead: RedactionRule): void => {
     const before = out
-    const plain = applyRuleOn(out, null, rule, counts)
+    if (readings[0] === undefined) readings[0] = made(0)
+    const plain = applyRuleOn(out, null, rule, counts, readings[0] ? 'leave' : 'take')
     if (plain.spans.length > 0) {
       out = plain.text
       follows(before, plain.spans, -1)
@@ -273,6 +278,8 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
   for (let i = 0; i < BUILTIN_RULES.length; i++) both(BUILTIN_RULES[i], LOOKALIKE_RULES[i])
   return {text: out, redactions: counts}
 }
+
+const MARK_AT = /^\p{M}/u
 
 /** Whether text[i] is the second half of a surrogate pair (so i cuts a character in two). */
 function lowSurrogate(text: string, i: number): boolean {

@@ -310,9 +310,9 @@ const GLUED_TOKENS: [string, string, string[]][] = [
  * `Version: …`). Any other line (prose, `next: value`) ends the block: it is the writer's own
  * text, kept. `unit` is a base64 character, `rest` what may follow on a body line.
  */
-const truncatedKey = (unit: string, rest: string): RegExp =>
+const truncatedKey = (unit: string, rest: string, begin = String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----`): RegExp =>
   new RegExp(
-    String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:(?=${unit}{0,1024}(?:[0-9+/=]|\[REDACTED:))${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
+    String.raw`${begin}(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:(?=${unit}{0,1024}(?:[0-9+/=]|\[REDACTED:))${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
     'dg',
   )
 const TRUNCATED_KEY: RedactionRule = {kind: 'private-key', pattern: truncatedKey('[A-Za-z0-9+/=]', '[A-Za-z0-9+/=:, \t-]')}
@@ -474,10 +474,22 @@ export const BUILTIN_RULES: RedactionRule[] = [
 
 /**
  * The rules as the look-alike reading runs them (redact/index.ts): the same, but for a truncated
- * key block, whose lines there may be markers of the plain reading (a key whose BEGIN line is
+ * key block, which may start at the plain reading's marker of one, and whose lines there may be
+ * markers of the plain reading (a key whose BEGIN line is
  * fullwidth: the plain reading redacted the random-looking lines one by one), each still a line of
  * the block. Only there: in the plain reading a marker in a block stops the block before it.
  */
 export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
-  r === TRUNCATED_KEY ? {kind: r.kind, pattern: truncatedKey(String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`, String.raw`(?:[A-Za-z0-9+/=:, \t-]|\[REDACTED:[a-z0-9-]{1,64}\])`)} : r,
+  r === TRUNCATED_KEY
+    ? {
+        kind: r.kind,
+        pattern: truncatedKey(
+          String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`,
+          String.raw`(?:[A-Za-z0-9+/=:, \t-]|\[REDACTED:[a-z0-9-]{1,64}\])`,
+          // or where the plain reading left a truncated key's marker: its body may start with a
+          // line only this reading reads as the block's (`MIIEowIBＡAKCAQEA…`)
+          String.raw`(?:-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----|\[REDACTED:private-key\])`,
+        ),
+      }
+    : r,
 )
