@@ -464,6 +464,9 @@ describe('redact: split and glued tokens', () => {
       redactions: {'aws-access-key-id': 1, 'github-token': 1},
     })
     expect(redact(`key=${aws}${tok}${aws}${tok}`).text).not.toMatch(/AKIA|ghp_/)
+    // after a digit too: an AWS key id may end in one (a fifth of them do)
+    expect(redact(`AKIA${b32(15)}7${tok}:`).redactions).toEqual({'aws-access-key-id': 1, 'github-token': 1})
+    expect(redact(`build 2024${tok}`).text).toBe('build 2024[REDACTED:github-token]')
   })
 })
 

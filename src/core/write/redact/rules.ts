@@ -457,7 +457,7 @@ export const BUILTIN_RULES: RedactionRule[] = [
   // their own rule; the random part must hold a digit and a letter, as every real one does
   ...GLUED_TOKENS.map(([kind, body, prefixes]) => ({
     kind,
-    pattern: new RegExp(String.raw`(?<=[A-Za-z])(?:${body})(?![A-Za-z0-9])`, 'gd'),
+    pattern: new RegExp(String.raw`(?<=[A-Za-z0-9])(?:${body})(?![A-Za-z0-9])`, 'gd'),
     validate: (value: string) => /\d/.test(value) && /[A-Za-z]/.test(value.slice(4)),
     mayMatch: holdsOne(...prefixes),
   })),
