@@ -123,11 +123,11 @@ function mapWord(word: string): string {
 
 /**
  * Whether a word with Cyrillic or Greek letters is read as the Latin one it imitates: one that mixes
- * scripts ("іgnore": Cyrillic і + Latin), or, where `wholly` allows, one of three letters or more
- * that all have a Latin twin ("ехес").
+ * scripts ("іgnore": Cyrillic і + Latin), or one of `wholly` letters or more that all have a Latin
+ * twin ("ехес"; Infinity: never).
  */
-function readsAsLatin(word: string, wholly: boolean): boolean {
-  return CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (wholly && word.length >= 3 && [...word].every((ch) => ch in CONFUSABLE)))
+function readsAsLatin(word: string, wholly: number): boolean {
+  return CYRILLIC_GREEK.test(word) && (LATIN.test(word) || (word.length >= wholly && [...word].every((ch) => ch in CONFUSABLE)))
 }
 
 /**
@@ -141,7 +141,7 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
   const otherCount = text.match(CYRILLIC_GREEK_G)?.length ?? 0
   const mostlyLatin = latinCount > 4 * otherCount
   return text.replace(WORD, (word) => {
-    if (!readsAsLatin(word, mostlyLatin)) return word
+    if (!readsAsLatin(word, mostlyLatin ? 3 : Infinity)) return word
     const mapped = mapWord(word)
     if (mapped !== word) {
       hidden.add('homoglyph')
@@ -155,27 +155,6 @@ function mapHomoglyphs(text: string, hidden: Set<string>, count: {lookalikes: nu
   })
 }
 
-/**
- * The text with look-alikes read as the ASCII they imitate — `view` — and, for each UTF-16 unit of
- * it, the span of the text it was read from (`from[k]` to `to[k]`): for redaction, so that a
- * secret's name spelt with look-alikes ("pаssword is …", Cyrillic а; "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝"; "p̲a̲s̲s̲w̲o̲r̲d̲") is
- * found and its value replaced where it stands in the text itself. Null when there are none.
- *
- * Read as ASCII: a letter, digit or symbol whose compatibility form (NFKC) is ASCII letters and
- * digits — fullwidth ｐ, mathematical 𝐩 and 𝟏, ſ, the Kelvin sign, Roman numerals (Ⅻ reads XII),
- * circled ⓟ and ①, superscript ² — and the spaces NFKC folds (no-break, ideographic, the
- * typographic ones) as a space; a combining mark after a Latin, Cyrillic or Greek letter or a
- * digit is read as nothing (it belongs to the letter before it). Then Cyrillic and Greek letters
- * as normalise() maps them (mapHomoglyphs), in words that mix scripts and in words wholly of
- * look-alikes — in any text, not only a mostly Latin one: which words are read as Latin must not
- * change when redaction takes a value out of the text, or redacting twice would find more (a
- * Russian word read as Latin gibberish here names no secret) — and the Armenian and Cherokee
- * letters that imitate Latin ones in a word that mixes them with Latin letters. Where anything is
- * read so, Chinese, Japanese and Korean letters and their punctuation read as line breaks: no
- * secret is written in them, a value read after a fullwidth name ends where they start
- * ("ｔｏｋｅｎ：见环境变量。" names no token), and a name before them is not read with a colon after
- * them ("token 有効期限：2025-12-31" is the token's expiry, not a token).
- */
 /** The last index i of `starts` (ascending) with starts[i] <= x, or -1. */
 function lastAtOrBefore(starts: number[], x: number): number {
   let lo = 0
@@ -189,6 +168,15 @@ function lastAtOrBefore(starts: number[], x: number): number {
     } else hi = mid - 1
   }
   return found
+}
+
+/** A span of the text, [ts, te), read as view units [vs, ve), replaced by `marker` (redact/index.ts). */
+export interface ReplacedSpan {
+  vs: number
+  ve: number
+  ts: number
+  te: number
+  marker: string
 }
 
 /** A span replaced by a marker since the reading was made, in the coordinates of its making. */
@@ -207,8 +195,6 @@ interface Patch {
  * since (`replaced`) are patches over that: a marker is one piece, the same in text and view.
  */
 export class LookalikeReading {
-  /** Whether combining marks that compose with nothing were read as nothing (lookalikeReading). */
-  droppedMarks = false
   private patches: Patch[] = []
   // per patch, in order: where it starts in today's view and text, and the shifts before it
   private cvs: number[] = []
@@ -222,6 +208,8 @@ export class LookalikeReading {
     private readonly vl: number[],
     private readonly t: number[],
     private readonly tl: number[],
+    /** Whether combining marks that compose with nothing were read as nothing (lookalikeReading). */
+    public readonly droppedMarks: boolean,
   ) {}
 
   /** Where in the text the character read as the view's unit k starts. */
@@ -282,7 +270,7 @@ export class LookalikeReading {
    * replaced by `marker` (ascending, apart). Not read again: a span over earlier markers takes
    * them in, and the cost is the number of markers, not the text's length.
    */
-  replaced(spans: {vs: number; ve: number; ts: number; te: number; marker: string}[]): LookalikeReading {
+  replaced(spans: ReplacedSpan[]): LookalikeReading {
     let view = ''
     let lastV = 0
     const add: Patch[] = []
@@ -391,8 +379,8 @@ export function lookalikeReading(text: string, keepMarks = false): LookalikeRead
         continue
       }
       // the marks in a row, with the letter before them: composed if they compose, else dropped
-      let end = last
-      while (end < text.length && MARK.test(String.fromCodePoint(text.codePointAt(end)!))) end += text.codePointAt(end)! > 0xffff ? 2 : 1
+      MARKS.lastIndex = i
+      const end = i + MARKS.exec(text)![0].length
       const letter = base
       const plain = text.slice(letter, i)
       const composed = text.slice(letter, end).normalize('NFC')
@@ -436,13 +424,10 @@ export function lookalikeReading(text: string, keepMarks = false): LookalikeRead
     view = view.replace(WORD, (word) =>
       OTHER_LOOKALIKE.test(word) && (LATIN.test(word) || CYRILLIC_GREEK.test(word)) ? [...word].map((c) => OTHER_CONFUSABLE[c] ?? c).join('') : word,
     )
-  // (here a word of one or two look-alikes too: `іѕ` between Latin words, `Ε` inside a token)
-  if (CYRILLIC_GREEK.test(view))
-    view = view.replace(WORD, (word) => (readsAsLatin(word, true) || (word.length <= 2 && [...word].every((c) => c in CONFUSABLE)) ? mapWord(word) : word))
+  // (here a word wholly of look-alikes of any length: `іѕ` between Latin words, `Ε` inside a token)
+  if (CYRILLIC_GREEK.test(view)) view = view.replace(WORD, (word) => (readsAsLatin(word, 1) ? mapWord(word) : word))
   if (view === text) return null
-  const reading = new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl)
-  reading.droppedMarks = dropped
-  return reading
+  return new LookalikeReading(view.replace(CJK, (ch) => '\n'.repeat(ch.length)), v, vl, t, tl, dropped)
 }
 
 /**
@@ -474,11 +459,12 @@ export const MAY_READ_AS =
 /** Superscripts, subscripts and modifier letters: NFKC reads them as letters and digits, the reading does not. */
 export const SCRIPT_FORMS = /[\u00aa\u00b2\u00b3\u00b9\u00ba\u02b0-\u02ff\u1d2c-\u1dbf\u2070-\u209f\u2c7c\u2c7d\ua7f1-\ua7f4\u{107a5}]/u
 const MARK = /^\p{M}$/u
+const MARKS = /\p{M}+/uy
 // a letter or digit a combining mark belongs to
 const MARKED = /[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}\p{Nd}]/u
 const ODD_SPACE = /^[\u00a0\u2000-\u200a\u202f\u205f\u3000]$/
 // Armenian and Cherokee letters that imitate Latin ones (Unicode's confusables), read so only in a
-// word that mixes them with Latin letters: a word wholly in Armenian is Armenian
+// word that mixes them with Latin, Cyrillic or Greek letters: a word wholly in Armenian is Armenian
 const OTHER_CONFUSABLE: Record<string, string> = {
   օ: 'o', ս: 'u', հ: 'h', ո: 'n', ց: 'g', զ: 'q', Ս: 'U', Օ: 'O', Տ: 'S', Լ: 'L',
   Ꭺ: 'A', Ᏼ: 'B', Ꮯ: 'C', Ꭰ: 'D', Ꭼ: 'E', Ꮐ: 'G', Ꮋ: 'H', Ꭻ: 'J', Ꮶ: 'K', Ꮮ: 'L', Ꮇ: 'M', Ꮲ: 'P', Ꮪ: 'S', Ꭲ: 'T', Ꮩ: 'V', Ꮃ: 'W', Ꮓ: 'Z',

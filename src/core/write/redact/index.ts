@@ -7,7 +7,7 @@
  * nothing, whatever the rules (built-in or from config).
  */
 import {badInput} from '../../store/errors.js'
-import {lookalikeReading, type LookalikeReading} from '../normalise.js'
+import {lookalikeReading, type LookalikeReading, type ReplacedSpan} from '../normalise.js'
 import {BUILTIN_RULES, LOOKALIKE_RULES, TOKEN_OPEN, hasRun, type RedactionRule, type MatchContext} from './rules.js'
 
 export type {RedactionRule, MatchContext} from './rules.js'
@@ -50,15 +50,6 @@ function markerSpans(text: string): number[] {
   return spans
 }
 
-/** A span replaced: [ts, te) of the text, read as view units [vs, ve) (the same in the plain reading). */
-interface Replaced {
-  vs: number
-  ve: number
-  ts: number
-  te: number
-  marker: string
-}
-
 /**
  * A rule matched on the text itself, or on its look-alike reading (lookalikeReading: each unit of
  * its view read from a span of the text), and each secret it finds replaced where it stands in the
@@ -70,11 +61,11 @@ function applyRuleOn(
   rule: RedactionRule,
   counts: Record<string, number>,
   beforeMarks: 'take' | 'leave' = 'take',
-): {text: string; spans: Replaced[]} {
+): {text: string; spans: ReplacedSpan[]} {
   const view = reading?.view ?? text
   const re = rule.pattern
   re.lastIndex = 0
-  const spans: Replaced[] = []
+  const spans: ReplacedSpan[] = []
   if (rule.mayMatch && !rule.mayMatch(view)) return {text, spans}
   let out = ''
   let last = 0 // in the view
@@ -240,7 +231,7 @@ function redactDepth(text: string, extra: RedactionRule[], depth: number, counts
     k === 0 ? lookalikeReading(out) : readings[0]?.droppedMarks ? lookalikeReading(out, true) : null
   // each span replaced in the other readings too, where the text's span falls between characters
   // they read (else they are read again)
-  const follows = (before: string, spans: Replaced[], except: number) => {
+  const follows = (before: string, spans: ReplacedSpan[], except: number) => {
     for (let k = 0; k < readings.length; k++) {
       const r = readings[k]
       if (k !== except && r) readings[k] = follow(r, before, spans)
@@ -295,8 +286,8 @@ function lowSurrogate(text: string, i: number): boolean {
  * marks: the rule took the letter, not its mark) takes that piece in, the part of it the rule
  * left becoming part of the marker's piece. Undefined (read again) if two spans meet in one piece.
  */
-function follow(reading: LookalikeReading, before: string, spans: Replaced[]): LookalikeReading | undefined {
-  const pieces: Replaced[] = []
+function follow(reading: LookalikeReading, before: string, spans: ReplacedSpan[]): LookalikeReading | undefined {
+  const pieces: ReplacedSpan[] = []
   for (const s of spans) {
     const ts = reading.inside(s.ts)?.[0] ?? s.ts
     const te = reading.inside(s.te)?.[1] ?? s.te

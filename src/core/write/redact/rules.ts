@@ -310,7 +310,8 @@ const GLUED_TOKENS: [string, string, string[]][] = [
  * `Version: …`). Any other line (prose, `next: value`) ends the block: it is the writer's own
  * text, kept. `unit` is a base64 character, `rest` what may follow on a body line.
  */
-const truncatedKey = (unit: string, rest: string, begin = String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----`): RegExp =>
+const KEY_BEGIN = String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----`
+const truncatedKey = (unit: string, rest: string, begin = KEY_BEGIN): RegExp =>
   new RegExp(
     String.raw`${begin}(?:(?:\r?\n|\r){1,2}[ \t]{0,256}(?:(?=${unit}{0,1024}(?:[0-9+/=]|\[REDACTED:))${unit}{16}${rest}{0,8192}|(?=[A-Za-z0-9+/=]{0,14}[0-9+/=]|[A-Za-z0-9+/=]{1,14}[A-Z])${unit}{1,15}(?=[ \t]{0,256}(?:[\r\n"'\x60]|$))|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID): [^\r\n]{1,256})){0,512}`,
     'dg',
@@ -479,16 +480,17 @@ export const BUILTIN_RULES: RedactionRule[] = [
  * fullwidth: the plain reading redacted the random-looking lines one by one), each still a line of
  * the block. Only there: in the plain reading a marker in a block stops the block before it.
  */
+const MARKER_UNIT = String.raw`\[REDACTED:[a-z0-9-]{1,64}\]`
 export const LOOKALIKE_RULES: RedactionRule[] = BUILTIN_RULES.map((r) =>
   r === TRUNCATED_KEY
     ? {
         kind: r.kind,
         pattern: truncatedKey(
-          String.raw`(?:[A-Za-z0-9+/=]|\[REDACTED:[a-z0-9-]{1,64}\])`,
-          String.raw`(?:[A-Za-z0-9+/=:, \t-]|\[REDACTED:[a-z0-9-]{1,64}\])`,
+          `(?:[A-Za-z0-9+/=]|${MARKER_UNIT})`,
+          `(?:[A-Za-z0-9+/=:, \t-]|${MARKER_UNIT})`,
           // or where the plain reading left a truncated key's marker: its body may start with a
           // line only this reading reads as the block's (`MIIEowIBＡAKCAQEA…`)
-          String.raw`(?:-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----|\[REDACTED:private-key\])`,
+          String.raw`(?:${KEY_BEGIN}|\[REDACTED:private-key\])`,
         ),
       }
     : r,
