@@ -4,6 +4,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {buildContext, buildRecall, renderContext} from '../../core/serve/context.js'
 import {readBinding, rememberedBinding, writeBinding} from '../../core/session/bind.js'
 import {clearPendingTaint, pendingTaint, recordPendingTaint} from '../../core/session/pending.js'
+import {recordPrompt} from '../../core/session/prompts.js'
 import {CLAUDE_CODE_HOST, forgetProcessJoin, hostProcess, recordProcessJoin} from '../../core/session/procjoin.js'
 import {SessionRecord, endSession, loadSession, sessionIdInUse, startSession, taintSession} from '../../core/session/sessions.js'
 import {EngramError, isEngramError, refused} from '../../core/store/errors.js'
@@ -133,7 +134,8 @@ async function sessionStart(p: HookPayload, opts: HookOptions, env: NodeJS.Proce
     else if (found.problem) reasons.push(`Claude Code session whose binding did not verify (${clip(found.problem, 120)})`)
     else if (p.source !== 'startup') reasons.push(`resumed a Claude Code session engram did not see start (source: ${clip(p.source, 20)})`)
     const tainted = (session?.tainted ?? false) || (!session && (Boolean(found.problem) || p.source !== 'startup'))
-    const made = await startSession(store, {agent: opts.agent, assigned: opts.assigned ?? defaultAssigned(env, p.cwd), reads: opts.reads, tainted, reasons: tainted ? reasons : []})
+    // this hook sees every prompt the user submits: the session's direct_chat writes are checked against them (prompts.ts)
+    const made = await startSession(store, {agent: opts.agent, assigned: opts.assigned ?? defaultAssigned(env, p.cwd), reads: opts.reads, tainted, reasons: tainted ? reasons : [], recordPrompts: true})
     await withStoreLock(store, () => writeBinding(store, HOST, p.session_id, made.id, `source: ${clip(p.source, 20)}${session ? `; follows ended ${session.id}` : ''}`))
     session = await loadSession(store, made.id)
     started = true
@@ -174,6 +176,14 @@ async function userPromptSubmit(p: HookPayload, opts: HookOptions, env: NodeJS.P
   refuseOtherSession('user-prompt-submit', session?.id)
   if (!session) return {stderr: [...say, line(`no engram session is bound to this Claude Code session${problem ? ` (${problem})` : ''}; no memory recalled.`)], exit: FAILED}
   await flushPending(store, session.id, opts, say)
+  if (session.prompts === 'recorded') {
+    try {
+      recordPrompt(store.root, session.id, p.prompt ?? '')
+    } catch (error) {
+      // fail closed: a value of this prompt is not known as typed, so a write stating it is read as third-party text
+      say.push(line(`could not record this prompt's values for session ${session.id} (${messageOf(error)}); a write stating them is read as third-party text.`))
+    }
+  }
   const block = await buildRecall(store, session, p.prompt ?? '', {limit: 5})
   if (block.entries.length === 0) return {stderr: say, exit: 0}
   const context = renderContext(block, 'markdown').replace(/^# engram memory/, '# engram memory: recalled for this prompt')

@@ -30,6 +30,11 @@ export interface SessionRecord {
   proof: string
   /** when the harness closed the session (`engram hook session-end`): its writes are refused from then on; absent while open */
   ended?: string
+  /**
+   * `recorded`: the harness records the values of every prompt the user submits (prompts.ts),
+   * so a write claiming direct_chat is checked against them. Set at start, covered by the proof.
+   */
+  prompts?: 'recorded'
 }
 
 const SESSION_ID_RE = /^s-[0-9a-z]{4,32}$/
@@ -65,12 +70,14 @@ export function parseRecord(text: string, label: string): SessionRecord {
     updated: String(r.updated ?? ''),
     proof: typeof r.proof === 'string' ? r.proof : '',
     ...(typeof r.ended === 'string' && r.ended ? {ended: r.ended} : {}),
+    ...(r.prompts === 'recorded' ? {prompts: 'recorded' as const} : {}),
   }
 }
 
 /** What a session record's proof covers: everything that decides what the session may do. */
 function recordProof(secret: Buffer, r: SessionRecord): string {
-  return mac(secret, 'engram-session-record', r.id, r.agent, r.assigned, r.reads.join(','), r.created)
+  // a record made before prompts were recorded has the proof it had (no field, no part)
+  return mac(secret, 'engram-session-record', r.id, r.agent, r.assigned, r.reads.join(','), r.created, ...(r.prompts ? [`prompts:${r.prompts}`] : []))
 }
 
 /** One answer for a session that does not exist and one this caller may not see. */
@@ -166,10 +173,12 @@ export async function loadSession(store: Store, id: string): Promise<SessionReco
   const pending = pendingTaint(store.root, id) ?? []
   // like taint, an end only goes one way: the earliest end any version records
   const ends = versions.map((v) => v.ended).filter((e): e is string => Boolean(e)).sort()
-  const {ended: _ended, ...rest} = latest
+  const {ended: _ended, prompts: _prompts, ...rest} = latest
   return {
     ...rest,
     ...(ends.length > 0 ? {ended: ends[0]} : {}),
+    // what the proof covers comes from the original: a later version cannot drop it
+    ...(original.prompts ? {prompts: original.prompts} : {}),
     id,
     agent: original.agent,
     assigned: original.assigned,
@@ -193,7 +202,7 @@ export async function writeSessionRecord(store: Store, r: SessionRecord, msg: {s
 
 export async function startSession(
   store: Store,
-  opts: {agent: string; assigned: string; reads?: string[]; tainted?: boolean; reasons?: string[]},
+  opts: {agent: string; assigned: string; reads?: string[]; tainted?: boolean; reasons?: string[]; recordPrompts?: boolean},
 ): Promise<SessionRecord & {token: string}> {
   if (!AGENT_RE.test(opts.agent)) throw badInput(`Bad agent name "${printable(opts.agent)}".`, 'use letters, digits and . _ @ -, up to 64 characters')
   const assigned = formatScope(parseScope(opts.assigned))
@@ -217,6 +226,7 @@ export async function startSession(
     created: now,
     updated: now,
     proof: '',
+    ...(opts.recordPrompts ? {prompts: 'recorded' as const} : {}),
   }
   record.proof = recordProof(sessionSecret(true), record)
   await withStoreLock(store, () =>
