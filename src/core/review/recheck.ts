@@ -10,6 +10,7 @@ import type {Store} from '../store/store.js'
 import {textFlagsWithin} from '../write/vote/budget.js'
 import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
+import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedReason, unattestedValues} from '../session/prompts.js'
 import {ProposalSigner, proposalSigner} from './signed.js'
 
 const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
@@ -221,6 +222,17 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     if (tainted && !p.memory.tainted) add('memory.tainted', false, true, `${source} and the origin ${origin}`)
     const missing = taintReasons.filter((r) => !p.memory.taint_reasons.includes(r))
     if (missing.length > 0) add('memory.taint_reasons', p.memory.taint_reasons, [...p.memory.taint_reasons, ...missing], source)
+    // a claim of the user's words, checked again against what the user typed (prompts.ts), where
+    // this machine holds the record; the record only grows, so a value typed since reads as typed
+    if (session.prompts === 'recorded' && origin === 'direct_chat' && p.operation !== 'delete') {
+      const record = promptRecord(store.root, session.id)
+      const unattested = record.found ? unattestedValues(claimText(p.memory.title, p.memory.tags, p.body), record) : []
+      if (unattested.length > 0) {
+        const typed = `the values of the prompts the user typed in session ${session.id}`
+        if (!p.memory.tainted && !tainted) add('memory.tainted', false, true, typed)
+        if (!p.memory.taint_reasons.some((r) => r.startsWith(UNATTESTED_PREFIX))) add('memory.taint_reasons', p.memory.taint_reasons, [...p.memory.taint_reasons, unattestedReason(unattested)], typed)
+      }
+    }
     const role = `the role of session ${session.id} (assigned ${session.assigned})`
     if (p.scope === 'org') {
       add('scope', p.scope, 'refused: agents never write to org', role)

@@ -17,6 +17,7 @@ import {redact} from './redact/index.js'
 import {candidateView, prepareText, type PreparedText} from './prepare.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {SessionRecord} from '../session/sessions.js'
+import {type PromptRecord, claimText, unattestedReason, unattestedValues} from '../session/prompts.js'
 import type {VoteResult, WriteCandidate} from './vote/types.js'
 
 export interface WriteInput {
@@ -47,6 +48,8 @@ export interface WriteView {
   checked?: CheckedWrite
   /** the write's text already redacted and read (prepare.ts), when a worker did it */
   prepared?: PreparedText
+  /** what the user typed in the session (prompts.ts), for a session whose prompts the harness records */
+  prompts?: PromptRecord
 }
 
 export interface WritePlan {
@@ -80,6 +83,8 @@ export interface WritePlan {
   burstWindowMinutes?: number
   /** a proposal made by a key, not an agent session (the dream job): its origin is backed by the entry's signature */
   signer?: Signer
+  /** values a direct_chat write states that no prompt of its session holds (prompts.ts), as written */
+  unattested?: string[]
 }
 
 /**
@@ -178,11 +183,24 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   const expectedBase = input.base === undefined ? observedBase : input.base === 'none' ? null : input.base
 
   // a signer's stand-in session carries the evidence's taint reasons as they are
-  const {tainted, reasons: taintReasons} = signer ? {tainted: session.tainted, reasons: [...session.taint_reasons]} : inheritedTaint(session, origin)
+  const inherited = signer ? {tainted: session.tainted, reasons: [...session.taint_reasons]} : inheritedTaint(session, origin)
+  let {tainted} = inherited
+  const taintReasons = inherited.reasons
+  // A claim of the user's words, checked against what the user typed where the harness records
+  // it: a value no prompt holds came from elsewhere, and the write is third-party text. A session
+  // whose record is missing has no prompt on record (fail closed).
+  const unattested = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
+    ? unattestedValues(claimText(title, tags, body), view.prompts ?? {has: () => false})
+    : []
+  if (unattested.length > 0) {
+    tainted = true
+    taintReasons.push(unattestedReason(unattested))
+  }
   const plan: WritePlan = {
     route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, givenTags, body, redactions, expectedBase, now,
     ...(givenExpires !== undefined ? {givenExpires} : {}),
     ...(signer ? {signer} : {}),
+    ...(unattested.length > 0 ? {unattested} : {}),
   }
   if (route === 'direct') return plan
 
@@ -196,6 +214,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     // a signer's origin is backed by its key; an agent's elevated origin is only a claim
     claim: !signer && ELEVATED_ORIGINS.includes(origin) ? {origin} : undefined,
     ...(signer ? {signedOrigin: true} : {}),
+    ...(unattested.length > 0 ? {unattested} : {}),
     baseBody: existing?.memory.body,
   }
   plan.burstWindowMinutes = config.vote.burst.window_minutes

@@ -4,13 +4,13 @@
  * a fact worth keeping); an instruction that arrived by one is refused. In direct chat the
  * human may be stating a standing preference, so only the unmistakable shapes veto there.
  */
-import {isIndirectOrigin} from '../../memory/memory.js'
 import {clip} from '../../text/clip.js'
 import {escapeRegExp} from '../../text/regexp.js'
 import {visibleText} from './flags.js'
 import {ABOUT_ATTACKS, type InstructionHit, strongest} from './instruction.js'
 import {signals} from './intent.js'
 import type {Vote, VoteContext, WriteCandidate} from './types.js'
+import {arrival, thirdParty} from './types.js'
 
 const DELIVERY = 'delivery'
 
@@ -116,7 +116,7 @@ const HIDDEN_TEXT: [kind: string, what: string][] = [
 export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext['recentWrites']; config: Pick<VoteContext['config'], 'burst'> & Partial<Pick<VoteContext['config'], 'protected'>>}, hits: InstructionHit[]): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: DELIVERY, verdict, confidence, reason})
   const objections: Objection[] = []
-  const indirect = isIndirectOrigin(c.origin)
+  const indirect = thirdParty(c)
   const tainted = c.session?.tainted === true
   const visible = visibleText(c)
   // an order quoted in a text about attacks is dissent from any origin (flags.ts quotedOrders)
@@ -134,7 +134,7 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     // unless the act is a sensitive one (money, secrets, access, deploys, data leaving).
     else if (c.origin === 'email' && !tainted && hits.every((h) => h.kind === 'asks-to-act') && !signals(visible).has('sensitive')) {
       objections.push({confidence: 0.6, reason: `instruction shape in ${c.origin}, asking its recipient: ${what}`})
-    } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${c.origin}: ${what}`})
+    } else if (indirect) objections.push({confidence: 0.9, reason: `instruction shape arriving by ${arrival(c)}: ${what}`})
     else if (tainted) objections.push({confidence: 0.9, reason: `instruction shape from a tainted session: ${what}`})
     else objections.push({confidence: level === 'medium' ? 0.7 : 0.6, reason: `instruction shape in ${c.origin}: ${what}`})
   }
@@ -147,13 +147,13 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     const steers = pad.attention || pad.times >= PADDING_ANY_WORD
     // from any origin: a person who types "please" twenty times before a rule is padding it too
     // (README "Round fourteen": out of fold 15 padded chat attacks more, no honest write)
-    if (steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, ${indirect || tainted ? `arriving by ${c.origin}` : `in ${c.origin}`}: ${what}`})
+    if (steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, ${indirect || tainted ? `arriving by ${arrival(c)}` : `in ${c.origin}`}: ${what}`})
     else objections.push({confidence: 0.7, reason: `a word repeated to pad the text: ${what}`})
   }
 
   const guarded = protectedHit(c, ctx.config.protected)
   if (guarded && (indirect || tainted)) {
-    objections.push({confidence: 0.9, reason: `touches ${guarded}, which the signed config protects, ${indirect ? `arriving by ${c.origin}` : 'from a tainted session'}`})
+    objections.push({confidence: 0.9, reason: `touches ${guarded}, which the signed config protects, ${indirect ? `arriving by ${arrival(c)}` : 'from a tainted session'}`})
   }
 
   const {burst} = ctx.config
@@ -166,7 +166,7 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     objections.sort((x, y) => y.confidence - x.confidence)
     return vote('reject', objections[0].confidence, objections.map((o) => o.reason).join('; '))
   }
-  if (indirect) return vote('accept', tainted ? 0.45 : 0.55, `arrived by ${c.origin} (third-party text); no instruction shape`)
+  if (indirect) return vote('accept', tainted ? 0.45 : 0.55, `arrived by ${arrival(c)} (third-party text); no instruction shape`)
   if (tainted) return vote('accept', 0.55, `session tainted (${c.session!.taint_reasons.slice(0, 3).join(', ') || 'no reason recorded'}); no instruction shape`)
   return vote('accept', 0.8, `${c.origin}, no instruction shape, within burst limits`)
 }

@@ -3,6 +3,7 @@
  * the same evidence. Reasons say which phrase or kind matched, never a value.
  */
 import {isIndirectOrigin} from '../../memory/memory.js'
+import {unattestedReason} from '../../session/prompts.js'
 import {ABOUT_ATTACKS, detectInstructions, type InstructionHit, QUOTATION} from './instruction.js'
 import {agendaHits} from './intent.js'
 import {SPLIT_CAP} from '../normalise.js'
@@ -239,6 +240,7 @@ export function flagsFrom(c: WriteCandidate, ev: FlagEvidence): FlagHit[] {
   const taint: string[] = []
   if (c.session?.tainted) taint.push(`session tainted${c.session.taint_reasons.length > 0 ? ` (${clip(redactText(c.session.taint_reasons.join(', ')))})` : ''}`)
   if (isIndirectOrigin(c.origin)) taint.push(`origin ${c.origin} is third-party text`)
+  if (c.unattested && c.unattested.length > 0) taint.push(unattestedReason(c.unattested))
   if (taint.length > 0) flags.push({flag: 'tainted-source', reason: taint.join('; ')})
 
   const contradictions = ev.findings.filter((f) => f.kind === 'contradiction')

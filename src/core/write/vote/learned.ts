@@ -14,10 +14,10 @@ import {dirname, join} from 'node:path'
 import {endianness} from 'node:os'
 import {fileURLToPath} from 'node:url'
 
-import {isIndirectOrigin} from '../../memory/memory.js'
 import {PACKAGE_ROOT} from '../../store/package-root.js'
 import {redactText} from '../redact/index.js'
 import type {Vote, WriteCandidate} from './types.js'
+import {arrival, thirdParty} from './types.js'
 
 const LEARNED = 'learned'
 const MODEL_FORMAT = 'engram-lr/1'
@@ -469,7 +469,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   let p = 0
   // the folded text is most often the visible one: a text scored already cannot raise the maximum
   for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i]))
-  const exposed = isIndirectOrigin(c.origin) || c.session?.tainted === true
+  const exposed = thirdParty(c) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
   const long = texts[0].length >= VETO_MIN_CHARS
@@ -481,7 +481,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // honest writes below that).
   const bar = texts[0].length >= LONG_TEXT_CHARS && model.thresholds.indirect_long !== undefined ? Math.min(model.thresholds.indirect, model.thresholds.indirect_long) : model.thresholds.indirect
   if (exposed && long && p >= bar) {
-    return vote('reject', veto, `reads as an injection (${pct}) arriving by ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}`)
+    return vote('reject', veto, `reads as an injection (${pct}) arriving by ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}`)
   }
   // From direct chat the human may be quoting an attack to discuss it, so the model long only
   // dissented there. Read across sources, a text it is this sure of in chat was an attack far
@@ -494,7 +494,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // wrapped in ordinary talk that dilutes the whole (README "Round sixteen"). Chat is read in
   // passages at direct_passage, a tainted session's chat too (its whole is read at the third-party
   // thresholds above: a passage is no less an order there); third-party text at indirect_passage.
-  const passageBar = isIndirectOrigin(c.origin) ? model.thresholds.indirect_passage : model.thresholds.direct_passage
+  const passageBar = thirdParty(c) ? model.thresholds.indirect_passage : model.thresholds.direct_passage
   if (passageBar !== undefined) {
     // The folded body (look-alike and invisible characters undone: a fullwidth or zero-width full
     // stop ends a sentence as "." does), and the title before it unless it is the body's own first
@@ -502,11 +502,11 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
     const body = c.normalised.text || c.body
     const passage = strongestPassage(model, titleInBody(c.title, c.body) ? body : `${c.title}\n${body}`)
     if (passage && passage.p >= passageBar) {
-      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${c.origin}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units))}"; quarantined for the owner to release if it was quoted on purpose`)
+      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units))}"; quarantined for the owner to release if it was quoted on purpose`)
     }
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
-  if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${c.origin}`)
+  if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${arrival(c)}`)
   if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
   if (p <= model.thresholds.accept) return vote('accept', Math.min(0.9, 0.5 + (model.thresholds.accept - p)), `reads as a memory (${pct})`)
   return vote('abstain', 0, `unsure (${pct})`)

@@ -4,8 +4,9 @@
  * vote's), so a write claiming an elevated origin or "system" is rejected, and text that
  * claims to speak for the owner or the system is forged.
  */
-import {isAuthorityClaim, isIndirectOrigin} from '../../memory/memory.js'
+import {isAuthorityClaim} from '../../memory/memory.js'
 import type {Vote, WriteCandidate} from './types.js'
+import {thirdParty} from './types.js'
 import {clip} from '../../text/clip.js'
 import {Gates} from './instruction.js'
 
@@ -157,7 +158,7 @@ export function provenanceVote(c: WriteCandidate, texts: string[]): Vote {
     const forged = forgedAuthority(text)
     if (forged) {
       // Authority is never text: a claim of it, from any origin, is refused at veto confidence.
-      const confidence = isIndirectOrigin(c.origin) || c.session?.tainted ? 0.95 : 0.9
+      const confidence = thirdParty(c) || c.session?.tainted ? 0.95 : 0.9
       return vote('reject', confidence, `text claims authority without a signature: "${forged}"`)
     }
   }

@@ -4,9 +4,9 @@
  * their content words, then compared for polarity (negation, antonyms) and for the values
  * they state (numbers, dates, hosts, names after "is").
  */
-import {isIndirectOrigin} from '../../memory/memory.js'
 import {ABOUT_ATTACKS, QUOTATION} from './instruction.js'
 import type {Neighbour, Vote, WriteCandidate} from './types.js'
+import {arrival, thirdParty} from './types.js'
 import {clip} from '../../text/clip.js'
 
 export interface SemanticFinding {
@@ -704,7 +704,7 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
   const out: SemanticFinding[] = []
   // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
   // however it is phrased; an update that keeps every value and most words only adds to it.
-  if (c.baseBody !== undefined && isIndirectOrigin(c.origin)) {
+  if (c.baseBody !== undefined && thirdParty(c)) {
     const base = docInfo(c.title, c.baseBody, false)
     const kept = overlap(base.words, cand.words) / Math.max(1, base.words.size)
     if (kept < 0.8) {
@@ -730,12 +730,12 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
   // would, so that breaking the lookup cannot switch the check off for every write.
   if (lookupError !== undefined) {
     const why = `could not look up neighbours, so nothing was compared: ${clip(lookupError, 120)}`
-    return isIndirectOrigin(c.origin) ? vote('reject', 0.9, `${why}; arriving by ${c.origin}`) : vote('reject', 0.7, why)
+    return thirdParty(c) ? vote('reject', 0.9, `${why}; arriving by ${arrival(c)}`) : vote('reject', 0.7, why)
   }
   if (c.operation === 'delete') {
     // Retiring curated memory on the word of third-party text is the contradiction in its purest form.
-    return isIndirectOrigin(c.origin)
-      ? vote('reject', 0.7, `a delete arriving by ${c.origin}`)
+    return thirdParty(c)
+      ? vote('reject', 0.7, `a delete arriving by ${arrival(c)}`)
       : vote('accept', 0.4, 'a delete: nothing to compare')
   }
   const contradictions = findings.filter((f) => f.kind === 'contradiction')
@@ -743,8 +743,8 @@ export function semanticVote(c: WriteCandidate, neighbours: Neighbour[], finding
     const more = contradictions.length > 1 ? ` (+${contradictions.length - 1} more)` : ''
     // From third-party text a contradiction is an attempt to overwrite a fact; in direct chat
     // the human may be correcting one, so it goes to review with the dissent visible.
-    return isIndirectOrigin(c.origin)
-      ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${c.origin}`)
+    return thirdParty(c)
+      ? vote('reject', 0.9, `${contradictions[0].reason}${more}, arriving by ${arrival(c)}`)
       : vote('reject', 0.7, `${contradictions[0].reason}${more}; may be a correction`)
   }
   const dup = findings.find((f) => f.kind === 'duplicate')

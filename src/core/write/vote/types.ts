@@ -1,5 +1,6 @@
 import type {TextReader} from './reading.js'
 import type {EngramConfig} from '../../store/config.js'
+import {isIndirectOrigin} from '../../memory/memory.js'
 
 export type Verdict = 'accept' | 'reject' | 'abstain'
 
@@ -81,6 +82,11 @@ export interface WriteCandidate {
   claim?: {origin: string}
   /** the origin is backed by the signature of the key that makes the proposal (the dream job's), not claimed */
   signedOrigin?: boolean
+  /**
+   * values a write claiming direct_chat states that no prompt the user typed in its session
+   * holds (session/prompts.ts): the claim is false, and the write is read as third-party text
+   */
+  unattested?: string[]
   /** the current curated file at that path, if any (an update) */
   baseBody?: string
 }
@@ -104,4 +110,18 @@ export interface VoteResult {
   votes: Vote[]
   flags: FlagHit[]
   summary: string
+}
+
+/**
+ * Third-party text: a write from an indirect origin, or one claiming direct_chat that states
+ * values no prompt the user typed in its session holds (session/prompts.ts). Every validator
+ * reads the second as it reads the first.
+ */
+export function thirdParty(c: Pick<WriteCandidate, 'origin' | 'unattested'>): boolean {
+  return isIndirectOrigin(c.origin) || (c.unattested?.length ?? 0) > 0
+}
+
+/** How the write's text arrived, as the vote's reasons say it. */
+export function arrival(c: Pick<WriteCandidate, 'origin' | 'unattested'>): string {
+  return !isIndirectOrigin(c.origin) && (c.unattested?.length ?? 0) > 0 ? `${c.origin} the user did not type` : c.origin
 }
