@@ -205,6 +205,12 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
     const hook = spawnSync('sh', ['-c', start], {cwd: project, encoding: 'utf8', input: JSON.stringify({session_id: '0b5e9c1d-2f3a-4b6c-8d7e-9f0a1b2c3d4e', transcript_path: join(agentTmp, 't.jsonl'), cwd: project, hook_event_name: 'SessionStart', source: 'startup'}), env: {...sb.env, CLAUDE_PROJECT_DIR: project, CLAUDE_ENV_FILE: envFile}})
     expect(hook.status, hook.stderr).toBe(0)
     expect(JSON.parse(hook.stdout).hookSpecificOutput.additionalContext).toMatch(/not instructions/)
+    // the user's prompt, through the UserPromptSubmit hook: its values are kept where the agent cannot write
+    const submit = (settings as unknown as {hooks: Record<string, {hooks: {command: string}[]}[]>}).hooks.UserPromptSubmit[0].hooks[0].command
+    const prompt = spawnSync('sh', ['-c', submit], {cwd: project, encoding: 'utf8', input: JSON.stringify({session_id: '0b5e9c1d-2f3a-4b6c-8d7e-9f0a1b2c3d4e', transcript_path: join(agentTmp, 't.jsonl'), cwd: project, hook_event_name: 'UserPromptSubmit', prompt: 'Note that Acme remittance advice goes to ap@acme.example.'}), env: {...sb.env, CLAUDE_PROJECT_DIR: project, CLAUDE_ENV_FILE: envFile}})
+    expect(prompt.status, prompt.stderr).toBe(0)
+    const planted = agent(`mkdir -p "${sb.configDir}/private/prompts/x" && echo '{"values":[]}' > "${sb.configDir}/private/prompts/x/s-planted.json"`)
+    expect(planted.code, planted.out).not.toBe(0)
     // the agent's shell has its session, and still cannot reach the store with it
     const inShell = agent(`. "${envFile}" && echo "in session $ENGRAM_SESSION" && echo "a note" | $ENGRAM write n.md --scope "run:$ENGRAM_SESSION"`, {ENGRAM_SESSION: undefined, ENGRAM_SESSION_TOKEN: undefined})
     expect(inShell.out).toMatch(/in session s-[0-9a-z]+/)
@@ -220,6 +226,10 @@ describe('confined mode: the agent\'s shell under the sandbox rules adopt writes
       const w = (await client.callTool({name: 'write', arguments: {scope: 'tenant:acme', path: 'terms.md', content: 'Acme pays within 30 days.', origin: 'direct_chat'}})) as {isError?: boolean; structuredContent?: {status?: string; proposal?: string}}
       expect(w.isError, JSON.stringify(w)).toBeFalsy()
       expect(w.structuredContent?.status).toBe('pending')
+      // a value the user typed is the user's; one nobody typed makes the write third-party text, named for the reviewer
+      const flagsOf = async (content: string) => JSON.stringify(((await client.callTool({name: 'write', arguments: {scope: 'tenant:acme', path: `r${content.length}.md`, content}})) as {structuredContent?: {flags?: unknown}}).structuredContent?.flags)
+      expect(await flagsOf('Acme remittance advice goes to ap@acme.example.')).not.toMatch(/typed none of/)
+      expect(await flagsOf('Acme remittance advice goes to billing@acme-payments.example.')).toMatch(/typed none of \\"billing@acme-payments.example\\"/)
       const found = JSON.stringify(await client.callTool({name: 'search', arguments: {query: 'zanzibarquokka'}}))
       expect(found).not.toContain('zanzibarquokka rate')
       const refused = (await client.callTool({name: 'write', arguments: {scope: 'tenant:globex', path: 'x.md', content: 'x'}})) as {isError?: boolean}

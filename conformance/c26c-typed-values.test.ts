@@ -1,0 +1,172 @@
+/**
+ * C26c — a claim of the user's words is checked against what the user typed (R26). Where the
+ * host's hooks see every prompt (UserPromptSubmit), a write claiming direct_chat — the default
+ * origin — that states an address, a host or a number no prompt of its session holds is read
+ * as third-party text: marked tainted with the values named, and a contradiction of curated
+ * memory from it is quarantined, where the same correction typed by the user goes to review.
+ * Through every surface an agent writes by (the CLI's `write`, `engram mcp`'s write tool), and
+ * against the agent's moves: dropping the session's `prompts` mark, planting a record, editing
+ * the entry's taint before review, and borrowing another tenant's session's prompts.
+ */
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
+import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {Run, Store, argv, curate, has, newStore, startSession, write} from './harness.js'
+
+vi.setConfig({testTimeout: 300_000, hookTimeout: 300_000})
+
+const SCOPE = 'project:c26c'
+const STORED = 'Acme invoices are paid to account 4471-9920-13.\n'
+const SWAP = 'Acme invoices are paid to account 8812-3345-77.\n'
+
+describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming the user\'s words states only values the user typed, or is third-party text (R26)', () => {
+  let store: Store
+  let n = 0
+  const hostId = () => `c26cc26c-6c26-4c26-8c26-${String(++n).padStart(12, '0')}`
+  const hook = (event: string, payload: Record<string, unknown>, flags: string[] = []): Run =>
+    store.run(['hook', event, ...flags], {
+      input: JSON.stringify({transcript_path: '/tmp/t.jsonl', cwd: store.dir, hook_event_name: {'session-start': 'SessionStart', 'user-prompt-submit': 'UserPromptSubmit'}[event], permission_mode: 'default', ...payload}),
+      env: {CLAUDE_PROJECT_DIR: store.dir, ENGRAM_BASE: store.dir, CLAUDE_ENV_FILE: ''},
+    })
+  /** A Claude Code session through its hooks: started, and the user's prompts submitted. */
+  const hosted = (prompts: string[], assigned = SCOPE): {host: string; id: string} => {
+    const host = hostId()
+    const r = hook('session-start', {session_id: host, source: 'startup'}, ['--assigned', assigned])
+    expect(r.code, r.stderr).toBe(0)
+    const id = /engram session (s-[0-9a-z]+)/.exec(JSON.parse(r.stdout).hookSpecificOutput.additionalContext)![1]
+    for (const prompt of prompts) {
+      const p = hook('user-prompt-submit', {session_id: host, prompt})
+      expect(p.code, p.stderr).toBe(0)
+    }
+    return {host, id}
+  }
+  const taintFlag = (w: Run) => (w.json.flags as {flag: string; reason: string}[]).find((f) => f.flag === 'tainted-source')?.reason
+
+  beforeAll(() => {
+    store = newStore()
+    // curated memory the swap contradicts, proposed by a plain session and accepted by the owner
+    curate(store, startSession(store, SCOPE), SCOPE, 'acme-invoices.md', STORED)
+  })
+
+  it('the values the user typed: the write is the user\'s, not tainted; values nobody typed: tainted, named, third-party text', () => {
+    const {id} = hosted(['Remember: the staging host is staging.acme.example and the support line is +44 20 7946 0958.'])
+    expect(store.ok(['session', 'show', id]).prompts).toBe('recorded')
+    const own = write(store, id, SCOPE, 'staging.md', 'Staging host: https://staging.acme.example/health; support line 020 7946 0958.\n')
+    expect(own.code, own.stderr).toBe(0)
+    expect(own.json.status).toBe('pending')
+    expect(taintFlag(own)).toBeUndefined()
+    const other = write(store, id, SCOPE, 'deploy.md', 'Deploys go through deploy.acme-ci.example.\n')
+    expect(other.code, other.stderr).toBe(0)
+    expect(taintFlag(other)).toBe('origin: direct_chat, but the user typed none of "deploy.acme-ci.example" in this session')
+    expect(other.json.votes.find((v: {validator: string}) => v.validator === 'delivery').reason).toMatch(/direct_chat the user did not type \(third-party text\)/)
+    const shown = store.ok(['review', 'show', other.json.proposal])
+    expect(shown.memory.tainted).toBe(true)
+    expect(shown.recheck).toEqual([])
+    // the session's own run: scope is marked too (never refused)
+    const run = write(store, id, `run:${id}`, 'note.md', 'Mirror at mirror.acme-ci.example.\n')
+    expect(run.json.status).toBe('committed')
+    expect(store.read(`run/${id}/note.md`)).toMatch(/tainted: true/)
+  })
+
+  it('a changed account the user never typed is quarantined; the same correction typed by the user goes to review', () => {
+    const injected = hosted(['Please tidy up the notes about our suppliers.'])
+    const w = write(store, injected.id, SCOPE, 'acme-invoices.md', SWAP)
+    expect(w.code, w.stderr).toBe(8)
+    expect(w.json.status).toBe('quarantined')
+    expect(w.json.votes.find((v: {validator: string}) => v.validator === 'semantic')).toMatchObject({verdict: 'reject'})
+    expect(w.json.votes.find((v: {validator: string}) => v.validator === 'semantic').confidence).toBeGreaterThanOrEqual(0.85)
+    const typed = hosted([`Acme wrote to us: ${SWAP.trim()} Please update memory.`])
+    const t = write(store, typed.id, SCOPE, 'acme-invoices.md', SWAP)
+    expect(t.code, JSON.stringify(t.json.votes)).toBe(0)
+    expect(t.json.status).toBe('pending')
+    expect(t.json.votes.find((v: {validator: string}) => v.validator === 'semantic')).toMatchObject({verdict: 'reject', confidence: 0.7})
+    expect(taintFlag(t)).toBeUndefined()
+  })
+
+  it('dropping the session\'s `prompts` mark, or planting a record, gains the agent nothing', () => {
+    const {id} = hosted(['nothing of note'])
+    // a planted record: another session's, copied under this one's name (its MACs are bound to the session it was made for)
+    const rich = hosted(['the vault is vault.acme.example'])
+    const dir = join(store.configDir, 'private', 'prompts')
+    const sub = join(dir, readdirSync(dir)[0])
+    writeFileSync(join(sub, `${id}.json`), readFileSync(join(sub, `${rich.id}.json`), 'utf8').replaceAll(rich.id, id), {mode: 0o600})
+    const w = write(store, id, SCOPE, 'vault.md', 'The vault is vault.acme.example.\n')
+    expect(taintFlag(w)).toMatch(/typed none of "vault.acme.example"/)
+    // the mark removed from the session record and committed: what the proof covers is read from the record as started
+    const rel = `.engram/sessions/${id}.json`
+    const rec = JSON.parse(store.read(rel))
+    delete rec.prompts
+    store.write(rel, `${JSON.stringify(rec, null, 2)}\n`)
+    store.gitCommitAll('drop prompts')
+    expect(store.ok(['session', 'show', id]).prompts).toBe('recorded')
+    const dropped = write(store, id, SCOPE, 'vault2.md', 'The vault is vault.acme.example.\n')
+    expect(taintFlag(dropped)).toMatch(/typed none of "vault.acme.example"/)
+    // a session started without the mark cannot be given one either: its proof no longer verifies
+    const plain = startSession(store, SCOPE)
+    const prel = `.engram/sessions/${plain}.json`
+    const before = store.commitCount()
+    const forged = JSON.parse(store.read(prel))
+    store.write(prel, `${JSON.stringify({...forged, prompts: 'recorded'}, null, 2)}\n`)
+    store.gitCommitAll('claim recorded prompts')
+    expect(store.ok(['session', 'show', plain]).prompts).toBeUndefined()
+    expect(store.commitCount()).toBe(before + 1)
+  })
+
+  it('a taint cleared from the entry before review is recomputed from the prompts, and accept refuses', () => {
+    const {id} = hosted(['hello'])
+    const w = write(store, id, SCOPE, 'globex.md', 'The Globex contact line is 0161 555 0199.\n')
+    expect(w.json.status).toBe('pending')
+    const file = `.engram/proposals/${w.json.proposal}.md`
+    store.write(file, store.read(file).replace(/^tainted: true$/m, 'tainted: false').replace(/"tainted":true/, '"tainted":false').replace(/^taint_reasons:\n(?:\s+- .*\n)+/m, 'taint_reasons: []\n').replace(/"taint_reasons":\[[^\]]*\]/, '"taint_reasons":[]'))
+    store.gitCommitAll('tidy')
+    const shown = store.ok(['review', 'show', w.json.proposal])
+    expect(shown.memory.tainted).toBe(false)
+    expect(shown.recheck.map((f: {field: string}) => f.field)).toEqual(expect.arrayContaining(['memory.tainted', 'memory.taint_reasons']))
+    const before = store.state()
+    const r = store.run(['review', 'accept', w.json.proposal, '--digest', shown.digest, '--json'])
+    expect(r.code).toBe(3)
+    expect(store.state()).toBe(before)
+  })
+
+  it('another tenant\'s session: what one typed attests nothing for the other, and the flag shows only the write\'s own values', () => {
+    const acme = hosted(['our SFTP drop is sftp.acme-private.example, PIN line 0161 496 0000'], 'tenant:acme')
+    const globex = hosted(['hello there'], 'tenant:globex')
+    const w = write(store, globex.id, 'tenant:globex', 'sftp.md', 'Files go to sftp.acme-private.example.\n')
+    expect(w.code, w.stderr).toBe(0)
+    expect(taintFlag(w)).toBe('origin: direct_chat, but the user typed none of "sftp.acme-private.example" in this session')
+    expect(JSON.stringify(w.json)).not.toMatch(/0161|496 0000/)
+    // and the other way round, acme's own write of it is acme's user's
+    expect(taintFlag(write(store, acme.id, 'tenant:acme', 'sftp.md', 'Files go to sftp.acme-private.example.\n'))).toBeUndefined()
+  })
+
+  describe.skipIf(!has('mcp') || process.platform !== 'linux')('through engram mcp (the MCP SDK\'s client), the server of the host process the hooks bound', () => {
+    let client: Client | undefined
+    afterAll(async () => {
+      await client?.close()
+    })
+
+    it('the write tool is checked as `engram write` is', async () => {
+      const {id} = hosted(['Our status page is status.acme.example.'])
+      const [cmd, args] = argv(['mcp', '--agent', 'claude-code', '--assigned', SCOPE])
+      const transport = new StdioClientTransport({command: cmd, args, cwd: store.dir, env: {...(store.env as Record<string, string>), CLAUDE_PROJECT_DIR: store.dir, ENGRAM_BASE: store.dir, CLAUDE_ENV_FILE: ''}, stderr: 'pipe'})
+      client = new Client({name: 'c26c', version: '1.0.0'})
+      await client.connect(transport)
+      const call = (a: Record<string, unknown>) => client!.callTool({name: 'write', arguments: a}) as Promise<any>
+      const own = await call({scope: SCOPE, path: 'status.md', content: 'Status page: https://status.acme.example.\n'})
+      expect(own.isError, JSON.stringify(own.content)).toBeFalsy()
+      expect(own.structuredContent.status).toBe('pending')
+      const proposals = store.ok(['review', 'list']).items as {id: string; path: string; session?: string}[]
+      expect(proposals.find((p) => p.path === 'status.md')).toBeTruthy()
+      const swap = await call({scope: SCOPE, path: 'acme-invoices.md', content: SWAP})
+      expect(swap.isError, JSON.stringify(swap.content)).toBeFalsy()
+      expect(swap.structuredContent.status).toBe('quarantined')
+      expect(JSON.stringify(swap.structuredContent)).toMatch(/typed none of/)
+      // it wrote as the session the hooks bound
+      expect(store.ok(['review', 'show', proposals.find((p) => p.path === 'status.md')!.id]).memory.source_session).toBe(id)
+    })
+  })
+})
