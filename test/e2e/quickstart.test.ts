@@ -81,6 +81,27 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     expect(r.stderr).toContain('may not read scope tenant:globex')
   }, 300_000)
 
+  it('the "What the user typed" block runs as written: the user\'s own values pass clean, one nobody typed is named', () => {
+    const home3 = tempDir('engram-home-')
+    const lines = blockAfter(README, '#### What the user typed').filter((l) => l.trim() !== '')
+    const bin = join(home3, '.bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
+    chmodSync(join(bin, 'engram'), 0o755)
+    const sb = sandbox()
+    const r = spawnSync('bash', ['-c', checkedScript(lines)], {
+      cwd: home3,
+      env: {...sb.env, HOME: home3, PATH: `${bin}:${sb.env.PATH}`, TMPDIR: home3},
+      input: '',
+      encoding: 'utf8',
+      timeout: 280_000,
+    })
+    const step = /QUICKSTART step (\d+)/.exec(r.stderr)?.[1]
+    expect(r.status, `${step === undefined ? '' : `failed at: ${lines[Number(step)]}\n`}${r.stderr}\n${r.stdout.slice(-3000)}`).toBe(0)
+    expect(r.stdout).toBe('["pending",["sensitive"]]\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n')
+    rmSync(home3, {recursive: true, force: true})
+  }, 300_000)
+
   it('the Sync block runs as written: two hosts, one remote, a proposal written on A accepted on B and served on A', () => {
     const home2 = tempDir('engram-home-')
     const lines = blockAfter(README, '### Sync: many hosts, one memory').filter((l) => l.trim() !== '')
