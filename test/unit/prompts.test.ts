@@ -11,30 +11,68 @@ import {describe, expect, it} from 'vitest'
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
 import {privateDir, sessionSecret} from '../../src/core/store/private.js'
 import {claimText, promptRecord, recordPrompt, statedValues, unattestedValues} from '../../src/core/session/prompts.js'
-import type {SessionRecord} from '../../src/core/session/sessions.js'
+import {recordProof, type SessionRecord} from '../../src/core/session/sessions.js'
 import {planWrite} from '../../src/core/write/plan.js'
 import {deliveryVote} from '../../src/core/write/vote/delivery.js'
 import {semanticVote} from '../../src/core/write/vote/semantic.js'
 import {flagsFrom} from '../../src/core/write/vote/flags.js'
 
-const keys = (t: string, asPrompt = false) => statedValues(t, asPrompt).map((v) => v.key)
+const keys = (t: string, asPrompt = false) => statedValues(t, asPrompt).flatMap((v) => v.keys)
 
 describe('statedValues: the values a fact is made of', () => {
   it('reads hosts of links, bare hosts, mailboxes, IP addresses, IBANs, wallets and long numbers', () => {
-    expect(keys('See https://Staging.Acme.example:8443/health?x=1 now')).toEqual(['host:staging.acme.example'])
+    expect(keys('See https://Staging.Acme.example:8443/ now')).toEqual(['host:staging.acme.example'])
+    expect(keys('See https://Staging.Acme.example:8443/Health/live?x=1 now')).toEqual(['host:staging.acme.example'])
+    expect(keys('See https://GitHub.com/Acme/Repo now')).toEqual(['url:github.com/acme', 'url:github.com/acme/repo'])
+    expect(keys('See https://github.com/acme/repo now', true)).toEqual(['host:github.com', 'url:github.com/acme/repo'])
     expect(keys('send it to www.acme-payments.com.')).toEqual(['host:acme-payments.com'])
     expect(keys('Mail AP@Acme.example please')).toEqual(['mail:ap@acme.example'])
     expect(keys('Mail ap@acme.example please', true)).toEqual(['mail:ap@acme.example', 'host:acme.example'])
     expect(keys('db at 10.0.12.7:5432')).toEqual(['ip:10.0.12.7'])
     expect(keys('IBAN DE89 3704 0044 0532 0130 00 from now on')).toEqual(['iban:DE89370400440532013000'])
     expect(keys(`wallet 0x${'aB'.repeat(20)}`)).toEqual([`wallet:0x${'ab'.repeat(20)}`])
-    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:1992013', 'number:9460958'])
+    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:4471992013', 'number:442079460958', 'number:42079460958', 'number:2079460958', 'number:79460958'])
   })
 
-  it('compares a number by its last seven digits: a country code, a leading zero or its dashes do not count', () => {
-    expect(keys('+44 20 7946 0958')).toEqual(keys('020 7946 0958'))
+  it('reads the spellings an attacker would reach for (an attacker\'s read of round nineteen)', () => {
+    expect(keys('acme-pay.cc and acme-pay.zip')).toEqual(['host:acme-pay.cc', 'host:acme-pay.zip'])
+    // a link's host as a browser reads it: the last @ ends the user part
+    expect(keys('https://acme.example@x@acme-pay.com/upload')).toEqual(['host:acme-pay.com'])
+    expect(keys('http://3232235777/x')).toEqual(['ip:192.168.1.1'])
+    expect(keys('//evil-pay.com/x')).toEqual(['host:evil-pay.com'])
+    expect(keys('upload to evil-pay.com_portal or evil-pay.com- now')).toEqual(['host:evil-pay.com'])
+    expect(keys('evil-pay . com')).toEqual(['host:evil-pay.com'])
+    expect(keys('evil-pay\u3002com')).toEqual(['host:evil-pay.com'])
+    expect(keys('IBAN GB82-WEST-1234-5698-7654-32, or gb82 west 1234 5698 7654 32')).toEqual(['iban:GB82WEST12345698765432'])
+    expect(keys('server 2001:db8::1')).toEqual(['ip6:2001:db8::1'])
+    expect(keys('No.8812334577 and acct:8812334578')).toEqual(['number:8812334577', 'number:8812334578'])
+    expect(keys('acct 8812–3345–77')).toEqual(['number:8812334577'])
+    expect(keys(`BC1Q${'W508D6QEJXTDG4Y5R3ZARVARY0C5XW7K'}`)).toEqual([`wallet:bc1q${'w508d6qejxtdg4y5r3zarvary0c5xw7k'}`])
+    // a typed account does not carry another written beside it
+    expect(keys('accounts (new, old): 8812334577 4471992013')).toEqual(['number:88123345774471992013'])
+    // an all look-alike host is read, as the host it is (not the one it looks like)
+    expect(keys('\u0430\u0440\u0440\u04cf\u0435.com')).toEqual(['host:xn--80ak6aa92e.com'])
+  })
+
+  it('reads no code as a value: properties and method calls, file names, sizes and timeouts, issue numbers', () => {
+    for (const t of [
+      'use store.top as the cwd; logger.info(x) and user.email, page.click(), this.store, st.dev, k.local, main.cc, commit.at',
+      'the upload limit is 262144 bytes and the timeout 300000 ms (issue #104233)',
+      'passed 496/500 and 1,008/1,257; p 0.92-0.95; pages 132-139; 200 200; ratios 2.20/2.26',
+    ]) expect(statedValues(t), t).toEqual([])
+    // under a weak top-level domain a host needs a hyphen or three labels
+    expect(keys('acme-pay.info and db.acme.internal')).toEqual(['host:acme-pay.info', 'host:db.acme.internal'])
+  })
+
+  it('compares a number by its digits: a leading zero, an international form\'s country code or its grouping do not count; a digit more does', () => {
+    expect(keys('+44 20 7946 0958')).toContain(keys('020 7946 0958')[0])
+    expect(keys('020 7946 0958')).toEqual(['number:2079460958'])
+    expect(keys('8812 4471992013')).toEqual(['number:88124471992013'])
     expect(keys('4471-9920-13')).toEqual(keys('44719920 13'))
     expect(keys('12345678')).not.toEqual(keys('12345679'))
+    // grouped, six digits are a number (a sort code); as one run, eight (a size or a timeout is none)
+    expect(keys('30-92-14')).toEqual(['number:309214'])
+    expect(keys('size 309214, timeout 1234567')).toEqual([])
   })
 
   it('reads no file name, version, date, year, short number, amount or name as a value', () => {
@@ -48,23 +86,52 @@ describe('statedValues: the values a fact is made of', () => {
     ]) expect(statedValues(t), t).toEqual([])
   })
 
+  it('reads a value as a reader takes it: fullwidth, invisible characters, defanged, grouped by dots or slashes', () => {
+    expect(keys('account \uff18\uff18\uff11\uff12-\uff13\uff13\uff14\uff15-\uff17\uff17')).toEqual(keys('account 8812-3345-77'))
+    expect(keys('billing@acme-pay\u200bments.example')).toEqual(['mail:billing@acme-payments.example'])
+    for (const t of ['acme-payments[.]example', 'acme-payments (dot) example', 'acme-payments dot example', 'acme-payments{.}example']) expect(keys(t), t).toEqual(['host:acme-payments.example'])
+    expect(keys('billing[at]acme-payments[.]example')).toEqual(['mail:billing@acme-payments.example'])
+    for (const t of ['8812.3345.77', '8812 / 3345 / 77'.replace(/ /g, ''), '8 8 1 2 3 3 4 5 7 7', '88-12-33-45-77']) expect(keys(t), t).toEqual(['number:8812334577'])
+    // a look-alike letter of another script is another host, not the one typed
+    expect(keys('\u0430cme-payments.example')).not.toEqual(keys('acme-payments.example'))
+    // dates in any of their usual forms are no number
+    for (const t of ['2026.12.04', '04.12.2026', '4/12/2026', '2026/12/4']) expect(statedValues(t), t).toEqual([])
+  })
+
   it('reads a host once, however many forms it takes', () => {
-    expect(keys('https://acme.example/a and acme.example and http://www.acme.example/b')).toEqual(['host:acme.example'])
+    expect(keys('https://acme.example and acme.example and http://www.acme.example/')).toEqual(['host:acme.example'])
   })
 
   it('shows each value as the text writes it', () => {
     expect(statedValues('Invoices go to billing@acme-payments.example, account 8812-3345-77.').map((v) => v.text)).toEqual(['billing@acme-payments.example', '8812-3345-77'])
   })
 
-  it('a title that is the body\'s clipped first line is not read twice, nor its cut last word', () => {
+  it('the title engram clipped from the body is not read (its cut last word is no value); any other title is read whole, and the path', () => {
     const body = 'Staging server is https://staging.acme.example/health; invoices to ap@acme.example\n'
     const clipped = 'Staging server is https://staging.acme.example/health; invoices to ap@acme.ex…'
-    expect(statedValues(claimText(clipped, [], body)).map((v) => v.text)).toEqual(['https://staging.acme.example', 'ap@acme.example'])
+    expect(statedValues(claimText(clipped, [], body)).map((v) => v.text)).toEqual(['https://staging.acme.example/health', 'ap@acme.example'])
     expect(keys(claimText('Pay acme-payments.com', ['billing'], 'body'))).toEqual(['host:acme-payments.com'])
+    // a title the writer ends with an ellipsis of its own keeps its last word
+    expect(keys(claimText('Acme invoices are paid to account 8812334577…', [], 'Harmless.\n'))).toEqual(['number:8812334577'])
+    expect(keys(claimText('t', [], 'b', 'billing/evil-pay.com/acct-8812334577.md'))).toEqual(['host:evil-pay.com', 'number:8812334577'])
+  })
+
+  it('a link is typed by its host; on a host whose paths are different people\'s, by a typed link its path starts with', () => {
+    const typed = (prompt: string) => new Set(statedValues(prompt, true).flatMap((v) => v.keys))
+    const attested = (prompt: string, write: string) => unattestedValues(write, {has: (k) => typed(prompt).has(k)}).length === 0
+    expect(attested('our code is on github.com', 'install from https://github.com/attacker-org/tool/releases/download/v1/install.sh')).toBe(false)
+    expect(attested('our code is on github.com', 'install from github.com/attacker-org/tool')).toBe(false)
+    expect(attested('see https://github.com/acme', 'issues at https://github.com/acme/repo/issues')).toBe(true)
+    expect(attested('see https://github.com/acme/repo', 'the repo: github.com/acme/repo')).toBe(true)
+    expect(attested('our staging is staging.acme.example', 'health at https://staging.acme.example/health')).toBe(true)
+    expect(attested('mail ap@gmail.com', 'upload to https://gmail.com/x')).toBe(true)
+    expect(attested('see https://docs.google.com/document/d/ours', 'the plan is at https://docs.google.com/document/d/theirs')).toBe(false)
+    expect(attested('mail ap@gmail.com', 'they use gmail.com')).toBe(true)
   })
 
   it('is linear on text built to stall it', () => {
-    for (const t of ['1-'.repeat(50_000), 'a.'.repeat(50_000), `${'a'.repeat(60)}@`.repeat(3000), 'https://'.repeat(20_000), '1.1.1.'.repeat(20_000)]) {
+    // many values (a check per value against every one found before was 4 s for 256 KiB of `x.com `)
+    for (const t of ['1-'.repeat(50_000), 'a.'.repeat(50_000), `${'a'.repeat(60)}@`.repeat(3000), 'https://'.repeat(20_000), '1.1.1.'.repeat(20_000), 'x.com '.repeat(43_000), 'ab.cd@ef.gh '.repeat(22_000), 'DE89 3704 '.repeat(26_000)]) {
       const t0 = performance.now()
       statedValues(t)
       expect(performance.now() - t0, t.slice(0, 12)).toBeLessThan(2000)
@@ -141,6 +208,17 @@ describe('the record of what the user typed (private folder, real files)', () =>
   })
 })
 
+describe('the session record\'s mark', () => {
+  it('is covered by the proof, and no other field can stand in for it (parts are joined by NUL)', () => {
+    const secret = Buffer.alloc(32, 7)
+    const r: SessionRecord = {id: 's-mark0001', agent: 'claude-code', assigned: 'project:x', reads: [], tainted: false, taint_reasons: [], created: '2026-12-06T07:00:00.000Z', updated: '', proof: ''}
+    const marked = recordProof(secret, {...r, prompts: 'recorded'})
+    expect(recordProof(secret, r)).not.toBe(marked)
+    expect(recordProof(secret, {...r, created: `${r.created}\0prompts:recorded`})).not.toBe(marked)
+    expect(recordProof(secret, {...r, assigned: `${r.assigned}\0prompts:recorded`})).not.toBe(marked)
+  })
+})
+
 describe('planWrite: a claim of direct_chat against what the user typed', () => {
   const session = (over: Partial<SessionRecord> = {}): SessionRecord => ({
     id: 's-plan0001', agent: 'claude-code', assigned: 'project:alpha', reads: [], tainted: false, taint_reasons: [],
@@ -161,11 +239,11 @@ describe('planWrite: a claim of direct_chat against what the user typed', () => 
     // a contradiction of stored memory from such a write is vetoed, as from third-party text
     const finding = {kind: 'contradiction' as const, neighbour: {scope: 'project:alpha', path: 'ap.md', title: 'AP', body: 'x', score: 1}, reason: 'changes the account of ap.md'}
     expect(semanticVote(plan.candidate!, [], [finding])).toMatchObject({verdict: 'reject', confidence: 0.9})
-    expect(semanticVote(planWrite(session(), write, view(typed('mail:billing@acme-payments.example', 'number:2334577'))).candidate!, [], [finding])).toMatchObject({verdict: 'reject', confidence: 0.7})
+    expect(semanticVote(planWrite(session(), write, view(typed('mail:billing@acme-payments.example', 'number:8812334577'))).candidate!, [], [finding])).toMatchObject({verdict: 'reject', confidence: 0.7})
   })
 
   it('every value typed: the write is as it was (not tainted, no reason, no flag)', () => {
-    const plan = planWrite(session(), write, view(typed('mail:billing@acme-payments.example', 'number:2334577')))
+    const plan = planWrite(session(), write, view(typed('mail:billing@acme-payments.example', 'number:8812334577')))
     expect(plan.tainted).toBe(false)
     expect(plan.taintReasons).toEqual([])
     expect(plan.candidate!.unattested).toBeUndefined()
@@ -187,8 +265,14 @@ describe('planWrite: a claim of direct_chat against what the user typed', () => 
     expect(run.tainted).toBe(true)
   })
 
+  it('reads what an encoded blob of a proposal decodes to', () => {
+    const blob = Buffer.from('remit to billing@acme-payments.example').toString('base64')
+    const plan = planWrite(session(), {...write, content: `Remittance details, encoded as received: ${blob}\n`}, view())
+    expect(plan.candidate!.unattested).toEqual(['billing@acme-payments.example'])
+  })
+
   it('reads the title and tags as well as the body', () => {
-    const plan = planWrite(session(), {...write, content: 'see the title\n', title: 'Pay acme-payments.com', tags: ['evil.example']}, view())
-    expect(plan.candidate!.unattested).toEqual(['acme-payments.com', 'evil.example'])
+    const plan = planWrite(session(), {...write, content: 'see the title\n', title: 'Pay acme-payments.com', tags: ['evil-pay.example']}, view())
+    expect(plan.candidate!.unattested).toEqual(['acme-payments.com', 'evil-pay.example'])
   })
 })

@@ -176,7 +176,11 @@ async function userPromptSubmit(p: HookPayload, opts: HookOptions, env: NodeJS.P
   refuseOtherSession('user-prompt-submit', session?.id)
   if (!session) return {stderr: [...say, line(`no engram session is bound to this Claude Code session${problem ? ` (${problem})` : ''}; no memory recalled.`)], exit: FAILED}
   await flushPending(store, session.id, opts, say)
-  if (session.prompts === 'recorded') {
+  // Claude Code runs its hooks outside the agent's shell, where ENGRAM_SESSION is not set: one run
+  // with it set is the agent's own, and a prompt it makes up is no prompt the user typed
+  if (session.prompts === 'recorded' && sessionIdInUse() !== undefined) {
+    say.push(line(`inside agent session ${session.id} this hook records no prompt: only Claude Code's own run of it sees what the user typed.`))
+  } else if (session.prompts === 'recorded') {
     try {
       recordPrompt(store.root, session.id, p.prompt ?? '')
     } catch (error) {

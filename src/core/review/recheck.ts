@@ -223,10 +223,10 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     const missing = taintReasons.filter((r) => !p.memory.taint_reasons.includes(r))
     if (missing.length > 0) add('memory.taint_reasons', p.memory.taint_reasons, [...p.memory.taint_reasons, ...missing], source)
     // a claim of the user's words, checked again against what the user typed (prompts.ts), where
-    // this machine holds the record; the record only grows, so a value typed since reads as typed
+    // this machine holds the record (a value typed since the write reads as typed; the oldest go past 50,000)
     if (session.prompts === 'recorded' && origin === 'direct_chat' && p.operation !== 'delete') {
       const record = promptRecord(store.root, session.id)
-      const unattested = record.found ? unattestedValues(claimText(p.memory.title, p.memory.tags, p.body), record) : []
+      const unattested = record.found ? unattestedValues(claimText(p.memory.title, p.memory.tags, p.body, p.path), record) : []
       if (unattested.length > 0) {
         const typed = `the values of the prompts the user typed in session ${session.id}`
         if (!p.memory.tainted && !tainted) add('memory.tainted', false, true, typed)

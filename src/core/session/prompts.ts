@@ -1,9 +1,12 @@
 import {lstatSync, mkdirSync, readFileSync} from 'node:fs'
+import {isIP} from 'node:net'
 import {join} from 'node:path'
+import {domainToASCII} from 'node:url'
 
 import {writeFileAtomic} from '../store/fsutil.js'
 import {ensurePrivateFolder, mac, privateDir, sessionSecret} from '../store/private.js'
 import {sha256Hex} from '../memory/hash.js'
+import {deriveTitle} from '../memory/memory.js'
 import {clip} from '../text/clip.js'
 
 /**
@@ -21,88 +24,243 @@ import {clip} from '../text/clip.js'
  * nobody what the user typed and cannot be filled in without the secret.
  */
 
-/** Top-level domains a bare host is read under; file extensions that are also TLDs (md, py, rs, sh, zip, …) are left out. */
-const HOST_TLDS = new Set(
-  ('com net org io ai dev app co me info biz xyz cloud tech online site store shop us uk de fr nl eu ca au jp cn ru br es it ch se no dk fi be at ie nz za mx kr tw hk sg in il ' +
-    'edu gov mil int internal corp local lan home example test invalid onion email link click live top club page tv gg ly fm to pro bank money pay finance').split(' '),
+/**
+ * Top-level domains a bare host (no scheme, no mailbox) is read under. Strong ones name hosts in
+ * prose and seldom end a name in code; weak ones are also common property and file names
+ * (`logger.info`, `store.top`, `user.email`, `page.click`, `main.cc`), so a bare host under one
+ * needs a hyphen or three labels (`acme-pay.info`, `db.acme.internal`). A link or a mailbox is
+ * read under any top-level domain.
+ */
+const STRONG_TLDS = new Set(
+  ('com net org io ai co us uk de fr nl eu ca au jp cn ru br es ch se dk fi ie nz za mx kr tw hk sg il ' +
+    'cz pt gr tr ro hu sk si hr bg ua by kz ar cl pe ve ec uy th vn my ph edu gov mil int biz xyz su vip icu tk cloud tech online site').split(' '),
+)
+const WEAK_TLDS = new Set(
+  ('info top at email local dev app page link run live click test to me in is it be no do go id tv fm gg ly pro home lan corp internal ' +
+    'example invalid onion pay money bank finance store shop club cc ws pw sh pl ps so rs zip mov').split(' '),
 )
 
 // Each pattern is linear: no nested quantifiers over the same characters.
-const URL_RE = /\b[a-z][a-z0-9+.-]{0,15}:\/\/(?:[^\s/?#@"'<>()[\]]{1,256}@)?([a-z0-9.-]{1,253})/gi
-const EMAIL_RE = /[a-z0-9._%+-]{1,64}@((?:[a-z0-9-]{1,63}\.){1,8}[a-z]{2,24})\b/gi
+const URL_TOKEN_RE = /\b[a-z][a-z0-9+.-]{0,15}:\/\/[^\s"'<>`\\]{1,2048}|(?<![\p{L}\p{N}_:/])\/\/[\p{L}\p{N}[][^\s"'<>`\\]{0,2047}/giu
+const EMAIL_RE = /[\p{L}\p{N}._%+-]{1,64}@((?:[\p{L}\p{N}-]{1,63}\.){1,8}(?:[a-z]{2,24}|xn--[a-z0-9-]{1,59}))(?![\p{L}\p{N}-]|\.[\p{L}\p{N}])/giu
 const IPV4_RE = /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/g
-const HOST_RE = /(?<![\w@./-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,8}([a-z]{2,24}))(?![\w-]|\.[a-z0-9])/gi
-const IBAN_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g
-const WALLET_RE = /\b(?:0x[0-9a-fA-F]{40}|bc1[ac-hj-np-z02-9]{25,62})\b/g
-// digits in groups of two or more joined by one space or dash (an account, a phone, a card); 6 digits at least
-const NUMBER_RE = /(?<![\w.,/:-])\+?\d{2,}(?:[ -]\d{2,}){0,7}(?![\w]|[.,/:-]\d)/g
-const DATE_RE = /^(?:\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$/
+const IPV6_RE = /(?<![\w:.])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])/gi
+const HOST_RE = /(?<![\p{L}\p{N}_@./-])((?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}([a-z]{2,24}))(?![\p{L}\p{N}]|\.[\p{L}\p{N}])(\/[^\s"'<>`\\]{0,2047})?/giu
+const IBAN_RE = /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b/gi
+const WALLET_RE = /\b(?:0x[0-9a-f]{40}|bc1[ac-hj-np-z02-9]{25,62})\b/gi
+// groups of digits joined by a space (up to three), a dot, a dash, a slash, or a comma before
+// three digits (an account, a phone, a card, a large amount, however grouped)
+const NUMBER_RE = /(?<![\p{L}\p{N}_#]|\p{N}[.,/:-])\+?\d+(?:(?:[ ]{1,3}|[./-]|,(?=\d{3}(?!\d)))\d+){0,15}(?![\p{L}\p{N}_]|[.,/:-]\d)/gu
+const DATE_RE = /^(?:\d{4}([-./])\d{1,2}\1\d{1,2}|\d{1,2}([-./])\d{1,2}\2\d{4}|(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$/
+const INVISIBLE = /[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g
+/** A trailing run a link does not end with in prose: `(see https://x.example/a).` */
+const TRAILING = /[.,;:!?)\]}'"*_]+$/
 
-/** One value a text states: the key it is compared by, and how the text writes it. */
+/**
+ * The text as a reader takes its values: compatibility forms as their plain characters (fullwidth
+ * digits, letters and full stops, mathematical letters), every dash as `-`, invisible characters
+ * gone, and a defanged host or address (`acme[.]example`, `acme (dot) example`, `acme . example`,
+ * `ap[at]acme.example`) as written plainly. A look-alike letter of another script stays itself:
+ * `аcme.example` with a Cyrillic а is another host than the one the user typed, and is read as one.
+ */
+function readable(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(INVISIBLE, '')
+    .replace(/[\u3002\uff61]/g, '.')
+    .replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, '-')
+    .replace(/[ \t]*[[({][ \t]*(?:\.|dot)[ \t]*[\])}][ \t]*/gi, '.')
+    .replace(/(?<=[\p{L}\p{N}])[ \t]+dot[ \t]+(?=[\p{L}\p{N}])/giu, '.')
+    .replace(/(?<=[\p{L}\p{N}])[ \t]+\.[ \t]+(?=[a-z]{2,24}\b)/giu, '.')
+    .replace(/[ \t]*[[({][ \t]*(?:@|at)[ \t]*[\])}][ \t]*/gi, '@')
+}
+
+/** One value a text states: how the text writes it, and the keys it is compared by (any one typed attests it). */
 export interface StatedValue {
-  key: string
+  keys: string[]
   text: string
 }
 
-const hostKey = (host: string) => `host:${host.toLowerCase().replace(/\.$/, '').replace(/^www\./, '')}`
+/** A host as its key: ASCII (an internationalised or look-alike name as punycode), lower-case, without `www.`. */
+function hostKey(host: string): string | undefined {
+  const ascii = domainToASCII(host.replace(/\.$/, '').toLowerCase())
+  return ascii ? `host:${ascii.replace(/^www\./, '')}` : undefined
+}
 
 /**
- * The values a text states, each with the key it is compared by: hosts (of links, and bare
- * under a known top-level domain), mailboxes, IPv4 addresses, IBANs, wallets, and numbers of
- * six digits or more (accounts, phones, cards; compared by their last seven digits, so a
- * country code or a leading zero does not count; dates are not numbers here). Amounts, names
- * and words are not values here. `asPrompt` also keys the domain of each mailbox as a host:
- * a user who typed `ap@acme.example` named acme.example too.
+ * Hosts whose paths belong to different people (code, paste and file hosting, documents, social
+ * sites): a user who names the host has not named everything under it.
  */
-export function statedValues(text: string, asPrompt = false): StatedValue[] {
-  const out = new Map<string, string>()
-  const add = (key: string, shown: string) => {
-    if (!out.has(key)) out.set(key, clip(shown, 60))
-  }
-  // spans already read as one value are not read again as a part of another
-  const taken: [number, number][] = []
-  const free = (a: number, b: number) => !taken.some(([x, y]) => a < y && b > x)
-  const take = (a: number, b: number) => taken.push([a, b])
+const PATH_SHARED = new Set(
+  ('github.com gist.github.com raw.githubusercontent.com objects.githubusercontent.com gitlab.com bitbucket.org codeberg.org sourceforge.net ' +
+    'pastebin.com paste.ee hastebin.com rentry.co controlc.com ghostbin.com termbin.com transfer.sh ' +
+    'docs.google.com drive.google.com sites.google.com forms.gle dropbox.com dl.dropboxusercontent.com onedrive.live.com 1drv.ms box.com mega.nz wetransfer.com we.tl ' +
+    'npmjs.com pypi.org hub.docker.com huggingface.co replit.com codepen.io jsfiddle.net glitch.com notion.so medium.com substack.com ' +
+    'twitter.com x.com linkedin.com youtube.com youtu.be reddit.com discord.com discord.gg t.me telegram.me facebook.com instagram.com tiktok.com ' +
+    's3.amazonaws.com storage.googleapis.com blob.core.windows.net bit.ly tinyurl.com t.co is.gd').split(' '),
+)
 
-  for (const m of text.matchAll(URL_RE)) {
-    const host = m[1].replace(/:\d+$/, '')
-    if (/[a-z]/i.test(host) && host.includes('.')) add(hostKey(host), m[0])
-    else if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(host)) add(`ip:${host}`, m[0])
-    take(m.index, m.index + m[0].length)
+/**
+ * What a link names: its host, and where it has a path, every prefix of the path (lower-case, by
+ * segments). A write's link is typed when the user typed its host — or, on a host whose paths
+ * are different people's (PATH_SHARED), a link on it whose path the write's path starts with
+ * (`github.com/acme` attests `github.com/acme/repo/issues`; `github.com` alone does not attest
+ * `github.com/attacker/tool`, nor `docs.google.com/document/d/ours` another document).
+ */
+function linkKeys(link: string): {host?: string; paths: string[]; shared?: boolean} {
+  let u: URL
+  try {
+    u = new URL(link.startsWith('//') ? `http:${link}` : link)
+  } catch {
+    return {paths: []}
+  }
+  const name = u.hostname
+  if (!name) return {paths: []}
+  const host = name.startsWith('[') ? `ip6:${name.slice(1, -1)}` : /^\d{1,3}(?:\.\d{1,3}){3}$/.test(name) ? `ip:${name}` : hostKey(name)
+  if (!host) return {paths: []}
+  const segments = u.pathname.toLowerCase().split('/').filter((s) => s !== '')
+  const base = host.slice(host.indexOf(':') + 1)
+  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: PATH_SHARED.has(base)}
+}
+
+/**
+ * A number's keys: its digits without leading zeros (`020 7946 0958` is `02079460958` is
+ * `2079460958`); written in the international form (`+44 20 7946 0958`), also without its country
+ * code of one to three digits, so that the same phone written either way is one number. Any
+ * other digit more or less is another number: an account with a digit put in front is not the
+ * account the user typed.
+ */
+function numberKeys(shown: string): string[] {
+  const digits = shown.replace(/\D/g, '').replace(/^0+/, '')
+  const keys = [`number:${digits}`]
+  if (shown.startsWith('+')) {
+    for (let cc = 1; cc <= 3 && digits.length - cc >= 6; cc++) keys.push(`number:${digits.slice(cc).replace(/^0+/, '')}`)
+  }
+  return keys
+}
+
+/**
+ * A range, a ratio or a decimal, not an identifier: two short groups (`132-139`, `496/500`,
+ * `200 200`, `2.20`), a ratio of two numbers (`1,008/1,257`), decimals with another separator
+ * (`0.92-0.95`).
+ */
+function measure(shown: string): boolean {
+  const groups = shown.split(/\D+/).filter((g) => g !== '')
+  if (groups.length === 2 && groups.every((g) => g.length <= 4)) return true
+  if (shown.split('/').length === 2) return true
+  return shown.includes('.') && /[-/ ]/.test(shown)
+}
+
+/** An IBAN whose check digits hold (ISO 13616, mod 97): a random code of the same shape is none. */
+function ibanHolds(iban: string): boolean {
+  const moved = `${iban.slice(4)}${iban.slice(0, 4)}`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55))
+  let r = 0
+  for (const d of moved) r = (r * 10 + Number(d)) % 97
+  return r === 1
+}
+
+/**
+ * The values a text states (read as `readable` says), each with the keys it is compared by:
+ * links (by host and path), hosts (bare under a known top-level domain), mailboxes, IPv4 and IPv6
+ * addresses, IBANs, wallets, and numbers — of six digits or more when grouped (an account, a
+ * phone, a card, a sort code, a large amount), eight or more when written as one run (so that
+ * code's sizes and timeouts are no value) — compared by their digits, a leading zero or an
+ * international form's country code aside (numberKeys); dates and `#123456` references are not
+ * numbers here. Names, words
+ * and small amounts are not values. `asPrompt` reads a prompt: the domain of each mailbox is
+ * keyed as a host too (a user who typed `ap@acme.example` named acme.example), and a link as its
+ * host and each of its path prefixes.
+ */
+export function statedValues(written: string, asPrompt = false): StatedValue[] {
+  const text = readable(written)
+  const out = new Map<string, StatedValue>()
+  const add = (keys: string[], shown: string) => {
+    if (keys.length === 0) return
+    const id = keys.join('\n')
+    if (!out.has(id)) out.set(id, {keys, text: clip(shown, 60)})
+  }
+  // as a prompt every key stands alone: each is something the user typed
+  const addEach = (keys: string[], shown: string) => {
+    if (asPrompt) for (const k of keys) add([k], shown)
+    else add(keys, shown)
+  }
+  // spans already read as one value are not read again as a part of another (a mask: each
+  // check costs the match's length, so the whole stays linear however many values there are)
+  const taken = new Uint8Array(text.length)
+  const free = (a: number, b: number) => {
+    for (let i = a; i < b; i++) if (taken[i]) return false
+    return true
+  }
+  const take = (a: number, b: number) => taken.fill(1, a, b)
+  const link = (token: string, shown: string) => {
+    const {host, paths, shared} = linkKeys(token)
+    if (!host) return
+    // a prompt's link names its host and its whole path; a write's link is typed by its host, or
+    // on a shared host by a typed link whose path its own path starts with
+    if (asPrompt) addEach(paths.length > 0 ? [host, paths.at(-1)!] : [host], shown)
+    else add(shared && paths.length > 0 ? paths : [host], shown)
+  }
+
+  for (const m of text.matchAll(URL_TOKEN_RE)) {
+    const token = m[0].replace(TRAILING, '')
+    link(token, token)
+    take(m.index, m.index + token.length)
   }
   for (const m of text.matchAll(EMAIL_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
-    add(`mail:${m[0].toLowerCase()}`, m[0])
-    if (asPrompt) add(hostKey(m[1]), m[1])
+    const domain = hostKey(m[1])
+    if (!domain) continue
+    add([`mail:${m[0].slice(0, m[0].lastIndexOf('@')).toLowerCase()}@${domain.slice(5)}`], m[0])
+    if (asPrompt) add([domain], m[1])
     take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(WALLET_RE)) {
-    add(`wallet:${m[0].toLowerCase()}`, m[0])
+    if (!free(m.index, m.index + m[0].length)) continue
+    add([`wallet:${m[0].toLowerCase()}`], m[0])
     take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(IBAN_RE)) {
-    if (!free(m.index, m.index + m[0].length)) continue
-    add(`iban:${m[0].replace(/ /g, '')}`, m[0])
+    const iban = m[0].replace(/[ -]/g, '').toUpperCase()
+    if (!free(m.index, m.index + m[0].length) || !ibanHolds(iban)) continue
+    add([`iban:${iban}`], m[0])
     take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(IPV4_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
     if (m.slice(1, 5).some((o) => Number(o) > 255)) continue
-    add(`ip:${m[0]}`, m[0])
+    add([`ip:${m[0]}`], m[0])
+    take(m.index, m.index + m[0].length)
+  }
+  for (const m of text.matchAll(IPV6_RE)) {
+    if (!free(m.index, m.index + m[0].length) || !/[0-9a-f]/i.test(m[0]) || isIP(m[0]) !== 6) continue
+    const {host} = linkKeys(`http://[${m[0]}]/`)
+    if (host) add([host], m[0])
     take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(HOST_RE)) {
-    if (!free(m.index, m.index + m[0].length) || !HOST_TLDS.has(m[2].toLowerCase())) continue
-    add(hostKey(m[1]), m[0])
-    take(m.index, m.index + m[0].length)
+    if (!free(m.index, m.index + m[1].length)) continue
+    const tld = m[2].toLowerCase()
+    const name = m[1]
+    const strong = STRONG_TLDS.has(tld) || (WEAK_TLDS.has(tld) && (name.includes('-') || name.split('.').length >= 3))
+    // a method call (`logger.info(`) is code, not a host
+    if (!strong || text[m.index + m[0].length] === '(') continue
+    // a host with a path is a link without its scheme (`github.com/attacker/tool`)
+    const token = m[3] && m[3].replace(TRAILING, '').length > 1 ? m[0].replace(TRAILING, '') : name
+    if (token !== name) link(`http://${token}`, token)
+    else {
+      const key = hostKey(name)
+      if (key) add([key], name)
+    }
+    take(m.index, m.index + token.length)
   }
   for (const m of text.matchAll(NUMBER_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
-    const digits = m[0].replace(/\D/g, '')
-    if (digits.length < 6 || DATE_RE.test(m[0])) continue
-    add(`number:${digits.slice(-7)}`, m[0])
+    const shown = m[0]
+    const digits = shown.replace(/\D/g, '')
+    if (digits.length < (/\d\D+\d/.test(shown) ? 6 : 8) || DATE_RE.test(shown) || measure(shown)) continue
+    addEach(numberKeys(shown), shown)
   }
-  return [...out].map(([key, shown]) => ({key, text: shown}))
+  return [...out.values()]
 }
 
 /** What a session's prompts hold, as the write path asks it. */
@@ -161,10 +319,12 @@ export function recordPrompt(storeRoot: string, session: string, prompt: string)
   const values = new Set(have?.values ?? [])
   const found = statedValues(prompt.slice(0, MAX_PROMPT_CHARS), true)
   for (const v of found) {
-    const m = keyMac(secret, session, v.key)
-    // a value typed again moves to the newest end
-    values.delete(m)
-    values.add(m)
+    for (const key of v.keys) {
+      const m = keyMac(secret, session, key)
+      // a value typed again moves to the newest end
+      values.delete(m)
+      values.add(m)
+    }
   }
   const kept = [...values].slice(-MAX_KEYS)
   const record: StoredRecord = {store: storeRoot, session, prompts: (have?.prompts ?? 0) + 1, values: kept, updated: new Date().toISOString()}
@@ -187,19 +347,19 @@ export function promptRecord(storeRoot: string, session: string): PromptRecord {
 }
 
 /**
- * What a write's claim of direct_chat is checked on: its title, tags and body (redacted). A
- * title that is the body's first line (the default) is not read twice, and a clipped title's
- * last, cut word is not read (`ap@acme.ex…` is no value of its own).
+ * What a write's claim of direct_chat is checked on: its path (its folders and name), title, tags
+ * and body (redacted). A title engram made from the body's first line (the default, clipped at 80
+ * characters) is not read: its values are the body's, and a clipped one would be cut
+ * (`ap@acme.ex…`). Any other title is read whole, an ellipsis the writer typed included.
  */
-export function claimText(title: string, tags: readonly string[], body: string): string {
-  const whole = title.endsWith('…') ? title.slice(0, -1).replace(/\S*$/, '') : title
-  const t = body.includes(title.endsWith('…') ? title.slice(0, -1) : title) ? '' : whole
-  return `${t}\n${tags.join(' ')}\n${body}`
+export function claimText(title: string, tags: readonly string[], body: string, path = ''): string {
+  const t = title === deriveTitle(body) ? '' : title
+  return `${path.replace(/\.md$/, '').replace(/\//g, ' ')}\n${t}\n${tags.join(' ')}\n${body}`
 }
 
 /** The values of a write's text (claimText) that no prompt of the session holds, as the text writes them. */
 export function unattestedValues(text: string, record: Pick<PromptRecord, 'has'>): string[] {
-  return statedValues(text).filter((v) => !record.has(v.key)).map((v) => v.text)
+  return statedValues(text).filter((v) => !v.keys.some((k) => record.has(k))).map((v) => v.text)
 }
 
 /** The taint reason of a direct_chat write stating values no prompt holds (frontmatter, review, recheck). */

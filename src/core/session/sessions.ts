@@ -75,9 +75,12 @@ export function parseRecord(text: string, label: string): SessionRecord {
 }
 
 /** What a session record's proof covers: everything that decides what the session may do. */
-function recordProof(secret: Buffer, r: SessionRecord): string {
-  // a record made before prompts were recorded has the proof it had (no field, no part)
-  return mac(secret, 'engram-session-record', r.id, r.agent, r.assigned, r.reads.join(','), r.created, ...(r.prompts ? [`prompts:${r.prompts}`] : []))
+export function recordProof(secret: Buffer, r: SessionRecord): string {
+  // A record made before prompts were recorded has the proof it had. One that records them is
+  // proved under a label of its own: parts are joined by NUL, so a part that adds `\0prompts:…`
+  // to `created` must not make a record without the mark carry the proof of one with it.
+  const label = r.prompts ? `engram-session-record/prompts:${r.prompts}` : 'engram-session-record'
+  return mac(secret, label, r.id, r.agent, r.assigned, r.reads.join(','), r.created)
 }
 
 /** One answer for a session that does not exist and one this caller may not see. */

@@ -189,8 +189,11 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   // A claim of the user's words, checked against what the user typed where the harness records
   // it: a value no prompt holds came from elsewhere, and the write is third-party text. A session
   // whose record is missing has no prompt on record (fail closed).
+  // A proposal's text is read as the vote reads it (prepare.ts): what encoded blobs decode to
+  // states values too. The direct route (the session's own run: notes) reads the text as written.
+  const norm = route === 'direct' ? undefined : prepared.view ?? candidateView(prepared.rawView, body, extra)
   const unattested = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
-    ? unattestedValues(claimText(title, tags, body), view.prompts ?? {has: () => false})
+    ? unattestedValues([claimText(title, tags, body, path), ...(norm?.decoded ?? [])].join('\n'), view.prompts ?? {has: () => false})
     : []
   if (unattested.length > 0) {
     tainted = true
@@ -205,7 +208,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   if (route === 'direct') return plan
 
   // Proposal route: flags and the vote decide between the review queue and quarantine.
-  const norm = prepared.view ?? candidateView(prepared.rawView, body, extra)
+  if (!norm) throw new Error('planWrite: a proposal without its text read')
   plan.candidate = {
     scope, path, operation: existing ? 'update' : 'create', title, tags, body, normalised: norm,
     origin, author: session.agent,
