@@ -81,47 +81,38 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     expect(r.stderr).toContain('may not read scope tenant:globex')
   }, 300_000)
 
-  it('the "What the user typed" block runs as written: the user\'s own values pass clean, one nobody typed is named', () => {
-    const home3 = tempDir('engram-home-')
-    const lines = blockAfter(README, '#### What the user typed').filter((l) => l.trim() !== '')
-    const bin = join(home3, '.bin')
+  /** A README block under `heading`, line by line in one bash, in a fresh home with the built CLI as `engram`; its output, once every line exited as announced. */
+  function runBlock(heading: string, opts: {ownTmp?: boolean} = {}): string {
+    const dir = tempDir('engram-home-')
+    const lines = blockAfter(README, heading).filter((l) => l.trim() !== '')
+    const bin = join(dir, '.bin')
     mkdirSync(bin)
     writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
     chmodSync(join(bin, 'engram'), 0o755)
     const sb = sandbox()
     const r = spawnSync('bash', ['-c', checkedScript(lines)], {
-      cwd: home3,
-      env: {...sb.env, HOME: home3, PATH: `${bin}:${sb.env.PATH}`, TMPDIR: home3},
+      cwd: dir,
+      env: {...sb.env, HOME: dir, PATH: `${bin}:${sb.env.PATH}`, ...(opts.ownTmp ? {TMPDIR: dir} : {})},
       input: '',
       encoding: 'utf8',
       timeout: 280_000,
     })
     const step = /QUICKSTART step (\d+)/.exec(r.stderr)?.[1]
     expect(r.status, `${step === undefined ? '' : `failed at: ${lines[Number(step)]}\n`}${r.stderr}\n${r.stdout.slice(-3000)}`).toBe(0)
-    expect(r.stdout).toBe('["pending",["sensitive"]]\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n')
-    rmSync(home3, {recursive: true, force: true})
+    rmSync(dir, {recursive: true, force: true})
+    return r.stdout
+  }
+
+  it('the "What the user typed" block runs as written: the user\'s own values pass clean, one nobody typed is named', () => {
+    // mktemp's folders go inside the home the block runs in, removed with it
+    const out = runBlock('#### What the user typed', {ownTmp: true})
+    expect(out).toBe('["pending",["sensitive"]]\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n')
   }, 300_000)
 
   it('the Sync block runs as written: two hosts, one remote, a proposal written on A accepted on B and served on A', () => {
-    const home2 = tempDir('engram-home-')
-    const lines = blockAfter(README, '### Sync: many hosts, one memory').filter((l) => l.trim() !== '')
-    const bin = join(home2, '.bin')
-    mkdirSync(bin)
-    writeFileSync(join(bin, 'engram'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
-    chmodSync(join(bin, 'engram'), 0o755)
-    const sb = sandbox()
-    const r = spawnSync('bash', ['-c', checkedScript(lines)], {
-      cwd: home2,
-      env: {...sb.env, HOME: home2, PATH: `${bin}:${sb.env.PATH}`},
-      input: '',
-      encoding: 'utf8',
-      timeout: 280_000,
-    })
-    const step = /QUICKSTART step (\d+)/.exec(r.stderr)?.[1]
-    expect(r.status, `${step === undefined ? '' : `failed at: ${lines[Number(step)]}\n`}${r.stderr}\n${r.stdout.slice(-3000)}`).toBe(0)
-    expect(r.stdout).toMatch(/Acme renews in March/)
-    expect(r.stdout).toMatch(/^accepted [0-9a-z]+: create tenant:acme\/billing\.md v1/m)
-    expect(r.stdout).toMatch(/ok: 1 curated file\(s\) verified\n$/)
-    rmSync(home2, {recursive: true, force: true})
+    const out = runBlock('### Sync: many hosts, one memory')
+    expect(out).toMatch(/Acme renews in March/)
+    expect(out).toMatch(/^accepted [0-9a-z]+: create tenant:acme\/billing\.md v1/m)
+    expect(out).toMatch(/ok: 1 curated file\(s\) verified\n$/)
   }, 300_000)
 })
