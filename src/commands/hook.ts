@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {readFileSync} from 'node:fs'
 
 import {EngramCommand} from '../cli/base.js'
 import {runHook} from '../agent/claude-code/hook.js'
@@ -35,7 +34,13 @@ export default class Hook extends EngramCommand {
 
   async run() {
     const {args, flags} = await this.parse(Hook)
-    const input = process.stdin.isTTY ? '' : readFileSync(0, 'utf8')
+    // read as a stream: a synchronous read of fd 0 fails (EAGAIN) on a non-blocking pipe
+    let input = ''
+    if (!process.stdin.isTTY) {
+      const chunks: Buffer[] = []
+      for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+      input = Buffer.concat(chunks).toString('utf8')
+    }
     const answer = await runHook(args.event as HookEvent, input, {
       base: flags.base,
       agent: flags.agent,

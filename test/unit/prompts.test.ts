@@ -35,7 +35,7 @@ describe('statedValues: the values a fact is made of', () => {
   })
 
   it('reads the spellings an attacker would reach for (an attacker\'s read of round nineteen)', () => {
-    expect(keys('acme-pay.cc and acme-pay.zip')).toEqual(['host:acme-pay.cc', 'host:acme-pay.zip'])
+    expect(keys('acme-pay.cc, acme-billing.support and pay.acme-billing.cfd')).toEqual(['host:acme-pay.cc', 'host:acme-billing.support', 'host:pay.acme-billing.cfd'])
     // a link's host as a browser reads it: the last @ ends the user part
     expect(keys('https://acme.example@x@acme-pay.com/upload')).toEqual(['host:acme-pay.com'])
     expect(keys('http://3232235777/x')).toEqual(['ip:192.168.1.1'])
@@ -49,9 +49,33 @@ describe('statedValues: the values a fact is made of', () => {
     expect(keys('acct 8812–3345–77')).toEqual(['number:8812334577'])
     expect(keys(`BC1Q${'W508D6QEJXTDG4Y5R3ZARVARY0C5XW7K'}`)).toEqual([`wallet:bc1q${'w508d6qejxtdg4y5r3zarvary0c5xw7k'}`])
     // a typed account does not carry another written beside it
-    expect(keys('accounts (new, old): 8812334577 4471992013')).toEqual(['number:88123345774471992013'])
+    expect(keys('accounts (new, old): 8812334577 4471992013')).toEqual(['number:8812334577', 'number:4471992013'])
+    expect(unattestedValues('accounts (new, old): 8812334577 4471992013', {has: (k) => k === 'number:4471992013'})).toEqual(['8812334577'])
     // an all look-alike host is read, as the host it is (not the one it looks like)
     expect(keys('\u0430\u0440\u0440\u04cf\u0435.com')).toEqual(['host:xn--80ak6aa92e.com'])
+  })
+
+  it('reads what a second attacker\'s read got past the first mending', () => {
+    const written = (t: string) => statedValues(t).map((v) => v.keys.join('|'))
+    // a link a parser refuses still names its host; what a link's path and query hold is read
+    for (const t of ['https://evil-pay.com:99999/pay', 'https://evil-pay.com%/pay', 'https://evil-pay.com^/x']) expect(written(t), t).toEqual(['host:evil-pay.com'])
+    expect(written('https://acme.com/pay?to=billing@evil-pay.com&iban=DE89370400440532013000')).toEqual(['host:acme.com', 'mail:billing@evil-pay.com', 'iban:DE89370400440532013000'])
+    expect(written('https://acme.com/r/https://evil-pay.com/login')).toEqual(['host:acme.com', 'host:evil-pay.com'])
+    // a backslash is a slash to a browser: no way back up a typed path
+    expect(unattestedValues('https://github.com/acme\\..\\attacker\\tool', {has: (k) => k === 'url:github.com/acme'})).toHaveLength(1)
+    expect(unattestedValues('ghcr.io/attacker/backdoor:latest', {has: (k) => k === 'host:ghcr.io'})).toHaveLength(1)
+    // any top-level domain with a hyphen or three labels, an internationalised one always
+    for (const t of ['evil-pay.sbs', 'evil-pay.онлайн', 'evilpay.рф']) expect(written(t), t).toHaveLength(1)
+    // escapes and markup a reader or a model undoes
+    for (const t of ['evil-pay\\.com', 'https:\\/\\/evil-pay.com\\/x', 'evil-pay&#46;com', 'evil-pay&#x2e;com', 'evil-pay&period;com', '**evil-pay**.com', 'evil-pay<!-- -->.com', 'evil-pay .com', 'evil-pay<b></b>.com']) expect(written(t), t).toEqual(['host:evil-pay.com'])
+    for (const t of ['billing\\@evil-pay.com', 'billing%40evil-pay%2Ecom', 'billing @evil-pay.com']) expect(written(t), t).toEqual(['mail:billing@evil-pay.com'])
+    // phones with an area code in brackets; two groups that are no range, ratio, decimal or date
+    expect(written('(415) 555-0132')).toEqual(['number:4155550132'])
+    for (const t of ['6123 4567', '5550-0132', '8812-33-45', '12.34.5678', '19-2000145399/0800', '4471.9920-13']) expect(written(t), t).toHaveLength(1)
+    // glued to a word, behind a #, or grouped by a spaced dash, an apostrophe or an underscore
+    for (const t of ['EUR8812334577', 'acct8812334577', '#8812334577', '8812 - 3345 - 77', "8'812'334'577", '8_812_334_577']) expect(written(t), t).toEqual(['number:8812334577'])
+    for (const t of ['IBANDE89370400440532013000', 'DE89.3704.0044.0532.0130.00']) expect(written(t), t).toEqual(['iban:DE89370400440532013000'])
+    expect(written('ltc1qg82tjcvnlgfp7kpgh4w5kz0gyrxm9y3g7qjzsl')).toHaveLength(1)
   })
 
   it('reads no code as a value: properties and method calls, file names, sizes and timeouts, issue numbers', () => {
@@ -59,6 +83,9 @@ describe('statedValues: the values a fact is made of', () => {
       'use store.top as the cwd; logger.info(x) and user.email, page.click(), this.store, st.dev, k.local, main.cc, commit.at',
       'the upload limit is 262144 bytes and the timeout 300000 ms (issue #104233)',
       'passed 496/500 and 1,008/1,257; p 0.92-0.95; pages 132-139; 200 200; ratios 2.20/2.26',
+      'listens on 127.0.0.1 and 0.0.0.0 and ::1; version 1.0.0.0; driver 535.104.05; ports 30000-32767',
+      'run-tests.sh docker-entrypoint.sh libfoo-bar.so release-1.2.zip config.h.in best.pt main.js.br',
+      'a day is 86400000 ms, the cap 268435456 bytes, the epoch 1700000000; ported it to dot net core',
     ]) expect(statedValues(t), t).toEqual([])
     // under a weak top-level domain a host needs a hyphen or three labels
     expect(keys('acme-pay.info and db.acme.internal')).toEqual(['host:acme-pay.info', 'host:db.acme.internal'])

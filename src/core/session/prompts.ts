@@ -25,36 +25,66 @@ import {clip} from '../text/clip.js'
  */
 
 /**
- * Top-level domains a bare host (no scheme, no mailbox) is read under. Strong ones name hosts in
- * prose and seldom end a name in code; weak ones are also common property and file names
- * (`logger.info`, `store.top`, `user.email`, `page.click`, `main.cc`), so a bare host under one
- * needs a hyphen or three labels (`acme-pay.info`, `db.acme.internal`). A link or a mailbox is
- * read under any top-level domain.
+ * Top-level domains a bare host (no scheme, no mailbox) is read under. A name of two labels
+ * (`acme-pay.com`, `evilpay.рф`) is read under a common one, or any internationalised one; a name
+ * with a hyphen or three labels (`acme-billing.support`, `db.acme.internal`) under any — but a file
+ * extension (`run-tests.sh`, `config.h.in`), and under a top-level domain that is also a common
+ * name in code (`logger.info`, `store.top`, `user.email`, `page.click`) only with a hyphen or
+ * three labels. A link or a mailbox is read under any top-level domain.
  */
 const STRONG_TLDS = new Set(
   ('com net org io ai co us uk de fr nl eu ca au jp cn ru br es ch se dk fi ie nz za mx kr tw hk sg il ' +
-    'cz pt gr tr ro hu sk si hr bg ua by kz ar cl pe ve ec uy th vn my ph edu gov mil int biz xyz su vip icu tk cloud tech online site').split(' '),
+    'cz gr tr ro hu sk si hr bg ua by kz ar pe ve ec uy th vn my ph edu gov mil int biz xyz su vip icu tk cloud tech online site ' +
+    'pay money bank finance eth').split(' '),
 )
-const WEAK_TLDS = new Set(
-  ('info top at email local dev app page link run live click test to me in is it be no do go id tv fm gg ly pro home lan corp internal ' +
-    'example invalid onion pay money bank finance store shop club cc ws pw sh pl ps so rs zip mov').split(' '),
+/** File extensions that are also top-level domains or look like them: never a bare host's end. */
+const FILE_EXTS = new Set(
+  ('sh so zip in br pt cl js ts py rs md go rb pl pm cs ps h c cpp hpp java kt swift yml yaml json toml lock txt log csv tsv xml html htm css ' +
+    'scss less svg png jpg jpeg gif webp ico pdf doc docx xls xlsx ppt pptx gz tgz bz2 xz rar tar jar war deb rpm apk exe dll bin dat db sqlite ' +
+    'env ini cfg conf bak tmp swp mjs cjs jsx tsx vue lua sql proto pem crt key pub asc sig map wasm lib out ipynb pth onnx pkl ckpt whl egg gem ' +
+    'mk am ac patch diff mov mp4 mp3 wav avi mkv tf hcl nix mod sum dockerfile').split(' '),
 )
+/** Stop words that end no host's first label in prose: "ported it to dot net" is no host. */
+const STOP_BEFORE_DOT = new Set('to the a an and or of in on at for with from by into as is it this that'.split(' '))
 
 // Each pattern is linear: no nested quantifiers over the same characters.
-const URL_TOKEN_RE = /\b[a-z][a-z0-9+.-]{0,15}:\/\/[^\s"'<>`\\]{1,2048}|(?<![\p{L}\p{N}_:/])\/\/[\p{L}\p{N}[][^\s"'<>`\\]{0,2047}/giu
-const EMAIL_RE = /[\p{L}\p{N}._%+-]{1,64}@((?:[\p{L}\p{N}-]{1,63}\.){1,8}(?:[a-z]{2,24}|xn--[a-z0-9-]{1,59}))(?![\p{L}\p{N}-]|\.[\p{L}\p{N}])/giu
+// a link is read to 256 characters at most: its host and the start of its path name it (the rest
+// is read as text), and a text of links glued end to end stays linear
+const URL_TOKEN_RE = /\b[a-z][a-z0-9+.-]{0,15}:[/\\]{2}[^\s"'<>`]{1,256}|(?<![\p{L}\p{N}_:/\\])[/\\]{2}[\p{L}\p{N}[][^\s"'<>`]{0,255}/giu
+const EMAIL_RE = /[\p{L}\p{N}._%+-]{1,64}@((?:[\p{L}\p{N}-]{1,63}\.){1,8}(?:\p{L}{2,24}|xn--[a-z0-9-]{1,59}))(?![\p{L}\p{N}-]|\.[\p{L}\p{N}])/giu
 const IPV4_RE = /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/g
 const IPV6_RE = /(?<![\w:.])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])/gi
-const HOST_RE = /(?<![\p{L}\p{N}_@./-])((?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}([a-z]{2,24}))(?![\p{L}\p{N}]|\.[\p{L}\p{N}])(\/[^\s"'<>`\\]{0,2047})?/giu
-const IBAN_RE = /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b/gi
-const WALLET_RE = /\b(?:0x[0-9a-f]{40}|bc1[ac-hj-np-z02-9]{25,62})\b/gi
-// groups of digits joined by a space (up to three), a dot, a dash, a slash, or a comma before
-// three digits (an account, a phone, a card, a large amount, however grouped)
-const NUMBER_RE = /(?<![\p{L}\p{N}_#]|\p{N}[.,/:-])\+?\d+(?:(?:[ ]{1,3}|[./-]|,(?=\d{3}(?!\d)))\d+){0,15}(?![\p{L}\p{N}_]|[.,/:-]\d)/gu
-const DATE_RE = /^(?:\d{4}([-./])\d{1,2}\1\d{1,2}|\d{1,2}([-./])\d{1,2}\2\d{4}|(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$/
+const HOST_RE = /(?<![\p{L}\p{N}_@./-])((?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}(\p{L}{2,24}|xn--[a-z0-9-]{1,59}))(?![\p{L}\p{N}]|\.[\p{L}\p{N}])([/\\][^\s"'<>`]{0,255})?/giu
+const IBAN_RE = /(?<!\d)[A-Z]{2}\d{2}(?:[ .-]?[A-Z0-9]{4}){2,7}(?:[ .-]?[A-Z0-9]{1,4})?(?![A-Z0-9])/gi
+const WALLET_RE = /\b(?:0x[0-9a-f]{40}|(?:bc1|ltc1|tb1)[ac-hj-np-z02-9]{25,62}|bitcoincash:[qp][ac-hj-np-z02-9]{41})\b/gi
+// groups of digits joined by spaces (up to three), a dot, a dash (spaced or not), a slash, an
+// apostrophe or underscore, or a comma before three digits (an account, a phone, a card, a large
+// amount, however grouped)
+const NUMBER_RE = /(?<![\p{L}\p{N}_]|\p{N}[.,/:-])\+?\d+(?:(?:[ \t]{1,3}|[ ]?-[ ]?|[./'_]|,(?=\d{3}(?!\d)))\d+){0,15}(?![\p{L}\p{N}_]|[.,/:-]\d)/gu
+/** A number glued to a word (`EUR8812334577`, `acct8812334577`): one run of letters, one of eight digits or more. */
+const GLUED_NUMBER_RE = /(?<![\p{L}\p{N}_])\p{L}{1,12}(\d{8,})(?![\p{L}\p{N}_])/gu
+const DAY = String.raw`(?:0?[1-9]|[12]\d|3[01])`
+const MONTH = String.raw`(?:0?[1-9]|1[0-2])`
+const DATE_RE = new RegExp(String.raw`^(?:\d{4}([-./])${MONTH}\1${DAY}|${DAY}([-./])${MONTH}\2\d{4}|${MONTH}([-./])${DAY}\3\d{4}|(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$`)
 const INVISIBLE = /[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g
 /** A trailing run a link does not end with in prose: `(see https://x.example/a).` */
 const TRAILING = /[.,;:!?)\]}'"*_]+$/
+const ENTITIES: Record<string, string> = {period: '.', commat: '@', sol: '/', colon: ':', num: '#', percnt: '%', amp: '&', lowbar: '_', hyphen: '-', dash: '-'}
+
+/** HTML comments out of the text, in one pass (a lazy pattern over many unclosed `<!--` would be quadratic). */
+function withoutComments(text: string): string {
+  let out = ''
+  let at = 0
+  for (;;) {
+    const open = text.indexOf('<!--', at)
+    if (open < 0) break
+    const close = text.indexOf('-->', open + 4)
+    if (close < 0) break
+    out += text.slice(at, open)
+    at = close + 3
+  }
+  return at === 0 ? text : out + text.slice(at)
+}
 
 /**
  * The text as a reader takes its values: compatibility forms as their plain characters (fullwidth
@@ -64,15 +94,29 @@ const TRAILING = /[.,;:!?)\]}'"*_]+$/
  * `аcme.example` with a Cyrillic а is another host than the one the user typed, and is read as one.
  */
 function readable(text: string): string {
-  return text
-    .normalize('NFKC')
+  return withoutComments(text.normalize('NFKC'))
     .replace(INVISIBLE, '')
+    // escapes a reader or a model undoes: HTML entities, backslashes, percent escapes
+    .replace(/&#(\d{1,7});|&#x([0-9a-f]{1,6});|&([a-z]{2,8});/gi, (m, d: string, x: string, name: string) => {
+      const code = d ? Number(d) : x ? parseInt(x, 16) : -1
+      if (code >= 0) return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m
+      return ENTITIES[name.toLowerCase()] ?? m
+    })
+    .replace(/\\([./@:])/g, '$1')
+    .replace(/%(2[1-9a-f]|[3-7][0-9a-e])/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, '')
     .replace(/[\u3002\uff61]/g, '.')
     .replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, '-')
-    .replace(/[ \t]*[[({][ \t]*(?:\.|dot)[ \t]*[\])}][ \t]*/gi, '.')
-    .replace(/(?<=[\p{L}\p{N}])[ \t]+dot[ \t]+(?=[\p{L}\p{N}])/giu, '.')
-    .replace(/(?<=[\p{L}\p{N}])[ \t]+\.[ \t]+(?=[a-z]{2,24}\b)/giu, '.')
-    .replace(/[ \t]*[[({][ \t]*(?:@|at)[ \t]*[\])}][ \t]*/gi, '@')
+    // emphasis inside a name: `**evil-pay**.com`
+    .replace(/(?<![*_~])[*_~]+(?=[.@][\p{L}\p{N}])|(?<=[\p{L}\p{N}][.@])[*_~]+/gu, '')
+    // a phone's area code in brackets: `(415) 555-0132`
+    .replace(/\((\d{1,4})\)[ \t]?(?=\d)/g, '$1 ')
+    // defanged: each run of blanks is read from its start only (a lookbehind), so a long run stays linear
+    .replace(/(?<![ \t])[ \t]*[[({][ \t]*(?:\.|dot)[ \t]*[\])}][ \t]*/gi, '.')
+    .replace(/(?<![ \t])[ \t]*[[({][ \t]*(?:@|at)[ \t]*[\])}][ \t]*/gi, '@')
+    .replace(/(?<![\p{L}\p{N}-])([\p{L}\p{N}-]{1,63})[ \t]+dot[ \t]+(?=[\p{L}\p{N}])/giu, (m, word: string) => (STOP_BEFORE_DOT.has(word.toLowerCase()) ? m : `${word}.`))
+    .replace(/(?<=[\p{L}\p{N}])(?:[ \t]+\.[ \t]*|\.[ \t]+)(?=([a-z]{2,24})\b)/giu, (m, tld: string) => (STRONG_TLDS.has(tld.toLowerCase()) ? '.' : m))
+    .replace(/(?<=[\p{L}\p{N}])[ \t]+@(?=[\p{L}\p{N}])/gu, '@')
 }
 
 /** One value a text states: how the text writes it, and the keys it is compared by (any one typed attests it). */
@@ -97,8 +141,13 @@ const PATH_SHARED = new Set(
     'docs.google.com drive.google.com sites.google.com forms.gle dropbox.com dl.dropboxusercontent.com onedrive.live.com 1drv.ms box.com mega.nz wetransfer.com we.tl ' +
     'npmjs.com pypi.org hub.docker.com huggingface.co replit.com codepen.io jsfiddle.net glitch.com notion.so medium.com substack.com ' +
     'twitter.com x.com linkedin.com youtube.com youtu.be reddit.com discord.com discord.gg t.me telegram.me facebook.com instagram.com tiktok.com ' +
-    's3.amazonaws.com storage.googleapis.com blob.core.windows.net bit.ly tinyurl.com t.co is.gd').split(' '),
+    's3.amazonaws.com storage.googleapis.com blob.core.windows.net bit.ly tinyurl.com t.co is.gd ' +
+    'ghcr.io docker.io registry-1.docker.io quay.io gcr.io public.ecr.aws registry.gitlab.com crates.io pkg.go.dev proxy.golang.org rubygems.org ' +
+    'registry.npmjs.org registry.yarnpkg.com files.pythonhosted.org api.github.com codeload.github.com raw.github.com gist.githubusercontent.com ' +
+    'web.archive.org archive.org').split(' '),
 )
+/** A shared host: listed, or a regional object store (`s3.eu-west-1.amazonaws.com`). */
+const isPathShared = (host: string) => PATH_SHARED.has(host) || /^s3[.-][a-z0-9-]+\.amazonaws\.com$/.test(host)
 
 /**
  * What a link names: its host, and where it has a path, every prefix of the path (lower-case, by
@@ -110,9 +159,13 @@ const PATH_SHARED = new Set(
 function linkKeys(link: string): {host?: string; paths: string[]; shared?: boolean} {
   let u: URL
   try {
-    u = new URL(link.startsWith('//') ? `http:${link}` : link)
+    u = new URL(/^[/\\]{2}/.test(link) ? `http:${link}` : link)
   } catch {
-    return {paths: []}
+    // a link a parser refuses (a bad port, a stray character) still names the host a reader sees
+    const authority = /^(?:[a-z][a-z0-9+.-]*:)?[/\\]{2}([^/\\?#]*)/i.exec(link)?.[1] ?? ''
+    const name = authority.slice(authority.lastIndexOf('@') + 1).replace(/:[^:]*$/, '').replace(/[^\p{L}\p{N}.-]+$/u, '')
+    const host = /[\p{L}]/u.test(name) && name.includes('.') ? hostKey(name.replace(/[^\p{L}\p{N}.-]/gu, '')) : undefined
+    return host ? {host, paths: []} : {paths: []}
   }
   const name = u.hostname
   if (!name) return {paths: []}
@@ -120,7 +173,7 @@ function linkKeys(link: string): {host?: string; paths: string[]; shared?: boole
   if (!host) return {paths: []}
   const segments = u.pathname.toLowerCase().split('/').filter((s) => s !== '')
   const base = host.slice(host.indexOf(':') + 1)
-  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: PATH_SHARED.has(base)}
+  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: isPathShared(base)}
 }
 
 /**
@@ -140,15 +193,57 @@ function numberKeys(shown: string): string[] {
 }
 
 /**
- * A range, a ratio or a decimal, not an identifier: two short groups (`132-139`, `496/500`,
- * `200 200`, `2.20`), a ratio of two numbers (`1,008/1,257`), decimals with another separator
- * (`0.92-0.95`).
+ * A range, a ratio, a decimal or a version, not an identifier: two numbers a dash joins, the first
+ * no larger and about as long (`132-139`, `30000-32767`; `555-0132` is a phone); two a slash
+ * joins, the first no larger (`496/500`, `1,008/1,257`); a decimal (`2.20`, `0.92-0.95`; not
+ * `4471.9920`); groups of three digits at most joined by dots (`535.104.05`); two short groups a
+ * space joins (`200 200`).
  */
 function measure(shown: string): boolean {
-  const groups = shown.split(/\D+/).filter((g) => g !== '')
-  if (groups.length === 2 && groups.every((g) => g.length <= 4)) return true
-  if (shown.split('/').length === 2) return true
-  return shown.includes('.') && /[-/ ]/.test(shown)
+  const num = (g: string) => Number(g.replace(/[^\d.]/g, ''))
+  const two = (sep: RegExp) => {
+    const parts = shown.split(sep)
+    return parts.length === 2 ? parts : undefined
+  }
+  const dash = two(/[ ]?-[ ]?/)
+  if (dash && !/[ ./]/.test(shown.replace(/[ ]?-[ ]?/, '')) && num(dash[0]) <= num(dash[1]) && Math.abs(dash[0].length - dash[1].length) <= 1) return true
+  const slash = two(/\//)
+  if (slash && num(slash[0].replace(/,/g, '')) <= num(slash[1].replace(/,/g, ''))) return true
+  const decimal = /^\d{1,4}\.\d{1,3}$/
+  const pieces = shown.split(/[ ]?[-/][ ]?/)
+  if (shown.includes('.') && pieces.every((p) => decimal.test(p) || /^\d{1,4}$/.test(p)) && pieces.some((p) => decimal.test(p))) return true
+  if (/^\d{1,3}(?:\.\d{1,3})+$/.test(shown)) return true
+  const spaced = shown.split(/[ \t]+/)
+  return spaced.length === 2 && spaced.every((g) => /^\d{1,3}$/.test(g))
+}
+
+/**
+ * A run of numbers split where blanks part two groups of five digits or more: those are numbers
+ * side by side (`8812334577 4471992013`, `86400000 268435456`), not the groups of one (`+44 20
+ * 7946 0958`, `44719920 13`).
+ */
+function apart(run: string): string[] {
+  const parts = run.split(/([ \t]+)/)
+  const out: string[] = []
+  let current = parts[0]
+  const lastGroup = (t: string) => /(\d+)\D*$/.exec(t)?.[1].length ?? 0
+  const firstGroup = (t: string) => /^\D*(\d+)/.exec(t)?.[1].length ?? 0
+  for (let i = 1; i < parts.length; i += 2) {
+    const next = parts[i + 1]
+    if (lastGroup(current) >= 5 && firstGroup(next) >= 5) {
+      out.push(current)
+      current = next
+    } else current += parts[i] + next
+  }
+  out.push(current)
+  return out
+}
+
+/** Code's round numbers, not identifiers: sizes and timeouts written as one run (`86400000`, `268435456`). */
+function roundNumber(digits: string): boolean {
+  if (/000$/.test(digits)) return true
+  const n = Number(digits)
+  return Number.isSafeInteger(n) && n >= 1 << 20 && Number.isInteger(Math.log2(n))
 }
 
 /** An IBAN whose check digits hold (ISO 13616, mod 97): a random code of the same shape is none. */
@@ -201,10 +296,16 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     else add(shared && paths.length > 0 ? paths : [host], shown)
   }
 
-  for (const m of text.matchAll(URL_TOKEN_RE)) {
+  // A link's scheme and host are its own; its path, query and fragment are read for values like
+  // any text (a mailbox in a query, a second link behind a redirect), so only the part up to the
+  // host is taken, and the scan goes on from there.
+  const links = new RegExp(URL_TOKEN_RE.source, URL_TOKEN_RE.flags)
+  for (let m = links.exec(text); m; m = links.exec(text)) {
     const token = m[0].replace(TRAILING, '')
     link(token, token)
-    take(m.index, m.index + token.length)
+    const authority = /^(?:[a-z][a-z0-9+.-]*:)?[/\\]{2}[^/\\?#]*/i.exec(token)?.[0].length ?? token.length
+    take(m.index, m.index + authority)
+    links.lastIndex = m.index + Math.max(authority, 1)
   }
   for (const m of text.matchAll(EMAIL_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
@@ -220,7 +321,7 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(IBAN_RE)) {
-    const iban = m[0].replace(/[ -]/g, '').toUpperCase()
+    const iban = m[0].replace(/[ .-]/g, '').toUpperCase()
     if (!free(m.index, m.index + m[0].length) || !ibanHolds(iban)) continue
     add([`iban:${iban}`], m[0])
     take(m.index, m.index + m[0].length)
@@ -228,22 +329,29 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
   for (const m of text.matchAll(IPV4_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
     if (m.slice(1, 5).some((o) => Number(o) > 255)) continue
-    add([`ip:${m[0]}`], m[0])
     take(m.index, m.index + m[0].length)
+    // this machine (loopback, "any"), and a version number of four parts, name no one's host
+    if (m[1] === '127' || m[0] === '0.0.0.0' || /\bv(?:ersion)?[ \t]*$/i.test(text.slice(Math.max(0, m.index - 12), m.index))) continue
+    add([`ip:${m[0]}`], m[0])
   }
   for (const m of text.matchAll(IPV6_RE)) {
     if (!free(m.index, m.index + m[0].length) || !/[0-9a-f]/i.test(m[0]) || isIP(m[0]) !== 6) continue
-    const {host} = linkKeys(`http://[${m[0]}]/`)
-    if (host) add([host], m[0])
     take(m.index, m.index + m[0].length)
+    const {host} = linkKeys(`http://[${m[0]}]/`)
+    if (host && host !== 'ip6:::1') add([host], m[0])
   }
-  for (const m of text.matchAll(HOST_RE)) {
+  // as for links, a bare host's path is read too: the scan goes on from the end of its name
+  const hosts = new RegExp(HOST_RE.source, HOST_RE.flags)
+  for (let m = hosts.exec(text); m; m = hosts.exec(text)) {
+    hosts.lastIndex = m.index + m[1].length
     if (!free(m.index, m.index + m[1].length)) continue
     const tld = m[2].toLowerCase()
     const name = m[1]
-    const strong = STRONG_TLDS.has(tld) || (WEAK_TLDS.has(tld) && (name.includes('-') || name.split('.').length >= 3))
+    const labels = name.split('.').length
+    const international = /^xn--|[^\x00-\x7f]/.test(tld)
+    const host = !FILE_EXTS.has(tld) && (STRONG_TLDS.has(tld) || international || name.includes('-') || labels >= 3)
     // a method call (`logger.info(`) is code, not a host
-    if (!strong || text[m.index + m[0].length] === '(') continue
+    if (!host || text[m.index + m[0].length] === '(') continue
     // a host with a path is a link without its scheme (`github.com/attacker/tool`)
     const token = m[3] && m[3].replace(TRAILING, '').length > 1 ? m[0].replace(TRAILING, '') : name
     if (token !== name) link(`http://${token}`, token)
@@ -251,14 +359,23 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
       const key = hostKey(name)
       if (key) add([key], name)
     }
-    take(m.index, m.index + token.length)
+    take(m.index, m.index + name.length)
+  }
+  for (const m of text.matchAll(GLUED_NUMBER_RE)) {
+    if (!free(m.index, m.index + m[0].length) || roundNumber(m[1])) continue
+    add([`number:${m[1].replace(/^0+/, '')}`], m[0])
+    take(m.index, m.index + m[0].length)
   }
   for (const m of text.matchAll(NUMBER_RE)) {
     if (!free(m.index, m.index + m[0].length)) continue
-    const shown = m[0]
-    const digits = shown.replace(/\D/g, '')
-    if (digits.length < (/\d\D+\d/.test(shown) ? 6 : 8) || DATE_RE.test(shown) || measure(shown)) continue
-    addEach(numberKeys(shown), shown)
+    // a reference (`#104233`) is an issue's number, unless it is as long as an account
+    if (text[m.index - 1] === '#' && m[0].replace(/\D/g, '').length < 8) continue
+    for (const shown of apart(m[0])) {
+      const digits = shown.replace(/\D/g, '')
+      const grouped = /\d\D+\d/.test(shown)
+      if (digits.length < (grouped ? 6 : 8) || DATE_RE.test(shown) || measure(shown) || (!grouped && roundNumber(digits))) continue
+      addEach(numberKeys(shown), shown)
+    }
   }
   return [...out.values()]
 }
