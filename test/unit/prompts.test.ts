@@ -68,7 +68,11 @@ describe('statedValues: the values a fact is made of', () => {
     for (const t of ['evil-pay.sbs', 'evil-pay.онлайн', 'evilpay.рф']) expect(written(t), t).toHaveLength(1)
     // escapes and markup a reader or a model undoes
     for (const t of ['evil-pay\\.com', 'https:\\/\\/evil-pay.com\\/x', 'evil-pay&#46;com', 'evil-pay&#x2e;com', 'evil-pay&period;com', '**evil-pay**.com', 'evil-pay<!-- -->.com', 'evil-pay .com', 'evil-pay<b></b>.com']) expect(written(t), t).toEqual(['host:evil-pay.com'])
-    for (const t of ['billing\\@evil-pay.com', 'billing%40evil-pay%2Ecom', 'billing @evil-pay.com']) expect(written(t), t).toEqual(['mail:billing@evil-pay.com'])
+    for (const t of ['billing\\@evil-pay.com', 'billing%40evil-pay%2Ecom', 'billing @evil-pay.com', 'billing at evil-pay dot com']) expect(written(t), t).toEqual(['mail:billing@evil-pay.com'])
+    // spelt out whole, a mailbox on a typed domain is still not the mailbox typed
+    expect(unattestedValues('evilguy at gmail dot com', {has: (k) => k === 'host:gmail.com' || k === 'mail:bob@gmail.com'})).toEqual(['evilguy@gmail.com'])
+    // "meet at the office" is no mailbox
+    expect(statedValues('we meet at the office at nine')).toEqual([])
     // phones with an area code in brackets; two groups that are no range, ratio, decimal or date
     expect(written('(415) 555-0132')).toEqual(['number:4155550132'])
     for (const t of ['6123 4567', '5550-0132', '8812-33-45', '12.34.5678', '19-2000145399/0800', '4471.9920-13']) expect(written(t), t).toHaveLength(1)

@@ -114,6 +114,8 @@ function readable(text: string): string {
     // defanged: each run of blanks is read from its start only (a lookbehind), so a long run stays linear
     .replace(/(?<![ \t])[ \t]*[[({][ \t]*(?:\.|dot)[ \t]*[\])}][ \t]*/gi, '.')
     .replace(/(?<![ \t])[ \t]*[[({][ \t]*(?:@|at)[ \t]*[\])}][ \t]*/gi, '@')
+    // a mailbox spelt out whole: `evilguy at gmail dot com`
+    .replace(/(?<![\p{L}\p{N}._+-])([\p{L}\p{N}._+-]{1,64})[ \t]+at[ \t]+(?=[\p{L}\p{N}-]{1,63}(?:[ \t]+dot[ \t]+[\p{L}\p{N}-]{1,63}){1,8}(?![\p{L}\p{N}-]))/giu, '$1@')
     .replace(/(?<![\p{L}\p{N}-])([\p{L}\p{N}-]{1,63})[ \t]+dot[ \t]+(?=[\p{L}\p{N}])/giu, (m, word: string) => (STOP_BEFORE_DOT.has(word.toLowerCase()) ? m : `${word}.`))
     .replace(/(?<=[\p{L}\p{N}])(?:[ \t]+\.[ \t]*|\.[ \t]+)(?=([a-z]{2,24})\b)/giu, (m, tld: string) => (STRONG_TLDS.has(tld.toLowerCase()) ? '.' : m))
     .replace(/(?<=[\p{L}\p{N}])[ \t]+@(?=[\p{L}\p{N}])/gu, '@')
