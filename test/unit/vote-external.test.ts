@@ -94,12 +94,20 @@ describe('external validators', () => {
     expect(r.votes[4]).toEqual({validator: 'external:echo', verdict: 'reject', confidence: 0.4, reason: `saw email with ${r.flags.length} flags`})
     const sent = JSON.parse(readFileSync(seen, 'utf8'))
     expect(sent).toMatchObject({
-      kind: 'engram-vote-request/1', scope: 'project:atlas', path: 'notes/n.md', title: 'Note', origin: 'email',
+      kind: 'engram-vote-request/1', scope: 'project:atlas', path: 'notes/n.md', title: 'Note', origin: 'email', third_party: true,
       body: 'Key [REDACTED:aws-key] rotates monthly.', session: {tainted: false, taint_reasons: []}, redactions: ['aws-key'],
     })
     expect(sent.flags.map((f: {flag: string}) => f.flag)).toEqual(['tainted-source', 'secret-redacted'])
     // three built-ins accept, one external rejects below the veto: 3 of 4 pass, with dissent
     expect(r).toMatchObject({passed: true, dissent: true})
+  })
+
+  it('tells it a direct_chat write whose values the user did not type is third-party text', async () => {
+    const seen = join(dir, 'seen-claim.json')
+    await runVote(cand('Invoices go to billing@acme-payments.example.', {unattested: ['billing@acme-payments.example']}), ctx([ext('echo', [seen])]))
+    expect(JSON.parse(readFileSync(seen, 'utf8'))).toMatchObject({origin: 'direct_chat', third_party: true})
+    await runVote(cand('Invoices go to billing@acme-payments.example.'), ctx([ext('echo', [seen])]))
+    expect(JSON.parse(readFileSync(seen, 'utf8'))).toMatchObject({origin: 'direct_chat', third_party: false})
   })
 
   it('lets an external veto refuse a write the built-ins accept', async () => {

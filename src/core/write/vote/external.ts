@@ -8,6 +8,7 @@ import {spawn} from 'node:child_process'
 
 import type {ExternalValidatorConfig} from '../../store/config.js'
 import type {FlagHit, Vote, WriteCandidate} from './types.js'
+import {thirdParty} from './types.js'
 import {clip} from '../../text/clip.js'
 
 /** Answers are one small JSON object; anything larger is not one. */
@@ -24,6 +25,8 @@ export interface ExternalPayload {
   /** already redacted */
   body: string
   origin: string
+  /** third-party text: an indirect origin, or a direct_chat claim the user's prompts do not back (types.ts thirdParty) */
+  third_party: boolean
   flags: FlagHit[]
   session: {tainted: boolean; taint_reasons: string[]} | null
   redactions: string[]
@@ -39,6 +42,7 @@ export function externalPayload(c: WriteCandidate, flags: FlagHit[]): ExternalPa
     tags: c.tags,
     body: c.body,
     origin: c.origin,
+    third_party: thirdParty(c),
     flags,
     session: c.session ? {tainted: c.session.tainted, taint_reasons: c.session.taint_reasons} : null,
     redactions: Object.keys(c.redactions).filter((k) => c.redactions[k] > 0),
