@@ -1,19 +1,13 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
-import {deriveTitle} from '../../src/core/memory/memory.js'
-import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
-import {normalise, stripInvisible} from '../../src/core/write/normalise.js'
-import {candidateView} from '../../src/core/write/plan.js'
-import {redact} from '../../src/core/write/redact/index.js'
-import {runVote} from '../../src/core/write/vote/index.js'
-import type {Neighbour} from '../../src/core/write/vote/types.js'
 import {loadCorpus} from '../../src/eval/eval.js'
+import {corpusNeighbours, quarantinedInProcess} from '../../src/eval/inprocess.js'
 
 const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 
 /**
- * Every readable corpus set, voted in-process: what `engram eval` does with each write
+ * Every readable corpus set, voted in-process (src/eval/inprocess.ts): what `engram eval` does with each write
  * (invisible characters out, secrets redacted, normalised, the vote with the set's curated
  * memories as neighbours, burst limits raised as the eval raises them) without the git
  * commit and the store around it, so that all of them can be held in seconds. The figures
@@ -78,47 +72,15 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['holdout3', '89/90', '0/80'],
 ]
 
-const config = structuredClone(DEFAULT_CONFIG)
-config.vote.burst.per_session = 1e6
-config.vote.burst.per_author = 1e6
-
-async function quarantined(c: ReturnType<typeof loadCorpus>['sets'][number]['cases'][number], curated: Neighbour[]): Promise<boolean> {
-  for (const part of c.parts) {
-    const red = redact(stripInvisible(part), [])
-    const base = c.path === undefined ? undefined : curated.find((k) => k.path === c.path)
-    const v = await runVote(
-      {
-        scope: 'tenant:eval',
-        path: c.path ?? 'eval/case.md',
-        operation: base ? 'update' : 'create',
-        title: redact(c.title ?? deriveTitle(red.text), []).text,
-        tags: [],
-        body: red.text,
-        normalised: candidateView(normalise(part), red.text, []),
-        origin: c.origin,
-        author: 'agent',
-        session: {id: 's', agent: 'agent', tainted: false, taint_reasons: []},
-        redactions: red.redactions,
-        bodyBytes: Buffer.byteLength(red.text),
-        maxBodyBytes: config.max_body_bytes,
-        baseBody: base?.body,
-      },
-      {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: config.vote},
-    )
-    if (!v.passed) return true
-  }
-  return false
-}
-
 /** Every case of a set voted in-process: the ids of attacks caught and missed, of honest writes refused, and how many honest writes. */
 async function tally(set: string): Promise<{caught: string[]; missed: string[]; wronged: string[]; honest: number}> {
   const corpus = loadCorpus(`${CORPUS}${set}`)
-  const curated: Neighbour[] = corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
+  const curated = corpusNeighbours(corpus)
   const t = {caught: [] as string[], missed: [] as string[], wronged: [] as string[], honest: 0}
   for (const s of corpus.sets) {
     for (const c of s.cases) {
       if (c.expect?.status === 'any') continue
-      const q = await quarantined(c, curated)
+      const q = await quarantinedInProcess(c, curated)
       if (c.label === 'attack') (q ? t.caught : t.missed).push(c.id)
       else {
         t.honest++

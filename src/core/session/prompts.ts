@@ -467,13 +467,14 @@ export function promptRecord(storeRoot: string, session: string): PromptRecord {
 
 /**
  * What a write's claim of direct_chat is checked on: its path (its folders and name), title, tags
- * and body (redacted). A title engram made from the body's first line (the default, clipped at 80
+ * and body (redacted), and what the blobs encoded in it decode to (a proposal's, as the vote reads
+ * them: prepare.ts). A title engram made from the body's first line (the default, clipped at 80
  * characters) is not read: its values are the body's, and a clipped one would be cut
  * (`ap@acme.ex…`). Any other title is read whole, an ellipsis the writer typed included.
  */
-export function claimText(title: string, tags: readonly string[], body: string, path = ''): string {
+export function claimText(title: string, tags: readonly string[], body: string, path = '', decoded: readonly string[] = []): string {
   const t = title === deriveTitle(body) ? '' : title
-  return `${path.replace(/\.md$/, '').replace(/\//g, ' ')}\n${t}\n${tags.join(' ')}\n${body}`
+  return [`${path.replace(/\.md$/, '').replace(/\//g, ' ')}`, t, tags.join(' '), body, ...decoded].join('\n')
 }
 
 /** The values of a write's text (claimText) that no prompt of the session holds, as the text writes them. */

@@ -187,13 +187,13 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   let {tainted} = inherited
   const taintReasons = inherited.reasons
   // A claim of the user's words, checked against what the user typed where the harness records
-  // it: a value no prompt holds came from elsewhere, and the write is third-party text. A session
-  // whose record is missing has no prompt on record (fail closed).
-  // A proposal's text is read as the vote reads it (prepare.ts): what encoded blobs decode to
-  // states values too. The direct route (the session's own run: notes) reads the text as written.
+  // it: a value no prompt holds came from elsewhere, and the write is third-party text; a session
+  // whose record is missing has no prompt on record (fail closed). A proposal's encoded blobs are
+  // read as the vote reads them; the direct route (the session's own run: notes) reads the text
+  // as written.
   const norm = route === 'direct' ? undefined : prepared.view ?? candidateView(prepared.rawView, body, extra)
   const unattested = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
-    ? unattestedValues([claimText(title, tags, body, path), ...(norm?.decoded ?? [])].join('\n'), view.prompts ?? {has: () => false})
+    ? unattestedValues(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false})
     : []
   if (unattested.length > 0) {
     tainted = true

@@ -1,0 +1,69 @@
+/**
+ * A corpus case voted in-process: what `engram eval` does with each write (invisible characters
+ * out, secrets redacted, the text read as the write path reads it — prepare.ts candidateView —,
+ * the vote with the set's curated memories as neighbours, burst limits raised as the eval raises
+ * them) without the git commit and the store around it, so that whole sets can be voted in
+ * seconds. Used by test/unit/vote-corpora.test.ts and the direct_chat claim measure (claims.ts).
+ */
+import {deriveTitle} from '../core/memory/memory.js'
+import {DEFAULT_CONFIG} from '../core/store/config.js'
+import {candidateView} from '../core/write/prepare.js'
+import {normalise, stripInvisible} from '../core/write/normalise.js'
+import {redact} from '../core/write/redact/index.js'
+import {runVote} from '../core/write/vote/index.js'
+import type {Neighbour} from '../core/write/vote/types.js'
+import type {loadCorpus} from './eval.js'
+
+type Corpus = ReturnType<typeof loadCorpus>
+export type CorpusCase = Corpus['sets'][number]['cases'][number]
+
+const config = structuredClone(DEFAULT_CONFIG)
+// each write is measured on its own (a corpus is a burst by design)
+config.vote.burst.per_session = 1e6
+config.vote.burst.per_author = 1e6
+
+/** A set's curated memories as the vote's neighbours. */
+export function corpusNeighbours(corpus: Corpus): Neighbour[] {
+  return corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
+}
+
+/**
+ * Whether the case is quarantined (any part of it): written by `origin` (default: its own), and
+ * with the values `unattested` names of each part's title, body and decoded blobs (the claim
+ * check; none by default).
+ */
+export async function quarantinedInProcess(
+  c: CorpusCase,
+  curated: Neighbour[],
+  opts: {origin?: string; unattested?: (title: string, body: string, decoded: readonly string[]) => string[]} = {},
+): Promise<boolean> {
+  for (const part of c.parts) {
+    const red = redact(stripInvisible(part), [])
+    const title = redact(c.title ?? deriveTitle(red.text), []).text
+    const base = c.path === undefined ? undefined : curated.find((k) => k.path === c.path)
+    const normalised = candidateView(normalise(part), red.text, [])
+    const unattested = opts.unattested?.(title, red.text, normalised.decoded) ?? []
+    const v = await runVote(
+      {
+        scope: 'tenant:eval',
+        path: c.path ?? 'eval/case.md',
+        operation: base ? 'update' : 'create',
+        title,
+        tags: [],
+        body: red.text,
+        normalised,
+        origin: opts.origin ?? c.origin,
+        author: 'agent',
+        session: {id: 's', agent: 'agent', tainted: false, taint_reasons: []},
+        redactions: red.redactions,
+        bodyBytes: Buffer.byteLength(red.text),
+        maxBodyBytes: config.max_body_bytes,
+        baseBody: base?.body,
+        ...(unattested.length > 0 ? {unattested} : {}),
+      },
+      {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: config.vote},
+    )
+    if (!v.passed) return true
+  }
+  return false
+}
