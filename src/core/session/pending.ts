@@ -1,9 +1,8 @@
-import {lstatSync, mkdirSync, readFileSync, unlinkSync} from 'node:fs'
+import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {writeFileAtomic} from '../store/fsutil.js'
-import {ensurePrivateFolder, privateDir} from '../store/private.js'
-import {sha256Hex} from '../memory/hash.js'
+import {privateDir, privateSubfolder, storeKey} from '../store/private.js'
 
 /**
  * A taint that could not be recorded in the store (locked, broken, read-only) is kept
@@ -13,8 +12,6 @@ import {sha256Hex} from '../memory/hash.js'
  * moment the taint happened, and the next successful hook flushes it into the store.
  * A taint that cannot be recorded is assumed, never dropped (STANDARD.md R26).
  */
-const storeKey = (storeRoot: string) => sha256Hex(storeRoot).slice(0, 16)
-
 function pendingDir(storeRoot: string): string {
   return join(privateDir(), 'taint-pending', storeKey(storeRoot))
 }
@@ -44,11 +41,7 @@ export function pendingTaint(storeRoot: string, session: string): string[] | und
 
 /** Keep a taint for later (durably: fsync'd); reasons are already redacted and clipped by the caller. */
 export function recordPendingTaint(storeRoot: string, session: string, reason: string): string {
-  ensurePrivateFolder(privateDir(), true)
-  for (const dir of [join(privateDir(), 'taint-pending'), pendingDir(storeRoot)]) {
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    ensurePrivateFolder(dir, false)
-  }
+  privateSubfolder('taint-pending', storeKey(storeRoot))
   const file = pendingFile(storeRoot, session)
   const have = pendingTaint(storeRoot, session) ?? []
   const reasons = have.includes(reason) ? have : [...have, reason]

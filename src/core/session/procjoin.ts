@@ -1,9 +1,8 @@
-import {lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
+import {lstatSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
 import {basename, join} from 'node:path'
 
-import {sha256Hex} from '../memory/hash.js'
 import {writeFileAtomic} from '../store/fsutil.js'
-import {ensurePrivateFolder, mac, privateDir, sameMac, sessionSecret} from '../store/private.js'
+import {mac, privateDir, privateSubfolder, sameMac, sessionSecret, storeKey} from '../store/private.js'
 import {validateSessionId} from './sessions.js'
 
 /**
@@ -99,7 +98,7 @@ export function processAlive(p: HostProcess): boolean {
   return procStat(p.pid)?.start === p.start
 }
 
-const joinsDir = (host: string, storeRoot: string) => join(privateDir(), 'joins', host, sha256Hex(storeRoot).slice(0, 16))
+const joinsDir = (host: string, storeRoot: string) => join(privateDir(), 'joins', host, storeKey(storeRoot))
 const joinFile = (host: string, storeRoot: string, p: HostProcess) => join(joinsDir(host, storeRoot), `${p.pid}-${p.start}.json`)
 
 const joinMac = (secret: Buffer, j: Omit<ProcessJoin, 'mac'>) =>
@@ -116,13 +115,7 @@ export function recordProcessJoin(host: string, storeRoot: string, p: HostProces
   const secret = sessionSecret(true)
   const base = {host, store: storeRoot, pid: p.pid, start: p.start, session, host_session: hostSession, updated: new Date().toISOString()}
   const j: ProcessJoin = {...base, mac: joinMac(secret, base)}
-  let dir = privateDir()
-  ensurePrivateFolder(dir, true)
-  for (const part of ['joins', host, sha256Hex(storeRoot).slice(0, 16)]) {
-    dir = join(dir, part)
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    ensurePrivateFolder(dir, false)
-  }
+  privateSubfolder('joins', host, storeKey(storeRoot))
   writeFileAtomic(joinFile(host, storeRoot, p), `${JSON.stringify(j, null, 2)}\n`, 0o600, {fsync: true})
   pruneJoins(host, storeRoot)
   return j

@@ -1,11 +1,10 @@
-import {lstatSync, mkdirSync, readFileSync} from 'node:fs'
+import {lstatSync, readFileSync} from 'node:fs'
 import {isIP} from 'node:net'
 import {join} from 'node:path'
 import {domainToASCII} from 'node:url'
 
 import {writeFileAtomic} from '../store/fsutil.js'
-import {ensurePrivateFolder, mac, privateDir, sessionSecret} from '../store/private.js'
-import {sha256Hex} from '../memory/hash.js'
+import {mac, privateDir, privateSubfolder, sessionSecret, storeKey} from '../store/private.js'
 import {deriveTitle} from '../memory/memory.js'
 import {clip} from '../text/clip.js'
 
@@ -391,7 +390,6 @@ export interface PromptRecord {
   has(key: string): boolean
 }
 
-const storeKey = (storeRoot: string) => sha256Hex(storeRoot).slice(0, 16)
 const promptsDir = (storeRoot: string) => join(privateDir(), 'prompts', storeKey(storeRoot))
 const recordFile = (storeRoot: string, session: string) => join(promptsDir(storeRoot), `${session}.json`)
 const keyMac = (secret: Buffer, session: string, key: string) => mac(secret, 'engram-prompt-value', session, key)
@@ -429,11 +427,7 @@ function readRecord(storeRoot: string, session: string): StoredRecord | undefine
  */
 export function recordPrompt(storeRoot: string, session: string, prompt: string): number {
   const secret = sessionSecret(false)
-  ensurePrivateFolder(privateDir(), true)
-  for (const dir of [join(privateDir(), 'prompts'), promptsDir(storeRoot)]) {
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    ensurePrivateFolder(dir, false)
-  }
+  privateSubfolder('prompts', storeKey(storeRoot))
   const have = readRecord(storeRoot, session)
   const values = new Set(have?.values ?? [])
   const found = statedValues(prompt.slice(0, MAX_PROMPT_CHARS), true)

@@ -45,6 +45,24 @@ export function ensurePrivateFolder(dir: string, create: boolean): void {
   if ((st.mode & 0o077) !== 0) throw refused(`${dir} can be entered by other users (mode ${(st.mode & 0o777).toString(8)}); engram will not use it.`, `chmod 700 ${dir}`)
 }
 
+/** A store as a private folder's files name it: the first 16 hex digits of its path's SHA-256. */
+export const storeKey = (storeRoot: string) => sha256Hex(storeRoot).slice(0, 16)
+
+/**
+ * `<private>/<parts…>`, each folder made (0700) where missing and checked as the private folder
+ * is (ensurePrivateFolder): the per-store folders of pending taints, process joins and prompts.
+ */
+export function privateSubfolder(...parts: string[]): string {
+  let dir = privateDir()
+  ensurePrivateFolder(dir, true)
+  for (const part of parts) {
+    dir = join(dir, part)
+    mkdirSync(dir, {recursive: true, mode: 0o700})
+    ensurePrivateFolder(dir, false)
+  }
+  return dir
+}
+
 /**
  * A 32-byte secret in the private folder, 0600, made on first use when `create` (with
  * `wx`: two first uses at once do not overwrite each other's); undefined when absent.
@@ -129,7 +147,7 @@ const MAX_SOCKET_PATH = 103
  * or `<tmp>/engram-<uid>` (checked as strictly as the private folder).
  */
 export function socketPath(storeRoot: string): {dir: string; path: string} {
-  const name = `serve-${sha256Hex(storeRoot).slice(0, 16)}.sock`
+  const name = `serve-${storeKey(storeRoot)}.sock`
   const candidates = [privateDir()]
   if (process.env.XDG_RUNTIME_DIR) candidates.push(join(process.env.XDG_RUNTIME_DIR, 'engram'))
   candidates.push(join(tmpdir(), `engram-${uid()}`))
