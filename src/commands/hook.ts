@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand} from '../cli/base.js'
 import {runHook} from '../agent/claude-code/hook.js'
+import {readLimited} from '../core/store/content.js'
 import {HOOK_EVENTS, HookEvent} from '../agent/claude-code/payload.js'
 import {safeJson, visible} from '../core/text/visible.js'
 
@@ -34,13 +35,8 @@ export default class Hook extends EngramCommand {
 
   async run() {
     const {args, flags} = await this.parse(Hook)
-    // read as a stream: a synchronous read of fd 0 fails (EAGAIN) on a non-blocking pipe
-    let input = ''
-    if (!process.stdin.isTTY) {
-      const chunks: Buffer[] = []
-      for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
-      input = Buffer.concat(chunks).toString('utf8')
-    }
+    // read as a stream (a synchronous read of fd 0 fails with EAGAIN on a non-blocking pipe), whole
+    const input = process.stdin.isTTY ? '' : (await readLimited(process.stdin, Number.POSITIVE_INFINITY)).toString('utf8')
     const answer = await runHook(args.event as HookEvent, input, {
       base: flags.base,
       agent: flags.agent,
