@@ -48,8 +48,8 @@ export interface WriteView {
   checked?: CheckedWrite
   /** the write's text already redacted and read (prepare.ts), when a worker did it */
   prepared?: PreparedText
-  /** what the user typed in the session (prompts.ts), for a session whose prompts the harness records */
-  prompts?: PromptRecord
+  /** what the user typed in the session (prompts.ts), asked only of a session whose prompts the harness records */
+  prompts?: Pick<PromptRecord, 'has'>
 }
 
 export interface WritePlan {

@@ -7,7 +7,7 @@ import {withStoreLock} from '../store/lock.js'
 import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
-import {promptRecord} from '../session/prompts.js'
+import {type PromptRecord, promptRecord} from '../session/prompts.js'
 import {neighboursFor, type WarmLookup} from './neighbours.js'
 import {CheckedWrite, EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, checkWrite, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {prepareWithin, runVoteWithin} from './vote/budget.js'
@@ -39,8 +39,10 @@ export interface WriteResult {
 export async function writeMemory(store: Store, session: SessionRecord, input: WriteInput, warm?: WarmLookup): Promise<WriteResult> {
   refuseEndedSession(session)
   const now = new Date().toISOString()
-  const prompts = session.prompts === 'recorded' ? promptRecord(store.root, session.id) : undefined
-  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), ...(prompts ? {prompts} : {}), ...(await prepareLarge(store, session, input, now))}, now)
+  // what the user typed, read from the private folder only when the plan asks (a direct_chat write stating a value)
+  let record: PromptRecord | undefined
+  const prompts = {has: (key: string) => (record ??= promptRecord(store.root, session.id)).has(key)}
+  const plan = planWrite(session, input, {config: store.config, read: (scope, path) => readStored(store, scope, path), prompts, ...(await prepareLarge(store, session, input, now))}, now)
   const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
   return applyWrite(store, plan, decision)
 }
