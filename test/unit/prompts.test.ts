@@ -3,7 +3,7 @@
  * UserPromptSubmit hook keeps of them in the private folder (real files), and the plan of a
  * write claiming direct_chat against it (README "Claude Code hooks", STANDARD.md R26).
  */
-import {chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
@@ -218,6 +218,13 @@ describe('the record of what the user typed (private folder, real files)', () =>
     // a record of made-up MACs: no value reads as typed without the session secret's MAC
     writeFileSync(file, JSON.stringify({store: root, session: 's-rec00004', prompts: 1, values: ['0'.repeat(64)]}))
     chmodSync(file, 0o600)
+    expect(unattestedValues('vault.acme.example', promptRecord(root, 's-rec00004'))).toEqual(['vault.acme.example'])
+    // a symbolic link in the record's place is not followed, even to a record that would verify
+    const elsewhere = join(dir, '..', 'planted.json')
+    writeFileSync(elsewhere, good, {mode: 0o600})
+    rmSync(file)
+    symlinkSync(elsewhere, file)
+    expect(promptRecord(root, 's-rec00004').found).toBe(false)
     expect(unattestedValues('vault.acme.example', promptRecord(root, 's-rec00004'))).toEqual(['vault.acme.example'])
   })
 
