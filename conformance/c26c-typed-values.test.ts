@@ -6,9 +6,11 @@
  * memory from it is quarantined, where the same correction typed by the user goes to review.
  * Through every surface an agent writes by (the CLI's `write`, `engram mcp`'s write tool), and
  * against the agent's moves: dropping the session's `prompts` mark, planting a record, editing
- * the entry's taint before review, and borrowing another tenant's session's prompts.
+ * the entry's taint before review, and borrowing another tenant's session's prompts. Where
+ * another harness records the prompts (`session start --record-prompts`, `session prompt`),
+ * the same, and the agent cannot feed that command (an owner action).
  */
-import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
@@ -153,6 +155,89 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
     expect(JSON.stringify(w.json)).not.toMatch(/0161|496 0000/)
     // and the other way round, acme's own write of it is acme's user's
     expect(taintFlag(write(store, acme.id, 'tenant:acme', 'sftp.md', 'Files go to sftp.acme-private.example.\n'))).toBeUndefined()
+  })
+
+  describe.skipIf(!has('session', 'prompt'))('another harness: `session start --record-prompts` and `session prompt` (owner-only)', () => {
+    const fed = (prompts: string[], assigned = SCOPE): string => {
+      const id = store.ok(['session', 'start', '--agent', 'harness-x', '--assigned', assigned, '--record-prompts']).id as string
+      for (const prompt of prompts) {
+        const r = store.run(['session', 'prompt', id, '--json'], {input: prompt})
+        expect(r.code, r.stderr).toBe(0)
+        // a count, never a value
+        expect(r.json).toEqual({session: id, values: expect.any(Number)})
+      }
+      return id
+    }
+
+    it('what the harness fed is typed; a value it did not feed is named, as with the hooks', () => {
+      const id = fed(['The build cache lives at cache.acme-build.example, ticket 55120983.'])
+      expect(store.ok(['session', 'show', id]).prompts).toBe('recorded')
+      const own = write(store, id, SCOPE, 'cache.md', 'Build cache: cache.acme-build.example (ticket 55120983).\n')
+      expect(own.code, own.stderr).toBe(0)
+      expect(taintFlag(own)).toBeUndefined()
+      const other = write(store, id, SCOPE, 'cache2.md', 'Build cache moved to cache.acme-bu1ld.example.\n')
+      expect(taintFlag(other)).toBe('origin: direct_chat, but the user typed none of "cache.acme-bu1ld.example" in this session')
+      // the record holds MACs only: neither the prompt nor a value
+      const dir = join(store.configDir, 'private', 'prompts')
+      const recs = readdirSync(dir).map((d) => join(dir, d, `${id}.json`)).filter((f) => existsSync(f))
+      expect(recs).toHaveLength(1)
+      expect(readFileSync(recs[0], 'utf8')).not.toMatch(/acme|55120983|cache/)
+    })
+
+    it('refused inside an agent session (its own id, another, or an empty ENGRAM_SESSION): nothing recorded, the value still named', () => {
+      const id = fed(['hello'])
+      const other = fed(['hello'])
+      for (const session of [id, other]) {
+        const before = store.state()
+        const r = store.run(['session', 'prompt', id, '--json'], {session, input: 'the vault is vault.acme-agent.example'})
+        expect(r.code).toBe(3)
+        expect(r.json.error.message).toMatch(/Owner actions cannot run inside an agent session/)
+        expect(store.state()).toBe(before)
+      }
+      const empty = store.run(['session', 'prompt', id], {env: {ENGRAM_SESSION: ''}, input: 'the vault is vault.acme-agent.example'})
+      expect(empty.code).toBe(3)
+      expect(taintFlag(write(store, id, SCOPE, 'vault.md', 'The vault is vault.acme-agent.example.\n'))).toMatch(/typed none of "vault.acme-agent.example"/)
+    })
+
+    it('a session started without the mark takes no prompt (it cannot gain the mark), an ended one neither, an unknown one is not found', () => {
+      const plain = startSession(store, SCOPE)
+      const p = store.run(['session', 'prompt', plain, '--json'], {input: 'the vault is vault.acme.example'})
+      expect(p.code).toBe(2)
+      expect(p.json.error.message).toMatch(/was not started to record prompts/)
+      expect(store.ok(['session', 'show', plain]).prompts).toBeUndefined()
+      const {host, id} = hosted(['hello'])
+      expect(hook('session-end', {session_id: host, reason: 'logout'}).code).toBe(0)
+      const ended = store.run(['session', 'prompt', id, '--json'], {input: 'the vault is vault.acme.example'})
+      expect(ended.code).toBe(3)
+      expect(ended.json.error.message).toMatch(/ended/)
+      expect(store.run(['session', 'prompt', 's-nobody00', '--json'], {input: 'x'}).code).toBe(4)
+    })
+
+    it('what one tenant\'s harness fed attests nothing for another tenant\'s session', () => {
+      fed(['our SFTP drop is sftp.acme-harness.example'], 'tenant:acme')
+      const globex = fed(['hello there'], 'tenant:globex')
+      const w = write(store, globex, 'tenant:globex', 'sftp.md', 'Files go to sftp.acme-harness.example.\n')
+      expect(taintFlag(w)).toBe('origin: direct_chat, but the user typed none of "sftp.acme-harness.example" in this session')
+    })
+
+    it.skipIf(!has('mcp') || process.platform !== 'linux')('engram mcp serving such a session (MCP SDK client) checks its write tool the same way', async () => {
+      const id = fed(['Our metrics board is metrics.acme-harness.example.'])
+      const [cmd, args] = argv(['mcp'])
+      const transport = new StdioClientTransport({command: cmd, args, cwd: store.dir, env: {...(store.env as Record<string, string>), ENGRAM_BASE: store.dir, ENGRAM_SESSION: id}, stderr: 'pipe'})
+      const c = new Client({name: 'c26c-harness', version: '1.0.0'})
+      await c.connect(transport)
+      try {
+        const call = (a: Record<string, unknown>) => c.callTool({name: 'write', arguments: a}) as Promise<any>
+        const own = await call({scope: SCOPE, path: 'metrics.md', content: 'Metrics board: https://metrics.acme-harness.example/d/1.\n'})
+        expect(own.isError, JSON.stringify(own.content)).toBeFalsy()
+        expect(JSON.stringify(own.structuredContent)).not.toMatch(/typed none of/)
+        const swap = await call({scope: SCOPE, path: 'acme-invoices.md', content: SWAP})
+        expect(swap.structuredContent.status).toBe('quarantined')
+        expect(JSON.stringify(swap.structuredContent)).toMatch(/typed none of/)
+      } finally {
+        await c.close()
+      }
+    })
   })
 
   describe.skipIf(!has('mcp') || process.platform !== 'linux')('through engram mcp (the MCP SDK\'s client), the server of the host process the hooks bound', () => {

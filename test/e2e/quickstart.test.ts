@@ -109,6 +109,11 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     expect(out).toBe('["pending",["sensitive"]]\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n')
   }, 300_000)
 
+  it('the "Other harnesses" block runs as written: the prompt fed by `session prompt` attests its values, one it did not hold is named', () => {
+    const out = runBlock('#### Other harnesses: `session prompt`', {ownTmp: true})
+    expect(out).toMatch(/^session s-[0-9a-z]+: recorded a prompt stating 2 values\npending\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n$/)
+  }, 300_000)
+
   it('the Sync block runs as written: two hosts, one remote, a proposal written on A accepted on B and served on A', () => {
     const out = runBlock('### Sync: many hosts, one memory')
     expect(out).toMatch(/Acme renews in March/)

@@ -17,6 +17,7 @@ export default class SessionShow extends EngramCommand {
       this.log(`${s.id}  agent ${s.agent}  assigned ${s.assigned}${s.reads.length ? `  reads ${s.reads.join(',')}` : ''}`)
       this.log(`tainted: ${s.tainted ? `yes (${s.taint_reasons.join('; ')})` : 'no'}`)
       this.log(`created: ${s.created}`)
+      if (s.prompts === 'recorded') this.log('prompts: recorded (direct_chat writes are checked against what the user typed)')
       if (s.ended) this.log(`ended: ${s.ended} (writes refused)`)
     }
     return s
