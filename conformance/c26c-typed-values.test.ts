@@ -157,6 +157,35 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
     expect(taintFlag(write(store, acme.id, 'tenant:acme', 'sftp.md', 'Files go to sftp.acme-private.example.\n'))).toBeUndefined()
   })
 
+  it('a value the scope\'s curated memory states is recalled, not third-party text; one only in a pending proposal, another scope\'s memory or a file edited in the work tree is not', () => {
+    const {id} = hosted(['Please add a reminder about paying Acme.'])
+    // the curated account (STORED), restated at another path and at its own
+    const due = write(store, id, SCOPE, 'acme-due.md', 'Pay Acme to account 4471 9920 13 by the 5th.\n')
+    expect(due.code, due.stderr).toBe(0)
+    expect(taintFlag(due)).toBeUndefined()
+    expect(store.ok(['review', 'show', due.json.proposal]).recheck).toEqual([])
+    const update = write(store, id, SCOPE, 'acme-invoices.md', 'Acme invoices are paid to account 4471-9920-13, net 30.\n')
+    expect(taintFlag(update)).toBeUndefined()
+    // a pending proposal's value is no reviewed memory
+    const plain = startSession(store, SCOPE)
+    expect(write(store, plain, SCOPE, 'portal.md', 'Vendor portal: portal.acme-pending.example\n').json.status).toBe('pending')
+    expect(taintFlag(write(store, id, SCOPE, 'portal-note.md', 'Log in at portal.acme-pending.example.\n'))).toMatch(/typed none of "portal.acme-pending.example"/)
+    // another scope's curated memory attests nothing here (and says nothing of it)
+    curate(store, startSession(store, 'tenant:acme'), 'tenant:acme', 'sftp.md', 'Acme files go to sftp.acme-curated.example.\n')
+    expect(taintFlag(write(store, id, SCOPE, 'sftp.md', 'Files go to sftp.acme-curated.example.\n'))).toMatch(/typed none of "sftp.acme-curated.example"/)
+    const globex = hosted(['hello'], 'tenant:globex')
+    expect(taintFlag(write(store, globex.id, 'tenant:globex', 'sftp.md', 'Files go to sftp.acme-curated.example.\n'))).toMatch(/typed none of "sftp.acme-curated.example"/)
+    // the curated file edited in the work tree: its signed version counts, not the edit
+    const rel = 'project/c26c/acme-invoices.md'
+    const signed = store.read(rel)
+    store.write(rel, signed.replace('4471-9920-13', '4471-9920-13 or 5512-0098-31'))
+    try {
+      expect(taintFlag(write(store, id, SCOPE, 'acme-alt.md', 'Acme also takes account 5512-0098-31.\n'))).toMatch(/typed none of "5512-0098-31"/)
+    } finally {
+      store.write(rel, signed)
+    }
+  })
+
   describe.skipIf(!has('session', 'prompt'))('another harness: `session start --record-prompts` and `session prompt` (owner-only)', () => {
     const fed = (prompts: string[], assigned = SCOPE): string => {
       const id = store.ok(['session', 'start', '--agent', 'harness-x', '--assigned', assigned, '--record-prompts']).id as string

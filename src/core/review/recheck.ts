@@ -10,7 +10,8 @@ import type {Store} from '../store/store.js'
 import {textFlagsWithin} from '../write/vote/budget.js'
 import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
-import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedReason, unattestedValues} from '../session/prompts.js'
+import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedFound, unattestedReason} from '../session/prompts.js'
+import {knownToMemory} from '../write/known.js'
 import {ProposalSigner, proposalSigner} from './signed.js'
 
 const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
@@ -226,7 +227,10 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     // this machine holds the record (a value typed since the write reads as typed; the oldest go past 50,000)
     if (session.prompts === 'recorded' && origin === 'direct_chat' && p.operation !== 'delete') {
       const record = promptRecord(store.root, session.id)
-      const unattested = record.found ? unattestedValues(claimText(p.memory.title, p.memory.tags, p.body, p.path), record) : []
+      const found = record.found ? unattestedFound(claimText(p.memory.title, p.memory.tags, p.body, p.path), record) : []
+      // a value the scope's curated memory states (its signed version, as the write looked it up: known.ts) was recalled, not brought in
+      const known = found.length > 0 ? new Set((await knownToMemory(store, p.scope, p.path, found)).map((k) => k.value)) : new Set()
+      const unattested = found.filter((v) => !known.has(v)).map((v) => v.text)
       if (unattested.length > 0) {
         const typed = `the values of the prompts the user typed in session ${session.id}`
         if (!p.memory.tainted && !tainted) add('memory.tainted', false, true, typed)

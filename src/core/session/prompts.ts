@@ -471,9 +471,14 @@ export function claimText(title: string, tags: readonly string[], body: string, 
   return [`${path.replace(/\.md$/, '').replace(/\//g, ' ')}`, t, tags.join(' '), body, ...decoded].join('\n')
 }
 
-/** The values of a write's text (claimText) that no prompt of the session holds, as the text writes them. */
+/** The values of a write's text (claimText) that no prompt of the session holds. */
+export function unattestedFound(text: string, record: Pick<PromptRecord, 'has'>): StatedValue[] {
+  return statedValues(text).filter((v) => !v.keys.some((k) => record.has(k)))
+}
+
+/** The same, as the text writes them. */
 export function unattestedValues(text: string, record: Pick<PromptRecord, 'has'>): string[] {
-  return statedValues(text).filter((v) => !v.keys.some((k) => record.has(k))).map((v) => v.text)
+  return unattestedFound(text, record).map((v) => v.text)
 }
 
 /** The taint reason of a direct_chat write stating values no prompt holds (frontmatter, review, recheck). */

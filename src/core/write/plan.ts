@@ -17,7 +17,7 @@ import {redact} from './redact/index.js'
 import {candidateView, prepareText, type PreparedText} from './prepare.js'
 import {formatScope, parseScope, scopeDir} from '../store/scope.js'
 import type {SessionRecord} from '../session/sessions.js'
-import {type PromptRecord, claimText, unattestedReason, unattestedValues} from '../session/prompts.js'
+import {type PromptRecord, type StatedValue, claimText, unattestedFound, unattestedReason} from '../session/prompts.js'
 import type {VoteResult, WriteCandidate} from './vote/types.js'
 
 export interface WriteInput {
@@ -85,6 +85,8 @@ export interface WritePlan {
   signer?: Signer
   /** values a direct_chat write states that no prompt of its session holds (prompts.ts), as written */
   unattested?: string[]
+  /** the same values with the keys they are compared by (for the lookup of curated memory stating them: known.ts) */
+  unattestedFound?: StatedValue[]
 }
 
 /**
@@ -192,9 +194,10 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   // read as the vote reads them; the direct route (the session's own run: notes) reads the text
   // as written.
   const norm = route === 'direct' ? undefined : prepared.view ?? candidateView(prepared.rawView, body, extra)
-  const unattested = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
-    ? unattestedValues(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false})
+  const found = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
+    ? unattestedFound(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false})
     : []
+  const unattested = found.map((v) => v.text)
   if (unattested.length > 0) {
     tainted = true
     taintReasons.push(unattestedReason(unattested))
@@ -203,7 +206,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
     route, session, scope, path, rel: `${scopeDir(scope)}/${path}`, origin, tainted, taintReasons, title, tags, givenTags, body, redactions, expectedBase, now,
     ...(givenExpires !== undefined ? {givenExpires} : {}),
     ...(signer ? {signer} : {}),
-    ...(unattested.length > 0 ? {unattested} : {}),
+    ...(unattested.length > 0 ? {unattested, unattestedFound: found} : {}),
   }
   if (route === 'direct') return plan
 
