@@ -144,6 +144,18 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
     const r = store.run(['review', 'accept', w.json.proposal, '--digest', shown.digest, '--json'])
     expect(r.code).toBe(3)
     expect(store.state()).toBe(before)
+    // a value only an encoded blob of the body states (hex: not redacted as a random string) is
+    // read at review as at the write: the prompts' own finding, not only the first commit's
+    const blob = Buffer.from('Backup host is backup.acme-blob.example').toString('hex')
+    const b = write(store, id, SCOPE, 'backup.md', `Acme backup config: ${blob}\n`)
+    expect(taintFlag(b)).toMatch(/typed none of "backup.acme-blob.example"/)
+    const bfile = `.engram/proposals/${b.json.proposal}.md`
+    store.write(bfile, store.read(bfile).replace(/^tainted: true$/m, 'tainted: false').replace(/"tainted":true/, '"tainted":false').replace(/^taint_reasons:\n(?:\s+- .*\n)+/m, 'taint_reasons: []\n').replace(/"taint_reasons":\[[^\]]*\]/, '"taint_reasons":[]'))
+    store.gitCommitAll('tidy the blob')
+    const bshown = store.ok(['review', 'show', b.json.proposal])
+    expect(bshown.memory.tainted).toBe(false)
+    expect(bshown.recheck.filter((f: {source: string}) => /values of the prompts the user typed/.test(f.source)).map((f: {field: string}) => f.field)).toEqual(['memory.taint_reasons'])
+    expect(store.run(['review', 'accept', b.json.proposal, '--digest', bshown.digest, '--json']).code).toBe(3)
   })
 
   it('another tenant\'s session: what one typed attests nothing for the other, and the flag shows only the write\'s own values', () => {

@@ -12,6 +12,7 @@ import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
 import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedFound, unattestedReason} from '../session/prompts.js'
 import {knownToMemory} from '../write/known.js'
+import {normalise} from '../write/normalise.js'
 import {ProposalSigner, proposalSigner} from './signed.js'
 
 const MARKER = /\[REDACTED:([a-z0-9-]+)\]/g
@@ -227,7 +228,8 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
     // this machine holds the record (a value typed since the write reads as typed; the oldest go past 50,000)
     if (session.prompts === 'recorded' && origin === 'direct_chat' && p.operation !== 'delete') {
       const record = promptRecord(store.root, session.id)
-      const found = record.found ? unattestedFound(claimText(p.memory.title, p.memory.tags, p.body, p.path), record) : []
+      // the stored body's encoded blobs read as the write read them (what only the raw text held is gone)
+      const found = record.found ? unattestedFound(claimText(p.memory.title, p.memory.tags, p.body, p.path, normalise(p.body).decoded), record) : []
       // a value the scope's curated memory states (its signed version, as the write looked it up: known.ts) was recalled, not brought in
       const known = found.length > 0 ? new Set((await knownToMemory(store, p.scope, p.path, found)).map((k) => k.value)) : new Set()
       const unattested = found.filter((v) => !known.has(v)).map((v) => v.text)
