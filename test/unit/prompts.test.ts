@@ -31,7 +31,7 @@ describe('statedValues: the values a fact is made of', () => {
     expect(keys('db at 10.0.12.7:5432')).toEqual(['ip:10.0.12.7'])
     expect(keys('IBAN DE89 3704 0044 0532 0130 00 from now on')).toEqual(['iban:DE89370400440532013000'])
     expect(keys(`wallet 0x${'aB'.repeat(20)}`)).toEqual([`wallet:0x${'ab'.repeat(20)}`])
-    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:4471992013', 'number:442079460958', 'number:42079460958', 'number:2079460958', 'number:79460958'])
+    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:4471992013', 'number:442079460958', 'national:42079460958', 'national:2079460958', 'national:79460958'])
   })
 
   it('reads the spellings an attacker would reach for (an attacker\'s read of round nineteen)', () => {
@@ -96,7 +96,15 @@ describe('statedValues: the values a fact is made of', () => {
   })
 
   it('compares a number by its digits: a leading zero, an international form\'s country code or its grouping do not count; a digit more does', () => {
-    expect(keys('+44 20 7946 0958')).toContain(keys('020 7946 0958')[0])
+    const typed = (t: string) => ({has: (k: string) => keys(t, true).includes(k)})
+    expect(unattestedValues('call +44 20 7946 0958', typed('+44 20 7946 0958'))).toEqual([])
+    expect(unattestedValues('call 020 7946 0958', typed('+44 20 7946 0958'))).toEqual([])
+    // typed without its country code, the number is typed with any (the user did not say which)
+    expect(unattestedValues('call +44 20 7946 0958', typed('020 7946 0958'))).toEqual([])
+    // a country code put before a typed international number, or swapped, is another number (an attacker's read of round nineteen)
+    expect(unattestedValues('call +9 44 20 7946 0958', typed('+44 20 7946 0958'))).toEqual(['+9 44 20 7946 0958'])
+    expect(unattestedValues('call +7 20 7946 0958', typed('+44 20 7946 0958'))).toEqual(['+7 20 7946 0958'])
+    expect(unattestedValues('call +4420 7946 0958', typed('+44 20 7946 0958'))).toEqual([])
     expect(keys('020 7946 0958')).toEqual(['number:2079460958'])
     expect(keys('8812 4471992013')).toEqual(['number:88124471992013'])
     expect(keys('4471-9920-13')).toEqual(keys('44719920 13'))

@@ -184,11 +184,17 @@ function linkKeys(link: string): {host?: string; paths: string[]; shared?: boole
  * other digit more or less is another number: an account with a digit put in front is not the
  * account the user typed.
  */
-function numberKeys(shown: string): string[] {
+function numberKeys(shown: string, asPrompt: boolean): string[] {
   const digits = shown.replace(/\D/g, '').replace(/^0+/, '')
   const keys = [`number:${digits}`]
   if (shown.startsWith('+')) {
-    for (let cc = 1; cc <= 3 && digits.length - cc >= 6; cc++) keys.push(`number:${digits.slice(cc).replace(/^0+/, '')}`)
+    // Typed in the international form, the number stands for its national form too (`+44 20 7946
+    // 0958` types `020 7946 0958`). Written in it, it is typed by that form, or by its national form
+    // typed as such (`national:`), never by a number typed whole: one to three digits put before a
+    // typed `+44 …` (`+9 44 …`) or a country code swapped (`+7 20 7946 0958`) is another number.
+    for (let cc = 1; cc <= 3 && digits.length - cc >= 6; cc++) keys.push(`${asPrompt ? 'number' : 'national'}:${digits.slice(cc).replace(/^0+/, '')}`)
+  } else if (asPrompt) {
+    keys.push(`national:${digits}`)
   }
   return keys
 }
@@ -375,7 +381,7 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
       const digits = shown.replace(/\D/g, '')
       const grouped = /\d\D+\d/.test(shown)
       if (digits.length < (grouped ? 6 : 8) || DATE_RE.test(shown) || measure(shown) || (!grouped && roundNumber(digits))) continue
-      addEach(numberKeys(shown), shown)
+      addEach(numberKeys(shown, asPrompt), shown)
     }
   }
   return [...out.values()]
@@ -424,6 +430,7 @@ function readRecord(storeRoot: string, session: string): StoredRecord | undefine
 /**
  * Record the values of one prompt the user submitted (the UserPromptSubmit hook). Durable
  * (fsync'd) before the hook answers, so a write the agent makes after the prompt finds it.
+ * Returns how many values the prompt states.
  */
 export function recordPrompt(storeRoot: string, session: string, prompt: string): number {
   const secret = sessionSecret(false)
@@ -442,7 +449,8 @@ export function recordPrompt(storeRoot: string, session: string, prompt: string)
   const kept = [...values].slice(-MAX_KEYS)
   const record: StoredRecord = {store: storeRoot, session, prompts: (have?.prompts ?? 0) + 1, values: kept, updated: new Date().toISOString()}
   writeFileAtomic(recordFile(storeRoot, session), `${JSON.stringify(record)}\n`, 0o600, {fsync: true})
-  return found.length
+  // values as the user wrote them (a mailbox and its domain are two; a number's forms one)
+  return new Set(found.map((v) => v.text)).size
 }
 
 /** The values the user typed in a session, to ask of; an empty record when none was kept (fail closed). */
