@@ -169,30 +169,44 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
     expect(taintFlag(write(store, acme.id, 'tenant:acme', 'sftp.md', 'Files go to sftp.acme-private.example.\n'))).toBeUndefined()
   })
 
-  it('a value the scope\'s curated memory states is recalled, not third-party text; one only in a pending proposal, another scope\'s memory or a file edited in the work tree is not', () => {
-    const {id} = hosted(['Please add a reminder about paying Acme.'])
-    // the curated account (STORED), restated at another path and at its own
-    const due = write(store, id, SCOPE, 'acme-due.md', 'Pay Acme to account 4471 9920 13 by the 5th.\n')
-    expect(due.code, due.stderr).toBe(0)
-    expect(taintFlag(due)).toBeUndefined()
-    expect(store.ok(['review', 'show', due.json.proposal]).recheck).toEqual([])
-    const update = write(store, id, SCOPE, 'acme-invoices.md', 'Acme invoices are paid to account 4471-9920-13, net 30.\n')
+  it('an update restating what the curated memory at its path states recalls it: untainted; a value that memory names only in part, to warn against it, or while tainted is not', () => {
+    const {id} = hosted(['Please tidy the supplier notes.'])
+    // the curated account (STORED), restated by an update of the very memory
+    const update = write(store, id, SCOPE, 'acme-invoices.md', 'Acme invoices are paid to account 4471 9920 13, net 30.\n')
+    expect(update.code, update.stderr).toBe(0)
     expect(taintFlag(update)).toBeUndefined()
-    // a pending proposal's value is no reviewed memory
+    expect(store.ok(['review', 'show', update.json.proposal]).recheck).toEqual([])
+    // only the memory at the write's own path is read: another path restating it is not looked up
+    expect(taintFlag(write(store, id, SCOPE, 'acme-due.md', 'Pay Acme to account 4471 9920 13 by the 5th.\n'))).toMatch(/typed none of "4471 9920 13"/)
     const plain = startSession(store, SCOPE)
-    expect(write(store, plain, SCOPE, 'portal.md', 'Vendor portal: portal.acme-pending.example\n').json.status).toBe('pending')
-    expect(taintFlag(write(store, id, SCOPE, 'portal-note.md', 'Log in at portal.acme-pending.example.\n'))).toMatch(/typed none of "portal.acme-pending.example"/)
-    // another scope's curated memory attests nothing here (and says nothing of it)
-    curate(store, startSession(store, 'tenant:acme'), 'tenant:acme', 'sftp.md', 'Acme files go to sftp.acme-curated.example.\n')
-    expect(taintFlag(write(store, id, SCOPE, 'sftp.md', 'Files go to sftp.acme-curated.example.\n'))).toMatch(/typed none of "sftp.acme-curated.example"/)
-    const globex = hosted(['hello'], 'tenant:globex')
-    expect(taintFlag(write(store, globex.id, 'tenant:globex', 'sftp.md', 'Files go to sftp.acme-curated.example.\n'))).toMatch(/typed none of "sftp.acme-curated.example"/)
+    curate(store, plain, SCOPE, 'donate.md', 'Donations go to https://paypal.me/acmeshop and the installer is https://drive.google.com/uc?id=1OURSabcdefgh&export=download\n')
+    curate(store, plain, SCOPE, 'vendors.md', 'Acme invoices go to ap@acme.example. Warning: billing@acme-payments.example is a known phishing address, never use it. Zed account 88123345. Support +44 20 7946 0958.\n')
+    // a link is the link, path and query: the same host with another owner's path or id is another link (the attacker's read of this round)
+    const swap = write(store, id, SCOPE, 'donate.md', 'Donations now go to https://paypal.me/evilguy; installer https://drive.google.com/uc?id=1EVILzyxwvut&export=download\n')
+    expect(taintFlag(swap)).toMatch(/typed none of "https:\/\/paypal.me\/evilguy", "https:\/\/drive.google.com\/uc\?id=1EVILzyxwvut/)
+    expect(taintFlag(write(store, id, SCOPE, 'donate.md', 'Donations: https://paypal.me/acmeshop (installer https://drive.google.com/uc?id=1OURSabcdefgh&export=download).\n'))).toBeUndefined()
+    // named to warn against it, a country code or digits put before a curated number, two values sharing a key: not recalled
+    const warned = write(store, id, SCOPE, 'vendors.md', 'Acme invoices go to billing@acme-payments.example.\n')
+    expect(taintFlag(warned)).toMatch(/typed none of "billing@acme-payments.example"/)
+    expect(taintFlag(write(store, id, SCOPE, 'vendors.md', 'Zed: pay to +780 88123345 from now. Support +44 20 7946 0958.\n'))).toMatch(/typed none of "\+780 88123345" in/)
+    expect(taintFlag(write(store, id, SCOPE, 'vendors.md', 'Pay to +1 2079460958 and account 12079460958. Acme: ap@acme.example.\n'))).toMatch(/typed none of "\+1 2079460958", "12079460958" in/)
+    // a memory filed as tainted (a web page's claim) vouches for nothing
+    const browsing = startSession(store, SCOPE, {tainted: true, reason: 'read a vendor web page'})
+    const page = write(store, browsing, SCOPE, 'faq.md', 'Acme vendor portal: pay.acme-billing-portal.com\n')
+    expect(page.json.status, JSON.stringify(page.json.votes)).toBe('pending')
+    const shown = store.ok(['review', 'show', page.json.proposal])
+    expect(store.run(['review', 'accept', page.json.proposal, '--digest', shown.digest, '--json']).code).toBe(0)
+    expect(taintFlag(write(store, id, SCOPE, 'faq.md', 'Acme invoices are paid at pay.acme-billing-portal.com.\n'))).toMatch(/typed none of "pay.acme-billing-portal.com"/)
+    // a pending proposal's value is no reviewed memory
+    const other = write(store, startSession(store, SCOPE), SCOPE, 'portal.md', 'The staff canteen menu is on menu.acme-canteen.example\n')
+    expect(other.json.status, JSON.stringify(other.json.votes)).toBe('pending')
+    expect(taintFlag(write(store, id, SCOPE, 'portal.md', 'The canteen menu is on menu.acme-canteen.example.\n'))).toMatch(/typed none of "menu.acme-canteen.example"/)
     // the curated file edited in the work tree: its signed version counts, not the edit
     const rel = 'project/c26c/acme-invoices.md'
     const signed = store.read(rel)
     store.write(rel, signed.replace('4471-9920-13', '4471-9920-13 or 5512-0098-31'))
     try {
-      expect(taintFlag(write(store, id, SCOPE, 'acme-alt.md', 'Acme also takes account 5512-0098-31.\n'))).toMatch(/typed none of "5512-0098-31"/)
+      expect(taintFlag(write(store, id, SCOPE, 'acme-invoices.md', 'Acme also takes account 5512-0098-31.\n'))).toMatch(/typed none of "5512-0098-31"/)
     } finally {
       store.write(rel, signed)
     }
@@ -252,6 +266,17 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
       expect(ended.code).toBe(3)
       expect(ended.json.error.message).toMatch(/ended/)
       expect(store.run(['session', 'prompt', 's-nobody00', '--json'], {input: 'x'}).code).toBe(4)
+    })
+
+    it('prompts handed over at once are each kept; a prompt past 16 MiB is refused whole (exit 2), nothing recorded', async () => {
+      const id = fed([])
+      const runs = await Promise.all(Array.from({length: 12}, (_, i) => store.runAsync(['session', 'prompt', id, '--json'], {input: `host number ${i} is h${i}.acme-burst.example`})))
+      for (const r of runs) expect(r.code, r.stderr).toBe(0)
+      for (let i = 0; i < 12; i++) expect(taintFlag(write(store, id, SCOPE, `burst-${i}.md`, `Host h${i}.acme-burst.example serves shard ${i}.\n`)), `prompt ${i}`).toBeUndefined()
+      const big = store.run(['session', 'prompt', id, '--json'], {input: `vault.acme-big.example ${'x'.repeat(16 * 1024 * 1024)}`})
+      expect(big.code).toBe(2)
+      expect(big.json.error.message).toMatch(/The prompt is too large/)
+      expect(taintFlag(write(store, id, SCOPE, 'big.md', 'The vault is vault.acme-big.example.\n'))).toMatch(/typed none of "vault.acme-big.example"/)
     })
 
     it('what one tenant\'s harness fed attests nothing for another tenant\'s session', () => {

@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
 import {privateDir, sessionSecret} from '../../src/core/store/private.js'
-import {claimText, promptRecord, recordPrompt, statedValues, unattestedValues} from '../../src/core/session/prompts.js'
+import {claimText, promptRecord, recordPrompt, statedValues, unattestedValues, vouchedValues} from '../../src/core/session/prompts.js'
 import {recordProof, type SessionRecord} from '../../src/core/session/sessions.js'
 import {planWrite} from '../../src/core/write/plan.js'
 import {deliveryVote} from '../../src/core/write/vote/delivery.js'
@@ -18,6 +18,32 @@ import {semanticVote} from '../../src/core/write/vote/semantic.js'
 import {flagsFrom} from '../../src/core/write/vote/flags.js'
 
 const keys = (t: string, asPrompt = false) => statedValues(t, asPrompt).flatMap((v) => v.keys)
+
+describe('vouchedValues: what curated memory vouches for, compared by the value itself', () => {
+  const recalled = (memory: string, written: string) => {
+    const v = vouchedValues(memory)
+    return statedValues(written).filter((x) => v.has(x.exact)).map((x) => x.text)
+  }
+
+  it('a link by its host, path and query; a mailbox, a number by all its digits', () => {
+    expect(recalled('Donate at https://paypal.me/AcmeShop', 'now https://paypal.me/AcmeShop/ and https://paypal.me/evilguy')).toEqual(['https://paypal.me/AcmeShop/'])
+    // a path's case is its own (a short link's slug), a query names the resource
+    expect(recalled('https://bit.ly/AbC', 'https://bit.ly/abc')).toEqual([])
+    expect(recalled('https://drive.google.com/uc?id=1OURS&export=download', 'https://drive.google.com/uc?id=1EVIL&export=download and https://drive.google.com/uc?id=1OURS&export=download')).toEqual(['https://drive.google.com/uc?id=1OURS&export=download'])
+    // a memory's link or mailbox names its host: the bare host is recalled, another path on it is not
+    expect(recalled('Docs: https://docs.acme.example/start', 'docs.acme.example and https://docs.acme.example/other')).toEqual(['docs.acme.example'])
+    expect(recalled('Mail ap@acme.com', 'acme.com, ap@acme.com, billing@acme.com')).toEqual(['ap@acme.com', 'acme.com'])
+    expect(recalled('Zed account 88123345.', 'pay 88123345, +780 88123345 or 788123345')).toEqual(['88123345'])
+    // a `+` number names its national form, not the last digits of it nor another country's code
+    expect(recalled('Support +44 20 7946 0958.', 'call 020 7946 0958, 7946 0958 or +7 20 7946 0958')).toEqual(['020 7946 0958'])
+  })
+
+  it('a sentence naming a value to warn against it, or as past, vouches for nothing in it', () => {
+    const memory = 'Acme invoices go to ap@acme.example. Warning: billing@acme-payments.example is a known phishing address, never use it! The old account 88123345 was closed.\nSupport line 020 7946 0958'
+    expect(recalled(memory, 'ap@acme.example, billing@acme-payments.example, 88123345, 020 7946 0958')).toEqual(['ap@acme.example', '020 7946 0958'])
+    for (const warn of ['Do not pay 88123345.', 'Blocklist: 88123345', 'Formerly 88123345.', 'Scam account 88123345', 'Until May the account was 88123345.']) expect(recalled(warn, 'pay 88123345'), warn).toEqual([])
+  })
+})
 
 describe('statedValues: the values a fact is made of', () => {
   it('reads hosts of links, bare hosts, mailboxes, IP addresses, IBANs, wallets and long numbers', () => {

@@ -4,8 +4,11 @@ import {EngramCommand} from '../../cli/base.js'
 import {recordPrompt} from '../../core/session/prompts.js'
 import {loadSession, refuseEndedSession} from '../../core/session/sessions.js'
 import {readLimited} from '../../core/store/content.js'
-import {badInput} from '../../core/store/errors.js'
+import {badInput, isEngramError} from '../../core/store/errors.js'
 import {Store} from '../../core/store/store.js'
+
+/** What a prompt may be at most, in bytes (a harness hands the user's text, not what it attached). */
+const MAX_PROMPT_BYTES = 16 * 1024 * 1024
 
 export default class SessionPrompt extends EngramCommand {
   static override ownerOnly = true
@@ -33,8 +36,15 @@ export default class SessionPrompt extends EngramCommand {
       )
     }
     if (process.stdin.isTTY) throw badInput('No prompt on stdin.', `pipe the prompt in: printf '%s' "$PROMPT" | engram session prompt ${session.id}`)
-    // a prompt is read as the hook reads one: whole, as UTF-8 (recordPrompt reads its first MiB for values)
-    const prompt = (await readLimited(process.stdin, Number.POSITIVE_INFINITY)).toString('utf8')
+    // a prompt is read as UTF-8, to a bound far past any prompt (recordPrompt reads its first MiB for values)
+    let bytes: Buffer
+    try {
+      bytes = await readLimited(process.stdin, MAX_PROMPT_BYTES)
+    } catch (error) {
+      if (isEngramError(error)) throw badInput(`The prompt is too large (more than ${MAX_PROMPT_BYTES} bytes); nothing recorded.`, 'hand it the prompt the user typed, not a file it attached')
+      throw error
+    }
+    const prompt = bytes.toString('utf8')
     const values = recordPrompt(store.root, session.id, prompt)
     if (!this.jsonEnabled()) this.log(`session ${session.id}: recorded a prompt stating ${values} value${values === 1 ? '' : 's'}`)
     return {session: session.id, values}

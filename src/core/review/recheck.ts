@@ -11,7 +11,7 @@ import {textFlagsWithin} from '../write/vote/budget.js'
 import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
 import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedFound, unattestedReason} from '../session/prompts.js'
-import {knownToMemory} from '../write/known.js'
+import {recalledFromMemory} from '../write/known.js'
 import {normalise} from '../write/normalise.js'
 import {ProposalSigner, proposalSigner} from './signed.js'
 
@@ -230,9 +230,9 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
       const record = promptRecord(store.root, session.id)
       // the stored body's encoded blobs read as the write read them (what only the raw text held is gone)
       const found = record.found ? unattestedFound(claimText(p.memory.title, p.memory.tags, p.body, p.path, normalise(p.body).decoded), record) : []
-      // a value the scope's curated memory states (its signed version, as the write looked it up: known.ts) was recalled, not brought in
-      const known = found.length > 0 ? new Set((await knownToMemory(store, p.scope, p.path, found)).map((k) => k.value)) : new Set()
-      const unattested = found.filter((v) => !known.has(v)).map((v) => v.text)
+      // a value the curated memory at the path states (its signed version, read as the write read it: known.ts) was recalled, not brought in
+      const recalled = new Set(await recalledFromMemory(store, p.scope, p.path, found))
+      const unattested = found.filter((v) => !recalled.has(v)).map((v) => v.text)
       if (unattested.length > 0) {
         const typed = `the values of the prompts the user typed in session ${session.id}`
         if (!p.memory.tainted && !tainted) add('memory.tainted', false, true, typed)

@@ -1,4 +1,4 @@
-import {lstatSync, readFileSync} from 'node:fs'
+import {closeSync, lstatSync, openSync, readFileSync, unlinkSync} from 'node:fs'
 import {isIP} from 'node:net'
 import {join} from 'node:path'
 import {domainToASCII} from 'node:url'
@@ -122,8 +122,13 @@ function readable(text: string): string {
 
 /** One value a text states: how the text writes it, and the keys it is compared by (any one typed attests it). */
 export interface StatedValue {
+  /** what the value is compared with a prompt's by: typed when a prompt holds any of them */
   keys: string[]
   text: string
+  /** the value itself (a link with its path and query, a number with all its digits): what curated memory must state for the value to be recalled (vouchedValues) */
+  exact: string
+  /** what the value names, as a memory states it: itself, a link's or a mailbox's host, a `+` number's national forms */
+  names: string[]
 }
 
 /** A host as its key: ASCII (an internationalised or look-alike name as punycode), lower-case, without `www.`. */
@@ -157,7 +162,7 @@ const isPathShared = (host: string) => PATH_SHARED.has(host) || /^s3[.-][a-z0-9-
  * (`github.com/acme` attests `github.com/acme/repo/issues`; `github.com` alone does not attest
  * `github.com/attacker/tool`, nor `docs.google.com/document/d/ours` another document).
  */
-function linkKeys(link: string): {host?: string; paths: string[]; shared?: boolean} {
+function linkKeys(link: string): {host?: string; paths: string[]; shared?: boolean; exact?: string} {
   let u: URL
   try {
     u = new URL(/^[/\\]{2}/.test(link) ? `http:${link}` : link)
@@ -174,7 +179,10 @@ function linkKeys(link: string): {host?: string; paths: string[]; shared?: boole
   if (!host) return {paths: []}
   const segments = u.pathname.toLowerCase().split('/').filter((s) => s !== '')
   const base = host.slice(host.indexOf(':') + 1)
-  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: isPathShared(base)}
+  // the link itself, its path's case and its query kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`)
+  const path = u.pathname.replace(/\/+$/, '')
+  const exact = path !== '' || u.search !== '' ? `link:${base}${path}${u.search}` : host
+  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: isPathShared(base), exact}
 }
 
 /**
@@ -276,10 +284,11 @@ function ibanHolds(iban: string): boolean {
 export function statedValues(written: string, asPrompt = false): StatedValue[] {
   const text = readable(written)
   const out = new Map<string, StatedValue>()
-  const add = (keys: string[], shown: string) => {
+  const add = (keys: string[], shown: string, exact = keys[0], names = [exact]) => {
     if (keys.length === 0) return
-    const id = keys.join('\n')
-    if (!out.has(id)) out.set(id, {keys, text: clip(shown, 60)})
+    // two values compared by the same keys are still two (two links on one host)
+    const id = asPrompt ? keys.join('\n') : `${keys.join('\n')}\n\n${exact}`
+    if (!out.has(id)) out.set(id, {keys, text: clip(shown, 60), exact, names})
   }
   // as a prompt every key stands alone: each is something the user typed
   const addEach = (keys: string[], shown: string) => {
@@ -295,12 +304,12 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
   }
   const take = (a: number, b: number) => taken.fill(1, a, b)
   const link = (token: string, shown: string) => {
-    const {host, paths, shared} = linkKeys(token)
+    const {host, paths, shared, exact} = linkKeys(token)
     if (!host) return
     // a prompt's link names its host and its whole path; a write's link is typed by its host, or
     // on a shared host by a typed link whose path its own path starts with
     if (asPrompt) addEach(paths.length > 0 ? [host, paths.at(-1)!] : [host], shown)
-    else add(shared && paths.length > 0 ? paths : [host], shown)
+    else add(shared && paths.length > 0 ? paths : [host], shown, exact ?? host, [exact ?? host, host])
   }
 
   // A link's scheme and host are its own; its path, query and fragment are read for values like
@@ -318,7 +327,8 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     if (!free(m.index, m.index + m[0].length)) continue
     const domain = hostKey(m[1])
     if (!domain) continue
-    add([`mail:${m[0].slice(0, m[0].lastIndexOf('@')).toLowerCase()}@${domain.slice(5)}`], m[0])
+    const mail = `mail:${m[0].slice(0, m[0].lastIndexOf('@')).toLowerCase()}@${domain.slice(5)}`
+    add([mail], m[0], mail, [mail, domain])
     if (asPrompt) add([domain], m[1])
     take(m.index, m.index + m[0].length)
   }
@@ -381,7 +391,10 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
       const digits = shown.replace(/\D/g, '')
       const grouped = /\d\D+\d/.test(shown)
       if (digits.length < (grouped ? 6 : 8) || DATE_RE.test(shown) || measure(shown) || (!grouped && roundNumber(digits))) continue
-      addEach(numberKeys(shown, asPrompt), shown)
+      const keys = numberKeys(shown, asPrompt)
+      if (asPrompt) addEach(keys, shown)
+      // a `+` number names its national forms of nine digits or more too (not the last eight digits of a phone)
+      else add(keys, shown, keys[0], [keys[0], ...keys.slice(1).filter((k) => k.length - 'national:'.length >= 9).map((k) => `number:${k.slice(k.indexOf(':') + 1)}`)])
     }
   }
   return [...out.values()]
@@ -435,9 +448,16 @@ function readRecord(storeRoot: string, session: string): StoredRecord | undefine
 export function recordPrompt(storeRoot: string, session: string, prompt: string): number {
   const secret = sessionSecret(false)
   privateSubfolder('prompts', storeKey(storeRoot))
+  const found = statedValues(prompt.slice(0, MAX_PROMPT_CHARS), true)
+  // prompts a harness submits at once are each kept: the record is read and written under a lock
+  withRecordLock(recordFile(storeRoot, session), () => addValues(storeRoot, session, secret, found))
+  // values as the user wrote them (a mailbox and its domain are two; a number's forms one)
+  return new Set(found.map((v) => v.text)).size
+}
+
+function addValues(storeRoot: string, session: string, secret: Buffer, found: StatedValue[]): void {
   const have = readRecord(storeRoot, session)
   const values = new Set(have?.values ?? [])
-  const found = statedValues(prompt.slice(0, MAX_PROMPT_CHARS), true)
   for (const v of found) {
     for (const key of v.keys) {
       const m = keyMac(secret, session, key)
@@ -449,8 +469,41 @@ export function recordPrompt(storeRoot: string, session: string, prompt: string)
   const kept = [...values].slice(-MAX_KEYS)
   const record: StoredRecord = {store: storeRoot, session, prompts: (have?.prompts ?? 0) + 1, values: kept, updated: new Date().toISOString()}
   writeFileAtomic(recordFile(storeRoot, session), `${JSON.stringify(record)}\n`, 0o600, {fsync: true})
-  // values as the user wrote them (a mailbox and its domain are two; a number's forms one)
-  return new Set(found.map((v) => v.text)).size
+}
+
+/** How long a prompt waits for another's update of the same record; a lock older than LOCK_STALE_MS was left by a dead process. */
+const LOCK_WAIT_MS = 10_000
+const LOCK_STALE_MS = 30_000
+
+/** Run `fn` holding `<file>.lock` (made exclusively; a stale one is taken over). */
+function withRecordLock<T>(file: string, fn: () => T): T {
+  const lock = `${file}.lock`
+  const deadline = Date.now() + LOCK_WAIT_MS
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600))
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      try {
+        if (Date.now() - lstatSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock)
+      } catch {
+        // gone meanwhile: try again
+      }
+      if (Date.now() > deadline) throw new Error(`the prompts record is locked by another update (${lock})`)
+      Atomics.wait(pause, 0, 0, 10 + Math.floor(Math.random() * 20))
+    }
+  }
+  try {
+    return fn()
+  } finally {
+    try {
+      unlinkSync(lock)
+    } catch {
+      // removed as stale by another: nothing to undo
+    }
+  }
 }
 
 /** The values the user typed in a session, to ask of; an empty record when none was kept (fail closed). */
@@ -477,6 +530,26 @@ export function promptRecord(storeRoot: string, session: string): PromptRecord {
 export function claimText(title: string, tags: readonly string[], body: string, path = '', decoded: readonly string[] = []): string {
   const t = title === deriveTitle(body) ? '' : title
   return [`${path.replace(/\.md$/, '').replace(/\//g, ' ')}`, t, tags.join(' '), body, ...decoded].join('\n')
+}
+
+/**
+ * Words by which a sentence states a value to warn against it, or as a thing of the past: such a
+ * sentence does not vouch for the value (a blocklist, a closed account, the address before a move).
+ */
+const NOT_VOUCHED = /\b(?:never|not|no longer|don'?t|doesn'?t|phishing|scam\w*|fraud\w*|spam\w*|block(?:ed|list\w*)?|blacklist\w*|deny ?list\w*|fake|malicious|suspicious|closed|old|former(?:ly)?|previous(?:ly)?|deprecated|retired|obsolete|invalid|wrong|incorrect|avoid|warn\w*|beware|compromised|instead|until|used to|replaced|superseded|impersonat\w*)\b/i
+
+/**
+ * What a text (a curated memory) vouches for: what each value it states names (`names`), but only
+ * of sentences with no word of warning or of the past in them (NOT_VOUCHED). Memory that names a
+ * value to warn against it is no source for it.
+ */
+export function vouchedValues(text: string): Set<string> {
+  const out = new Set<string>()
+  for (const sentence of text.split(/(?<=[.!?])[ \t]+|\n+/)) {
+    if (sentence.trim() === '' || NOT_VOUCHED.test(readable(sentence))) continue
+    for (const v of statedValues(sentence)) for (const n of v.names) out.add(n)
+  }
+  return out
 }
 
 /** The values of a write's text (claimText) that no prompt of the session holds. */

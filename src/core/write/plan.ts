@@ -50,6 +50,8 @@ export interface WriteView {
   prepared?: PreparedText
   /** what the user typed in the session (prompts.ts), asked only of a session whose prompts the harness records */
   prompts?: Pick<PromptRecord, 'has'>
+  /** values (`exact`) the curated memory at the write's path states, so recalled rather than typed (known.ts) */
+  recalled?: ReadonlySet<string>
 }
 
 export interface WritePlan {
@@ -85,7 +87,7 @@ export interface WritePlan {
   signer?: Signer
   /** values a direct_chat write states that no prompt of its session holds (prompts.ts), as written */
   unattested?: string[]
-  /** the same values with the keys they are compared by (for the lookup of curated memory stating them: known.ts) */
+  /** the same values as read (for the lookup of the curated memory at the path: known.ts) */
   unattestedFound?: StatedValue[]
 }
 
@@ -195,7 +197,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   // as written.
   const norm = route === 'direct' ? undefined : prepared.view ?? candidateView(prepared.rawView, body, extra)
   const found = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
-    ? unattestedFound(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false})
+    ? unattestedFound(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false}).filter((v) => !view.recalled?.has(v.exact))
     : []
   const unattested = found.map((v) => v.text)
   if (unattested.length > 0) {

@@ -8,7 +8,7 @@ import {StoredFlag, StoredVote} from '../review/proposal.js'
 import {SessionRecord, loadSession, refuseEndedSession, writeSessionRecord} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {type PromptRecord, promptRecord} from '../session/prompts.js'
-import {knownToMemory} from './known.js'
+import {recalledFromMemory} from './known.js'
 import {neighboursFor, type WarmLookup} from './neighbours.js'
 import {CheckedWrite, EntryExtras, Signer, WriteDecision, WriteInput, WritePlan, type WriteView, checkWrite, decisionOf, directCommit, entryFor, planWrite} from './plan.js'
 import {prepareWithin, runVoteWithin} from './vote/budget.js'
@@ -45,11 +45,11 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   const prompts = {has: (key: string) => (record ??= promptRecord(store.root, session.id)).has(key)}
   const view: WriteView = {config: store.config, read: (scope, path) => readStored(store, scope, path), prompts, ...(await prepareLarge(store, session, input, now))}
   let plan = planWrite(session, input, view, now)
-  // a value the user did not type but the scope's curated memory states was recalled, not brought
-  // in from outside: planned again with those values as known (known.ts; review looks them up again)
+  // a value the user did not type but the curated memory at the path states was recalled, not
+  // brought in from outside: planned again with those very values as known (known.ts; review reads it again)
   if (plan.unattestedFound) {
-    const known = new Set((await knownToMemory(store, plan.scope, plan.path, plan.unattestedFound)).flatMap((k) => k.value.keys))
-    if (known.size > 0) plan = planWrite(session, input, {...view, prompts: {has: (key) => known.has(key) || prompts.has(key)}}, now)
+    const recalled = new Set((await recalledFromMemory(store, plan.scope, plan.path, plan.unattestedFound)).map((v) => v.exact))
+    if (recalled.size > 0) plan = planWrite(session, input, {...view, recalled}, now)
   }
   const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
   return applyWrite(store, plan, decision)
