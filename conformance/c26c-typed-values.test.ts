@@ -10,7 +10,7 @@
  * another harness records the prompts (`session start --record-prompts`, `session prompt`),
  * the same, and the agent cannot feed that command (an owner action).
  */
-import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
@@ -169,44 +169,49 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
     expect(taintFlag(write(store, acme.id, 'tenant:acme', 'sftp.md', 'Files go to sftp.acme-private.example.\n'))).toBeUndefined()
   })
 
-  it('an update restating what the curated memory at its path states recalls it: untainted; a value that memory names only in part, to warn against it, or while tainted is not', () => {
+  it('an update keeping a line of the curated memory at its path recalls that line\'s values: untainted; a line reworded, a value moved or of another link, a warning memory, a tainted one: not', () => {
     const {id} = hosted(['Please tidy the supplier notes.'])
-    // the curated account (STORED), restated by an update of the very memory
-    const update = write(store, id, SCOPE, 'acme-invoices.md', 'Acme invoices are paid to account 4471 9920 13, net 30.\n')
-    expect(update.code, update.stderr).toBe(0)
-    expect(taintFlag(update)).toBeUndefined()
-    expect(store.ok(['review', 'show', update.json.proposal]).recheck).toEqual([])
-    // only the memory at the write's own path is read: another path restating it is not looked up
-    expect(taintFlag(write(store, id, SCOPE, 'acme-due.md', 'Pay Acme to account 4471 9920 13 by the 5th.\n'))).toMatch(/typed none of "4471 9920 13"/)
+    // the curated account's line (STORED) kept word for word, a line added
+    const kept = write(store, id, SCOPE, 'acme-invoices.md', `${STORED}Terms: net 30.\n`)
+    expect(kept.code, kept.stderr).toBe(0)
+    expect(taintFlag(kept)).toBeUndefined()
+    expect(store.ok(['review', 'show', kept.json.proposal]).recheck).toEqual([])
+    // reworded, or at another path: the value is judged as any untyped one
+    expect(taintFlag(write(store, id, SCOPE, 'acme-invoices.md', 'Acme invoices are paid to account 4471 9920 13, net 30.\n'))).toMatch(/typed none of "4471 9920 13"/)
+    expect(taintFlag(write(store, id, SCOPE, 'acme-due.md', STORED))).toMatch(/typed none of "4471-9920-13"/)
     const plain = startSession(store, SCOPE)
-    curate(store, plain, SCOPE, 'donate.md', 'Donations go to https://paypal.me/acmeshop and the installer is https://drive.google.com/uc?id=1OURSabcdefgh&export=download\n')
-    curate(store, plain, SCOPE, 'vendors.md', 'Acme invoices go to ap@acme.example. Warning: billing@acme-payments.example is a known phishing address, never use it. Zed account 88123345. Support +44 20 7946 0958.\n')
-    // a link is the link, path and query: the same host with another owner's path or id is another link (the attacker's read of this round)
+    const donate = 'Donations go to https://paypal.me/acmeshop and the installer is https://drive.google.com/uc?id=1OURSabcdefgh&export=download\n'
+    curate(store, plain, SCOPE, 'donate.md', donate)
+    curate(store, plain, SCOPE, 'zed.md', 'Zed account 88123345.\nSupport +44 20 7946 0958.\n')
+    curate(store, startSession(store, SCOPE), SCOPE, 'vendors.md', 'Acme invoices go to ap@acme.example.\nWarning: billing@acme-payments.example is a known phishing address.\n')
+    expect(taintFlag(write(store, id, SCOPE, 'donate.md', `${donate}Thanks to every donor!\n`))).toBeUndefined()
+    // a link is the whole link: another owner's path or id on the same host, or a browser's reading of a backslash (the attacker's reads of this round)
     const swap = write(store, id, SCOPE, 'donate.md', 'Donations now go to https://paypal.me/evilguy; installer https://drive.google.com/uc?id=1EVILzyxwvut&export=download\n')
     expect(taintFlag(swap)).toMatch(/typed none of "https:\/\/paypal.me\/evilguy", "https:\/\/drive.google.com\/uc\?id=1EVILzyxwvut/)
-    expect(taintFlag(write(store, id, SCOPE, 'donate.md', 'Donations: https://paypal.me/acmeshop (installer https://drive.google.com/uc?id=1OURSabcdefgh&export=download).\n'))).toBeUndefined()
-    // named to warn against it, a country code or digits put before a curated number, two values sharing a key: not recalled
-    const warned = write(store, id, SCOPE, 'vendors.md', 'Acme invoices go to billing@acme-payments.example.\n')
-    expect(taintFlag(warned)).toMatch(/typed none of "billing@acme-payments.example"/)
-    expect(taintFlag(write(store, id, SCOPE, 'vendors.md', 'Zed: pay to +780 88123345 from now. Support +44 20 7946 0958.\n'))).toMatch(/typed none of "\+780 88123345" in/)
-    expect(taintFlag(write(store, id, SCOPE, 'vendors.md', 'Pay to +1 2079460958 and account 12079460958. Acme: ap@acme.example.\n'))).toMatch(/typed none of "\+1 2079460958", "12079460958" in/)
-    // a memory filed as tainted (a web page's claim) vouches for nothing
+    expect(taintFlag(write(store, id, SCOPE, 'donate.md', `${donate}Also https://evil.example\\@paypal.me/acmeshop\n`))).toMatch(/typed none of "https:\/\/evil.example\//)
+    // digits put before a curated number, or a value sharing the curated phone's digits, on a new line
+    expect(taintFlag(write(store, id, SCOPE, 'zed.md', 'Zed account 88123345.\nSupport +44 20 7946 0958.\nZed: pay to +780 88123345 from now.\n'))).toMatch(/typed none of "\+780 88123345" in/)
+    expect(taintFlag(write(store, id, SCOPE, 'zed.md', 'Zed account 88123345.\nSupport +44 20 7946 0958.\nPay to +1 2079460958 and account 12079460958.\n'))).toMatch(/typed none of "\+1 2079460958", "12079460958" in/)
+    // a memory naming a value as phishing vouches for none of its values, even a line kept whole
+    expect(taintFlag(write(store, id, SCOPE, 'vendors.md', 'Acme invoices go to ap@acme.example.\nAcme billing: billing@acme-payments.example\n'))).toMatch(/typed none of "ap@acme.example", "billing@acme-payments.example"/)
+    // a memory filed as tainted (from a session that read a web page) vouches for nothing
     const browsing = startSession(store, SCOPE, {tainted: true, reason: 'read a vendor web page'})
     const page = write(store, browsing, SCOPE, 'faq.md', 'Acme vendor portal: pay.acme-billing-portal.com\n')
     expect(page.json.status, JSON.stringify(page.json.votes)).toBe('pending')
     const shown = store.ok(['review', 'show', page.json.proposal])
     expect(store.run(['review', 'accept', page.json.proposal, '--digest', shown.digest, '--json']).code).toBe(0)
-    expect(taintFlag(write(store, id, SCOPE, 'faq.md', 'Acme invoices are paid at pay.acme-billing-portal.com.\n'))).toMatch(/typed none of "pay.acme-billing-portal.com"/)
+    expect(taintFlag(write(store, id, SCOPE, 'faq.md', 'Acme vendor portal: pay.acme-billing-portal.com\n'))).toMatch(/typed none of "pay.acme-billing-portal.com"/)
     // a pending proposal's value is no reviewed memory
     const other = write(store, startSession(store, SCOPE), SCOPE, 'portal.md', 'The staff canteen menu is on menu.acme-canteen.example\n')
     expect(other.json.status, JSON.stringify(other.json.votes)).toBe('pending')
-    expect(taintFlag(write(store, id, SCOPE, 'portal.md', 'The canteen menu is on menu.acme-canteen.example.\n'))).toMatch(/typed none of "menu.acme-canteen.example"/)
+    expect(taintFlag(write(store, id, SCOPE, 'portal.md', 'The staff canteen menu is on menu.acme-canteen.example\n'))).toMatch(/typed none of "menu.acme-canteen.example"/)
     // the curated file edited in the work tree: its signed version counts, not the edit
     const rel = 'project/c26c/acme-invoices.md'
     const signed = store.read(rel)
-    store.write(rel, signed.replace('4471-9920-13', '4471-9920-13 or 5512-0098-31'))
+    const edited = 'Acme invoices are paid to account 4471-9920-13 or 5512-0098-31.'
+    store.write(rel, signed.replace(STORED.trim(), edited))
     try {
-      expect(taintFlag(write(store, id, SCOPE, 'acme-invoices.md', 'Acme also takes account 5512-0098-31.\n'))).toMatch(/typed none of "5512-0098-31"/)
+      expect(taintFlag(write(store, id, SCOPE, 'acme-invoices.md', `${edited}\n`))).toMatch(/typed none of "4471-9920-13", "5512-0098-31"/)
     } finally {
       store.write(rel, signed)
     }
@@ -277,6 +282,24 @@ describe.skipIf(!has('hook', 'user-prompt-submit'))('C26c — a write claiming t
       expect(big.code).toBe(2)
       expect(big.json.error.message).toMatch(/The prompt is too large/)
       expect(taintFlag(write(store, id, SCOPE, 'big.md', 'The vault is vault.acme-big.example.\n'))).toMatch(/typed none of "vault.acme-big.example"/)
+    })
+
+    it('a lock left by a process that died is taken over; a live one makes it wait, then refuse as a conflict (exit 5), nothing recorded', () => {
+      const id = fed(['hello'])
+      const dir = join(store.configDir, 'private', 'prompts')
+      const file = readdirSync(dir).map((d) => join(dir, d, `${id}.json`)).find((f) => existsSync(f))!
+      mkdirSync(`${file}.lock`)
+      utimesSync(`${file}.lock`, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000))
+      const stale = store.run(['session', 'prompt', id, '--json'], {input: 'the wiki is wiki.acme-lock.example'})
+      expect(stale.code, stale.stderr).toBe(0)
+      expect(existsSync(`${file}.lock`)).toBe(false)
+      writeFileSync(`${file}.lock`, '')
+      const live = store.run(['session', 'prompt', id, '--json'], {input: 'the vault is vault.acme-lock.example'})
+      expect(live.code).toBe(5)
+      expect(live.json.error.message).toMatch(/being updated by another process/)
+      rmSync(`${file}.lock`)
+      const w = write(store, id, SCOPE, 'lock.md', 'Wiki: wiki.acme-lock.example; vault: vault.acme-lock.example.\n')
+      expect(taintFlag(w)).toBe('origin: direct_chat, but the user typed none of "vault.acme-lock.example" in this session')
     })
 
     it('what one tenant\'s harness fed attests nothing for another tenant\'s session', () => {

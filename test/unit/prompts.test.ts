@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
 import {privateDir, sessionSecret} from '../../src/core/store/private.js'
-import {claimText, promptRecord, recordPrompt, statedValues, unattestedValues, vouchedValues} from '../../src/core/session/prompts.js'
+import {claimText, promptRecord, recordPrompt, recalledValues, statedValues, unattestedValues} from '../../src/core/session/prompts.js'
 import {recordProof, type SessionRecord} from '../../src/core/session/sessions.js'
 import {planWrite} from '../../src/core/write/plan.js'
 import {deliveryVote} from '../../src/core/write/vote/delivery.js'
@@ -19,29 +19,34 @@ import {flagsFrom} from '../../src/core/write/vote/flags.js'
 
 const keys = (t: string, asPrompt = false) => statedValues(t, asPrompt).flatMap((v) => v.keys)
 
-describe('vouchedValues: what curated memory vouches for, compared by the value itself', () => {
+describe('recalledValues: what an update keeps of the curated memory it changes', () => {
   const recalled = (memory: string, written: string) => {
-    const v = vouchedValues(memory)
-    return statedValues(written).filter((x) => v.has(x.exact)).map((x) => x.text)
+    const r = recalledValues({title: 'Notes', tags: [], body: memory}, written)
+    return statedValues(written).filter((x) => x.exacts.every((e) => r.has(e))).map((x) => x.text)
   }
 
-  it('a link by its host, path and query; a mailbox, a number by all its digits', () => {
-    expect(recalled('Donate at https://paypal.me/AcmeShop', 'now https://paypal.me/AcmeShop/ and https://paypal.me/evilguy')).toEqual(['https://paypal.me/AcmeShop/'])
-    // a path's case is its own (a short link's slug), a query names the resource
-    expect(recalled('https://bit.ly/AbC', 'https://bit.ly/abc')).toEqual([])
-    expect(recalled('https://drive.google.com/uc?id=1OURS&export=download', 'https://drive.google.com/uc?id=1EVIL&export=download and https://drive.google.com/uc?id=1OURS&export=download')).toEqual(['https://drive.google.com/uc?id=1OURS&export=download'])
-    // a memory's link or mailbox names its host: the bare host is recalled, another path on it is not
-    expect(recalled('Docs: https://docs.acme.example/start', 'docs.acme.example and https://docs.acme.example/other')).toEqual(['docs.acme.example'])
-    expect(recalled('Mail ap@acme.com', 'acme.com, ap@acme.com, billing@acme.com')).toEqual(['ap@acme.com', 'acme.com'])
-    expect(recalled('Zed account 88123345.', 'pay 88123345, +780 88123345 or 788123345')).toEqual(['88123345'])
-    // a `+` number names its national form, not the last digits of it nor another country's code
-    expect(recalled('Support +44 20 7946 0958.', 'call 020 7946 0958, 7946 0958 or +7 20 7946 0958')).toEqual(['020 7946 0958'])
+  it('the values of the lines kept word for word, each as itself', () => {
+    const memory = 'Donate at https://paypal.me/AcmeShop\nSupport +1 415 555 0132\nApp: https://app.example.com/#/pay/acmeshop'
+    // a line kept (blanks aside) recalls its values; a new line does not, even on the same host or with the same digits
+    expect(recalled(memory, '  Donate   at https://paypal.me/AcmeShop \nNew: https://paypal.me/evilguy')).toEqual(['https://paypal.me/AcmeShop'])
+    expect(recalled(memory, 'Donate at https://paypal.me/AcmeShop\nAlso https://evil.example\\@paypal.me/AcmeShop')).toEqual(['https://paypal.me/AcmeShop'])
+    expect(recalled(memory, 'Support +1 415 555 0132\nRefunds to 155550132 or +41 55 550 132')).toEqual(['+1 415 555 0132'])
+    expect(recalled(memory, 'App: https://app.example.com/#/pay/acmeshop\nor https://app.example.com/#/pay/evilguy')).toEqual([])
+    expect(recalled(memory, 'App: https://app.example.com/#/pay/acmeshop')).toEqual(['https://app.example.com/#/pay/acmeshop'])
+    // a line reworded, or a value moved into another role, is not recalled
+    expect(recalled(memory, 'Donations: https://paypal.me/AcmeShop')).toEqual([])
+    expect(recalled('Our page is https://paypal.me/acmeshop. Our rival sells at https://paypal.me/rivalco.', 'Our page is https://paypal.me/rivalco.')).toEqual([])
   })
 
-  it('a sentence naming a value to warn against it, or as past, vouches for nothing in it', () => {
-    const memory = 'Acme invoices go to ap@acme.example. Warning: billing@acme-payments.example is a known phishing address, never use it! The old account 88123345 was closed.\nSupport line 020 7946 0958'
-    expect(recalled(memory, 'ap@acme.example, billing@acme-payments.example, 88123345, 020 7946 0958')).toEqual(['ap@acme.example', '020 7946 0958'])
-    for (const warn of ['Do not pay 88123345.', 'Blocklist: 88123345', 'Formerly 88123345.', 'Scam account 88123345', 'Until May the account was 88123345.']) expect(recalled(warn, 'pay 88123345'), warn).toEqual([])
+  it('a memory naming any value to warn against it or as past vouches for nothing', () => {
+    for (const memory of [
+      'Known scam pages:\n- https://paypal.me/evilguy',
+      'Don’t send to https://paypal.me/evilguy',
+      'https://paypal.me/evilguy\nThis page is a phishing copy.',
+      'Nicht verwenden: https://paypal.me/evilguy',
+      'Ne payez jamais https://paypal.me/evilguy',
+      'Donations went to https://paypal.me/evilguy',
+    ]) expect(recalled(memory, memory), memory).toEqual([])
   })
 })
 
@@ -49,7 +54,7 @@ describe('statedValues: the values a fact is made of', () => {
   it('reads hosts of links, bare hosts, mailboxes, IP addresses, IBANs, wallets and long numbers', () => {
     expect(keys('See https://Staging.Acme.example:8443/ now')).toEqual(['host:staging.acme.example'])
     expect(keys('See https://Staging.Acme.example:8443/Health/live?x=1 now')).toEqual(['host:staging.acme.example'])
-    expect(keys('See https://GitHub.com/Acme/Repo now')).toEqual(['url:github.com/acme', 'url:github.com/acme/repo'])
+    expect(keys('See https://GitHub.com/Acme/Repo now')).toEqual(['url:github.com/acme', 'url:github.com/acme/repo', 'urlq:github.com/acme/repo'])
     expect(keys('See https://github.com/acme/repo now', true)).toEqual(['host:github.com', 'url:github.com/acme/repo'])
     expect(keys('send it to www.acme-payments.com.')).toEqual(['host:acme-payments.com'])
     expect(keys('Mail AP@Acme.example please')).toEqual(['mail:ap@acme.example'])
@@ -119,6 +124,23 @@ describe('statedValues: the values a fact is made of', () => {
     ]) expect(statedValues(t), t).toEqual([])
     // under a weak top-level domain a host needs a hyphen or three labels
     expect(keys('acme-pay.info and db.acme.internal')).toEqual(['host:acme-pay.info', 'host:db.acme.internal'])
+  })
+
+  it('reads links as a browser resolves them, pay pages as shared hosts, and a query that names the resource (an attacker\'s read of round twenty)', () => {
+    // a backslash in a link's authority is a slash to a browser: the host is evil.example
+    expect(keys('https://evil.example\\@paypal.me/acmeshop')[0]).toBe('host:evil.example')
+    // a pay page written without its scheme, under a top-level domain of short links
+    expect(keys('Donations now go to paypal.me/evilguy or cash.app/evil')).toEqual(['url:paypal.me/evilguy', 'urlq:paypal.me/evilguy', 'url:cash.app/evil', 'urlq:cash.app/evil'])
+    expect(keys('logger.info and store.top and page.click()')).toEqual([])
+    const typed = (t: string) => ({has: (k: string) => keys(t, true).includes(k)})
+    expect(unattestedValues('now https://paypal.me/evilguy', typed('https://paypal.me/acmeshop'))).toEqual(['https://paypal.me/evilguy'])
+    expect(unattestedValues('at paypal.me/acmeshop', typed('https://paypal.me/acmeshop'))).toEqual([])
+    const ours = 'https://drive.google.com/uc?id=1OURS&export=download'
+    expect(unattestedValues('https://drive.google.com/uc?id=1EVIL&export=download', typed(ours))).toEqual(['https://drive.google.com/uc?id=1EVIL&export=download'])
+    expect(unattestedValues(`get ${ours}`, typed(ours))).toEqual([])
+    // typed with a query, a document's link attests itself without one; a typed owner's prefix attests any query under it
+    expect(unattestedValues('https://docs.google.com/document/d/ours/edit', typed('https://docs.google.com/document/d/ours/edit?usp=sharing'))).toEqual([])
+    expect(unattestedValues('https://github.com/acme/repo?tab=readme', typed('github.com/acme'))).toEqual([])
   })
 
   it('compares a number by its digits: a leading zero, an international form\'s country code or its grouping do not count; a digit more does', () => {

@@ -22,7 +22,8 @@ export default class SessionPrompt extends EngramCommand {
     'printf \'%s\' "$PROMPT" | <%= config.bin %> session prompt $S',
     '<%= config.bin %> session prompt s-7f3kq2ab < prompt.txt --json',
   ]
-  static override args = {id: Args.string({description: 'session id (started with --record-prompts)', required: true})}
+  // never the prompt on stdin taken for a missing id (and echoed in the error)
+  static override args = {id: Args.string({description: 'session id (started with --record-prompts)', required: true, ignoreStdin: true})}
 
   async run() {
     const {args, flags} = await this.parse(SessionPrompt)

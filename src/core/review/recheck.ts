@@ -231,7 +231,7 @@ export async function recheckEntry(store: Store, p: Proposal): Promise<Recheck> 
       // the stored body's encoded blobs read as the write read them (what only the raw text held is gone)
       const found = record.found ? unattestedFound(claimText(p.memory.title, p.memory.tags, p.body, p.path, normalise(p.body).decoded), record) : []
       // a value the curated memory at the path states (its signed version, read as the write read it: known.ts) was recalled, not brought in
-      const recalled = new Set(await recalledFromMemory(store, p.scope, p.path, found))
+      const recalled = new Set(await recalledFromMemory(store, p.scope, p.path, found, p.body))
       const unattested = found.filter((v) => !recalled.has(v)).map((v) => v.text)
       if (unattested.length > 0) {
         const typed = `the values of the prompts the user typed in session ${session.id}`

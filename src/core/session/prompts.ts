@@ -1,8 +1,9 @@
-import {closeSync, lstatSync, openSync, readFileSync, unlinkSync} from 'node:fs'
+import {closeSync, lstatSync, openSync, readFileSync, rmSync, unlinkSync} from 'node:fs'
 import {isIP} from 'node:net'
 import {join} from 'node:path'
 import {domainToASCII} from 'node:url'
 
+import {EngramError} from '../store/errors.js'
 import {writeFileAtomic} from '../store/fsutil.js'
 import {mac, privateDir, privateSubfolder, sessionSecret, storeKey} from '../store/private.js'
 import {deriveTitle} from '../memory/memory.js'
@@ -36,6 +37,12 @@ const STRONG_TLDS = new Set(
     'cz gr tr ro hu sk si hr bg ua by kz ar pe ve ec uy th vn my ph edu gov mil int biz xyz su vip icu tk cloud tech online site ' +
     'pay money bank finance eth').split(' '),
 )
+/**
+ * Top-level domains of short links and pay, chat and profile pages (`paypal.me/…`, `cash.app/…`,
+ * `t.me/…`, `bit.ly/…`, `linktr.ee/…`): a two-label name under one is read as a host when a path
+ * follows it, as a link written without its scheme (`logger.info` alone stays code).
+ */
+const LINK_TLDS = new Set('me app ly ee gg to be link page tv fm im gl gd ws la st is lt lv gy ms nu sc cx vu tk ml ga cf gq li info dev top click'.split(' '))
 /** File extensions that are also top-level domains or look like them: never a bare host's end. */
 const FILE_EXTS = new Set(
   ('sh so zip in br pt cl js ts py rs md go rb pl pm cs ps h c cpp hpp java kt swift yml yaml json toml lock txt log csv tsv xml html htm css ' +
@@ -101,6 +108,8 @@ function readable(text: string): string {
       if (code >= 0) return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m
       return ENTITIES[name.toLowerCase()] ?? m
     })
+    // …but in a link's authority a backslash is a slash to a browser: `https://evil.example\@paypal.me/x` is on evil.example
+    .replace(/(\b[a-z][a-z0-9+.-]{0,15}:[/\\]{2}[^\s"'<>`/\\?#]{0,256})\\/gi, '$1/')
     .replace(/\\([./@:])/g, '$1')
     .replace(/%(2[1-9a-f]|[3-7][0-9a-e])/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
     .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, '')
@@ -125,10 +134,8 @@ export interface StatedValue {
   /** what the value is compared with a prompt's by: typed when a prompt holds any of them */
   keys: string[]
   text: string
-  /** the value itself (a link with its path and query, a number with all its digits): what curated memory must state for the value to be recalled (vouchedValues) */
-  exact: string
-  /** what the value names, as a memory states it: itself, a link's or a mailbox's host, a `+` number's national forms */
-  names: string[]
+  /** the value itself, in each form the text writes it under these keys (a whole link, scheme, port, path, query and fragment kept; a number with all its digits): what the lines of curated memory an update keeps must state, every one, for it to be recalled (recalledValues) */
+  exacts: string[]
 }
 
 /** A host as its key: ASCII (an internationalised or look-alike name as punycode), lower-case, without `www.`. */
@@ -150,7 +157,11 @@ const PATH_SHARED = new Set(
     's3.amazonaws.com storage.googleapis.com blob.core.windows.net bit.ly tinyurl.com t.co is.gd ' +
     'ghcr.io docker.io registry-1.docker.io quay.io gcr.io public.ecr.aws registry.gitlab.com crates.io pkg.go.dev proxy.golang.org rubygems.org ' +
     'registry.npmjs.org registry.yarnpkg.com files.pythonhosted.org api.github.com codeload.github.com raw.github.com gist.githubusercontent.com ' +
-    'web.archive.org archive.org').split(' '),
+    'web.archive.org archive.org ' +
+    // pay, tip and booking pages, CDNs serving any package (an attacker's read of round twenty)
+    'paypal.me paypal.com buy.stripe.com checkout.stripe.com donate.stripe.com ko-fi.com patreon.com buymeacoffee.com gofundme.com venmo.com account.venmo.com ' +
+    'cash.app revolut.me monzo.me wise.com linktr.ee calendly.com cal.com unpkg.com cdn.jsdelivr.net esm.sh cdnjs.cloudflare.com git.sr.ht ' +
+    'firebasestorage.googleapis.com').split(' '),
 )
 /** A shared host: listed, or a regional object store (`s3.eu-west-1.amazonaws.com`). */
 const isPathShared = (host: string) => PATH_SHARED.has(host) || /^s3[.-][a-z0-9-]+\.amazonaws\.com$/.test(host)
@@ -162,7 +173,7 @@ const isPathShared = (host: string) => PATH_SHARED.has(host) || /^s3[.-][a-z0-9-
  * (`github.com/acme` attests `github.com/acme/repo/issues`; `github.com` alone does not attest
  * `github.com/attacker/tool`, nor `docs.google.com/document/d/ours` another document).
  */
-function linkKeys(link: string): {host?: string; paths: string[]; shared?: boolean; exact?: string} {
+function linkKeys(link: string): {host?: string; paths: string[]; typed?: string[]; shared?: boolean; exact?: string} {
   let u: URL
   try {
     u = new URL(/^[/\\]{2}/.test(link) ? `http:${link}` : link)
@@ -171,7 +182,7 @@ function linkKeys(link: string): {host?: string; paths: string[]; shared?: boole
     const authority = /^(?:[a-z][a-z0-9+.-]*:)?[/\\]{2}([^/\\?#]*)/i.exec(link)?.[1] ?? ''
     const name = authority.slice(authority.lastIndexOf('@') + 1).replace(/:[^:]*$/, '').replace(/[^\p{L}\p{N}.-]+$/u, '')
     const host = /[\p{L}]/u.test(name) && name.includes('.') ? hostKey(name.replace(/[^\p{L}\p{N}.-]/gu, '')) : undefined
-    return host ? {host, paths: []} : {paths: []}
+    return host ? {host, paths: [], exact: `link:${link}`} : {paths: []}
   }
   const name = u.hostname
   if (!name) return {paths: []}
@@ -179,10 +190,22 @@ function linkKeys(link: string): {host?: string; paths: string[]; shared?: boole
   if (!host) return {paths: []}
   const segments = u.pathname.toLowerCase().split('/').filter((s) => s !== '')
   const base = host.slice(host.indexOf(':') + 1)
-  // the link itself, its path's case and its query kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`)
-  const path = u.pathname.replace(/\/+$/, '')
-  const exact = path !== '' || u.search !== '' ? `link:${base}${path}${u.search}` : host
-  return {host, paths: segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`), shared: isPathShared(base), exact}
+  // the link itself, as a browser resolves it, every part kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`, `#/pay/…`)
+  const exact = `link:${u.href}`
+  const shared = isPathShared(base)
+  const paths = segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`)
+  const full = `${base}/${segments.join('/')}`
+  // A query may name the resource (`drive.google.com/uc?id=…`, `watch?v=…`): a link with one is
+  // typed by that very link, or by a typed prefix of its path shorter than the whole; typed with a
+  // query, a path attests itself without one (`urlq:`) but not with another query.
+  const query = u.search.length > 1 ? u.search : ''
+  if (segments.length > 0 || query) {
+    if (query) paths.push(`url:${full}${query}`)
+    else paths.push(`urlq:${full}`)
+  }
+  const typed = [host, ...(query ? [`url:${full}${query}`, `urlq:${full}`] : segments.length > 0 ? [`url:${full}`] : [])]
+  if (query && segments.length > 0) paths.splice(segments.length - 1, 1)
+  return {host, paths, typed, shared, exact}
 }
 
 /**
@@ -284,11 +307,13 @@ function ibanHolds(iban: string): boolean {
 export function statedValues(written: string, asPrompt = false): StatedValue[] {
   const text = readable(written)
   const out = new Map<string, StatedValue>()
-  const add = (keys: string[], shown: string, exact = keys[0], names = [exact]) => {
+  const add = (keys: string[], shown: string, exact = keys[0]) => {
     if (keys.length === 0) return
-    // two values compared by the same keys are still two (two links on one host)
-    const id = asPrompt ? keys.join('\n') : `${keys.join('\n')}\n\n${exact}`
-    if (!out.has(id)) out.set(id, {keys, text: clip(shown, 60), exact, names})
+    const id = keys.join('\n')
+    const have = out.get(id)
+    // one value per keys, with every form it is written in (two links on one host: both must be recalled)
+    if (!have) out.set(id, {keys, text: clip(shown, 60), exacts: [exact]})
+    else if (!have.exacts.includes(exact)) have.exacts.push(exact)
   }
   // as a prompt every key stands alone: each is something the user typed
   const addEach = (keys: string[], shown: string) => {
@@ -303,13 +328,15 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     return true
   }
   const take = (a: number, b: number) => taken.fill(1, a, b)
-  const link = (token: string, shown: string) => {
-    const {host, paths, shared, exact} = linkKeys(token)
+  const link = (token: string, shown: string, whole = token) => {
+    const {host, paths, typed, shared, exact: own} = linkKeys(token)
+    // as itself the link keeps what a markdown reader would strip from its end (`…/acmeshop_` is another handle)
+    const exact = whole === token ? undefined : linkKeys(whole).exact
     if (!host) return
     // a prompt's link names its host and its whole path; a write's link is typed by its host, or
     // on a shared host by a typed link whose path its own path starts with
-    if (asPrompt) addEach(paths.length > 0 ? [host, paths.at(-1)!] : [host], shown)
-    else add(shared && paths.length > 0 ? paths : [host], shown, exact ?? host, [exact ?? host, host])
+    if (asPrompt) addEach(typed ?? [host], shown)
+    else add(shared && paths.length > 0 ? paths : [host], shown, exact ?? own ?? host)
   }
 
   // A link's scheme and host are its own; its path, query and fragment are read for values like
@@ -318,7 +345,7 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
   const links = new RegExp(URL_TOKEN_RE.source, URL_TOKEN_RE.flags)
   for (let m = links.exec(text); m; m = links.exec(text)) {
     const token = m[0].replace(TRAILING, '')
-    link(token, token)
+    link(token, token, m[0].replace(/[.,;:!?)\]}'"]+$/, ''))
     const authority = /^(?:[a-z][a-z0-9+.-]*:)?[/\\]{2}[^/\\?#]*/i.exec(token)?.[0].length ?? token.length
     take(m.index, m.index + authority)
     links.lastIndex = m.index + Math.max(authority, 1)
@@ -327,8 +354,7 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     if (!free(m.index, m.index + m[0].length)) continue
     const domain = hostKey(m[1])
     if (!domain) continue
-    const mail = `mail:${m[0].slice(0, m[0].lastIndexOf('@')).toLowerCase()}@${domain.slice(5)}`
-    add([mail], m[0], mail, [mail, domain])
+    add([`mail:${m[0].slice(0, m[0].lastIndexOf('@')).toLowerCase()}@${domain.slice(5)}`], m[0])
     if (asPrompt) add([domain], m[1])
     take(m.index, m.index + m[0].length)
   }
@@ -366,11 +392,12 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
     const name = m[1]
     const labels = name.split('.').length
     const international = /^xn--|[^\x00-\x7f]/.test(tld)
-    const host = !FILE_EXTS.has(tld) && (STRONG_TLDS.has(tld) || international || name.includes('-') || labels >= 3)
+    const pathed = m[3] !== undefined && m[3].replace(TRAILING, '').length > 1
+    const host = !FILE_EXTS.has(tld) && (STRONG_TLDS.has(tld) || international || name.includes('-') || labels >= 3 || (pathed && LINK_TLDS.has(tld)))
     // a method call (`logger.info(`) is code, not a host
     if (!host || text[m.index + m[0].length] === '(') continue
     // a host with a path is a link without its scheme (`github.com/attacker/tool`)
-    const token = m[3] && m[3].replace(TRAILING, '').length > 1 ? m[0].replace(TRAILING, '') : name
+    const token = pathed ? m[0].replace(TRAILING, '') : name
     if (token !== name) link(`http://${token}`, token)
     else {
       const key = hostKey(name)
@@ -391,10 +418,10 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
       const digits = shown.replace(/\D/g, '')
       const grouped = /\d\D+\d/.test(shown)
       if (digits.length < (grouped ? 6 : 8) || DATE_RE.test(shown) || measure(shown) || (!grouped && roundNumber(digits))) continue
+      // as itself, a number is all it is written with (`+44 …` is not `020 …`, `0012345678` not `12345678`)
       const keys = numberKeys(shown, asPrompt)
       if (asPrompt) addEach(keys, shown)
-      // a `+` number names its national forms of nine digits or more too (not the last eight digits of a phone)
-      else add(keys, shown, keys[0], [keys[0], ...keys.slice(1).filter((k) => k.length - 'national:'.length >= 9).map((k) => `number:${k.slice(k.indexOf(':') + 1)}`)])
+      else add(keys, shown, `number:${shown.startsWith('+') ? '+' : ''}${shown.replace(/\D/g, '')}`)
     }
   }
   return [...out.values()]
@@ -487,11 +514,16 @@ function withRecordLock<T>(file: string, fn: () => T): T {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       try {
-        if (Date.now() - lstatSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock)
+        // left by a process that died (a folder or a link in its place too: the private folder is the owner's)
+        if (Date.now() - lstatSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, {recursive: true, force: true})
       } catch {
         // gone meanwhile: try again
       }
-      if (Date.now() > deadline) throw new Error(`the prompts record is locked by another update (${lock})`)
+      if (Date.now() > deadline) {
+        throw new EngramError('conflict', `The prompts record of this session is being updated by another process (${lock}); nothing recorded.`, {
+          nextStep: `try again; a lock left by a process that died is taken over after ${LOCK_STALE_MS / 1000} s`,
+        })
+      }
       Atomics.wait(pause, 0, 0, 10 + Math.floor(Math.random() * 20))
     }
   }
@@ -533,23 +565,46 @@ export function claimText(title: string, tags: readonly string[], body: string, 
 }
 
 /**
- * Words by which a sentence states a value to warn against it, or as a thing of the past: such a
- * sentence does not vouch for the value (a blocklist, a closed account, the address before a move).
+ * Words by which a memory names a value to warn against it, or as a thing of the past, in the
+ * languages a user most likely writes them in: such a memory vouches for none of its values (a
+ * blocklist, a closed account, the address before a move). An open list: a memory that warns in
+ * other words vouches as any other, which is why an update must keep the memory's line whole.
  */
-const NOT_VOUCHED = /\b(?:never|not|no longer|don'?t|doesn'?t|phishing|scam\w*|fraud\w*|spam\w*|block(?:ed|list\w*)?|blacklist\w*|deny ?list\w*|fake|malicious|suspicious|closed|old|former(?:ly)?|previous(?:ly)?|deprecated|retired|obsolete|invalid|wrong|incorrect|avoid|warn\w*|beware|compromised|instead|until|used to|replaced|superseded|impersonat\w*)\b/i
+const NOT_VOUCHED = new RegExp(
+  '\\b(?:' +
+    [
+      'never', 'not', 'no', 'no longer', 'don[\'’]?t', 'doesn[\'’]?t', 'won[\'’]?t', 'can[\'’]?t', 'cannot', 'ignore\\w*', 'avoid\\w*', 'refus\\w*', 'stay away',
+      'phish\\w*', 'scam\\w*', 'fraud\\w*', 'spam\\w*', 'fake\\w*', 'impost\\w*', 'imperson\\w*', 'malicious', 'suspicious', 'suspect\\w*', 'hack\\w*',
+      'attack\\w*', 'compromis\\w*', 'stolen', 'unverified', 'report\\w*', 'block\\w*', 'blacklist\\w*', 'deny ?list\\w*', 'warn\\w*', 'beware', 'caution',
+      'closed', 'old', 'former\\w*', 'previous\\w*', 'deprecated', 'retired', 'obsolete', 'invalid', 'wrong', 'incorrect', 'instead', 'until', 'used to',
+      'replaced', 'superseded', 'went',
+      // de, fr, es, pt, it, nl
+      'nicht', 'nie', 'niemals', 'kein\\w*', 'betrug\\w*', 'warnung', 'achtung', 'gefälscht\\w*', 'alt\\w*',
+      'ne', 'pas', 'jamais', 'arnaque\\w*', 'attention', 'faux', 'ancien\\w*',
+      'nunca', 'estafa\\w*', 'cuidado', 'falso', 'antigu\\w*',
+      'não', 'nao', 'golpe\\w*', 'antig\\w*',
+      'non', 'mai', 'truffa\\w*', 'vecchi\\w*',
+      'niet', 'nooit', 'oplichting\\w*', 'oud\\w*',
+    ].join('|') +
+    ')\\b',
+  'iu',
+)
+
+/** A line as compared: read as a reader takes it, blanks collapsed. */
+const lineOf = (line: string) => readable(line).replace(/\s+/g, ' ').trim()
 
 /**
- * What a text (a curated memory) vouches for: what each value it states names (`names`), but only
- * of sentences with no word of warning or of the past in them (NOT_VOUCHED). Memory that names a
- * value to warn against it is no source for it.
+ * The values an update recalls from the curated memory it changes (`exact`): those stated by the
+ * lines of that memory's body it keeps word for word (as read: `lineOf`), and only when the memory
+ * names no value to warn against it or as past anywhere (NOT_VOUCHED: title, tags and body). A
+ * line kept whole keeps what it says of its values; a value moved to another line, put in another
+ * role or under another heading is not recalled, and is judged as any untyped value.
  */
-export function vouchedValues(text: string): Set<string> {
-  const out = new Set<string>()
-  for (const sentence of text.split(/(?<=[.!?])[ \t]+|\n+/)) {
-    if (sentence.trim() === '' || NOT_VOUCHED.test(readable(sentence))) continue
-    for (const v of statedValues(sentence)) for (const n of v.names) out.add(n)
-  }
-  return out
+export function recalledValues(memory: {title: string; tags: readonly string[]; body: string}, writtenBody: string): Set<string> {
+  if (NOT_VOUCHED.test(readable(`${memory.title}\n${memory.tags.join(' ')}\n${memory.body}`))) return new Set()
+  const lines = new Set(memory.body.split('\n').map(lineOf).filter((l) => l !== ''))
+  const kept = writtenBody.split('\n').filter((l) => lines.has(lineOf(l)))
+  return new Set(statedValues(kept.join('\n')).flatMap((v) => v.exacts))
 }
 
 /** The values of a write's text (claimText) that no prompt of the session holds. */

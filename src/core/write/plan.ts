@@ -50,7 +50,7 @@ export interface WriteView {
   prepared?: PreparedText
   /** what the user typed in the session (prompts.ts), asked only of a session whose prompts the harness records */
   prompts?: Pick<PromptRecord, 'has'>
-  /** values (`exact`) the curated memory at the write's path states, so recalled rather than typed (known.ts) */
+  /** values (`exacts`) the lines an update keeps of the curated memory at its path state, so recalled rather than typed (known.ts) */
   recalled?: ReadonlySet<string>
 }
 
@@ -197,7 +197,7 @@ export function planWrite(session: SessionRecord, input: WriteInput, view: Write
   // as written.
   const norm = route === 'direct' ? undefined : prepared.view ?? candidateView(prepared.rawView, body, extra)
   const found = !signer && origin === 'direct_chat' && session.prompts === 'recorded'
-    ? unattestedFound(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false}).filter((v) => !view.recalled?.has(v.exact))
+    ? unattestedFound(claimText(title, tags, body, path, norm?.decoded), view.prompts ?? {has: () => false}).filter((v) => !(view.recalled && v.exacts.every((e) => view.recalled!.has(e))))
     : []
   const unattested = found.map((v) => v.text)
   if (unattested.length > 0) {

@@ -48,7 +48,7 @@ export async function writeMemory(store: Store, session: SessionRecord, input: W
   // a value the user did not type but the curated memory at the path states was recalled, not
   // brought in from outside: planned again with those very values as known (known.ts; review reads it again)
   if (plan.unattestedFound) {
-    const recalled = new Set((await recalledFromMemory(store, plan.scope, plan.path, plan.unattestedFound)).map((v) => v.exact))
+    const recalled = new Set((await recalledFromMemory(store, plan.scope, plan.path, plan.unattestedFound, plan.body)).flatMap((v) => v.exacts))
     if (recalled.size > 0) plan = planWrite(session, input, {...view, recalled}, now)
   }
   const decision = plan.candidate ? await voteOn(store, plan, warm) : undefined
