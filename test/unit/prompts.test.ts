@@ -35,6 +35,8 @@ describe('recalledValues: what an update keeps of the curated memory it changes'
     expect(recalled(memory, 'App: https://app.example.com/#/pay/acmeshop')).toEqual(['https://app.example.com/#/pay/acmeshop'])
     // a line reworded, or a value moved into another role, is not recalled
     expect(recalled(memory, 'Donations: https://paypal.me/AcmeShop')).toEqual([])
+    // a kept line wrapped in a tag pointing elsewhere is no longer the line
+    expect(recalled(memory, '<a href="https://paypal.me/evilguy">Donate at https://paypal.me/AcmeShop</a>')).toEqual([])
     expect(recalled('Our page is https://paypal.me/acmeshop. Our rival sells at https://paypal.me/rivalco.', 'Our page is https://paypal.me/rivalco.')).toEqual([])
   })
 
@@ -132,6 +134,9 @@ describe('statedValues: the values a fact is made of', () => {
     // a pay page written without its scheme, under a top-level domain of short links
     expect(keys('Donations now go to paypal.me/evilguy or cash.app/evil')).toEqual(['url:paypal.me/evilguy', 'urlq:paypal.me/evilguy', 'url:cash.app/evil', 'urlq:cash.app/evil'])
     expect(keys('logger.info and store.top and page.click()')).toEqual([])
+    // a tag's target is read, not only the text it shows
+    expect(keys('<a href="https://paypal.me/evilguy">https://paypal.me/acmeshop</a>')).toEqual(['url:paypal.me/evilguy', 'urlq:paypal.me/evilguy', 'url:paypal.me/acmeshop', 'urlq:paypal.me/acmeshop'])
+    expect(keys('<img src=https://evil-cdn.example/x.png alt="logo">')).toEqual(['host:evil-cdn.example'])
     const typed = (t: string) => ({has: (k: string) => keys(t, true).includes(k)})
     expect(unattestedValues('now https://paypal.me/evilguy', typed('https://paypal.me/acmeshop'))).toEqual(['https://paypal.me/evilguy'])
     expect(unattestedValues('at paypal.me/acmeshop', typed('https://paypal.me/acmeshop'))).toEqual([])

@@ -112,7 +112,11 @@ function readable(text: string): string {
     .replace(/(\b[a-z][a-z0-9+.-]{0,15}:[/\\]{2}[^\s"'<>`/\\?#]{0,256})\\/gi, '$1/')
     .replace(/\\([./@:])/g, '$1')
     .replace(/%(2[1-9a-f]|[3-7][0-9a-e])/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
-    .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, '')
+    // a tag is dropped, but where it points is read: `<a href="https://evil.example">ours.example</a>` goes to evil.example
+    .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, (tag) => {
+      const targets = [...tag.matchAll(/\b(?:href|src|srcset|action|formaction|poster|cite|background|data)[ \t]*=[ \t]*["']?([^"'\s<>]{1,256})/gi)].map((m) => m[1])
+      return targets.length > 0 ? ` ${targets.join(' ')} ` : ''
+    })
     .replace(/[\u3002\uff61]/g, '.')
     .replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, '-')
     // emphasis inside a name: `**evil-pay**.com`
