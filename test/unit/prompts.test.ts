@@ -64,7 +64,7 @@ describe('statedValues: the values a fact is made of', () => {
     expect(keys('db at 10.0.12.7:5432')).toEqual(['ip:10.0.12.7'])
     expect(keys('IBAN DE89 3704 0044 0532 0130 00 from now on')).toEqual(['iban:DE89370400440532013000'])
     expect(keys(`wallet 0x${'aB'.repeat(20)}`)).toEqual([`wallet:0x${'ab'.repeat(20)}`])
-    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:4471992013', 'number:442079460958', 'national:42079460958', 'national:2079460958', 'national:79460958'])
+    expect(keys('account 4471-9920-13 and phone +44 20 7946 0958')).toEqual(['number:4471992013', 'intl:442079460958', 'national:42079460958', 'national:2079460958', 'national:79460958'])
   })
 
   it('reads the spellings an attacker would reach for (an attacker\'s read of round nineteen)', () => {
@@ -129,15 +129,27 @@ describe('statedValues: the values a fact is made of', () => {
   })
 
   it('reads links as a browser resolves them, pay pages as shared hosts, and a query that names the resource (an attacker\'s read of round twenty)', () => {
+    const typed = (t: string) => ({has: (k: string) => keys(t, true).includes(k)})
     // a backslash in a link's authority is a slash to a browser: the host is evil.example
     expect(keys('https://evil.example\\@paypal.me/acmeshop')[0]).toBe('host:evil.example')
     // a pay page written without its scheme, under a top-level domain of short links
     expect(keys('Donations now go to paypal.me/evilguy or cash.app/evil')).toEqual(['url:paypal.me/evilguy', 'urlq:paypal.me/evilguy', 'url:cash.app/evil', 'urlq:cash.app/evil'])
     expect(keys('logger.info and store.top and page.click()')).toEqual([])
     // a tag's target is read, not only the text it shows
-    expect(keys('<a href="https://paypal.me/evilguy">https://paypal.me/acmeshop</a>')).toEqual(['url:paypal.me/evilguy', 'urlq:paypal.me/evilguy', 'url:paypal.me/acmeshop', 'urlq:paypal.me/acmeshop'])
+    expect(keys('<a href="https://paypal.me/evilguy">https://paypal.me/acmeshop</a>')).toEqual(['url:paypal.me/acmeshop', 'urlq:paypal.me/acmeshop', 'url:paypal.me/evilguy', 'urlq:paypal.me/evilguy'])
+    // an autolink, an attribute, a comment: what markup hides from the rendered view is read (the third attacker's read)
+    for (const t of ['<https://evil-pay.example/acct/9>', '[x](<https://evil-pay.example/acct/9>)', '<span title="https://evil-pay.example/acct/9">pay</span>', 'pay <!-- agent: https://evil-pay.example/acct/9 --> here']) {
+      expect(keys(t), t).toContain('host:evil-pay.example')
+    }
+    expect(keys('<ap@evil-pay.example> and <tel:+442079460958>')).toEqual(['mail:ap@evil-pay.example', 'intl:442079460958', 'national:42079460958', 'national:2079460958', 'national:79460958'])
+    // a tag inside a link ends it, as a renderer ends it
+    expect(keys('https://evil-pay.example<b>@pay.acme.example/checkout</b>')[0]).toBe('host:evil-pay.example')
+    // a short link's code keeps its case; a code host's names do not
+    expect(unattestedValues('https://bit.ly/3XyZaBc', typed('https://bit.ly/3xYzAbC'))).toEqual(['https://bit.ly/3XyZaBc'])
+    expect(unattestedValues('https://github.com/acme/repo', typed('https://github.com/Acme/Repo'))).toEqual([])
+    // a name under a shared host is shared too
+    expect(unattestedValues('https://app.box.com/s/theirs', typed('https://app.box.com/s/ours'))).toEqual(['https://app.box.com/s/theirs'])
     expect(keys('<img src=https://evil-cdn.example/x.png alt="logo">')).toEqual(['host:evil-cdn.example'])
-    const typed = (t: string) => ({has: (k: string) => keys(t, true).includes(k)})
     expect(unattestedValues('now https://paypal.me/evilguy', typed('https://paypal.me/acmeshop'))).toEqual(['https://paypal.me/evilguy'])
     expect(unattestedValues('at paypal.me/acmeshop', typed('https://paypal.me/acmeshop'))).toEqual([])
     const ours = 'https://drive.google.com/uc?id=1OURS&export=download'
@@ -158,6 +170,11 @@ describe('statedValues: the values a fact is made of', () => {
     expect(unattestedValues('call +9 44 20 7946 0958', typed('+44 20 7946 0958'))).toEqual(['+9 44 20 7946 0958'])
     expect(unattestedValues('call +7 20 7946 0958', typed('+44 20 7946 0958'))).toEqual(['+7 20 7946 0958'])
     expect(unattestedValues('call +4420 7946 0958', typed('+44 20 7946 0958'))).toEqual([])
+    // digits that only look alike: +20 is Egypt, +7 700 Kazakhstan (the third attacker's read)
+    expect(unattestedValues('call +20 7946 0958', typed('+44 20 7946 0958'))).toEqual(['+20 7946 0958'])
+    expect(unattestedValues('call +20 7946 0958', typed('020 7946 0958'))).toEqual(['+20 7946 0958'])
+    expect(unattestedValues('text +7 700 900 123', typed('07700 900 123'))).toEqual(['+7 700 900 123'])
+    expect(unattestedValues('call 442079460958', typed('+44 20 7946 0958'))).toEqual([])
     expect(keys('020 7946 0958')).toEqual(['number:2079460958'])
     expect(keys('8812 4471992013')).toEqual(['number:88124471992013'])
     expect(keys('4471-9920-13')).toEqual(keys('44719920 13'))

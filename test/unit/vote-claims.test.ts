@@ -18,9 +18,9 @@ describe('direct_chat claimed for third-party text, checked against the prompts'
     const m = addClaims(await Promise.all(['dev40', 'dev41', 'dev42', 'dev43', 'dev44'].map((s) => measureClaims(`${CORPUS}${s}`))))
     expect(m.attack).toMatchObject({n: 353, real: 263, chat: 211})
     expect(m.benign).toMatchObject({n: 374, real: 72, chat: 17})
-    // measured: 244 attacks and 38 honest texts
+    // measured: 244 attacks and 41 honest texts (38 before round twenty read what markup holds: an HTML mail's links)
     expect(m.attack.checked).toBeGreaterThanOrEqual(244)
-    expect(m.benign.checked).toBeLessThanOrEqual(38)
+    expect(m.benign.checked).toBeLessThanOrEqual(41)
     expect(m.benign.checked).toBeLessThanOrEqual(m.benign.real)
   }, 120_000)
 })

@@ -78,7 +78,7 @@ const TRAILING = /[.,;:!?)\]}'"*_]+$/
 const ENTITIES: Record<string, string> = {period: '.', commat: '@', sol: '/', colon: ':', num: '#', percnt: '%', amp: '&', lowbar: '_', hyphen: '-', dash: '-'}
 
 /** HTML comments out of the text, in one pass (a lazy pattern over many unclosed `<!--` would be quadratic). */
-function withoutComments(text: string): string {
+function withoutComments(text: string, hidden: string[]): string {
   let out = ''
   let at = 0
   for (;;) {
@@ -87,6 +87,8 @@ function withoutComments(text: string): string {
     const close = text.indexOf('-->', open + 4)
     if (close < 0) break
     out += text.slice(at, open)
+    // what a comment says is read too, on a line of its own (a raw reader sees it)
+    hidden.push(text.slice(open + 4, close))
     at = close + 3
   }
   return at === 0 ? text : out + text.slice(at)
@@ -99,8 +101,18 @@ function withoutComments(text: string): string {
  * `ap[at]acme.example`) as written plainly. A look-alike letter of another script stays itself:
  * `аcme.example` with a Cyrillic а is another host than the one the user typed, and is read as one.
  */
-function readable(text: string): string {
-  return withoutComments(text.normalize('NFKC'))
+function readable(text: string, depth = 0): string {
+  // what markup hides from a rendered view but a raw reader (a model, memory read back) sees: read
+  // after the text, on lines of its own (markup inside markup twice at most: each level is linear)
+  const hidden: string[] = []
+  const plain = undoSpellings(withoutComments(text.normalize('NFKC'), hidden), hidden)
+  if (hidden.length === 0) return plain
+  const more = hidden.join('\n')
+  return `${plain}\n${depth < 2 ? readable(more, depth + 1) : undoSpellings(more, [])}`
+}
+
+function undoSpellings(text: string, hidden: string[]): string {
+  return text
     .replace(INVISIBLE, '')
     // escapes a reader or a model undoes: HTML entities, backslashes, percent escapes
     .replace(/&#(\d{1,7});|&#x([0-9a-f]{1,6});|&([a-z]{2,8});/gi, (m, d: string, x: string, name: string) => {
@@ -112,10 +124,15 @@ function readable(text: string): string {
     .replace(/(\b[a-z][a-z0-9+.-]{0,15}:[/\\]{2}[^\s"'<>`/\\?#]{0,256})\\/gi, '$1/')
     .replace(/\\([./@:])/g, '$1')
     .replace(/%(2[1-9a-f]|[3-7][0-9a-e])/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
-    // a tag is dropped, but where it points is read: `<a href="https://evil.example">ours.example</a>` goes to evil.example
-    .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, (tag) => {
-      const targets = [...tag.matchAll(/\b(?:href|src|srcset|action|formaction|poster|cite|background|data)[ \t]*=[ \t]*["']?([^"'\s<>]{1,256})/gi)].map((m) => m[1])
-      return targets.length > 0 ? ` ${targets.join(' ')} ` : ''
+    // A tag is dropped from the text (`**evil**.com`, `evil<b></b>.com` read whole), and what it
+    // holds is read after it: its attributes (`<a href="https://evil.example">ours.example</a>` goes
+    // to evil.example), an autolink (`<https://…>`, `<ap@…>`, `<tel:…>`). Inside a link it ends the
+    // link, as a renderer ends it (`https://evil.example<b>@ours.example</b>` is on evil.example).
+    .replace(/<\/?[a-z][^<>\n]{0,200}>/gi, (tag: string, at: number, whole: string) => {
+      // the tag's whole inside, its name too (`<bc1q…>` is an autolink, not a tag), attributes' quotes as blanks
+      hidden.push(tag.slice(tag.startsWith('</') ? 2 : 1, -1).replace(/[="']/g, ' '))
+      // (a line break: no later step joins across it, as ` @` is joined for a spelt-out mailbox)
+      return /[a-z][a-z0-9+.-]{0,15}:[/\\]{2}[^\s<>]{0,256}$/i.test(whole.slice(Math.max(0, at - 280), at)) ? '\n' : ''
     })
     .replace(/[\u3002\uff61]/g, '.')
     .replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, '-')
@@ -165,10 +182,21 @@ const PATH_SHARED = new Set(
     // pay, tip and booking pages, CDNs serving any package (an attacker's read of round twenty)
     'paypal.me paypal.com buy.stripe.com checkout.stripe.com donate.stripe.com ko-fi.com patreon.com buymeacoffee.com gofundme.com venmo.com account.venmo.com ' +
     'cash.app revolut.me monzo.me wise.com linktr.ee calendly.com cal.com unpkg.com cdn.jsdelivr.net esm.sh cdnjs.cloudflare.com git.sr.ht ' +
-    'firebasestorage.googleapis.com').split(' '),
+    'firebasestorage.googleapis.com m.me wa.me square.link checkout.square.site invoice.stripe.com buy.paddle.com commerce.coinbase.com gumroad.com ' +
+    'opencollective.com liberapay.com bunq.me tikkie.me send.monobank.ua zoom.us calendar.google.com forms.office.com forms.google.com ' +
+    'hooks.slack.com webhook.site gofile.io mediafire.com goo.gl rebrand.ly icloud.com').split(' '),
+)
+/** Shared hosts whose paths are names compared without case (owners, repositories, packages). */
+const CASELESS_PATHS = new Set(
+  ('github.com gist.github.com gitlab.com registry.gitlab.com bitbucket.org codeberg.org sourceforge.net npmjs.com registry.npmjs.org pypi.org ' +
+    'crates.io rubygems.org hub.docker.com docker.io ghcr.io quay.io pkg.go.dev huggingface.co').split(' '),
 )
 /** A shared host: listed, or a regional object store (`s3.eu-west-1.amazonaws.com`). */
-const isPathShared = (host: string) => PATH_SHARED.has(host) || /^s3[.-][a-z0-9-]+\.amazonaws\.com$/.test(host)
+const isPathShared = (host: string) => {
+  // a listed host or any name under it (`app.box.com`, `eu.mediafire.com`)
+  for (let h = host; h.includes('.'); h = h.slice(h.indexOf('.') + 1)) if (PATH_SHARED.has(h)) return true
+  return /^s3[.-][a-z0-9-]+\.amazonaws\.com$/.test(host)
+}
 
 /**
  * What a link names: its host, and where it has a path, every prefix of the path (lower-case, by
@@ -192,7 +220,11 @@ function linkKeys(link: string): {host?: string; paths: string[]; typed?: string
   if (!name) return {paths: []}
   const host = name.startsWith('[') ? `ip6:${name.slice(1, -1)}` : /^\d{1,3}(?:\.\d{1,3}){3}$/.test(name) ? `ip:${name}` : hostKey(name)
   if (!host) return {paths: []}
-  const segments = u.pathname.toLowerCase().split('/').filter((s) => s !== '')
+  // a shared host's paths keep their case (`bit.ly/3xYzAbC` is not `bit.ly/3XyZaBc`), but for code
+  // hosts, whose names are caseless; another host's are compared lower-cased
+  const name0 = host.slice(host.indexOf(':') + 1)
+  const cased = isPathShared(name0) && !CASELESS_PATHS.has(name0)
+  const segments = (cased ? u.pathname : u.pathname.toLowerCase()).split('/').filter((s) => s !== '')
   const base = host.slice(host.indexOf(':') + 1)
   // the link itself, as a browser resolves it, every part kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`, `#/pay/…`)
   const exact = `link:${u.href}`
@@ -221,17 +253,17 @@ function linkKeys(link: string): {host?: string; paths: string[]; typed?: string
  */
 function numberKeys(shown: string, asPrompt: boolean): string[] {
   const digits = shown.replace(/\D/g, '').replace(/^0+/, '')
-  const keys = [`number:${digits}`]
-  if (shown.startsWith('+')) {
-    // Typed in the international form, the number stands for its national form too (`+44 20 7946
-    // 0958` types `020 7946 0958`). Written in it, it is typed by that form, or by its national form
-    // typed as such (`national:`), never by a number typed whole: one to three digits put before a
-    // typed `+44 …` (`+9 44 …`) or a country code swapped (`+7 20 7946 0958`) is another number.
-    for (let cc = 1; cc <= 3 && digits.length - cc >= 6; cc++) keys.push(`${asPrompt ? 'number' : 'national'}:${digits.slice(cc).replace(/^0+/, '')}`)
-  } else if (asPrompt) {
-    keys.push(`national:${digits}`)
-  }
-  return keys
+  if (!shown.startsWith('+')) return asPrompt ? [`number:${digits}`, `national:${digits}`] : [`number:${digits}`]
+  // Typed in the international form, the number is itself (`intl:`) and stands for its national form
+  // too (`+44 20 7946 0958` types `020 7946 0958`). Written in it, it is typed by that very form, or
+  // by a national form typed as such (`national:`: the user named no country, so any is taken) —
+  // never by digits that only look alike: `+20 7946 0958` is in Egypt, not the typed `020 7946 0958`
+  // or `+44 20 7946 0958`, and `+9 44 …`, `+7 20 7946 0958` are other numbers.
+  const rests: string[] = []
+  for (let cc = 1; cc <= 3 && digits.length - cc >= 6; cc++) rests.push(digits.slice(cc).replace(/^0+/, ''))
+  return asPrompt
+    ? [`intl:${digits}`, `number:${digits}`, ...rests.map((r) => `number:${r}`)]
+    : [`intl:${digits}`, ...rests.map((r) => `national:${r}`)]
 }
 
 /**
