@@ -220,36 +220,27 @@ function linkKeys(link: string): {host?: string; paths: string[]; typed?: string
   if (!name) return {paths: []}
   const host = name.startsWith('[') ? `ip6:${name.slice(1, -1)}` : /^\d{1,3}(?:\.\d{1,3}){3}$/.test(name) ? `ip:${name}` : hostKey(name)
   if (!host) return {paths: []}
+  const base = host.slice(host.indexOf(':') + 1)
+  const shared = isPathShared(base)
   // a shared host's paths keep their case (`bit.ly/3xYzAbC` is not `bit.ly/3XyZaBc`), but for code
   // hosts, whose names are caseless; another host's are compared lower-cased
-  const name0 = host.slice(host.indexOf(':') + 1)
-  const cased = isPathShared(name0) && !CASELESS_PATHS.has(name0)
-  const segments = (cased ? u.pathname : u.pathname.toLowerCase()).split('/').filter((s) => s !== '')
-  const base = host.slice(host.indexOf(':') + 1)
-  // the link itself, as a browser resolves it, every part kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`, `#/pay/…`)
-  const exact = `link:${u.href}`
-  const shared = isPathShared(base)
-  const paths = segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`)
+  const segments = (shared && !CASELESS_PATHS.has(base) ? u.pathname : u.pathname.toLowerCase()).split('/').filter((s) => s !== '')
+  const prefixes = segments.map((_, i) => `url:${base}/${segments.slice(0, i + 1).join('/')}`)
   const full = `${base}/${segments.join('/')}`
   // A query may name the resource (`drive.google.com/uc?id=…`, `watch?v=…`): a link with one is
   // typed by that very link, or by a typed prefix of its path shorter than the whole; typed with a
   // query, a path attests itself without one (`urlq:`) but not with another query.
   const query = u.search.length > 1 ? u.search : ''
-  if (segments.length > 0 || query) {
-    if (query) paths.push(`url:${full}${query}`)
-    else paths.push(`urlq:${full}`)
-  }
+  const paths = query ? [...prefixes.slice(0, -1), `url:${full}${query}`] : segments.length > 0 ? [...prefixes, `urlq:${full}`] : []
   const typed = [host, ...(query ? [`url:${full}${query}`, `urlq:${full}`] : segments.length > 0 ? [`url:${full}`] : [])]
-  if (query && segments.length > 0) paths.splice(segments.length - 1, 1)
-  return {host, paths, typed, shared, exact}
+  // the link itself, as a browser resolves it, every part kept (`paypal.me/acmeshop`, `drive.google.com/uc?id=…`, `#/pay/…`)
+  return {host, paths, typed, shared, exact: `link:${u.href}`}
 }
 
 /**
  * A number's keys: its digits without leading zeros (`020 7946 0958` is `02079460958` is
- * `2079460958`); written in the international form (`+44 20 7946 0958`), also without its country
- * code of one to three digits, so that the same phone written either way is one number. Any
- * other digit more or less is another number: an account with a digit put in front is not the
- * account the user typed.
+ * `2079460958`), however grouped; in the international form, as below. Any other digit more or
+ * less is another number: an account with a digit put in front is not the account the user typed.
  */
 function numberKeys(shown: string, asPrompt: boolean): string[] {
   const digits = shown.replace(/\D/g, '').replace(/^0+/, '')
@@ -367,12 +358,12 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
   const link = (token: string, shown: string, whole = token) => {
     const {host, paths, typed, shared, exact: own} = linkKeys(token)
     // as itself the link keeps what a markdown reader would strip from its end (`…/acmeshop_` is another handle)
-    const exact = whole === token ? undefined : linkKeys(whole).exact
+    const exact = whole === token ? own : (linkKeys(whole).exact ?? own)
     if (!host) return
     // a prompt's link names its host and its whole path; a write's link is typed by its host, or
     // on a shared host by a typed link whose path its own path starts with
     if (asPrompt) addEach(typed ?? [host], shown)
-    else add(shared && paths.length > 0 ? paths : [host], shown, exact ?? own ?? host)
+    else add(shared && paths.length > 0 ? paths : [host], shown, exact ?? host)
   }
 
   // A link's scheme and host are its own; its path, query and fragment are read for values like
@@ -457,7 +448,7 @@ export function statedValues(written: string, asPrompt = false): StatedValue[] {
       // as itself, a number is all it is written with (`+44 …` is not `020 …`, `0012345678` not `12345678`)
       const keys = numberKeys(shown, asPrompt)
       if (asPrompt) addEach(keys, shown)
-      else add(keys, shown, `number:${shown.startsWith('+') ? '+' : ''}${shown.replace(/\D/g, '')}`)
+      else add(keys, shown, `number:${shown.startsWith('+') ? '+' : ''}${digits}`)
     }
   }
   return [...out.values()]
@@ -630,7 +621,7 @@ const NOT_VOUCHED = new RegExp(
 const lineOf = (line: string) => readable(line).replace(/\s+/g, ' ').trim()
 
 /**
- * The values an update recalls from the curated memory it changes (`exact`): those stated by the
+ * The values an update recalls from the curated memory it changes (their `exacts`): those stated by the
  * lines of that memory's body it keeps word for word (as read: `lineOf`), and only when the memory
  * names no value to warn against it or as past anywhere (NOT_VOUCHED: title, tags and body). A
  * line kept whole keeps what it says of its values; a value moved to another line, put in another
