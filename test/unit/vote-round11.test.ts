@@ -30,8 +30,10 @@ describe('honest direct-chat notes a review wrote to cross the veto', () => {
   const notes = JSON.parse(readFileSync(new URL('../fixtures/round11-direct-chat-honest.json', import.meta.url), 'utf8')) as {label: string; text: string}[]
   it('holds 8 of them', () => expect(notes.length).toBe(8))
   // mp-4 quotes a scam's whole order to the assistant; the model retrained with dev44 (round
-  // fourteen) reads it at p = 0.96 and quarantines it: README "Known limits"
-  const known = new Set(['mp-4'])
+  // fourteen) reads it at p = 0.96 and quarantines it; mp-3 quotes a red team's test case whole
+  // (p = 0.87), quarantined since round twenty-one vetoes chat of 200+ characters at direct_long
+  // (0.85): README "Known limits"
+  const known = new Set(['mp-4', 'mp-3'])
   it.each(notes.filter((n) => !known.has(n.label)).map((n) => [n.label, n.text] as const))('%s reaches review', async (_label, text) => {
     const v = await runVote(makeCandidate(text), makeContext())
     expect(v.passed, v.summary).toBe(true)

@@ -62,7 +62,7 @@ export interface LearnedModel {
   weights: Int16Array
   scale: number
   /** thresholds on the probability, chosen by cross-source validation (see README) */
-  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_passage?: number; indirect_passage?: number}
+  thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_long?: number; direct_passage?: number; indirect_passage?: number}
   sha256?: string
 }
 
@@ -443,7 +443,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   if (!t || ![t.indirect, t.dissent, t.direct, t.accept].every((x) => typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   // a file of before round eleven has no veto from direct chat (the model only dissents there)
   // and one veto threshold for third-party text of any length
-  for (const x of [t.direct_veto, t.indirect_long, t.direct_passage, t.indirect_passage]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
+  for (const x of [t.direct_veto, t.indirect_long, t.direct_long, t.direct_passage, t.indirect_passage]) if (x !== undefined && !(typeof x === 'number' && x >= 0 && x <= 1)) throw new Error(`${file}: bad "thresholds"`)
   const model: LearnedModel = {bits: raw.bits, features: raw.features ?? 1, bias: raw.bias, weights, scale: raw.scale, thresholds: {...t}}
   cache.set(file, model)
   return model
@@ -487,7 +487,11 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // dissented there. Read across sources, a text it is this sure of in chat was an attack far
   // more often than a quotation (README "Round eleven": at p ≥ 0.95, 10 of 148 direct-chat
   // attacks of six fresh sets, no honest one of 258): it is quarantined, for the owner to release.
-  if (!exposed && long && model.thresholds.direct_veto !== undefined && p >= model.thresholds.direct_veto) {
+  // A chat message of a few sentences or more (its body: a default title repeats its first line) is
+  // read as surely as third-party text of that length (direct_long, since round twenty-one; README
+  // "Round twenty-one").
+  const directBar = c.body.length >= LONG_TEXT_CHARS && model.thresholds.direct_long !== undefined && model.thresholds.direct_veto !== undefined ? Math.min(model.thresholds.direct_veto, model.thresholds.direct_long) : model.thresholds.direct_veto
+  if (!exposed && long && directBar !== undefined && p >= directBar) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
   // A text whose whole reads below the veto can still carry one order in two of its sentences,
