@@ -28,15 +28,16 @@ export function corpusNeighbours(corpus: Corpus): Neighbour[] {
 }
 
 /**
- * Whether the case is quarantined (any part of it): written by `origin` (default: its own), and
- * with the values `unattested` names of each part's title, body and decoded blobs (the claim
- * check; none by default).
+ * Whether the case is quarantined (any part of it): written by `origin` (default: its own), with
+ * the values `unattested` names of each part's title, body and decoded blobs (the claim check;
+ * none by default), and with the learned validator reading `weights` (default: the shipped file).
  */
 export async function quarantinedInProcess(
   c: CorpusCase,
   curated: Neighbour[],
-  opts: {origin?: string; unattested?: (title: string, body: string, decoded: readonly string[]) => string[]} = {},
+  opts: {origin?: string; unattested?: (title: string, body: string, decoded: readonly string[]) => string[]; weights?: string} = {},
 ): Promise<boolean> {
+  const vote = opts.weights === undefined ? config.vote : {...config.vote, learned: {weights: opts.weights}}
   for (const part of c.parts) {
     const red = redact(stripInvisible(part), [])
     const title = redact(c.title ?? deriveTitle(red.text), []).text
@@ -61,7 +62,7 @@ export async function quarantinedInProcess(
         baseBody: base?.body,
         ...(unattested.length > 0 ? {unattested} : {}),
       },
-      {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: config.vote},
+      {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: vote},
     )
     if (!v.passed) return true
   }

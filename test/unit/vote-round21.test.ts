@@ -9,9 +9,12 @@
  * (test/fixtures/round21-honest-chat-review.json).
  */
 import {readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
 import {DEFAULT_CONFIG} from '../../src/core/store/config.js'
+import {loadCorpus} from '../../src/eval/eval.js'
+import {corpusNeighbours, quarantinedInProcess} from '../../src/eval/inprocess.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {learnedVote, loadModel, score} from '../../src/core/write/vote/learned.js'
 import {makeCandidate, makeContext, weightsWith} from './vote-helpers.js'
@@ -110,5 +113,16 @@ describe('honest chat notes of 200+ characters a review wrote (test/fixtures/rou
     }
     expect(await refused(natural)).toBe(naturalRefused.size)
     expect(await refused(probing)).toBe(probingRefused.size - 11)
+  })
+})
+
+describe('the vote measured in-process with another weights file (scripts/measure-vote.mjs --weights)', () => {
+  it("reads the file it is given: corpus/dev45 a007 is quarantined as shipped and passes with round twenty's thresholds", async () => {
+    const corpus = loadCorpus(fileURLToPath(new URL('../../corpus/dev45', import.meta.url)))
+    const c = corpus.sets.flatMap((s) => s.cases).find((x) => x.id === 'd45-a007')!
+    expect(c.parts).toEqual([LONG])
+    const curated = corpusNeighbours(corpus)
+    expect(await quarantinedInProcess(c, curated)).toBe(true)
+    expect(await quarantinedInProcess(c, curated, {weights: withoutLong()})).toBe(false)
   })
 })
