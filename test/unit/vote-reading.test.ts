@@ -9,7 +9,7 @@ import {runVoteWithin} from '../../src/core/write/vote/budget.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {readerScript, TextReader, type TextReading} from '../../src/core/write/vote/reading.js'
 import type {Neighbour, WriteCandidate} from '../../src/core/write/vote/index.js'
-import {fromRaw, makeContext, makeContext as baseContext, weightsWith} from './vote-helpers.js'
+import {fromRaw, makeContext} from './vote-helpers.js'
 
 // The reader thread of a long-lived process (src/core/write/vote/reading.ts): the vote with the
 // write's text read in the worker must be the vote read in one thread — every validator, every
@@ -120,16 +120,6 @@ describe('the reader thread', () => {
 
   it("redacts what a reason quotes with this thread's rules in force (the store's redaction.extra), as the vote in one thread does", async () => {
     const c = fromRaw(MINUTES, 'document')
-    // the model trained in round twenty-one reads these minutes whole at p 0.86, a veto that quotes
-    // nothing; weights that veto long third-party text only at 0.9 read them in passages, and quote one
-    const weights = weightsWith((t) => {
-      t.indirect_long = 0.9
-    })
-    const makeContext = (over: Parameters<typeof baseContext>[0] = {}) => {
-      const ctx = baseContext(over)
-      ctx.config.learned = {weights}
-      return ctx
-    }
     setRulesInForce([ACME_RULE])
     try {
       const alone = await runVote(c, makeContext())
