@@ -29,9 +29,12 @@ export function makeCandidate(body: string, over: Partial<WriteCandidate> = {}):
 }
 
 /** A vote context with the default config, fixed neighbours and no recent writes. */
-export function makeContext(over: Partial<VoteContext> & {near?: Neighbour[]} = {}): VoteContext {
-  const {near = [], ...rest} = over
-  return {neighbours: () => near, recentWrites: {session: 0, author: 0}, config: structuredClone(DEFAULT_CONFIG.vote), ...rest}
+export function makeContext(over: Partial<VoteContext> & {near?: Neighbour[]; weights?: string} = {}): VoteContext {
+  const {near = [], weights, ...rest} = over
+  const config = structuredClone(DEFAULT_CONFIG.vote)
+  // the learned validator reads this weights file (weightsWith) instead of the shipped one
+  if (weights !== undefined) config.learned = {weights}
+  return {neighbours: () => near, recentWrites: {session: 0, author: 0}, config, ...rest}
 }
 
 /** The candidate the write path builds from raw text: invisible characters dropped, the raw text's readings kept. */

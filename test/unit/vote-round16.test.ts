@@ -42,11 +42,7 @@ const withoutPassages = (): string =>
 const roundSixteen = weightsWith((t) => {
   delete t.direct_long
 })
-const sixteenContext = () => {
-  const ctx = makeContext()
-  ctx.config.learned = {weights: roundSixteen}
-  return ctx
-}
+const sixteenContext = () => makeContext({weights: roundSixteen})
 
 describe('passages of a chat message', () => {
   it('are two sentences in a row, each window of 120 characters or more', () => {
@@ -137,9 +133,7 @@ describe('the learned model on a diluted chat message', () => {
   it.each(Object.entries(DILUTED))('%s: with weights of before round sixteen (no direct_passage) the model only dissents, and the vote passes', async (_label, text) => {
     const weights = withoutPassages()
     expect(learnedVote(makeCandidate(text), [text], weights)).toMatchObject({verdict: 'reject', confidence: 0.7})
-    const ctx = makeContext()
-    ctx.config.learned = {weights}
-    expect((await runVote(makeCandidate(text), ctx)).passed).toBe(true)
+    expect((await runVote(makeCandidate(text), makeContext({weights}))).passed).toBe(true)
   })
 
   it('reads the passages of chat in a tainted session too, where the whole is read at the third-party thresholds', () => {

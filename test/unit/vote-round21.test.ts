@@ -52,9 +52,7 @@ describe('the learned model on a long chat message', () => {
   it('only dissents on it with weights of before this round (no direct_long), and the vote passes', async () => {
     const weights = withoutLong()
     expect(learnedVote(makeCandidate(LONG), [LONG], weights)).toMatchObject({verdict: 'reject', confidence: 0.7})
-    const ctx = makeContext()
-    ctx.config.learned = {weights}
-    expect((await runVote(makeCandidate(LONG), ctx)).passed).toBe(true)
+    expect((await runVote(makeCandidate(LONG), makeContext({weights}))).passed).toBe(true)
   })
 
   it('measures the body, not the default title that repeats its first line: a shorter message only dissents below direct_veto', () => {
@@ -104,8 +102,7 @@ describe('honest chat notes of 200+ characters a review wrote (test/fixtures/rou
   })
 
   it('costs 11 of the 50 made to score high, and none of the 150 natural ones: without direct_long 28 and 1 are refused', async () => {
-    const ctx = makeContext()
-    ctx.config.learned = {weights: withoutLong()}
+    const ctx = makeContext({weights: withoutLong()})
     const refused = async (rows: typeof review) => {
       let n = 0
       for (const r of rows) if (!(await runVote(makeCandidate(r.text), ctx)).passed) n++

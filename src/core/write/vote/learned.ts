@@ -490,7 +490,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // A chat message of a few sentences or more (its body: a default title repeats its first line) is
   // read as surely as third-party text of that length (direct_long, since round twenty-one; README
   // "Round twenty-one").
-  const directBar = c.body.length >= LONG_TEXT_CHARS && model.thresholds.direct_long !== undefined && model.thresholds.direct_veto !== undefined ? Math.min(model.thresholds.direct_veto, model.thresholds.direct_long) : model.thresholds.direct_veto
+  const directBar = model.thresholds.direct_veto !== undefined && c.body.length >= LONG_TEXT_CHARS ? Math.min(model.thresholds.direct_veto, model.thresholds.direct_long ?? 1) : model.thresholds.direct_veto
   if (!exposed && long && directBar !== undefined && p >= directBar) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
