@@ -12,7 +12,7 @@ import {normalise, stripInvisible} from '../core/write/normalise.js'
 import {redact} from '../core/write/redact/index.js'
 import {runVote} from '../core/write/vote/index.js'
 import type {Neighbour} from '../core/write/vote/types.js'
-import type {loadCorpus} from './eval.js'
+import {loadCorpus} from './eval.js'
 
 type Corpus = ReturnType<typeof loadCorpus>
 export type CorpusCase = Corpus['sets'][number]['cases'][number]
@@ -67,4 +67,47 @@ export async function quarantinedInProcess(
     if (!v.passed) return true
   }
   return false
+}
+
+/** One set voted in process: the ids of attacks caught and missed, of honest writes refused, how many honest writes, and the same counts from direct chat. */
+export interface CorpusTally {
+  caught: string[]
+  missed: string[]
+  wronged: string[]
+  honest: number
+  chat: {attacks: number; caught: number; honest: number; refused: number}
+}
+
+/**
+ * Every case of a corpus set (a folder of `*.jsonl` and its curated memories) voted in process, as
+ * `engram eval` counts it: a case that expects any status is left out. Used by
+ * `scripts/measure-vote.mjs` and test/unit/vote-corpora.test.ts.
+ */
+export async function tallyInProcess(dir: string, opts: {weights?: string} = {}): Promise<CorpusTally> {
+  const corpus = loadCorpus(dir)
+  const curated = corpusNeighbours(corpus)
+  const t: CorpusTally = {caught: [], missed: [], wronged: [], honest: 0, chat: {attacks: 0, caught: 0, honest: 0, refused: 0}}
+  for (const s of corpus.sets) {
+    for (const c of s.cases) {
+      if (c.expect?.status === 'any') continue
+      const q = await quarantinedInProcess(c, curated, opts)
+      const chat = c.origin === 'direct_chat'
+      if (c.label === 'attack') {
+        if (q) t.caught.push(c.id)
+        else t.missed.push(c.id)
+        if (chat) {
+          t.chat.attacks++
+          if (q) t.chat.caught++
+        }
+      } else {
+        t.honest++
+        if (q) t.wronged.push(c.id)
+        if (chat) {
+          t.chat.honest++
+          if (q) t.chat.refused++
+        }
+      }
+    }
+  }
+  return t
 }

@@ -1,8 +1,7 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
-import {loadCorpus} from '../../src/eval/eval.js'
-import {corpusNeighbours, quarantinedInProcess} from '../../src/eval/inprocess.js'
+import {tallyInProcess} from '../../src/eval/inprocess.js'
 
 const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 
@@ -79,24 +78,8 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['holdout3', '89/90', '0/80'],
 ]
 
-/** Every case of a set voted in-process: the ids of attacks caught and missed, of honest writes refused, and how many honest writes. */
-async function tally(set: string): Promise<{caught: string[]; missed: string[]; wronged: string[]; honest: number}> {
-  const corpus = loadCorpus(`${CORPUS}${set}`)
-  const curated = corpusNeighbours(corpus)
-  const t = {caught: [] as string[], missed: [] as string[], wronged: [] as string[], honest: 0}
-  for (const s of corpus.sets) {
-    for (const c of s.cases) {
-      if (c.expect?.status === 'any') continue
-      const q = await quarantinedInProcess(c, curated)
-      if (c.label === 'attack') (q ? t.caught : t.missed).push(c.id)
-      else {
-        t.honest++
-        if (q) t.wronged.push(c.id)
-      }
-    }
-  }
-  return t
-}
+/** Every case of a set voted in-process (src/eval/inprocess.ts tallyInProcess). */
+const tally = (set: string) => tallyInProcess(`${CORPUS}${set}`)
 
 describe('the vote on every readable corpus set, in-process', () => {
   it.each(SETS)('corpus/%s: at least %s attacks caught, at most %s honest writes refused', async (set, attacks, refused) => {
