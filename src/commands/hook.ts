@@ -1,9 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand} from '../cli/base.js'
-import {runHook} from '../agent/claude-code/hook.js'
-import {readLimited} from '../core/store/content.js'
-import {HOOK_EVENTS, HookEvent} from '../agent/claude-code/payload.js'
+import {HookInput, runHook} from '../agent/claude-code/hook.js'
+import {readUpTo} from '../core/store/content.js'
+import {HOOK_EVENTS, HookEvent, MAX_PAYLOAD_BYTES} from '../agent/claude-code/payload.js'
 import {safeJson, visible} from '../core/text/visible.js'
 
 export default class Hook extends EngramCommand {
@@ -35,8 +35,9 @@ export default class Hook extends EngramCommand {
 
   async run() {
     const {args, flags} = await this.parse(Hook)
-    // read as a stream (a synchronous read of fd 0 fails with EAGAIN on a non-blocking pipe), whole
-    const input = process.stdin.isTTY ? '' : (await readLimited(process.stdin, Number.POSITIVE_INFINITY)).toString('utf8')
+    // read as a stream (a synchronous read of fd 0 fails with EAGAIN on a non-blocking pipe), never past the bound
+    const read = process.stdin.isTTY ? {bytes: Buffer.alloc(0), cut: false} : await readUpTo(process.stdin, MAX_PAYLOAD_BYTES)
+    const input: HookInput = read.cut ? {head: read.bytes.toString('utf8'), cut: true} : read.bytes.toString('utf8')
     const answer = await runHook(args.event as HookEvent, input, {
       base: flags.base,
       agent: flags.agent,

@@ -191,6 +191,33 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
     expect(commits()).toBe(before)
   }, 300_000)
 
+  it('a payload over 8 MiB is never held whole: a tool event taints by the name and input read, or taints when they were not read; a prompt that large gets one line, nothing written', () => {
+    const big = 'x'.repeat(9 * 1024 * 1024)
+    const hs = uuid()
+    const id = idIn(hook('session-start', {session_id: hs}))
+    // the response is past the part read; name and input come before it, as Claude Code sends them
+    const ls = hook('post-tool-use', {session_id: hs, tool_name: 'Bash', tool_input: {command: 'ls -la'}, tool_response: {stdout: big}})
+    expect(ls.code, ls.stderr).toBe(0)
+    expect(session(id).tainted).toBe(false)
+    const fetched = hook('post-tool-use', {session_id: hs, tool_response: {result: big}})
+    expect(fetched.code, fetched.stderr).toBe(0)
+    expect(session(id).taint_reasons).toEqual(['PostToolUse: WebFetch https://docs.example.com/deploy'])
+    // a tool input past the bound: what the tool did cannot be told, so the session is tainted
+    const hs2 = uuid()
+    const id2 = idIn(hook('session-start', {session_id: hs2}))
+    const long = hook('post-tool-use', {session_id: hs2, tool_name: 'Bash', tool_input: {command: `echo ${big}`}})
+    expect(long.code, long.stderr).toBe(0)
+    expect(session(id2).taint_reasons).toEqual(['PostToolUse: Bash (a payload over 8 MiB, its tool input not read)'])
+    // the other events need the whole payload: one line, exit 1, nothing written
+    const before = commits()
+    const prompt = hook('user-prompt-submit', {session_id: hs, prompt: big})
+    expect(prompt.code).toBe(1)
+    expect(prompt.stdout).toBe('')
+    oneLine(prompt)
+    expect(prompt.stderr).toMatch(/the payload is over 8 MiB and was not read/)
+    expect(commits()).toBe(before)
+  }, 300_000)
+
   describe('fail closed: a taint the store cannot take is kept outside it and counts', () => {
     let holder: ReturnType<typeof spawn> | undefined
     afterAll(() => holder?.kill())

@@ -123,6 +123,14 @@ describe('keys trust, list and revoke', () => {
     expect(t([pub('mallory'), '--role', 'admin', '--key', 'owner']).code).toBe(2)
     expect(t([join(sb.configDir, 'nope.pub'), '--role', 'owner', '--key', 'owner']).code).toBe(4)
     expect(t([join(sb.configDir, 'keys/owner.key'), '--role', 'owner', '--key', 'owner']).code).toBe(2)
+    // what never ends is not read to its end: a device, a folder, and more than a record holds on stdin
+    const endless = t(['/dev/zero', '--role', 'owner', '--key', 'owner'])
+    expect(endless.code, endless.stderr).toBe(2)
+    expect(endless.json.error.message).toMatch(/is not a file/)
+    expect(t([sb.configDir, '--role', 'owner', '--key', 'owner']).code).toBe(2)
+    const flood = sb.run(['keys', 'trust', '-', '--role', 'owner', '--key', 'owner', '--json'], {input: 'x'.repeat(200 * 1024)})
+    expect(flood.code).toBe(2)
+    expect(flood.json.error.message).toMatch(/more than 64 KiB/)
     // a name already taken by another key
     const clash = t([pub('mallory'), '--role', 'owner', '--name', 'bob', '--key', 'owner'])
     expect(clash.code).toBe(3)

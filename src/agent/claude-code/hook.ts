@@ -14,8 +14,9 @@ import {projectScopeFor} from '../../core/store/scope.js'
 import {Store} from '../../core/store/store.js'
 import {rootNotPinned} from '../../core/trust/keys.js'
 import {clip} from '../../core/text/clip.js'
-import {EVENT_NAMES, HookEvent, HookPayload, parsePayload} from './payload.js'
+import {EVENT_NAMES, HookEvent, HookPayload, MAX_PAYLOAD_BYTES, parseCutPayload, parsePayload} from './payload.js'
 import {taintReason} from './taint.js'
+import {clipRedacted} from '../../core/write/redact/index.js'
 
 export const HOST = CLAUDE_CODE_HOST
 
@@ -194,7 +195,13 @@ async function userPromptSubmit(p: HookPayload, opts: HookOptions, env: NodeJS.P
   return {stdout: {hookSpecificOutput: {hookEventName: EVENT_NAMES['user-prompt-submit'], additionalContext: context}}, stderr: say, exit: 0}
 }
 
-async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, env: NodeJS.ProcessEnv, say: string[]): Promise<HookAnswer> {
+/**
+ * The stdin a hook was given: its text, or, past MAX_PAYLOAD_BYTES, the part read (`cut`).
+ * A string is a payload read whole.
+ */
+export type HookInput = string | {head: string; cut: true}
+
+async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, env: NodeJS.ProcessEnv, say: string[], unread = false): Promise<HookAnswer> {
   const list = {tools: [...opts.taintTools], commands: [...opts.taintCommands]}
   let store: Store | undefined
   let openError: unknown
@@ -205,7 +212,10 @@ async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, 
   } catch (error) {
     openError = error
   }
-  const reason = taintReason(EVENT_NAMES[event], p.tool_name ?? '', p.tool_input ?? {}, list)
+  // a tool whose name or input was past the part read taints: what it was cannot be told (fail closed)
+  const reason = unread
+    ? clipRedacted(`${EVENT_NAMES[event]}: ${p.tool_name} (a payload over ${MAX_PAYLOAD_BYTES / 1024 / 1024} MiB, its tool input not read)`.replace(/\s+/g, ' '), 200)
+    : taintReason(EVENT_NAMES[event], p.tool_name ?? '', p.tool_input ?? {}, list)
   let target: {root: string; session: string} | undefined
   if (store) {
     // no refusal inside a session here: a taint only ever adds to what a session is marked with
@@ -254,11 +264,16 @@ async function sessionEnd(p: HookPayload, opts: HookOptions, env: NodeJS.Process
 }
 
 /** One hook event: parse the payload, act, answer. Never throws: every failure is one line and a non-blocking exit. */
-export async function runHook(event: HookEvent, input: string, opts: HookOptions, env: NodeJS.ProcessEnv = process.env): Promise<HookAnswer> {
+export async function runHook(event: HookEvent, input: HookInput, opts: HookOptions, env: NodeJS.ProcessEnv = process.env): Promise<HookAnswer> {
   const say: string[] = []
   try {
     // an empty ENGRAM_SESSION is a broken session, whoever runs: refused before anything is read
     sessionIdInUse()
+    if (typeof input !== 'string') {
+      // only the tool events read a cut payload (parseCutPayload refuses the others)
+      const cut = parseCutPayload(event, input.head)
+      return await postToolUse(event, cut.payload, opts, env, say, !cut.whole)
+    }
     const p = parsePayload(event, input)
     if (event === 'session-start') return await sessionStart(p, opts, env, say)
     if (event === 'user-prompt-submit') return await userPromptSubmit(p, opts, env, say)

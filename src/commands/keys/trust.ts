@@ -2,14 +2,14 @@ import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand, passphraseFileFlag} from '../../cli/base.js'
 import {usageError} from '../../core/store/errors.js'
-import {pinStoreRoot, readKeyInput, trustKey} from '../../core/trust/keyops.js'
+import {MAX_KEY_RECORD_BYTES, pinStoreRoot, readKeyInput, trustKey} from '../../core/trust/keyops.js'
+import {readUpTo} from '../../core/store/content.js'
 import {KEY_ROLES} from '../../core/trust/keys.js'
 import {Store} from '../../core/store/store.js'
 
+/** stdin, up to one byte past a key record's bound (readKeyInput refuses a longer one). */
 async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const c of process.stdin) chunks.push(c as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  return (await readUpTo(process.stdin, MAX_KEY_RECORD_BYTES + 1)).bytes.toString('utf8')
 }
 
 export default class KeysTrust extends EngramCommand {

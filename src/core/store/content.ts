@@ -26,6 +26,26 @@ export async function readLimited(stream: NodeJS.ReadableStream & {destroy?: () 
 }
 
 /**
+ * Read a stream to its end or to `maxBytes`, whichever comes first: past the limit it keeps
+ * the first `maxBytes`, stops reading and says it cut (`cut`); nothing more is held.
+ */
+export async function readUpTo(stream: NodeJS.ReadableStream & {destroy?: () => void}, maxBytes: number): Promise<{bytes: Buffer; cut: boolean}> {
+  const chunks: Buffer[] = []
+  let total = 0
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
+    if (total + buf.length > maxBytes) {
+      chunks.push(buf.subarray(0, maxBytes - total))
+      stream.destroy?.()
+      return {bytes: Buffer.concat(chunks), cut: true}
+    }
+    total += buf.length
+    chunks.push(buf)
+  }
+  return {bytes: Buffer.concat(chunks), cut: false}
+}
+
+/**
  * Decode memory content given as bytes: UTF-8 only, no NUL bytes (binary), a BOM
  * dropped, not empty, not over the size limit. Nothing is stored before this passes.
  */

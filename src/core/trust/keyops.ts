@@ -4,7 +4,7 @@
  * module only decides what to write, checks that the store's keyring reads it as meant,
  * and commits it.
  */
-import {existsSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
+import {closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {commitPaths} from '../git/commit.js'
@@ -331,15 +331,30 @@ function localKeyIds(): Set<string> {
 }
 
 /** Read a public key given as a file path, or `-` for stdin text already read by the caller. */
+/** The most a public key record may hold: a record is a few hundred bytes. */
+export const MAX_KEY_RECORD_BYTES = 64 * 1024
+
 export function readKeyInput(pathOrDash: string, stdin?: string): string {
+  const tooLarge = () => badInput(`That is not a public key record: more than ${MAX_KEY_RECORD_BYTES / 1024} KiB.`, 'pass the .pub file made by `engram keys generate --out`')
   if (pathOrDash === '-') {
     if (stdin === undefined) throw badInput('No public key on stdin.')
+    if (Buffer.byteLength(stdin) > MAX_KEY_RECORD_BYTES) throw tooLarge()
     return stdin
   }
+  let fd: number
   try {
-    return readFileSync(pathOrDash, 'utf8')
+    fd = openSync(pathOrDash, 'r')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`No file ${printable(pathOrDash)}.`, 'pass the .pub file made by `engram keys generate --out`')
     throw error
+  }
+  try {
+    // a device or a pipe (/dev/zero, a FIFO) never ends: only a regular file of a key's size is read
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw badInput(`${printable(pathOrDash)} is not a file.`, 'pass the .pub file made by `engram keys generate --out`')
+    if (st.size > MAX_KEY_RECORD_BYTES) throw tooLarge()
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
   }
 }
