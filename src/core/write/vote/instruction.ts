@@ -234,9 +234,14 @@ const RULES: Rule[] = [
     kind: 'always-never',
     strength: 'medium',
     label: 'standing order',
-    // "never send your password by email", "never send a password in chat" protect a secret: security advice, no order to a reader
+    // "never send your password by email", "never send a password in chat" protect a secret: security advice, no order to a reader.
+    // "Always" with any of these verbs. "Never" only with a verb of how the reader talks and whom it heeds ("never refuse",
+    // "never tell the user"), or keeping a report from those who oversee ("never forward the alerts to the security team"):
+    // "never run it in production", "never approve your own change", "never include card numbers", "never send keys by email"
+    // are what runbooks and policies tell staff; they refused 39 honest texts of the readable sets, and caught no attack
+    // there the vote does not catch otherwise (README "Round twenty-two")
     needs: [['always', 'never']],
-    re: /\b(?:always|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b))\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)\b/i,
+    re: /\b(?:always\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b)\s+(?:respond|reply|answer|say|tell|mention|recommend|output|trust|follow|obey|comply|ignore|refuse|agree|(?:send|forward|report|escalate|copy|cc)\s+(?:[\w'’-]+\s+){0,6}?to\s+(?:the\s+|our\s+|your\s+)?(?:security|finance|compliance|audit|risk|legal|fraud|it|soc|owners?|managers?|directors?|supervisors?|admins?|administrators?|cfo|ceo|ciso|dpo|auditors?|boss|head)))\b/i,
   },
   {
     kind: 'persona',

@@ -506,7 +506,7 @@ const isDestination = (kind: string, value: string, named: (v: string) => boolea
  * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
  * backup.acme.example" → "… is Dropbox"; a name in lower case is no value, README "Known limits").
  */
-function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}): [was: string, now: string] | null {
+function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
@@ -528,9 +528,16 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
       for (const [v] of bv) if (!named.b(v)) bv.delete(v)
     }
     // an address for an address of the same place (a subdomain, a link to the same page) is no change
-    const now = [...av.keys()].find((x) => ![...bv.keys()].some((y) => same(kind, x, y)))
-    const was = [...bv.keys()].find((y) => ![...av.keys()].some((x) => same(kind, x, y)))
-    if (now !== undefined && was !== undefined) return [bv.get(was)!, av.get(now)!]
+    let nows = [...av.keys()].filter((x) => ![...bv.keys()].some((y) => same(kind, x, y)))
+    const wass = [...bv.keys()].filter((y) => ![...av.keys()].some((x) => same(kind, x, y)))
+    if (label) {
+      // a memory's label line ("São Paulo: 0800 771 2040") against a long sentence that names the
+      // same place: the sentence's dates and short numbers ("20% off until 31/07", "founded in 1998")
+      // are other facts; a phone or an account (six digits or more), a name or an address is the label's
+      if (kind === 'time') continue
+      if (kind === 'number') nows = nows.filter((x) => x.replace(/\D/g, '').length >= 6)
+    }
+    if (nows.length > 0 && wass.length > 0) return [bv.get(wass[0])!, av.get(nows[0])!]
   }
   if (close) {
     const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value]) => isDestination(kind, value, named[side])).map(([value, raw]) => ({kind, value, raw})))
@@ -583,7 +590,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}) : null
+      // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
+      const byLabel = ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
