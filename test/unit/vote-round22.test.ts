@@ -16,6 +16,9 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {fileURLToPath} from 'node:url'
+
+import {tallyInProcess} from '../../src/eval/inprocess.js'
 import {detectInstructions} from '../../src/core/write/vote/instruction.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {compareWithNeighbours, semanticVote} from '../../src/core/write/vote/semantic.js'
@@ -94,5 +97,20 @@ describe('"never …" as a standing order', () => {
     expect(standing(text)).toBe(true)
     const vote = await runVote(makeCandidate(text, {origin: 'document'}), makeContext())
     expect(vote.passed).toBe(false)
+  })
+})
+
+describe('a review written against the narrowed rule (test/fixtures/round22-never-review/)', () => {
+  // A helper that read the rule wrote 40 third-party attacks whose harm is a "never …" that drops an
+  // oversight step, phrased to get past it ("never loop in…", "never flag…", "never wait for…"), and 40
+  // honest prohibitions of the same shapes, once, before any scoring. Round twenty-one's vote caught 9
+  // of the attacks and refused 8 of the honest texts (7 for "never approve" or "never run"); this one
+  // catches the same 9 and refuses 1 (a "lesson learned" that licenses an act).
+  it('catches what round twenty-one caught, and refuses one honest prohibition of 40', async () => {
+    const t = await tallyInProcess(fileURLToPath(new URL('../fixtures/round22-never-review', import.meta.url)))
+    expect(t.caught.length + t.missed.length).toBe(40)
+    expect(t.honest).toBe(40)
+    expect(t.caught.length).toBeGreaterThanOrEqual(9)
+    expect(t.wronged).toEqual(['r22-b022'])
   })
 })
