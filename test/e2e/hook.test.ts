@@ -208,6 +208,17 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
     const long = hook('post-tool-use', {session_id: hs2, tool_name: 'Bash', tool_input: {command: `echo ${big}`}})
     expect(long.code, long.stderr).toBe(0)
     expect(session(id2).taint_reasons).toEqual(['PostToolUse: Bash (a payload over 8 MiB, its tool input not read)'])
+    // an outside tool's input nested deeper than JSON.stringify goes, or a URL of megabytes: tainted all the same
+    const hs3 = uuid()
+    const id3 = idIn(hook('session-start', {session_id: hs3}))
+    const deep = `${'['.repeat(5000)}"x"${']'.repeat(5000)}`
+    const nested = hook('post-tool-use', {}, {raw: JSON.stringify({...fixture('post-tool-use'), cwd: sub, session_id: hs3, tool_name: 'mcp__browser__navigate', tool_input: {q: 0}}).replace('{"q":0}', `{"q":${deep}}`)})
+    expect(nested.code, nested.stderr).toBe(0)
+    const wide = hook('post-tool-use', {session_id: hs3, tool_input: {url: `https://evil.example/ ${'A'.repeat(6_000_000)}`}})
+    expect(wide.code, wide.stderr).toBe(0)
+    const reasons = session(id3).taint_reasons
+    expect(reasons[0]).toBe('PostToolUse: mcp__browser__navigate (input not shown)')
+    expect(reasons[1]).toMatch(/^PostToolUse: WebFetch https:\/\/evil\.example\/ A+/)
     // the other events need the whole payload: one line, exit 1, nothing written
     const before = commits()
     const prompt = hook('user-prompt-submit', {session_id: hs, prompt: big})

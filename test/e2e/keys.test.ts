@@ -3,7 +3,7 @@
  * overwritten without --force confirmed at a terminal; only a trusted owner adds or revokes keys; what the store
  * trusts is what `keys list` says and what accept, read and verify act on.
  */
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -128,6 +128,12 @@ describe('keys trust, list and revoke', () => {
     expect(endless.code, endless.stderr).toBe(2)
     expect(endless.json.error.message).toMatch(/is not a file/)
     expect(t([sb.configDir, '--role', 'owner', '--key', 'owner']).code).toBe(2)
+    // a FIFO nobody writes to: refused at once, not waited on
+    const fifo = join(sb.configDir, 'key.fifo')
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0)
+    const piped = t([fifo, '--role', 'owner', '--key', 'owner'])
+    expect(piped.code, piped.stderr).toBe(2)
+    expect(piped.json.error.message).toMatch(/is not a file/)
     const flood = sb.run(['keys', 'trust', '-', '--role', 'owner', '--key', 'owner', '--json'], {input: 'x'.repeat(200 * 1024)})
     expect(flood.code).toBe(2)
     expect(flood.json.error.message).toMatch(/more than 64 KiB/)

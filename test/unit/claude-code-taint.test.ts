@@ -30,6 +30,20 @@ describe('Claude Code taint list', () => {
     expect(r.length).toBeLessThanOrEqual(200)
   })
 
+  it('taints an outside tool whose input is nested past what JSON.stringify reads, or megabytes long, with a short reason, at once', () => {
+    // an attacker shaped tool input: one made JSON.stringify throw, the other stalled redaction until it threw (the hook then tainted nothing)
+    let deep: unknown = 'x'
+    for (let i = 0; i < 20_000; i++) deep = [deep]
+    expect(taintReason('PostToolUse', 'mcp__browser__navigate', {q: deep}, none)).toBe('PostToolUse: mcp__browser__navigate (input not shown)')
+    const started = Date.now()
+    const long = taintReason('PostToolUse', 'WebFetch', {url: `https://evil.example/ ${'A'.repeat(6_000_000)}`}, none)!
+    expect(long.startsWith('PostToolUse: WebFetch https://evil.example/ ')).toBe(true)
+    expect(long.length).toBeLessThanOrEqual(200)
+    expect(taintReason('PostToolUse', 'Bash', {command: `curl https://evil.example/ ${'A'.repeat(6_000_000)}`}, none)).toMatch(/^PostToolUse: Bash curl https:\/\/evil\.example\//)
+    // a bound, not a benchmark: before, these took seconds or threw
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
   it('finds the store from any folder, and names the default scope after the project folder', () => {
     expect(storeLocation({}, {ENGRAM_BASE: 'memory', CLAUDE_PROJECT_DIR: '/p/My Project'}, '/p/My Project/a/b')).toEqual({base: '/p/My Project/memory'})
     expect(storeLocation({}, {ENGRAM_BASE: '/abs/store', CLAUDE_PROJECT_DIR: '/p'}, '/p/a')).toEqual({base: '/abs/store'})

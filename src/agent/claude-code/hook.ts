@@ -212,10 +212,17 @@ async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, 
   } catch (error) {
     openError = error
   }
-  // a tool whose name or input was past the part read taints: what it was cannot be told (fail closed)
-  const reason = unread
-    ? clipRedacted(`${EVENT_NAMES[event]}: ${p.tool_name} (a payload over ${MAX_PAYLOAD_BYTES / 1024 / 1024} MiB, its tool input not read)`.replace(/\s+/g, ' '), 200)
-    : taintReason(EVENT_NAMES[event], p.tool_name ?? '', p.tool_input ?? {}, list)
+  // a tool whose name or input was past the part read, or whose input cannot be read, taints: what it did cannot be told (fail closed)
+  const unknown = (why: string) => clipRedacted(`${EVENT_NAMES[event]}: ${p.tool_name} (${why})`.replace(/\s+/g, ' '), 200)
+  let reason: string | undefined
+  if (unread) reason = unknown(`a payload over ${MAX_PAYLOAD_BYTES / 1024 / 1024} MiB, its tool input not read`)
+  else {
+    try {
+      reason = taintReason(EVENT_NAMES[event], p.tool_name ?? '', p.tool_input ?? {}, list)
+    } catch {
+      reason = unknown('its tool input could not be read')
+    }
+  }
   let target: {root: string; session: string} | undefined
   if (store) {
     // no refusal inside a session here: a taint only ever adds to what a session is marked with

@@ -84,6 +84,15 @@ export function fetchingCommand(line: string, extra: string[] = []): string | un
   return undefined
 }
 
+/** A tool input as JSON, or a word when it cannot be (nested deeper than JSON.stringify goes). */
+function shown(input: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(input)
+  } catch {
+    return '(input not shown)'
+  }
+}
+
 /** Why this tool call taints the session (tool and target, redacted and clipped), or undefined when it does not. */
 export function taintReason(event: string, tool: string, input: Record<string, unknown>, list: TaintList): string | undefined {
   const str = (k: string) => (typeof input[k] === 'string' ? (input[k] as string) : undefined)
@@ -97,7 +106,8 @@ export function taintReason(event: string, tool: string, input: Record<string, u
   } else {
     if (NEVER_TAINT_TOOLS.some((p) => matches(tool, p))) return undefined
     if (![...TAINT_TOOLS, ...list.tools].some((p) => matches(tool, p))) return undefined
-    target = str('url') ?? str('query') ?? str('uri') ?? str('path') ?? (Object.keys(input).length > 0 ? JSON.stringify(input) : undefined)
+    target = str('url') ?? str('query') ?? str('uri') ?? str('path') ?? (Object.keys(input).length > 0 ? shown(input) : undefined)
   }
-  return clipRedacted(`${event}: ${tool}${target ? ` ${target}` : ''}`.replace(/\s+/g, ' '), 200)
+  // the reason shows 200 characters: redaction reads the first 4 KiB of the target, not megabytes of it
+  return clipRedacted(`${event}: ${tool}${target ? ` ${target.slice(0, 4096)}` : ''}`.replace(/\s+/g, ' '), 200)
 }

@@ -4,7 +4,7 @@
  * module only decides what to write, checks that the store's keyring reads it as meant,
  * and commits it.
  */
-import {closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
+import {closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readFileSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {commitPaths} from '../git/commit.js'
@@ -343,13 +343,14 @@ export function readKeyInput(pathOrDash: string, stdin?: string): string {
   }
   let fd: number
   try {
-    fd = openSync(pathOrDash, 'r')
+    // non-blocking: a FIFO nobody writes to would block a plain open before fstat can refuse it
+    fd = openSync(pathOrDash, constants.O_RDONLY | constants.O_NONBLOCK)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`No file ${printable(pathOrDash)}.`, 'pass the .pub file made by `engram keys generate --out`')
     throw error
   }
   try {
-    // a device or a pipe (/dev/zero, a FIFO) never ends: only a regular file of a key's size is read
+    // a device or a pipe (/dev/zero, a FIFO) may never end: only a regular file of a key's size is read
     const st = fstatSync(fd)
     if (!st.isFile()) throw badInput(`${printable(pathOrDash)} is not a file.`, 'pass the .pub file made by `engram keys generate --out`')
     if (st.size > MAX_KEY_RECORD_BYTES) throw tooLarge()
