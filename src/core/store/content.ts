@@ -11,18 +11,9 @@ function tooLarge(size: string, maxBytes: number) {
  * is never held in memory whole.
  */
 export async function readLimited(stream: NodeJS.ReadableStream & {destroy?: () => void}, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let total = 0
-  for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
-    total += buf.length
-    if (total > maxBytes) {
-      stream.destroy?.()
-      throw tooLarge(`more than ${maxBytes} bytes`, maxBytes)
-    }
-    chunks.push(buf)
-  }
-  return Buffer.concat(chunks)
+  const {bytes, cut} = await readUpTo(stream, maxBytes)
+  if (cut) throw tooLarge(`more than ${maxBytes} bytes`, maxBytes)
+  return bytes
 }
 
 /**
