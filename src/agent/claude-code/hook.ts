@@ -15,8 +15,7 @@ import {Store} from '../../core/store/store.js'
 import {rootNotPinned} from '../../core/trust/keys.js'
 import {clip} from '../../core/text/clip.js'
 import {EVENT_NAMES, HookEvent, HookPayload, MAX_PAYLOAD_BYTES, parseCutPayload, parsePayload} from './payload.js'
-import {taintReason} from './taint.js'
-import {clipRedacted} from '../../core/write/redact/index.js'
+import {taintLine, taintReason} from './taint.js'
 
 export const HOST = CLAUDE_CODE_HOST
 
@@ -213,7 +212,7 @@ async function postToolUse(event: HookEvent, p: HookPayload, opts: HookOptions, 
     openError = error
   }
   // a tool whose name or input was past the part read, or whose input cannot be read, taints: what it did cannot be told (fail closed)
-  const unknown = (why: string) => clipRedacted(`${EVENT_NAMES[event]}: ${p.tool_name} (${why})`.replace(/\s+/g, ' '), 200)
+  const unknown = (why: string) => taintLine(EVENT_NAMES[event], p.tool_name ?? 'a tool', `(${why})`)
   let reason: string | undefined
   if (unread) reason = unknown(`a payload over ${MAX_PAYLOAD_BYTES / 1024 / 1024} MiB, its tool input not read`)
   else {

@@ -73,8 +73,9 @@ export function parseCutPayload(event: HookEvent, head: string): {payload: HookP
   if (event !== 'post-tool-use' && event !== 'post-tool-use-failure') throw bad(event, `${over} and was not read.`)
   const members = completeMembers(head)
   if (typeof members.session_id !== 'string') throw bad(event, `${over}, and the part read names no "session_id".`)
-  const whole = typeof members.tool_name === 'string' && members.tool_name !== '' && 'tool_input' in members
-  return {payload: checkPayload(event, whole ? members : {...members, tool_name: typeof members.tool_name === 'string' && members.tool_name !== '' ? members.tool_name : 'a tool', tool_input: {}}), whole}
+  const name = typeof members.tool_name === 'string' && members.tool_name !== '' ? members.tool_name : undefined
+  const whole = name !== undefined && 'tool_input' in members
+  return {payload: checkPayload(event, whole ? members : {...members, tool_name: name ?? 'a tool', tool_input: {}}), whole}
 }
 
 const skipSpace = (t: string, i: number) => {

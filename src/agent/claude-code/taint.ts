@@ -108,6 +108,14 @@ export function taintReason(event: string, tool: string, input: Record<string, u
     if (![...TAINT_TOOLS, ...list.tools].some((p) => matches(tool, p))) return undefined
     target = str('url') ?? str('query') ?? str('uri') ?? str('path') ?? (Object.keys(input).length > 0 ? shown(input) : undefined)
   }
-  // the reason shows 200 characters: redaction reads the first 4 KiB of the target, not megabytes of it
-  return clipRedacted(`${event}: ${tool}${target ? ` ${target.slice(0, 4096)}` : ''}`.replace(/\s+/g, ' '), 200)
+  return taintLine(event, tool, target)
+}
+
+/**
+ * A taint reason as the session records it: event, tool and what it reached, on one line,
+ * redacted and clipped to 200 characters. Redaction reads the first 4 KiB of `what`, not
+ * megabytes of it.
+ */
+export function taintLine(event: string, tool: string, what?: string): string {
+  return clipRedacted(`${event}: ${tool}${what ? ` ${what.slice(0, 4096)}` : ''}`.replace(/\s+/g, ' '), 200)
 }
