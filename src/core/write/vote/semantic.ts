@@ -66,7 +66,7 @@ const CHANGE_MARKER = /\b(?:no\s+longer|(?:has|have|had)\s+changed|not\s+any\s*m
 
 // Splitting on an explicit class is several times faster than matching \p{L} tokens, and
 // this runs over every neighbour on every write. Letters of all scripts stay in tokens.
-const SPLIT = /[^a-z0-9._:/@'=\-\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
+const SPLIT = /[^a-z0-9._:/@'=\-\u2012\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/
 
 interface SentenceInfo {
   words: Set<string>
@@ -371,9 +371,37 @@ class Sentence implements SentenceInfo {
 // for one (tokens shed the mark as any edge punctuation).
 const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f]["'\u201d\u2019*_)\]]{0,3})\s+|\n+/
 
+/**
+ * A number written in groups: a phone ("0800 771 2040", "+351 800 208 114", "(11) 3042-7719"),
+ * an account or a card. Seven digits or more in two groups or more, each of two to four digits
+ * after the first; not a run of years ("2019 2020 2021"), nor a date, nor part of a decimal or a time.
+ */
+const GROUPED = /(?<![\p{L}\p{N}_.,+-])(?:\+\d{1,3}[ \u00a0]?)?(?:\(\d{1,4}\)[ \u00a0]?)?\d{1,4}(?:[ \u00a0-]\d{2,4}){1,5}(?![\p{L}\p{N}_]|[.,:]\d)/gu
+const YEAR_GROUP = /^(?:19|20)\d\d$/
+const DATE_IN = /\d{4}-\d\d-\d\d|^\d{1,2}[ \u00a0-]\d{1,2}[ \u00a0-](?:19|20)\d\d$/
+/** U+2012 FIGURE DASH, the dash between a number's groups: one token (SPLIT keeps it), and known as a number written in groups */
+const GROUP_JOIN = '\u2012'
+
+/**
+ * The groups of a number written in groups, joined with figure dashes ("0800‒771‒2040"), so that it is
+ * one value as it is one fact: read group by group, a changed last group ("2040" → "9999") read
+ * as a year against a number and was not seen as a change (round twenty-three).
+ */
+export function joinGrouped(text: string): string {
+  if (!/\d\)?[ \u00a0]\(?\d/.test(text)) return text
+  return text.replace(GROUPED, (m) => {
+    if (!/[ \u00a0)]/.test(m)) return m
+    const groups = m.match(/\d+/g)!
+    const digits = groups.join('').length
+    // a date is a time, written with dashes or spaces ("2024-10-15 07:40", "31 12 2025")
+    if (digits < 7 || groups.length < 2 || groups.every((g) => YEAR_GROUP.test(g)) || DATE_IN.test(m)) return m
+    return groups.join(GROUP_JOIN)
+  })
+}
+
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
-  const prepared = body.toLowerCase().replace(/[\u2018\u2019]/g, "'")
+  const prepared = joinGrouped(body.toLowerCase().replace(/[\u2018\u2019]/g, "'"))
   const split = [...new Set(prepared.split(SENTENCE_END))]
   const all = split.map(sentenceInfo)
   all.forEach((info, i) => {
@@ -488,14 +516,21 @@ function valueKind(v: string): [kind: string, value: string] {
 
 /** A number as its digits say it: thousands separators and a zero decimal part dropped ("5,000.00" is 5000). */
 function plainNumber(v: string): string {
+  // a phone or an account is its digits, however it is grouped ("+1 617 555 0193", "1-617-555-0193")
+  if (/^[\d\u2012-]+$/.test(v) && v.replace(/\D/g, '').length >= 7) return v.replace(/\D/g, '')
   return v.replace(/(\d),(?=\d{3}\b)/g, '$1').replace(/\.0+$/, '')
 }
 
 /** A word that names no value of its own, after a colon in a heading ("Sponsored Programs: FAQ"). */
 const LABEL_WORDS = new Set('faq faqs overview summary notes note agenda minutes update updates news contents introduction help contact contacts details info information policy rules guide index home tbd n/a none draft'.split(' '))
-/** Where something goes or comes from, in any form: an address, a long number (an account, a phone), a name. */
-const isDestination = (kind: string, value: string, named: (v: string) => boolean) =>
-  kind === 'address' || (kind === 'number' && value.replace(/\D/g, '').length >= 6) || (kind === 'word' && named(value))
+/**
+ * Where something goes or comes from, in any form: an address, a long number (an account), a name.
+ * A number written in groups (a phone, GROUP_JOIN) is a destination only for another of its kind: a
+ * mailbox beside a contact's phone ("From: Owen Marsh <owen.marsh@…>" against "Owen Marsh, +1 617
+ * 555 0193") is more of the contact, not another destination.
+ */
+const isDestination = (kind: string, value: string, raw: string, named: (v: string) => boolean) =>
+  kind === 'address' || (kind === 'number' && value.replace(/\D/g, '').length >= 6 && !raw.includes(GROUP_JOIN)) || (kind === 'word' && named(value))
 
 /**
  * Some kind of value each sentence states differently: each holds a value of that kind the other
@@ -540,7 +575,7 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
     if (nows.length > 0 && wass.length > 0) return [bv.get(wass[0])!, av.get(nows[0])!]
   }
   if (close) {
-    const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value]) => isDestination(kind, value, named[side])).map(([value, raw]) => ({kind, value, raw})))
+    const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value, raw]) => isDestination(kind, value, raw, named[side])).map(([value, raw]) => ({kind, value, raw})))
     const da = dest('a')
     const db = dest('b')
     const kindsOf = (d: typeof da) => new Set(d.map((x) => x.kind))
