@@ -7,7 +7,6 @@ import {Proposal, QUARANTINE_DIR, StoredFlag, entryFile, parseProposal, proposal
 import {printable} from '../store/scope.js'
 import {SessionRecord, loadSession, parseRecord, sessionFile, validateSessionId} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
-import {textFlagsWithin} from '../write/vote/budget.js'
 import type {WriteCandidate} from '../write/vote/types.js'
 import {loadKeyring} from '../trust/keys.js'
 import {UNATTESTED_PREFIX, claimText, promptRecord, unattestedFound, unattestedReason} from '../session/prompts.js'
@@ -56,6 +55,9 @@ function recheckCandidate(p: Proposal, maxBodyBytes: number): Omit<WriteCandidat
 export async function unrecordedFlags(p: Proposal, maxBodyBytes: number, budgetMs: number): Promise<StoredFlag[] | undefined> {
   if (p.operation === 'delete') return []
   const stored = new Set(p.flags.map((f) => f.flag))
+  // imported here, not above: listing, keys, config and doctor reach this module but not this
+  // function, and the validators' tables cost each of those commands about 80 ms to set up
+  const {textFlagsWithin} = await import('../write/vote/budget.js')
   const now = await textFlagsWithin(recheckCandidate(p, maxBodyBytes), budgetMs)
   return now?.filter((f) => !stored.has(f.flag)).map((f) => ({flag: f.flag, reason: f.reason}))
 }
