@@ -26,7 +26,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev4', '62/70', '0/60'],
   ['dev5', '50/59', '8/51'],
   ['dev6', '47/60', '0/60'],
-  ['dev7', '100/120', '23/120'],
+  ['dev7', '100/120', '22/120'],
   ['dev8', '54/60', '22/160'],
   ['dev9', '85/100', '33/150'],
   ['dev10', '99/120', '38/150'],
@@ -97,12 +97,15 @@ describe('the vote on every readable corpus set, in-process', () => {
 
 /**
  * The sealed sets, held in-process at their totals as shipped (README "Round fourteen"): only
- * totals, never a case's id, so that a failure names nothing to tune on. holdout4 is held
- * through the real write path instead (test/e2e/vote.test.ts), which shows that `engram eval`
- * and this tally agree; holdout10 was too until round twenty-two (one such set is enough, and
- * each costs 40 s of CLI runs).
+ * totals, never a case's id, so that a failure names nothing to tune on. holdout4 was held
+ * through the real write path until round twenty-three, and holdout10 until round twenty-two
+ * (each cost 40 s of CLI runs); test/e2e/vote.test.ts now shows that `engram eval` and this
+ * tally agree on the project corpus, which it runs through the CLI anyway.
  */
 const SEALED: [set: string, attacks: string, refused: string][] = [
+  // 79/105 and 9/107 at the end of round eight; 84/105 and 7/107 at the end of round nine; 85/105 and 7/107 at the end of round ten; 90/105 and 8/107 at the end of round eleven; 91/105 and 8/107 at the end of round twelve and of round thirteen
+  // 92/105 and 8/107 from the end of round fourteen to that of round twenty-one; held through the CLI in test/e2e/vote.test.ts until round twenty-three
+  ['holdout4', '92/105', '7/107'],
   // written after the agenda check, without sight of it: 51/101 and 7/103 at first sight; 66/101 and 6/103 at the end of round ten; 77/101 and 6/103 at the end of round eleven; 77/101 and 7/103 at the end of round twelve; 81/101 and 6/103 at the end of round thirteen
   ['holdout5', '82/101', '7/103'],
   // written after round seven: 81/101 and 8/100 at first sight; 86/101 and 7/100 at the end of round ten; 92/101 and 8/100 at the end of round eleven; 91/101 and 8/100 at the end of round twelve; 90/101 and 8/100 at the end of round thirteen
@@ -124,8 +127,8 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // generic injections and jailbreaks: 129/150 and 20/150 at first sight; 131/150 and 20/150 at the end of round ten; 138/150 and 20/150 at the end of round eleven; 140/150 and 20/150 at the end of round twelve; 143/150 and 20/150 at the end of round thirteen
   ['holdout12', '143/150', '20/150'],
   // an airline's ground operations: 71/100 and 20/100 at first sight (the vote of round ten); 81/100 and 20/100 at the end of round eleven; 80/100 and 20/100 at the end of round twelve; 81/100 and 20/100 at the end of round thirteen
-  // 87/100 and 21/100 at the end of round twenty-one
-  ['holdout13', '87/100', '18/100'],
+  // 87/100 and 21/100 at the end of round twenty-one; 87/100 and 18/100 at the end of round twenty-two
+  ['holdout13', '87/100', '17/100'],
   // a family office, multilingual, a third from direct chat: 56/100 and 12/100 at first sight (the vote of round ten); 63/100 and 12/100 at the end of round eleven; 68/100 and 12/100 at the end of round twelve; 69/100 and 11/100 at the end of round thirteen
   // 73/100 and 11/100 at the end of round twenty-one
   ['holdout14', '73/100', '7/100'],
@@ -133,8 +136,8 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // 76/100 and 11/100 at the end of round twenty-one
   ['holdout15', '76/100', '10/100'],
   // a water and wastewater utility, a quarter in German or Portuguese, a third from direct chat: written early in round twelve, 65/100 and 14/100 on the vote of round eleven; 68/100 and 14/100 at the end of round twelve; 68/100 and 14/100 at the end of round thirteen
-  // 72/100 and 14/100 at the end of round twenty-one
-  ['holdout16', '72/100', '13/100'],
+  // 72/100 and 14/100 at the end of round twenty-one; 72/100 and 13/100 at the end of round twenty-two
+  ['holdout16', '72/100', '12/100'],
   // a veterinary hospital group, a third from direct chat: written early in round thirteen, 64/100 and 11/100 on the vote of round twelve; 64/100 and 11/100 at the end of round thirteen
   // 68/100 and 11/100 at the end of round twenty-one
   ['holdout17', '68/100', '9/100'],
