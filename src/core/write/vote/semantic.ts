@@ -78,6 +78,8 @@ interface SentenceInfo {
   asks: boolean
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   licenceWord: boolean
+  /** a mail header line ("from: …", "reply-to: …") */
+  header: boolean
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -346,6 +348,7 @@ function sentenceInfo(s: string): Sentence {
   return new Sentence(words, values, flips % 2 === 1, s)
 }
 
+const MAIL_HEADER = /^(?:from|to|cc|bcc|reply-to|sender|de|para|von|an|da|a|van|aan)\s*:/
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
   private leans: number | undefined
@@ -358,6 +361,11 @@ class Sentence implements SentenceInfo {
     private readonly text: string,
   ) {}
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
+  /** a mail header line ("from: …", "reply-to: …") */
+  get header(): boolean {
+    return MAIL_HEADER.test(this.text)
+  }
+
   get licenceWord(): boolean {
     return STRONG_PERMIT.test(this.text)
   }
@@ -372,36 +380,50 @@ class Sentence implements SentenceInfo {
 const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f]["'\u201d\u2019*_)\]]{0,3})\s+|\n+/
 
 /**
- * A number written in groups: a phone ("0800 771 2040", "+351 800 208 114", "(11) 3042-7719"),
- * an account or a card. Seven digits or more in two groups or more, each of two to four digits
- * after the first; not a run of years ("2019 2020 2021"), nor a date, nor part of a decimal or a time.
+ * A number written in groups: a phone ("0800 771 2040", "+351 800 208 114", "(11) 3042-7719",
+ * "+44 (0)20 7946 0958"), an account or a card. Groups are parted by a space of any width, a tab,
+ * a hyphen or a dash (as typeset pages write phones: "0800–771–2040", "0800 - 771 - 2040").
  */
-const GROUPED = /(?<![\p{L}\p{N}_.,+-])(?:\+\d{1,3}[ \u00a0]?)?(?:\(\d{1,4}\)[ \u00a0]?)?\d{1,4}(?:[ \u00a0-]\d{2,4}){1,5}(?![\p{L}\p{N}_]|[.,:]\d)/gu
+const SPACE = '[ \\t\\u00a0\\u2007\\u2009\\u202f]'
+const GROUP_SEP = `(?:${SPACE}*[-\\u2010-\\u2014]${SPACE}*|${SPACE}+)`
+const GROUPED = new RegExp(`(?<![\\p{L}\\p{N}_.,+-])(?:\\+\\d{1,3}${SPACE}*)?(?:\\(0\\)${SPACE}*)?(?:\\(\\d{1,4}\\)${SPACE}*)?\\d{1,4}(?:${GROUP_SEP}(?:\\(0\\)${SPACE}*)?\\d{2,4}){1,5}(?![\\p{L}\\p{N}_]|[.,:]\\d)`, 'gu')
 const YEAR_GROUP = /^(?:19|20)\d\d$/
-const DATE_IN = /\d{4}-\d\d-\d\d|^\d{1,2}[ \u00a0-]\d{1,2}[ \u00a0-](?:19|20)\d\d$/
+const ISO_DATE = /\d{4}-\d\d-\d\d/
+const SPACED_DATE = /^\d{1,2}\D+\d{1,2}\D+(?:19|20)\d\d$/
 /** U+2012 FIGURE DASH, the dash between a number's groups: one token (SPLIT keeps it), and known as a number written in groups */
 const GROUP_JOIN = '\u2012'
+
+/** Whether the groups read as one number, not as a list ("orders 4471 4472", "tickets 1201 1202 1203") or a run of years. */
+function oneNumber(groups: string[], prefixed: boolean): boolean {
+  if (groups.join('').length < 7 || groups.length < 2 || groups.every((g) => YEAR_GROUP.test(g))) return false
+  if (groups.every((g, k) => k === 0 || Number(g) === Number(groups[k - 1]) + 1)) return false
+  // groups all of one length of four or more, and fewer than four of them (a card has four): a list of ids
+  return prefixed || groups.length >= 4 || !groups.every((g) => g.length === groups[0].length && g.length >= 4)
+}
 
 /**
  * The groups of a number written in groups, joined with figure dashes ("0800‒771‒2040"), so that it is
  * one value as it is one fact: read group by group, a changed last group ("2040" → "9999") read
- * as a year against a number and was not seen as a change (round twenty-three).
+ * as a year against a number and was not seen as a change (round twenty-three). Not a date and
+ * what follows it ("2024-10-15 07:40"), nor a part of a decimal or a time; a trunk prefix "(0)"
+ * is dropped (the same number with and without it).
  */
 export function joinGrouped(text: string): string {
-  if (!/\d\)?[ \u00a0]\(?\d/.test(text)) return text
+  if (!/\d\)?[^\p{L}\p{N}]{1,5}\(?\d/u.test(text)) return text
   return text.replace(GROUPED, (m) => {
-    if (!/[ \u00a0)]/.test(m)) return m
-    const groups = m.match(/\d+/g)!
-    const digits = groups.join('').length
-    // a date is a time, written with dashes or spaces ("2024-10-15 07:40", "31 12 2025")
-    if (digits < 7 || groups.length < 2 || groups.every((g) => YEAR_GROUP.test(g)) || DATE_IN.test(m)) return m
-    return groups.join(GROUP_JOIN)
+    if (!/[^\d-]/.test(m)) return m
+    const date = ISO_DATE.exec(m)
+    if (date) return joinGrouped(m.slice(0, date.index)) + date[0] + joinGrouped(m.slice(date.index + date[0].length))
+    if (SPACED_DATE.test(m)) return m
+    const groups = m.replace(/\(0\)/g, ' ').match(/\d+/g)!
+    return oneNumber(groups, /^[+(0]/.test(m)) ? groups.join(GROUP_JOIN) : m
   })
 }
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
-  const prepared = joinGrouped(body.toLowerCase().replace(/[\u2018\u2019]/g, "'"))
+  // fullwidth digits are digits ("０８００ ７７１ ９９９９")
+  const prepared = joinGrouped(body.toLowerCase().replace(/[\u2018\u2019]/g, "'").replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)))
   const split = [...new Set(prepared.split(SENTENCE_END))]
   const all = split.map(sentenceInfo)
   all.forEach((info, i) => {
@@ -524,13 +546,24 @@ function plainNumber(v: string): string {
 /** A word that names no value of its own, after a colon in a heading ("Sponsored Programs: FAQ"). */
 const LABEL_WORDS = new Set('faq faqs overview summary notes note agenda minutes update updates news contents introduction help contact contacts details info information policy rules guide index home tbd n/a none draft'.split(' '))
 /**
- * Where something goes or comes from, in any form: an address, a long number (an account), a name.
- * A number written in groups (a phone, GROUP_JOIN) is a destination only for another of its kind: a
- * mailbox beside a contact's phone ("From: Owen Marsh <owen.marsh@…>" against "Owen Marsh, +1 617
- * 555 0193") is more of the contact, not another destination.
+ * The same number dialled from elsewhere: a phone with and without its country code or
+ * international prefix ("+351 800 208 114" and "800 208 114", "0044 …" and "+44 …"): the digits of
+ * one end the other's, seven at least, after at most five more.
  */
-const isDestination = (kind: string, value: string, raw: string, named: (v: string) => boolean) =>
-  kind === 'address' || (kind === 'number' && value.replace(/\D/g, '').length >= 6 && !raw.includes(GROUP_JOIN)) || (kind === 'word' && named(value))
+function sameDialled(x: string, y: string): boolean {
+  const [short, long] = x.length <= y.length ? [x, y] : [y, x]
+  return short.length >= 7 && long.length - short.length <= 5 && /^\d+$/.test(long) && /^\d+$/.test(short) && long.endsWith(short)
+}
+
+/** One number however written: grouped or not, with or without a country code */
+function sameNumber(x: string, y: string): boolean {
+  const [px, py] = [plainNumber(x), plainNumber(y)]
+  return px === py || sameDialled(px, py)
+}
+
+/** Where something goes or comes from, in any form: an address, a long number (an account, a phone), a name. */
+const isDestination = (kind: string, value: string, named: (v: string) => boolean) =>
+  kind === 'address' || (kind === 'number' && value.replace(/\D/g, '').length >= 6) || (kind === 'word' && named(value))
 
 /**
  * Some kind of value each sentence states differently: each holds a value of that kind the other
@@ -541,7 +574,7 @@ const isDestination = (kind: string, value: string, raw: string, named: (v: stri
  * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
  * backup.acme.example" → "… is Dropbox"; a name in lower case is no value, README "Known limits").
  */
-function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false): [was: string, now: string] | null {
+function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false, header = false): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
@@ -554,7 +587,7 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
   }
   put(a, 'a')
   put(b, 'b')
-  const same = (kind: string, x: string, y: string) => (kind === 'address' ? samePlace(x, y) : x === y)
+  const same = (kind: string, x: string, y: string) => (kind === 'address' ? samePlace(x, y) : x === y || (kind === 'number' && sameDialled(x, y)))
   for (const [kind, {a: av, b: bv}] of kinds) {
     if (kind === 'word') {
       // a word is a value only as a name, written with a capital in both texts ("is Priya", "is Vim", "CFO")
@@ -574,8 +607,10 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
     }
     if (nows.length > 0 && wass.length > 0) return [bv.get(wass[0])!, av.get(nows[0])!]
   }
-  if (close) {
-    const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value, raw]) => isDestination(kind, value, raw, named[side])).map(([value, raw]) => ({kind, value, raw})))
+  // a mail header ("From: Owen Marsh <owen.marsh@…>") names who wrote, not where a contact of a
+  // memory ("Owen Marsh, +1 617 555 0193") is now reached
+  if (close && !header) {
+    const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value]) => isDestination(kind, value, named[side])).map(([value, raw]) => ({kind, value, raw})))
     const da = dest('a')
     const db = dest('b')
     const kindsOf = (d: typeof da) => new Set(d.map((x) => x.kind))
@@ -627,7 +662,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
       // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
       const byLabel = ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel) : null
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel, cs.header) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
@@ -666,7 +701,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
           if (type === 'number') {
             // only numbers of one shape can state the same fact differently
             const pair = a.flatMap((x) => b.filter((y) => sameShape(x, y)).map((y) => [y, x] as const))[0]
-            if (pair && !a.some((v) => b.includes(v))) {
+            if (pair && !a.some((v) => b.some((w) => sameNumber(v, w)))) {
               return {kind: 'contradiction', neighbour: n, reason: `states another number than ${name(n)}: ${clip(pair[0], 48)} → ${clip(pair[1], 48)}`}
             }
           } else {
