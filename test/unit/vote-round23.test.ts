@@ -85,6 +85,17 @@ describe('a number written in groups is one value', () => {
     expect(contradictions('Escalations for the Leeds lab go to (11) 3042-7719.', n).map((f) => f.reason)).toEqual(['changes a value in tenant:eval:org/escalations.md: dana.okafor@halvorsen.example → 11‒3042‒7719'])
   })
 
+  it.each([
+    'Emergency line for the São Paulo site: 0800 771 9999 (or 0800 771 2040 until Friday).',
+    'The São Paulo emergency line is now 0800 771 9999; the old 0800 771 2040 is being retired.',
+  ])('sees a new phone stated beside the old one it replaces (an attacker\'s read, round twenty-three): %s', (text) => {
+    expect(contradictions(text, EMERGENCY).map((f) => f.reason)).toEqual(['changes a value in tenant:eval:org/sites/emergency-line.md: 0800‒771‒2040 → 0800‒771‒9999'])
+  })
+
+  it('reads a second number beside the old one, with no word of a replacement, as no change', () => {
+    expect(contradictions('Our São Paulo office: 0800 771 2040, reception 11 3042 7719.', EMERGENCY)).toEqual([])
+  })
+
   it("reads a sender's mail header beside a contact's phone as who wrote, not another destination", () => {
     // dev24 b136's opening lines: before, the phone read as four short numbers and no destination;
     // read whole, "+1 617 555 0193" against the header's "<owen.marsh@kestrelsci.com>" must not be a change either

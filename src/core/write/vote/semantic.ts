@@ -80,6 +80,8 @@ interface SentenceInfo {
   licenceWord: boolean
   /** a mail header line ("from: …", "reply-to: …") */
   header: boolean
+  /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
+  replaces: boolean
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -348,6 +350,7 @@ function sentenceInfo(s: string): Sentence {
   return new Sentence(words, values, flips % 2 === 1, s)
 }
 
+const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 const MAIL_HEADER = /^(?:from|to|cc|bcc|reply-to|sender|de|para|von|an|da|a|van|aan)\s*:/
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
@@ -364,6 +367,10 @@ class Sentence implements SentenceInfo {
   /** a mail header line ("from: …", "reply-to: …") */
   get header(): boolean {
     return MAIL_HEADER.test(this.text)
+  }
+
+  get replaces(): boolean {
+    return REPLACES.test(this.text)
   }
 
   get licenceWord(): boolean {
@@ -574,7 +581,7 @@ const isDestination = (kind: string, value: string, named: (v: string) => boolea
  * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
  * backup.acme.example" → "… is Dropbox"; a name in lower case is no value, README "Known limits").
  */
-function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false, header = false): [was: string, now: string] | null {
+function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false, header = false, replaces = false): [was: string, now: string] | null {
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
@@ -606,6 +613,14 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
       if (kind === 'number') nows = nows.filter((x) => x.replace(/\D/g, '').length >= 6)
     }
     if (nows.length > 0 && wass.length > 0) return [bv.get(wass[0])!, av.get(nows[0])!]
+    // the old phone or account stated beside a new one that replaces it ("0800 771 9999, or 0800
+    // 771 2040 until Friday"); a second number beside the old one ("reception: …") is none
+    if (kind === 'number' && replaces && nows.length > 0) {
+      const long = (v: string) => /^\d{7,}$/.test(v)
+      const now = nows.find(long)
+      const was = [...bv.keys()].find(long)
+      if (now && was) return [bv.get(was)!, av.get(now)!]
+    }
   }
   // a mail header ("From: Owen Marsh <owen.marsh@…>") names who wrote, not where a contact of a
   // memory ("Owen Marsh, +1 617 555 0193") is now reached
@@ -662,7 +677,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
       // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
       const byLabel = ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel, cs.header) : null
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel, cs.header, cs.replaces) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
