@@ -363,16 +363,17 @@ class Sentence implements SentenceInfo {
     readonly negative: boolean,
     private readonly text: string,
   ) {}
-  /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   /** a mail header line ("from: …", "reply-to: …") */
   get header(): boolean {
     return MAIL_HEADER.test(this.text)
   }
 
+  /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   get replaces(): boolean {
     return REPLACES.test(this.text)
   }
 
+  /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   get licenceWord(): boolean {
     return STRONG_PERMIT.test(this.text)
   }
@@ -581,7 +582,14 @@ const isDestination = (kind: string, value: string, named: (v: string) => boolea
  * ("Supplier payments go to account 31926819" → "… go to payables@…", "The backup target is
  * backup.acme.example" → "… is Dropbox"; a name in lower case is no value, README "Known limits").
  */
-function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: string) => boolean; b: (v: string) => boolean}, label = false, header = false, replaces = false): [was: string, now: string] | null {
+function differ(
+  a: Set<string>,
+  b: Set<string>,
+  close: boolean,
+  named: {a: (v: string) => boolean; b: (v: string) => boolean},
+  opts: {label?: boolean; write?: Pick<SentenceInfo, 'header' | 'replaces'>} = {},
+): [was: string, now: string] | null {
+  const {label = false, write} = opts
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
   const put = (set: Set<string>, side: 'a' | 'b') => {
     for (const raw of set) {
@@ -615,7 +623,7 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
     if (nows.length > 0 && wass.length > 0) return [bv.get(wass[0])!, av.get(nows[0])!]
     // the old phone or account stated beside a new one that replaces it ("0800 771 9999, or 0800
     // 771 2040 until Friday"); a second number beside the old one ("reception: …") is none
-    if (kind === 'number' && replaces && nows.length > 0) {
+    if (kind === 'number' && nows.length > 0 && write?.replaces) {
       const long = (v: string) => /^\d{7,}$/.test(v)
       const now = nows.find(long)
       const was = [...bv.keys()].find(long)
@@ -624,7 +632,7 @@ function differ(a: Set<string>, b: Set<string>, close: boolean, named: {a: (v: s
   }
   // a mail header ("From: Owen Marsh <owen.marsh@…>") names who wrote, not where a contact of a
   // memory ("Owen Marsh, +1 617 555 0193") is now reached
-  if (close && !header) {
+  if (close && !write?.header) {
     const dest = (side: 'a' | 'b') => [...kinds].flatMap(([kind, k]) => [...k[side]].filter(([value]) => isDestination(kind, value, named[side])).map(([value, raw]) => ({kind, value, raw})))
     const da = dest('a')
     const db = dest('b')
@@ -677,7 +685,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
       // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
       const byLabel = ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6
-      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, byLabel, cs.header, cs.replaces) : null
+      const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, {label: byLabel, write: cs}) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
