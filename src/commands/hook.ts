@@ -2,9 +2,12 @@ import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand} from '../cli/base.js'
 import {HookInput, runHook} from '../agent/claude-code/hook.js'
-import {readUpTo} from '../core/store/content.js'
+import {discardRest, readUpTo} from '../core/store/content.js'
 import {HOOK_EVENTS, HookEvent, MAX_PAYLOAD_BYTES} from '../agent/claude-code/payload.js'
 import {safeJson, visible} from '../core/text/visible.js'
+
+/** How long a hook goes on reading off a payload past its bound before it closes stdin (a writer of 100 MiB is done in well under this). */
+const DISCARD_MS = 5000
 
 export default class Hook extends EngramCommand {
   static override summary = 'Run one Claude Code hook event: read its JSON on stdin, answer in Claude Code\'s hook format (README "Claude Code hooks").'
@@ -35,21 +38,27 @@ export default class Hook extends EngramCommand {
 
   async run() {
     const {args, flags} = await this.parse(Hook)
-    // read as a stream (a synchronous read of fd 0 fails with EAGAIN on a non-blocking pipe), never past the bound
-    const read = process.stdin.isTTY ? {bytes: Buffer.alloc(0), cut: false} : await readUpTo(process.stdin, MAX_PAYLOAD_BYTES)
-    const input: HookInput = read.cut ? {head: read.bytes.toString('utf8'), cut: true} : read.bytes.toString('utf8')
-    const answer = await runHook(args.event as HookEvent, input, {
-      base: flags.base,
-      agent: flags.agent,
-      assigned: flags.assigned,
-      reads: flags.reads ?? [],
-      budget: flags.budget,
-      taintTools: flags['taint-tool'] ?? [],
-      taintCommands: flags['taint-command'] ?? [],
-      lockTimeoutMs: flags['lock-timeout'],
-    })
-    if (answer.stdout !== undefined) process.stdout.write(`${safeJson(answer.stdout, 0)}\n`)
-    for (const l of answer.stderr) process.stderr.write(`${visible(l)}\n`)
-    process.exitCode = answer.exit
+    // read as a stream (a synchronous read of fd 0 fails with EAGAIN on a non-blocking pipe), never past the bound;
+    // a payload cut there is read off (and dropped) after the answer, so that Claude Code's write of it does not
+    // break on a closed pipe, and the answer, a taint among it, never waits on that
+    const read = process.stdin.isTTY ? {bytes: Buffer.alloc(0), cut: false} : await readUpTo(process.stdin, MAX_PAYLOAD_BYTES, {keepOpen: true})
+    try {
+      const input: HookInput = read.cut ? {head: read.bytes.toString('utf8'), cut: true} : read.bytes.toString('utf8')
+      const answer = await runHook(args.event as HookEvent, input, {
+        base: flags.base,
+        agent: flags.agent,
+        assigned: flags.assigned,
+        reads: flags.reads ?? [],
+        budget: flags.budget,
+        taintTools: flags['taint-tool'] ?? [],
+        taintCommands: flags['taint-command'] ?? [],
+        lockTimeoutMs: flags['lock-timeout'],
+      })
+      if (answer.stdout !== undefined) process.stdout.write(`${safeJson(answer.stdout, 0)}\n`)
+      for (const l of answer.stderr) process.stderr.write(`${visible(l)}\n`)
+      process.exitCode = answer.exit
+    } finally {
+      if (read.cut) await discardRest(process.stdin, DISCARD_MS)
+    }
   }
 }

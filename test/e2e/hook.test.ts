@@ -229,6 +229,35 @@ describe('engram hook: Claude Code sessions bound to engram sessions', () => {
     expect(commits()).toBe(before)
   }, 300_000)
 
+  // Claude Code writes the whole payload to the hook's stdin: past the bound the rest is read off and dropped, so its
+  // write ends cleanly; a writer that never ends is cut off after a few seconds, the taint recorded before that
+  it('a payload over 8 MiB is read off to its end, so that its writer gets no broken pipe; a writer that never ends is cut off, its taint recorded', async () => {
+    const hs = uuid()
+    const id = idIn(hook('session-start', {session_id: hs}))
+    const feed = (payload: string, end: boolean) =>
+      new Promise<{code: number | null; writeError?: string; ms: number}>((resolve) => {
+        const started = Date.now()
+        const child = spawn(process.execPath, [BIN, 'hook', 'post-tool-use'], {cwd: sub, env: {...sb.env, ...env()}, stdio: ['pipe', 'ignore', 'ignore']})
+        let writeError: string | undefined
+        child.stdin.on('error', (e: NodeJS.ErrnoException) => (writeError = e.code))
+        if (end) child.stdin.end(payload)
+        else child.stdin.write(payload)
+        child.on('close', (code) => resolve({code, writeError, ms: Date.now() - started}))
+      })
+    const big = 'x'.repeat(12 * 1024 * 1024)
+    const whole = await feed(JSON.stringify({...fixture('post-tool-use'), cwd: sub, session_id: hs, tool_response: {result: big}}), true)
+    expect(whole).toMatchObject({code: 0, writeError: undefined})
+    expect(session(id).taint_reasons).toEqual(['PostToolUse: WebFetch https://docs.example.com/deploy'])
+    const hs2 = uuid()
+    const id2 = idIn(hook('session-start', {session_id: hs2}))
+    const head = JSON.stringify({...fixture('post-tool-use'), cwd: sub, session_id: hs2, tool_response: {result: big}}).slice(0, 9 * 1024 * 1024)
+    const endless = await feed(head, false)
+    expect(endless.code).toBe(0)
+    expect(endless.ms).toBeGreaterThanOrEqual(5000) // it read on for its five seconds, then stopped
+    expect(endless.ms).toBeLessThan(60_000)
+    expect(session(id2).taint_reasons).toEqual(['PostToolUse: WebFetch https://docs.example.com/deploy'])
+  }, 300_000)
+
   describe('fail closed: a taint the store cannot take is kept outside it and counts', () => {
     let holder: ReturnType<typeof spawn> | undefined
     afterAll(() => holder?.kill())

@@ -16,24 +16,76 @@ export async function readLimited(stream: NodeJS.ReadableStream & {destroy?: () 
   return bytes
 }
 
+type Input = NodeJS.ReadableStream & {destroy?: () => void}
+
 /**
  * Read a stream to its end or to `maxBytes`, whichever comes first: past the limit it keeps
- * the first `maxBytes`, stops reading and says it cut (`cut`); nothing more is held.
+ * the first `maxBytes`, stops reading and says it cut (`cut`); nothing more is held. The cut
+ * stream is closed, so its writer's next write fails (EPIPE), unless `keepOpen`: then it is
+ * paused, for discardRest to read off.
  */
-export async function readUpTo(stream: NodeJS.ReadableStream & {destroy?: () => void}, maxBytes: number): Promise<{bytes: Buffer; cut: boolean}> {
-  const chunks: Buffer[] = []
-  let total = 0
-  for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)
-    if (total + buf.length > maxBytes) {
-      chunks.push(buf.subarray(0, maxBytes - total))
-      stream.destroy?.()
-      return {bytes: Buffer.concat(chunks), cut: true}
+export function readUpTo(stream: Input, maxBytes: number, opts: {keepOpen?: boolean} = {}): Promise<{bytes: Buffer; cut: boolean}> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let total = 0
+    const stop = () => {
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      stream.off('error', onError)
     }
-    total += buf.length
-    chunks.push(buf)
-  }
-  return {bytes: Buffer.concat(chunks), cut: false}
+    const onData = (chunk: Buffer | string) => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+      if (total + buf.length <= maxBytes) {
+        total += buf.length
+        chunks.push(buf)
+        return
+      }
+      chunks.push(buf.subarray(0, maxBytes - total))
+      stop()
+      if (opts.keepOpen) {
+        stream.pause()
+        stream.on('error', () => {}) // a writer's error after the cut is no reader's concern
+      } else stream.destroy?.()
+      resolve({bytes: Buffer.concat(chunks), cut: true})
+    }
+    const onEnd = () => {
+      stop()
+      resolve({bytes: Buffer.concat(chunks), cut: false})
+    }
+    const onError = (error: Error) => {
+      stop()
+      reject(error)
+    }
+    stream.on('data', onData)
+    stream.on('end', onEnd)
+    stream.on('error', onError)
+  })
+}
+
+/**
+ * Read and drop the rest of a stream readUpTo cut and kept open, so that its writer sees the
+ * whole input taken rather than a broken pipe; but for `ms` at most, then close it (a writer
+ * that never ends must not hold the reader). Nothing read here is kept.
+ */
+export function discardRest(stream: Input, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearTimeout(timer)
+      stream.off('data', drop)
+      stream.off('end', finish)
+      stream.off('close', finish)
+      stream.off('error', finish)
+      stream.destroy?.()
+      resolve()
+    }
+    const drop = () => {}
+    const timer = setTimeout(finish, ms)
+    stream.on('data', drop)
+    stream.on('end', finish)
+    stream.on('close', finish)
+    stream.on('error', finish)
+    stream.resume()
+  })
 }
 
 /**
