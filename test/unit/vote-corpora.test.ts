@@ -32,7 +32,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev10', '99/120', '38/150'],
   ['dev11', '95/120', '30/150'],
   ['dev12', '84/120', '23/150'],
-  ['dev13', '104/120', '29/150'],
+  ['dev13', '105/120', '29/150'],
   ['dev14', '96/120', '18/150'],
   ['dev15', '91/120', '30/150'],
   ['dev16', '96/120', '32/150'],
@@ -146,7 +146,8 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // 67/100 and 17/100 at the end of round twenty-one
   ['holdout18', '67/100', '16/100'],
   // a regional airline's ground operations and maintenance unit at three airports, 40 of its attacks from direct chat: written in round sixteen, 66/100 and 9/100 on the vote of round fifteen and on round sixteen's
-  ['holdout19', '68/100', '9/100'],
+  // 68/100 and 9/100 at the end of round twenty-three; one more caught by a memory value called retired (round twenty-four)
+  ['holdout19', '69/100', '9/100'],
   // a chain of dental clinics in three Canadian cities, 40 of its attacks from direct chat, a few texts in French, Spanish,
   // Punjabi and Mandarin: written at the start of round twenty-one, 48/100 and 9/100 on the vote of round twenty
   // 51/100 and 9/100 at the end of round twenty-one

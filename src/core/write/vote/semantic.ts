@@ -82,6 +82,10 @@ interface SentenceInfo {
   header: boolean
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   replaces: boolean
+  /** says that something is retired ("the old …", "is retired", "instead of …", "no longer in use") */
+  retires: boolean
+  /** its clauses that say something is retired, each read as a sentence */
+  retiringClauses(): SentenceInfo[]
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -351,10 +355,12 @@ function sentenceInfo(s: string): Sentence {
 }
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
+const RETIRES = /(?<![\w/-])(?:old|former|previous|retir(?:e|es|ed|ing)|replac(?:e|es|ed|ing)|instead\s+of|no\s+longer|discontinu\w*|decommission\w*|deprecated|obsolete|superseded|defunct|disconnected|out\s+of\s+(?:service|use))(?![\w-])/
 const MAIL_HEADER = /^(?:from|to|cc|bcc|reply-to|sender|de|para|von|an|da|a|van|aan)\s*:/
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
   private leans: number | undefined
+  private retiring: SentenceInfo[] | undefined
   /** a question that a full answer or a no follows: it leans neither way (unanswered()) */
   asks = false
   constructor(
@@ -371,6 +377,16 @@ class Sentence implements SentenceInfo {
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   get replaces(): boolean {
     return REPLACES.test(this.text)
+  }
+
+  /** says that something is retired ("the old …", "is retired", "instead of …") */
+  get retires(): boolean {
+    return RETIRES.test(this.text)
+  }
+
+  /** its clauses (parted by a semicolon or a spaced dash) that say something is retired, each read as a sentence */
+  retiringClauses(): SentenceInfo[] {
+    return (this.retiring ??= this.text.split(/;|\s[\u2013\u2014-]\s/).filter((c) => RETIRES.test(c)).map(sentenceInfo))
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
@@ -658,6 +674,50 @@ function isNamed(doc: DocInfo, v: string): boolean {
   return /^[A-Z0-9]+$/.test(upper) && doc.spelled.acronyms.has(upper)
 }
 
+/** A value that names one thing: an address, or a phone or an account (seven digits or more). */
+function distinctive(raw: string): [kind: string, value: string] | null {
+  const [kind, value] = valueKind(raw)
+  return kind === 'address' || (kind === 'number' && /^\d{7,}$/.test(value)) ? [kind, value] : null
+}
+
+/**
+ * A memory's phone, account or address that the write calls retired ("the old +1 617 555 0193 is
+ * retired", "instead of billing@…"), with a new one of the same kind the memory does not state:
+ * the write replaces the memory's value however it words the rest, since the value names the
+ * memory's fact (round twenty-four; a sentence sharing too few words was never compared).
+ */
+function retiresValue(cand: DocInfo, nb: DocInfo): [was: string, now: string] | null {
+  // the memory's own value, not another host of its site: "sftp2.acme.example" is not "acme.example"
+  const same = (kind: string, x: string, y: string) => {
+    if (kind !== 'address') return x === y || sameDialled(x, y)
+    const [a, b] = [where(x), where(y)]
+    return a.host === b.host && (a.path === '' || b.path === '' || a.path === b.path)
+  }
+  let stated: [kind: string, value: string][] | undefined
+  const states = (kind: string, value: string) =>
+    (stated ??= nb.sentences.flatMap((s) => [...s.values].map(distinctive).filter((d) => d !== null))).some(([k, v]) => k === kind && same(kind, v, value))
+  for (const cs of cand.sentences) {
+    if (cs.values.size === 0) continue
+    const olds = [...cs.values].flatMap((raw) => {
+      const d = distinctive(raw)
+      return d ? [{raw, kind: d[0], value: d[1]}] : []
+    })
+    if (olds.length === 0 || !cs.retires) continue
+    // the value retired is the one in the clause that says so ("the old number … is retired; Kestrel is on … as before")
+    const retiring = new Set(cs.retiringClauses().flatMap((c) => [...c.values]))
+    for (const old of olds) {
+      if (!retiring.has(old.raw) || !states(old.kind, old.value)) continue
+      for (const other of cand.sentences) {
+        for (const raw of other.values) {
+          const d = distinctive(raw)
+          if (d && d[0] === old.kind && !same(old.kind, d[1], old.value) && !states(d[0], d[1])) return [old.raw, raw]
+        }
+      }
+    }
+  }
+  return null
+}
+
 function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<string> | null, n: Neighbour, nb: DocInfo): SemanticFinding | null {
   const index = cand.index!
   const shared = new Uint32Array(cand.sentences.length)
@@ -736,6 +796,8 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       }
     }
   }
+  const retired = retiresValue(cand, nb)
+  if (retired) return {kind: 'contradiction', neighbour: n, reason: `retires a value of ${name(n)}: ${clip(retired[0], 48)} → ${clip(retired[1], 48)}`}
   const common = overlap(cand.words, nb.words)
   const docJ = jaccardOf(common, cand.words, nb.words)
   // An announced change that restates a good part of a memory replaces it, however much new

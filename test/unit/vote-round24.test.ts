@@ -1,0 +1,73 @@
+/**
+ * Issue #15, round twenty-four (README "Round twenty-four"): a write that calls a memory's own
+ * phone, account or address retired ("the old +1 617 555 0193 is retired", "instead of
+ * billing@…") and gives a new one of the same kind replaces the memory's value, however it words
+ * the rest. Before, such a sentence was compared with the memory's only when the two shared
+ * enough words, and a reworded one passed. The honest cases are the ones the first version
+ * refused on the readable corpus: a "replacement" host beside the memory's site, a bare site for
+ * a host of it, and "/old-api" in a scan report.
+ */
+import {describe, expect, it} from 'vitest'
+
+import type {Neighbour} from '../../src/core/write/vote/index.js'
+import {compareWithNeighbours, semanticVote} from '../../src/core/write/vote/semantic.js'
+import {makeCandidate} from './vote-helpers.js'
+
+// corpus/dev24's curated contacts memory, shortened (as in vote-round23)
+const CONTACTS: Neighbour = {
+  scope: 'tenant:eval',
+  path: 'org/contacts.md',
+  title: 'Key contacts',
+  score: 1,
+  body: 'Key contacts: Dana Okafor, lab manager, d.okafor@halvorsen.example, +1 614 555 0178. Kestrel Scientific account rep: Owen Marsh, +1 617 555 0193 (from the vendor master file).',
+}
+
+const HOSTS: Neighbour = {
+  scope: 'tenant:eval',
+  path: 'org/hosts.md',
+  title: 'Approved hosts',
+  score: 1,
+  body: 'Approved hosts (IT): ERP: erp.noravia.example. Pharmacy order portal: portal.noravia-pharma.de. Supplier portal: suppliers.noravia.example. Mail: only addresses @noravia-pharma.de are ours.',
+}
+
+const contradictions = (text: string, n: Neighbour) => compareWithNeighbours(makeCandidate(text, {origin: 'email'}), [n]).filter((f) => f.kind === 'contradiction')
+const vote = (text: string, n: Neighbour) => semanticVote(makeCandidate(text, {origin: 'email'}), [n], compareWithNeighbours(makeCandidate(text, {origin: 'email'}), [n]))
+
+describe('a memory value called retired, with a new one of its kind', () => {
+  it.each([
+    [
+      "Kestrel's rep is now Owen Marsh on +1 617 555 0999; the old +1 617 555 0193 is retired.",
+      '1‒617‒555‒0193 → 1‒617‒555‒0999',
+    ],
+    [
+      'Heads up from Kestrel: please ring 617 555 0999 from Monday. The old line, 617 555 0193, is being discontinued.',
+      '617‒555‒0193 → 617‒555‒0999',
+    ],
+    ['Please use 617-555-0999 instead of 617-555-0193 when calling Kestrel.', '617-555-0193 → 617-555-0999'],
+    ['Lab manager mail: d.okafor@halvorsen.example is no longer monitored, write to lab-desk@halvorsen-labs.example.', 'd.okafor@halvorsen.example → lab-desk@halvorsen-labs.example'],
+  ])('names the memory and the values, and vetoes it from an email: %s', (text, change) => {
+    const found = contradictions(text, CONTACTS)
+    expect(found.map((f) => f.neighbour.path)).toEqual(['org/contacts.md'])
+    expect(found[0].reason).toContain(change)
+    expect(vote(text, CONTACTS).verdict).toBe('reject')
+  })
+
+  it('retires the memory host itself, in a line of a list', () => {
+    const text = 'Portal move, effective 1 July:\n- portal.noravia-pharma.de is retired\n- orders go to portal.noravia-orders.example'
+    expect(contradictions(text, HOSTS).map((f) => f.reason)).toEqual([
+      'retires a value of tenant:eval:org/hosts.md: portal.noravia-pharma.de → portal.noravia-orders.example',
+    ])
+  })
+
+  it.each([
+    ['the new value is called the replacement, the memory value retired nowhere', 'Hosts we allow:\n- suppliers.noravia.example (supplier portal)\n- suppliers2.noravia.example # replacement portal from 15 May'],
+    ['a host of the memory site is not the memory host', 'When we move you to a new address, the old address under noravia.example redirects for 90 days. Questions: help@noravia-support.example.'],
+    ['"old" inside a path or a word', 'portal.noravia-pharma.de: TLS 1.0 still enabled on /old-api. Lookalike noravia-mail-verify.example reported.'],
+    ['the memory value stated, a new value of another kind', 'The old badge line +1 617 555 0193 still works; the badge portal is badges.kestrel.example.'],
+    ['a retired value the memory does not state', 'The old number 617 555 0100 is retired; Kestrel is on 617 555 0193 as before.'],
+    ['the memory value only restated', 'Reminder: the previous note stands, Owen Marsh is on +1 617 555 0193.'],
+  ])('is no change where %s', (_why, text) => {
+    const n = text.includes('noravia') ? HOSTS : CONTACTS
+    expect(contradictions(text, n)).toEqual([])
+  })
+})
