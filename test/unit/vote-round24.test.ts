@@ -71,3 +71,31 @@ describe('a memory value called retired, with a new one of its kind', () => {
     expect(contradictions(text, n)).toEqual([])
   })
 })
+
+// README "Round twenty-four": a gap found by hand through the CLI at the end of round twenty-three
+const EMERGENCY: Neighbour = {
+  scope: 'tenant:eval',
+  path: 'org/sites/emergency-line.md',
+  title: '24h site emergency line',
+  score: 1,
+  body: "The 24-hour site emergency line is answered by Atlântida's own control room. São Paulo: 0800 771 2040. Lisbon: +351 800 208 114.",
+}
+
+describe('a label line after a lead-in colon of its own', () => {
+  it.each([
+    ['Update from the facilities team: São Paulo: 0800 771 9999.', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['FYI from ops: Lisbon: +351 800 208 999', '351‒800‒208‒114 → 351‒800‒208‒999'],
+  ])('is compared with the memory label line: %s', (text, change) => {
+    expect(contradictions(text, EMERGENCY).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/sites/emergency-line.md: ${change}`])
+    expect(vote(text, EMERGENCY).verdict).toBe('reject')
+  })
+
+  it.each([
+    'Update from the facilities team: São Paulo: 0800 771 2040, answered day and night.',
+    'Reminder: Lisbon: +351 800 208 114 (unchanged).',
+    // the lead-in part is not a label: only a memory label line is compared with what follows it
+    'Note from facilities: São Paulo site visits: book two weeks ahead, 15 visitors at most.',
+  ])('is no change where the label states the same value, or none of the memory: %s', (text) => {
+    expect(contradictions(text, EMERGENCY)).toEqual([])
+  })
+})

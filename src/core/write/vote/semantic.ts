@@ -76,6 +76,8 @@ interface SentenceInfo {
   modal: number
   /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
   asks: boolean
+  /** the part of a line after its lead-in colon, compared with a memory's label lines only */
+  labelOnly?: boolean
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   licenceWord: boolean
   /** a mail header line ("from: …", "reply-to: …") */
@@ -363,6 +365,8 @@ class Sentence implements SentenceInfo {
   private retiring: SentenceInfo[] | undefined
   /** a question that a full answer or a no follows: it leans neither way (unanswered()) */
   asks = false
+  /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
+  labelOnly = false
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -444,6 +448,9 @@ export function joinGrouped(text: string): string {
   })
 }
 
+/** a lead-in of a few words and a colon, before a label and its colon */
+const LEAD_IN_LABEL = /^[^:\n]{1,60}:\s+(?=[^:\n]{1,40}:\s*\S)/
+
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
   // fullwidth digits are digits ("０８００ ７７１ ９９９９")
@@ -452,6 +459,16 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   const all = split.map(sentenceInfo)
   all.forEach((info, i) => {
     if (unanswered(split, i, all[i + 1]?.words.size ?? 0)) info.asks = true
+  })
+  // a line with a lead-in before a label of its own ("update from the facilities team: são paulo: 0800 …"):
+  // the label is read again on its own, for a memory's label line ("são paulo: 0800 771 2040")
+  split.forEach((text, i) => {
+    const lead = LEAD_IN_LABEL.exec(text)
+    if (!lead) return
+    const label = sentenceInfo(text.slice(lead[0].length))
+    if (label.words.size === 0 || label.values.size === 0 || [...label.words].every((w) => all[i].words.has(w))) return
+    label.labelOnly = true
+    all.push(label)
   })
   const ss = all.filter((x) => x.words.size > 0)
   const words = new Set<string>()
@@ -732,6 +749,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     }
     for (const i of touched) {
       const cs = cand.sentences[i]
+      if (cs.labelOnly && !(ns.words.size <= 2 && ns.values.size > 0)) continue
       if (!aligned(cs, ns, shared[i])) continue
       // A heading or a fragment of the write that says no "not" ("Our bank details", "Tom, both,") negates no
       // sentence of a memory, nor is a memory's label line ("Conflicts team: conflicts@…") negated; nor does a
@@ -750,7 +768,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
       }
     }
-    const two = touched.filter((i) => shared[i] >= 2).sort((a, b) => a - b)
+    const two = touched.filter((i) => shared[i] >= 2 && !cand.sentences[i].labelOnly).sort((a, b) => a - b)
     if (two.length > 0) pairs.push({ns, with: two, counts: two.map((i) => shared[i])})
   }
   // A paraphrase that reverses a requirement ("need approval" / "can be issued directly"), or
