@@ -10,7 +10,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {compareWithNeighbours, semanticVote} from '../../src/core/write/vote/semantic.js'
+import {compareWithNeighbours, joinGrouped, semanticVote} from '../../src/core/write/vote/semantic.js'
 import {makeCandidate} from './vote-helpers.js'
 
 // corpus/dev24's curated contacts memory, shortened (as in vote-round23)
@@ -97,5 +97,36 @@ describe('a label line after a lead-in colon of its own', () => {
     'Note from facilities: São Paulo site visits: book two weeks ahead, 15 visitors at most.',
   ])('is no change where the label states the same value, or none of the memory: %s', (text) => {
     expect(contradictions(text, EMERGENCY)).toEqual([])
+  })
+})
+
+// README "Round twenty-four": two groups of four that read as a list or as years, said to be a phone
+const OFFICES: Neighbour = {
+  scope: 'tenant:eval',
+  path: 'org/offices.md',
+  title: 'Offices',
+  score: 1,
+  body: 'Our offices. Hong Kong office: 2012 2040. Singapore office: 6123 4567. Orders 4471 and 5590 are on hold until the audit.',
+}
+
+describe('an eight-digit phone in two groups of four', () => {
+  it.each([
+    ['Hong Kong office: 3012 2040.', '2012‒2040 → 3012‒2040'],
+    ['Hong Kong office: 2012 2099.', '2012‒2040 → 2012‒2099'],
+    ['Singapore office: 6123 9999.', '6123‒4567 → 6123‒9999'],
+  ])('is one number after a word that says it is a phone: %s', (text, change) => {
+    expect(contradictions(text, OFFICES).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/offices.md: ${change}`])
+  })
+
+  it.each(['Hong Kong office: 2012-2040, Monday to Friday.', 'Singapore office: 61234567.', 'Orders: 4471 4472 shipped today.'])('is no change where the number is the same, or a list: %s', (text) => {
+    expect(contradictions(text, OFFICES)).toEqual([])
+  })
+
+  it('joins such groups only after a word of calling', () => {
+    expect(joinGrouped('Hong Kong office: 2012 2040')).toBe('Hong Kong office: 2012\u20122040')
+    expect(joinGrouped('call us on 6123 4567 today')).toBe('call us on 6123\u20124567 today')
+    expect(joinGrouped('orders 4471 5590')).toBe('orders 4471 5590')
+    expect(joinGrouped('in 2012 2040 was far off')).toBe('in 2012 2040 was far off')
+    expect(joinGrouped('call 4471 4472')).toBe('call 4471 4472')
   })
 })

@@ -421,10 +421,21 @@ const SPACED_DATE = /^\d{1,2}\D+\d{1,2}\D+(?:19|20)\d\d$/
 /** U+2012 FIGURE DASH, the dash between a number's groups: one token (SPLIT keeps it), and known as a number written in groups */
 const GROUP_JOIN = '\u2012'
 
+/**
+ * A word that says a phone number follows, a little before it on its line ("tel.", "call us on",
+ * "Hong Kong office: ", "front desk"). Groups that would read as a list or a run of years
+ * ("2012 2040", "6123 4567") are then one number, as eight-digit phones are written in Hong Kong,
+ * Singapore and elsewhere. A list's own word ("orders", "tickets") says nothing of the kind.
+ */
+const CALLED = /\b(?:phone|tel|telephone|call|ring|dial|fax|mobile|cell|hotline|helpline|whatsapp|sms|landline|line|office|desk|reception|switchboard|helpdesk|enquiries|inquiries)\b[^\n\d]{0,24}$/
+
 /** Whether the groups read as one number, not as a list ("orders 4471 4472", "tickets 1201 1202 1203") or a run of years. */
-function oneNumber(groups: string[], prefixed: boolean): boolean {
-  if (groups.join('').length < 7 || groups.length < 2 || groups.every((g) => YEAR_GROUP.test(g))) return false
+function oneNumber(groups: string[], prefixed: boolean, called = false): boolean {
+  if (groups.join('').length < 7 || groups.length < 2) return false
   if (groups.every((g, k) => k === 0 || Number(g) === Number(groups[k - 1]) + 1)) return false
+  // said to be a phone ("tel.", "call", "Hong Kong office: 2012 2040"): one number, even of groups like years
+  if (called) return true
+  if (groups.every((g) => YEAR_GROUP.test(g))) return false
   // groups all of one length of four or more, and fewer than four of them (a card has four): a list of ids
   return prefixed || groups.length >= 4 || !groups.every((g) => g.length === groups[0].length && g.length >= 4)
 }
@@ -438,13 +449,13 @@ function oneNumber(groups: string[], prefixed: boolean): boolean {
  */
 export function joinGrouped(text: string): string {
   if (!/\d\)?[^\p{L}\p{N}]{1,5}\(?\d/u.test(text)) return text
-  return text.replace(GROUPED, (m) => {
+  return text.replace(GROUPED, (m: string, at: number) => {
     if (!/[^\d-]/.test(m)) return m
     const date = ISO_DATE.exec(m)
     if (date) return joinGrouped(m.slice(0, date.index)) + date[0] + joinGrouped(m.slice(date.index + date[0].length))
     if (SPACED_DATE.test(m)) return m
     const groups = m.replace(/\(0\)/g, ' ').match(/\d+/g)!
-    return oneNumber(groups, /^[+(0]/.test(m)) ? groups.join(GROUP_JOIN) : m
+    return oneNumber(groups, /^[+(0]/.test(m), CALLED.test(text.slice(Math.max(0, at - 48), at))) ? groups.join(GROUP_JOIN) : m
   })
 }
 
