@@ -72,6 +72,78 @@ describe('a memory value called retired, with a new one of its kind', () => {
   })
 })
 
+// an attacker's read of the first version (README "Round twenty-four"): ways past it, and honest mail it refused
+const ACCOUNT: Neighbour = {
+  scope: 'tenant:eval',
+  path: 'finance/kestrel.md',
+  title: 'Kestrel invoices',
+  score: 1,
+  body: 'Kestrel Scientific invoices are paid by bank transfer to account 31926819 within 30 days.',
+}
+
+describe('a value called retired, as the attacker of the first version wrote it', () => {
+  it.each([
+    ['Heads up: Owen Marsh now answers on +1 617 555 0999 (previously 617 555 0193).', CONTACTS],
+    ['Owen Marsh can be reached on +1 617 555 0999 (formerly 617 555 0193).', CONTACTS],
+    ['Our number changed from 617 555 0193 to 617 555 0999.', CONTACTS],
+    ['Please ring Owen on 617 555 0999 rather than 617 555 0193.', CONTACTS],
+    ['The line 617 555 0193 is being phased out; call Owen on 617 555 0999.', CONTACTS],
+    ['The old number 617 555 0193 is retired; call Owen on 617.555.0999.', CONTACTS],
+    ['Owen Marsh (was 617 555 0193) is now on 617 555 0999.', CONTACTS],
+    ['Please ring 617 555 0999 from Monday. The old line, 617 555 0193, is being discontinued.', CONTACTS],
+    ['The old number 617 555 0193 is retired; email Owen at owen.marsh@kestrel-sci.example.', CONTACTS],
+    ['Die alte Nummer 617 555 0193 ist nicht mehr gültig, bitte 617 555 0999 anrufen.', CONTACTS],
+    ["L'ancien numéro 617 555 0193 n'est plus valable : appelez le 617 555 0999.", CONTACTS],
+    ['Lab mail: <mailto:d.okafor@halvorsen.example> is no longer monitored; write to lab-desk@halvorsen-labs.example.', CONTACTS],
+    ['Kestrel invoice 20241187: please pay to account 40475812 (previously 31926819).', ACCOUNT],
+    ['Orders go to portal.noravia-orders.example (formerly portal.noravia-pharma.de).', HOSTS],
+  ])('is a change: %s', (text, n) => {
+    expect(contradictions(text, n).map((f) => f.reason)).toEqual([expect.stringMatching(/^(retires a value|changes a value|states another)/)])
+  })
+
+  it('names the new value of the old one\'s kind, not the first value of the text', () => {
+    expect(contradictions('Kestrel invoice 20241187: please pay to account 40475812 (previously 31926819).', ACCOUNT)[0].reason).toContain('31926819 → 40475812')
+  })
+
+  it.each([
+    ['Hi Maria, following up on my previous email: Owen Marsh (+1 617 555 0193) can give you the quote.\n--\nSarah Kim | sarah.kim@kestrel-sci.example | +1 617 555 0100', CONTACTS],
+    ['Please call Owen at +1 617 555 0193 instead of the general switchboard 617 555 0100.', CONTACTS],
+    ['Our old office line 617 555 0100 is retired, but Owen is still on +1 617 555 0193.', CONTACTS],
+    ['Reminder: Owen Marsh is on +1 617 555 0193 (the old 800 number 800 555 0100 no longer works).', CONTACTS],
+    ['Security advisory: portal.noravia-pharma.de runs the old TLS config. Report at https://cert.noravia.example/report', HOSTS],
+    ['Deprecated browser support: portal.noravia-pharma.de no longer supports IE11. See https://docs.noravia-pharma.de/browsers', HOSTS],
+    ['Reminder: orders still go through portal.noravia-pharma.de, not the old fax form. Questions: help@noravia-support.example.', HOSTS],
+    ['Please send lab requests to d.okafor@halvorsen.example instead of the shared inbox lab@halvorsen.example.', CONTACTS],
+    ['Statement for account 31926819, previous balance 0.00, new invoice 20241187 for 1,250.00.', ACCOUNT],
+    ['Remittance: paid to account 31926819, replacing the cheque 00418832 we sent in error.', ACCOUNT],
+    ['Please pay to account 31926819 as before, not to the old account 40475812.', ACCOUNT],
+    ['To replace a damaged instrument, call Owen Marsh on +1 617 555 0193. Billing questions: 617 555 0122.', CONTACTS],
+    ['Dana Okafor (d.okafor@halvorsen.example) is replacing Tom Reyes (t.reyes@halvorsen.example) as lab manager.', CONTACTS],
+    ['Our old supplier portal suppliers.noravia.example stays up. The invoice tool moved to invoices.noravia-finance.example.', HOSTS],
+    ['portal.noravia-pharma.de will be down on Saturday for replacing disks. Status: status.noravia.example', HOSTS],
+    ['Owen Marsh: +1 617 555 0193 (no longer shared with the front desk, which is now 617 555 0150).', CONTACTS],
+  ])('is no change: %s', (text, n) => {
+    expect(contradictions(text, n).filter((f) => f.reason.startsWith('retires'))).toEqual([])
+  })
+
+  it.each([
+    ['lines', '\n', (i: number) => `old 617 555 0193 n${i}.`],
+    ['one sentence', ' ', () => 'the old 617 555 0193 is retired'],
+  ] as const)('reads a long write in time linear in its length (%s)', (_what, join, line) => {
+    const time = (lines: number) => {
+      const text = Array.from({length: lines}, (_, i) => line(i)).join(join)
+      const t0 = performance.now()
+      contradictions(text, CONTACTS)
+      return performance.now() - t0
+    }
+    time(200)
+    const small = Math.min(time(1000), time(1000))
+    const large = Math.min(time(8000), time(8000))
+    // eight times the text: under sixteen times the time (the first version took some 250 times)
+    expect(large).toBeLessThan(16 * small + 50)
+  })
+})
+
 // README "Round twenty-four": a gap found by hand through the CLI at the end of round twenty-three
 const EMERGENCY: Neighbour = {
   scope: 'tenant:eval',

@@ -84,10 +84,8 @@ interface SentenceInfo {
   header: boolean
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   replaces: boolean
-  /** says that something is retired ("the old …", "is retired", "instead of …", "no longer in use") */
-  retires: boolean
-  /** its clauses that say something is retired, each read as a sentence */
-  retiringClauses(): SentenceInfo[]
+  /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
+  retired(): Retired
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -357,12 +355,100 @@ function sentenceInfo(s: string): Sentence {
 }
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
-const RETIRES = /(?<![\w/-])(?:old|former|previous|retir(?:e|es|ed|ing)|replac(?:e|es|ed|ing)|instead\s+of|no\s+longer|discontinu\w*|decommission\w*|deprecated|obsolete|superseded|defunct|disconnected|out\s+of\s+(?:service|use))(?![\w-])/
+/** A value that names one thing: a phone, an account or an address. */
+interface Distinct {
+  raw: string
+  kind: 'number' | 'address'
+  value: string
+  /** where it stands in its sentence */
+  at?: number
+}
+/** What a sentence states of distinct values: those it calls retired (`old`) and every one (`all`). */
+interface Retired {
+  old: Distinct[]
+  all: Distinct[]
+}
+const NO_RETIRED: Retired = {old: [], all: []}
+// a token as sentenceInfo reads one: the complement of SPLIT
+const TOKEN = /[a-z0-9._:/@'=\-\u2012\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/g
+/**
+ * A word that calls the value after it retired ("the old line 617 …", "the former portal", "instead
+ * of …", "rather than …", "(previously …)", "(was …)", ", not …"; in English, German, French,
+ * Spanish, Portuguese, Italian and Dutch), with at most three words between them and no other mark
+ * than a comma, a bracket or a quotation mark; a colon only after the word itself or a word that
+ * names a value ("Old phone number: …"). "My previous email: Owen Marsh (617 …)" and "Deprecated
+ * browser support: portal.…" call no value old.
+ */
+const RETIRED_WORD = String.raw`(?<![\p{L}\p{N}/-])(?:old|former|previous|legacy|retired|defunct|obsolete|deprecated|discontinued|instead\s+of|rather\s+than|in\s+place\s+of|replac(?:es|ing)|alte[nrms]?|ehemalige[nrms]?|bisherige[nrms]?|anstelle\s+von|statt|ancien(?:ne)?|au\s+lieu\s+de|antigu[oa]|antig[oa]|en\s+lugar\s+de|em\s+vez\s+de|vecchi[oa]|invece\s+di|oude|in\s+plaats\s+van)`
+// what a label names before its colon: "Old phone number: …", but not "Deprecated browser support: …"
+const VALUE_NOUN = String.raw`(?:number|no|line|phone|tel|fax|mobile|hotline|account|iban|address|mailbox|e-?mail|inbox|host|domain|url|site|portal|link|website|nummer|numéro|número|numero)`
+const RETIRED_BEFORE = new RegExp(
+  String.raw`(?:${RETIRED_WORD}(?:\s+[\p{L}'’-]+){0,3}[\s,(<\["“‘*_]*|${RETIRED_WORD}(?:(?:\s+[\p{L}'’-]+){0,2}\s+${VALUE_NOUN})?\s*:[\s(<\["“‘*_]*|(?<![\p{L}])(?:previously|formerly|früher|bisher|anciennement|anteriormente|antes|precedentemente|voorheen)[\s:,(<\["“‘*_]*|\(\s*(?:was|old|before|alt|ancien)[\s:]*|[,;(]\s*not(?:\s+(?:to|at|on))?\s*)$`,
+  'u',
+)
+/**
+ * What calls the value before it retired ("… is retired", "…, being phased out", "… no longer works"), three words at
+ * most away. Not what says a host is down or a session ended ("closed", "expired", "shut down"): an outage retires nothing.
+ */
+const RETIRED_AFTER = new RegExp(
+  String.raw`^[\s,)\]>"”’*_]*(?:[\p{L}'’-]+\s+){0,3}?(?:retired|discontinued|decommissioned|deprecated|disconnected|replaced|superseded|obsolete|defunct|phased\s+out|sunset|out\s+of\s+(?:service|use)|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|active|monitored|available|used|answered|operational|reachable|staffed)|not\s+in\s+use|nicht\s+mehr|abgeschaltet|stillgelegt|n'est\s+plus|ne\s+fonctionne\s+plus|remplacée?|ya\s+no|reemplazad[oa]|sustituid[oa]|não\s+(?:está|funciona|é)\s+mais|substituíd[oa]|desativad[oa]|non\s+è\s+più|sostituit[oa]|dismess[oa]|niet\s+meer|vervangen|buiten\s+gebruik)(?![\p{L}])`,
+  'u',
+)
+// "… is not retired", "… was never replaced"
+const NOT_SO = /(?<![\p{L}])(?:not|never|isn't|wasn't|aren't|won't|hasn't|nicht|pas|jamais)(?![\p{L}])(?!\s+(?:in\s+use|mehr))/u
+// "the old line … still works", "… stays", "… is unchanged": an old value kept
+const STILL = /^[\s,)]*(?:[\p{L}'’-]+\s+){0,2}?(?:still|remains?|stays?|unchanged|continues?|as\s+before|weiterhin|toujours|sigue|segue|continua|blijft)(?![\p{L}])/u
+// "changed from … to …": a verb of change before it ("redirects from … to …", "copied from … to …" move nothing of the memory)
+const FROM_BEFORE = /(?<![\p{L}])(?:chang\w*|mov\w*|switch\w*|migrat\w*|updat\w*|ändert\w*|geändert|gewechselt|umgezogen|chang[ée]\w*|pass[ée]\w*|cambi\w*|mud\w*|gewijzigd|veranderd)(?:\s+[\p{L}'’-]+){0,3}\s+(?:from|von|de|da|van)\s*$/u
+const TO_AFTER = /^[\s,]*(?:to|auf|zu|à|a|para|naar|in)(?![\p{L}])/u
+
+/** A value that names one thing: an address, or a phone or an account (seven digits or more), in one spelling. */
+function distinctive(raw: string): Distinct | null {
+  const [kind, value] = valueKind(raw)
+  if (kind === 'address') return {raw, kind, value: value.replace(/^mailto:/, '')}
+  if (kind !== 'number') return null
+  // a phone written with dots or a slash ("617.555.0193", "1.617.555.0193", "0617/555-0193") is its digits too; not
+  // a version or a date ("4.2.1.1234567", "2024.10.15")
+  const digits = /^[\d\u2012-]+$|^(?:\d{1,3}\.)?\d{3}\.\d{3}\.\d{4}$|^\d{2,5}\/\d{3,8}(?:[-\u2012]\d{1,5})?$/.test(value) ? value.replace(/\D/g, '') : ''
+  return digits.length >= 7 ? {raw, kind, value: digits} : null
+}
+
+/**
+ * The distinct values a sentence states, and those it calls retired: a word before or after the
+ * value says so (RETIRED_BEFORE, RETIRED_AFTER), or it is the first of "from … to …". Read once
+ * per sentence, token by token, with each value's own few words around it: linear in the sentence.
+ */
+function retiredValues(text: string): Retired {
+  if (!/\d{3}|@|\.[a-z]/.test(text)) return NO_RETIRED
+  const all: Distinct[] = []
+  const old: Distinct[] = []
+  for (const m of text.matchAll(TOKEN)) {
+    const piece = m[0]
+    let start = 0
+    let end = piece.length
+    while (start < end && isEdge(piece.charCodeAt(start))) start++
+    while (end > start && isEdge(piece.charCodeAt(end - 1))) end--
+    if (start === end) continue
+    const tok = piece.slice(start, end)
+    if (!isValueToken(tok)) continue
+    const at = m.index + start
+    const found = distinctive(tok)
+    if (!found) continue
+    const d = {...found, at}
+    all.push(d)
+    const before = text.slice(Math.max(0, at - 80), at)
+    const after = text.slice(at + tok.length, at + tok.length + 80)
+    const behind = RETIRED_AFTER.exec(after)
+    if ((RETIRED_BEFORE.test(before) && !STILL.test(after)) || (behind && !NOT_SO.test(behind[0])) || (FROM_BEFORE.test(before) && TO_AFTER.test(after))) old.push(d)
+  }
+  return all.length === 0 ? NO_RETIRED : {old, all}
+}
+
 const MAIL_HEADER = /^(?:from|to|cc|bcc|reply-to|sender|de|para|von|an|da|a|van|aan)\s*:/
 /** A sentence's analysis; which way it leans is worked out on first use, once (no closure per sentence). */
 class Sentence implements SentenceInfo {
   private leans: number | undefined
-  private retiring: SentenceInfo[] | undefined
+  private retiring: Retired | undefined
   /** a question that a full answer or a no follows: it leans neither way (unanswered()) */
   asks = false
   /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
@@ -383,14 +469,9 @@ class Sentence implements SentenceInfo {
     return REPLACES.test(this.text)
   }
 
-  /** says that something is retired ("the old …", "is retired", "instead of …") */
-  get retires(): boolean {
-    return RETIRES.test(this.text)
-  }
-
-  /** its clauses (parted by a semicolon or a spaced dash) that say something is retired, each read as a sentence */
-  retiringClauses(): SentenceInfo[] {
-    return (this.retiring ??= this.text.split(/;|\s[\u2013\u2014-]\s/).filter((c) => RETIRES.test(c)).map(sentenceInfo))
+  /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
+  retired(): Retired {
+    return (this.retiring ??= retiredValues(this.text))
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
@@ -702,45 +783,85 @@ function isNamed(doc: DocInfo, v: string): boolean {
   return /^[A-Z0-9]+$/.test(upper) && doc.spelled.acronyms.has(upper)
 }
 
-/** A value that names one thing: an address, or a phone or an account (seven digits or more). */
-function distinctive(raw: string): [kind: string, value: string] | null {
-  const [kind, value] = valueKind(raw)
-  return kind === 'address' || (kind === 'number' && /^\d{7,}$/.test(value)) ? [kind, value] : null
+/** The same phone, account or address: by digits, however dialled; by host, and by path where both name one. */
+function sameDistinct(x: Distinct, y: Distinct): boolean {
+  if (x.kind !== y.kind) return false
+  if (x.kind === 'number') return x.value === y.value || sameDialled(x.value, y.value)
+  const [a, b] = [where(x.value), where(y.value)]
+  return a.host === b.host && (a.path === '' || b.path === '' || a.path === b.path)
+}
+
+/** A memory's distinct values, for sameDistinct in constant time: numbers with the suffixes they are dialled by, hosts with their paths. */
+interface Stated {
+  numbers: Set<string>
+  suffixes: Set<string>
+  hosts: Map<string, Set<string>>
+}
+/** Read once per analysis of a memory */
+const STATED = new WeakMap<DocInfo, Stated>()
+
+function statedOf(nb: DocInfo): Stated {
+  let st = STATED.get(nb)
+  if (st) return st
+  st = {numbers: new Set(), suffixes: new Set(), hosts: new Map()}
+  for (const s of nb.sentences) {
+    for (const d of s.retired().all) {
+      if (d.kind === 'number') {
+        st.numbers.add(d.value)
+        for (let cut = 1; cut <= 5 && d.value.length - cut >= 7; cut++) st.suffixes.add(d.value.slice(cut))
+      } else {
+        const w = where(d.value)
+        const paths = st.hosts.get(w.host) ?? new Set<string>()
+        paths.add(w.path)
+        st.hosts.set(w.host, paths)
+      }
+    }
+  }
+  STATED.set(nb, st)
+  return st
+}
+
+/** Whether a memory states a value, as sameDistinct reads "the same" */
+function states(st: Stated, d: Distinct): boolean {
+  if (d.kind === 'number') {
+    // the same digits, or one dialled with up to five more in front ("+1 617 555 0193" and "617 555 0193")
+    if (st.numbers.has(d.value) || st.suffixes.has(d.value)) return true
+    for (let cut = 1; cut <= 5 && d.value.length - cut >= 7; cut++) if (st.numbers.has(d.value.slice(cut))) return true
+    return false
+  }
+  const w = where(d.value)
+  const paths = st.hosts.get(w.host)
+  return paths !== undefined && (w.path === '' || paths.has('') || paths.has(w.path))
 }
 
 /**
  * A memory's phone, account or address that the write calls retired ("the old +1 617 555 0193 is
- * retired", "instead of billing@…"), with a new one of the same kind the memory does not state:
- * the write replaces the memory's value however it words the rest, since the value names the
- * memory's fact (round twenty-four; a sentence sharing too few words was never compared).
+ * retired", "instead of billing@…", "(previously 31926819)", "changed from … to …"), with another
+ * such value in the same sentence or the one before or after it: the write replaces the memory's
+ * value however it words the rest, since the value names the memory's fact (round twenty-four; a
+ * sentence sharing too few words with the memory's was never compared). The value called retired
+ * must be the memory's own: the word that says so stands next to it. Linear in the write.
  */
 function retiresValue(cand: DocInfo, nb: DocInfo): [was: string, now: string] | null {
-  // the memory's own value, not another host of its site: "sftp2.acme.example" is not "acme.example"
-  const same = (kind: string, x: string, y: string) => {
-    if (kind !== 'address') return x === y || sameDialled(x, y)
-    const [a, b] = [where(x), where(y)]
-    return a.host === b.host && (a.path === '' || b.path === '' || a.path === b.path)
-  }
-  let stated: [kind: string, value: string][] | undefined
-  const states = (kind: string, value: string) =>
-    (stated ??= nb.sentences.flatMap((s) => [...s.values].map(distinctive).filter((d) => d !== null))).some(([k, v]) => k === kind && same(kind, v, value))
-  for (const cs of cand.sentences) {
-    if (cs.values.size === 0) continue
-    const olds = [...cs.values].flatMap((raw) => {
-      const d = distinctive(raw)
-      return d ? [{raw, kind: d[0], value: d[1]}] : []
-    })
-    if (olds.length === 0 || !cs.retires) continue
-    // the value retired is the one in the clause that says so ("the old number … is retired; Kestrel is on … as before")
-    const retiring = new Set(cs.retiringClauses().flatMap((c) => [...c.values]))
-    for (const old of olds) {
-      if (!retiring.has(old.raw) || !states(old.kind, old.value)) continue
-      for (const other of cand.sentences) {
-        for (const raw of other.values) {
-          const d = distinctive(raw)
-          if (d && d[0] === old.kind && !same(old.kind, d[1], old.value) && !states(d[0], d[1])) return [old.raw, raw]
-        }
+  const st = statedOf(nb)
+  const ss = cand.sentences
+  for (let i = 0; i < ss.length; i++) {
+    // the values the memory does not state, in this sentence and the ones on either side, found once per sentence
+    // (for each value called old, a search through all of them again took 20 s for a 256 KiB sentence)
+    let fresh: {d: Distinct; here: boolean}[] | undefined
+    for (const old of ss[i].retired().old) {
+      if (!states(st, old)) continue
+      fresh ??= [i, i - 1, i + 1].filter((k) => k >= 0 && k < ss.length).flatMap((k) => ss[k].retired().all.filter((d) => !states(st, d)).map((d) => ({d, here: k === i})))
+      if (fresh.length === 0) break
+      // of the old one's kind first, then in its sentence, nearest first ("invoice 20241187: pay to 40475812 (previously 31926819)")
+      let now: Distinct | undefined
+      let best: [number, number] = [Infinity, Infinity]
+      for (const {d, here} of fresh) {
+        if (sameDistinct(d, old)) continue
+        const rank: [number, number] = [(d.kind === old.kind ? 0 : 2) + (here ? 0 : 1), here ? Math.abs(d.at! - old.at!) : 0]
+        if (rank[0] < best[0] || (rank[0] === best[0] && rank[1] < best[1])) [best, now] = [rank, d]
       }
+      if (now) return [old.raw, now.raw]
     }
   }
   return null
