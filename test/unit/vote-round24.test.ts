@@ -90,6 +90,7 @@ describe('a value called retired, as the attacker of the first version wrote it'
     ['The line 617 555 0193 is being phased out; call Owen on 617 555 0999.', CONTACTS],
     ['The old number 617 555 0193 is retired; call Owen on 617.555.0999.', CONTACTS],
     ['Owen Marsh (was 617 555 0193) is now on 617 555 0999.', CONTACTS],
+    ["Owen's line used to be 617 555 0193; please ring 617 555 0999.", CONTACTS],
     ['Please ring 617 555 0999 from Monday. The old line, 617 555 0193, is being discontinued.', CONTACTS],
     ['The old number 617 555 0193 is retired; email Owen at owen.marsh@kestrel-sci.example.', CONTACTS],
     ['Die alte Nummer 617 555 0193 ist nicht mehr gültig, bitte 617 555 0999 anrufen.', CONTACTS],

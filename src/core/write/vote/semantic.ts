@@ -383,7 +383,7 @@ const RETIRED_WORD = String.raw`(?<![\p{L}\p{N}/-])(?:old|former|previous|legacy
 // what a label names before its colon: "Old phone number: …", but not "Deprecated browser support: …"
 const VALUE_NOUN = String.raw`(?:number|no|line|phone|tel|fax|mobile|hotline|account|iban|address|mailbox|e-?mail|inbox|host|domain|url|site|portal|link|website|nummer|numéro|número|numero)`
 const RETIRED_BEFORE = new RegExp(
-  String.raw`(?:${RETIRED_WORD}(?:\s+[\p{L}'’-]+){0,3}[\s,(<\["“‘*_]*|${RETIRED_WORD}(?:(?:\s+[\p{L}'’-]+){0,2}\s+${VALUE_NOUN})?\s*:[\s(<\["“‘*_]*|(?<![\p{L}])(?:previously|formerly|früher|bisher|anciennement|anteriormente|antes|precedentemente|voorheen)[\s:,(<\["“‘*_]*|\(\s*(?:was|old|before|alt|ancien)[\s:]*|[,;(]\s*not(?:\s+(?:to|at|on))?\s*)$`,
+  String.raw`(?:${RETIRED_WORD}(?:\s+[\p{L}'’-]+){0,3}[\s,(<\["“‘*_]*|${RETIRED_WORD}(?:(?:\s+[\p{L}'’-]+){0,2}\s+${VALUE_NOUN})?\s*:[\s(<\["“‘*_]*|(?<![\p{L}])(?:previously|formerly|used\s+to\s+be|früher|bisher|anciennement|anteriormente|antes|precedentemente|voorheen)[\s:,(<\["“‘*_]*|\(\s*(?:was|old|before|alt|ancien)[\s:]*|[,;(]\s*not(?:\s+(?:to|at|on))?\s*)$`,
   'u',
 )
 /**
