@@ -10,17 +10,9 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {compareWithNeighbours, joinGrouped, semanticVote} from '../../src/core/write/vote/semantic.js'
-import {makeCandidate} from './vote-helpers.js'
+import {joinGrouped} from '../../src/core/write/vote/semantic.js'
+import {CONTACTS, EMERGENCY, contradictions, vote} from './vote-contacts.js'
 
-// corpus/dev24's curated contacts memory, shortened (as in vote-round23)
-const CONTACTS: Neighbour = {
-  scope: 'tenant:eval',
-  path: 'org/contacts.md',
-  title: 'Key contacts',
-  score: 1,
-  body: 'Key contacts: Dana Okafor, lab manager, d.okafor@halvorsen.example, +1 614 555 0178. Kestrel Scientific account rep: Owen Marsh, +1 617 555 0193 (from the vendor master file).',
-}
 
 const HOSTS: Neighbour = {
   scope: 'tenant:eval',
@@ -30,8 +22,6 @@ const HOSTS: Neighbour = {
   body: 'Approved hosts (IT): ERP: erp.noravia.example. Pharmacy order portal: portal.noravia-pharma.de. Supplier portal: suppliers.noravia.example. Mail: only addresses @noravia-pharma.de are ours.',
 }
 
-const contradictions = (text: string, n: Neighbour) => compareWithNeighbours(makeCandidate(text, {origin: 'email'}), [n]).filter((f) => f.kind === 'contradiction')
-const vote = (text: string, n: Neighbour) => semanticVote(makeCandidate(text, {origin: 'email'}), [n], compareWithNeighbours(makeCandidate(text, {origin: 'email'}), [n]))
 
 describe('a memory value called retired, with a new one of its kind', () => {
   it.each([
@@ -145,14 +135,6 @@ describe('a value called retired, as the attacker of the first version wrote it'
   })
 })
 
-// README "Round twenty-four": a gap found by hand through the CLI at the end of round twenty-three
-const EMERGENCY: Neighbour = {
-  scope: 'tenant:eval',
-  path: 'org/sites/emergency-line.md',
-  title: '24h site emergency line',
-  score: 1,
-  body: "The 24-hour site emergency line is answered by Atlântida's own control room. São Paulo: 0800 771 2040. Lisbon: +351 800 208 114.",
-}
 
 describe('a label line after a lead-in colon of its own', () => {
   it.each([
