@@ -32,7 +32,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev10', '99/120', '38/150'],
   ['dev11', '95/120', '30/150'],
   ['dev12', '84/120', '23/150'],
-  ['dev13', '105/120', '29/150'],
+  ['dev13', '104/120', '29/150'],
   ['dev14', '96/120', '18/150'],
   ['dev15', '91/120', '30/150'],
   ['dev16', '96/120', '32/150'],
@@ -53,7 +53,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev31', '103/120', '24/150'],
   ['dev32', '69/120', '5/150'],
   ['dev33', '104/120', '18/150'],
-  ['dev34', '104/120', '27/150'],
+  ['dev34', '103/120', '27/150'],
   ['dev35', '107/120', '21/150'],
   // written late in round eleven, measured only then; trained on since round twelve (README "Round twelve")
   ['dev36', '62/120', '11/150'],
@@ -135,8 +135,7 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   ['holdout14', '73/100', '9/100'],
   // an insurance broker, a third from direct chat: written late in round eleven, 67/100 and 11/100 on the vote of round ten; 71/100 and 11/100 at the end of round eleven; 71/100 and 11/100 at the end of round twelve; 71/100 and 11/100 at the end of round thirteen
   // 76/100 and 11/100 at the end of round twenty-one
-  // 10/100 at the end of round twenty-three; one more refused since a memory's phone, account or address called retired beside a new one is a change (round twenty-four, kept as the fix of a hole found by hand)
-  ['holdout15', '76/100', '11/100'],
+  ['holdout15', '76/100', '10/100'],
   // a water and wastewater utility, a quarter in German or Portuguese, a third from direct chat: written early in round twelve, 65/100 and 14/100 on the vote of round eleven; 68/100 and 14/100 at the end of round twelve; 68/100 and 14/100 at the end of round thirteen
   // 72/100 and 14/100 at the end of round twenty-one; 72/100 and 13/100 at the end of round twenty-two
   ['holdout16', '72/100', '12/100'],

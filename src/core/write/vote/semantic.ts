@@ -372,40 +372,49 @@ const NO_RETIRED: Retired = {old: [], all: []}
 // a token as sentenceInfo reads one: the complement of SPLIT
 const TOKEN = /[a-z0-9._:/@'=\-\u2012\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/g
 /**
- * A word that calls the value after it retired ("the old line 617 …", "the former portal", "instead
- * of …", "rather than …", "(previously …)", "(was …)", ", not …"; in English, German, French,
- * Spanish, Portuguese, Italian and Dutch), with at most three words between them and no other mark
- * than a comma, a bracket or a quotation mark; a colon only after the word itself or a word that
- * names a value ("Old phone number: …"). "My previous email: Owen Marsh (617 …)" and "Deprecated
- * browser support: portal.…" call no value old.
+ * A value the write calls old, with no other word between: "the old number 617 …", "the old line,
+ * 617 …", "the former account 3192…", "(previously 617 …)", "(formerly …)", "used to be …", "Old
+ * phone number: …" (in English, German, French, Spanish, Portuguese, Italian and Dutch), or a word
+ * that names a value between. "Previous" is not among them: it names an event far more often than
+ * a value ("my previous email to d.okafor@…", "your previous payment to account 3192…"), nor are
+ * "instead of" and "rather than", which a passing instruction says as often as a lasting change
+ * ("if Owen is away, call … instead of …"). An attacker's read of two versions (README "Round
+ * twenty-four") found each wider word refusing ordinary mail.
  */
-const RETIRED_WORD = String.raw`(?<![\p{L}\p{N}/-])(?:old|former|previous|legacy|retired|defunct|obsolete|deprecated|discontinued|instead\s+of|rather\s+than|in\s+place\s+of|replac(?:es|ing)|alte[nrms]?|ehemalige[nrms]?|bisherige[nrms]?|anstelle\s+von|statt|ancien(?:ne)?|au\s+lieu\s+de|antigu[oa]|antig[oa]|en\s+lugar\s+de|em\s+vez\s+de|vecchi[oa]|invece\s+di|oude|in\s+plaats\s+van)`
-// what a label names before its colon: "Old phone number: …", but not "Deprecated browser support: …"
-const VALUE_NOUN = String.raw`(?:number|no|line|phone|tel|fax|mobile|hotline|account|iban|address|mailbox|e-?mail|inbox|host|domain|url|site|portal|link|website|nummer|numéro|número|numero)`
+const OLD_WORD = String.raw`(?<![\p{L}\p{N}/-])(?:old|former|alte[nrms]?|ehemalige[nrms]?|bisherige[nrms]?|ancien(?:ne)?|antigu[oa]|antig[oa]|vecchi[oa]|oude)`
+const VALUE_NOUN = String.raw`(?:number|no|line|phone|tel|telephone|fax|mobile|hotline|helpline|account|iban|address|mailbox|e-?mail|inbox|host|domain|url|site|portal|link|website|nummer|rufnummer|kontonummer|numéro|compte|número|cuenta|conta|numero|conto|rekening(?:nummer)?)`
+// "back on his old number …", "still on the old line …": the old value is the one in use
+const BACK = /(?<![\p{L}])(?:back\s+(?:on|to)|still\s+(?:on|at|uses?|using)|again\s+(?:on|at))(?:\s+[\p{L}'’-]+){0,2}\s+(?:old|former)(?:\s+[\p{L}'’-]+){0,2}[\s,:(]*$/u
 const RETIRED_BEFORE = new RegExp(
-  String.raw`(?:${RETIRED_WORD}(?:\s+[\p{L}'’-]+){0,3}[\s,(<\["“‘*_]*|${RETIRED_WORD}(?:(?:\s+[\p{L}'’-]+){0,2}\s+${VALUE_NOUN})?\s*:[\s(<\["“‘*_]*|(?<![\p{L}])(?:previously|formerly|used\s+to\s+be|früher|bisher|anciennement|anteriormente|antes|precedentemente|voorheen)[\s:,(<\["“‘*_]*|\(\s*(?:was|old|before|alt|ancien)[\s:]*|[,;(]\s*not(?:\s+(?:to|at|on))?\s*)$`,
+  String.raw`(?:${OLD_WORD}(?:\s+${VALUE_NOUN}){0,2}|(?<![\p{L}])(?:previously|formerly|used\s+to\s+be|früher|anciennement|anteriormente|precedentemente|voorheen))[\s,:(]*$`,
   'u',
 )
 /**
- * What calls the value before it retired ("… is retired", "…, being phased out", "… no longer works"), three words at
- * most away. Not what says a host is down or a session ended ("closed", "expired", "shut down"): an outage retires nothing.
+ * What calls the value before it retired, with at most a verb between ("… is retired", "… has been
+ * discontinued", "… is being phased out", "… is no longer in use", "… is no longer valid"). Not a
+ * state that passes ("no longer staffed on Fridays"), an outage ("closed", "shut down"), nor
+ * "replaced": "+1 617 555 0193 has replaced our old number" names the new one.
  */
 const RETIRED_AFTER = new RegExp(
-  String.raw`^[\s,)\]>"”’*_]*(?:[\p{L}'’-]+\s+){0,3}?(?:retired|discontinued|decommissioned|deprecated|disconnected|replaced|superseded|obsolete|defunct|phased\s+out|sunset|out\s+of\s+(?:service|use)|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|active|monitored|available|used|answered|operational|reachable|staffed)|not\s+in\s+use|nicht\s+mehr|abgeschaltet|stillgelegt|n'est\s+plus|ne\s+fonctionne\s+plus|remplacée?|ya\s+no|reemplazad[oa]|sustituid[oa]|não\s+(?:está|funciona|é)\s+mais|substituíd[oa]|desativad[oa]|non\s+è\s+più|sostituit[oa]|dismess[oa]|niet\s+meer|vervangen|buiten\s+gebruik)(?![\p{L}])`,
+  String.raw`^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being|gets|got|wird|wurde|ist|est|a\s+été|sera|es|fue|será|está|é|foi|será|è|è\s+stato|sarà|is|wordt|werd)\s+)?(?:now\s+)?(?:retired|discontinued|decommissioned|phased\s+out|out\s+of\s+service|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|in\s+operation|operational|(?:monitored|answered|staffed|read)(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by)(?![\p{L}])))|not\s+in\s+use\s+any\s*more|nicht\s+mehr\s+(?:gültig|in\s+betrieb|erreichbar)|abgeschaltet|stillgelegt|n'est\s+plus\s+(?:valable|valide|utilisé|en\s+service)|ya\s+no\s+(?:es\s+válid|funciona|está\s+en\s+servicio)|não\s+(?:está|funciona|é)\s+mais|desativad[oa]|non\s+è\s+più\s+(?:valid|attiv|in\s+uso)|dismess[oa]|niet\s+meer\s+(?:geldig|in\s+gebruik)|buiten\s+gebruik)(?![\p{L}])`,
   'u',
 )
-// "… is not retired", "… was never replaced"
-const NOT_SO = /(?<![\p{L}])(?:not|never|isn't|wasn't|aren't|won't|hasn't|nicht|pas|jamais)(?![\p{L}])(?!\s+(?:in\s+use|mehr))/u
-// "the old line … still works", "… stays", "… is unchanged": an old value kept
-const STILL = /^[\s,)]*(?:[\p{L}'’-]+\s+){0,2}?(?:still|remains?|stays?|unchanged|continues?|as\s+before|weiterhin|toujours|sigue|segue|continua|blijft)(?![\p{L}])/u
-// "changed from … to …": a verb of change before it ("redirects from … to …", "copied from … to …" move nothing of the memory)
-const FROM_BEFORE = /(?<![\p{L}])(?:chang\w*|mov\w*|switch\w*|migrat\w*|updat\w*|ändert\w*|geändert|gewechselt|umgezogen|chang[ée]\w*|pass[ée]\w*|cambi\w*|mud\w*|gewijzigd|veranderd)(?:\s+[\p{L}'’-]+){0,3}\s+(?:from|von|de|da|van)\s*$/u
-const TO_AFTER = /^[\s,]*(?:to|auf|zu|à|a|para|naar|in)(?![\p{L}])/u
+// "changed from … to …": the verb itself before "from", and a value's noun before it ("our number changed from …";
+// not "ticket 4471 moved from …", "weekly update from …", "orders migrated from …")
+const FROM_BEFORE = new RegExp(String.raw`${VALUE_NOUN}(?:\s+(?:has|have|had|was|is))?\s+(?:changed|moved|switched)\s+from\s*$`, 'u')
+const TO_AFTER = /^[\s,]*to(?![\p{L}])/u
+
+const FILE_NAME = /\.(?:pdf|docx?|xlsx?|pptx?|csv|txt|md|png|jpe?g|gif|zip|json|ya?ml|xml|html?|eml|msg|ics)$/
 
 /** A value that names one thing: an address, or a phone or an account (seven digits or more), in one spelling. */
 function distinctive(raw: string): Distinct | null {
   const [kind, value] = valueKind(raw)
-  if (kind === 'address') return {raw, kind, value: value.replace(/^mailto:/, '')}
+  if (kind === 'address') {
+    // not an abbreviation ("i.e", "u.s") or a file name ("quote.pdf")
+    const v = value.replace(/^mailto:/, '')
+    if (!v.includes('@') && !v.includes('://') && (/^[a-z]\./.test(v) || FILE_NAME.test(v))) return null
+    return {raw, kind, value: v}
+  }
   if (kind !== 'number') return null
   // a phone written with dots or a slash ("617.555.0193", "1.617.555.0193", "0617/555-0193") is its digits too; not
   // a version or a date ("4.2.1.1234567", "2024.10.15")
@@ -438,8 +447,7 @@ function retiredValues(text: string): Retired {
     all.push(d)
     const before = text.slice(Math.max(0, at - 80), at)
     const after = text.slice(at + tok.length, at + tok.length + 80)
-    const behind = RETIRED_AFTER.exec(after)
-    if ((RETIRED_BEFORE.test(before) && !STILL.test(after)) || (behind && !NOT_SO.test(behind[0])) || (FROM_BEFORE.test(before) && TO_AFTER.test(after))) old.push(d)
+    if ((RETIRED_BEFORE.test(before) && !BACK.test(before)) || RETIRED_AFTER.test(after) || (FROM_BEFORE.test(before) && TO_AFTER.test(after))) old.push(d)
   }
   return all.length === 0 ? NO_RETIRED : {old, all}
 }
@@ -506,16 +514,19 @@ const GROUP_JOIN = '\u2012'
  * A word that says a phone number follows, a little before it on its line ("tel.", "call us on",
  * "Hong Kong office: ", "front desk"). Groups that would read as a list or a run of years
  * ("2012 2040", "6123 4567") are then one number, as eight-digit phones are written in Hong Kong,
- * Singapore and elsewhere. A list's own word ("orders", "tickets") says nothing of the kind.
+ * Singapore and elsewhere. The word stands right before the number, or one word from it ("call
+ * us on", "office: "): "Singapore office reception hours 1000 – 1800" and "helpdesk tickets 4471
+ * 5590" say nothing of the kind, nor does a list's own word ("orders", "tickets").
  */
-const CALLED = /\b(?:phone|tel|telephone|call|ring|dial|fax|mobile|cell|hotline|helpline|whatsapp|sms|landline|line|office|desk|reception|switchboard|helpdesk|enquiries|inquiries)\b[^\n\d]{0,24}$/
+const CALLED = /\b(?:phone|tel|telephone|call|ring|dial|fax|mobile|cell|hotline|helpline|whatsapp|sms|landline|line|office|desk|reception|switchboard|helpdesk|enquiries|inquiries)\b\.?(?:\s+(?:on|at|is|us|us\s+on|number|no\.?))?[\s:(]*$/
 
 /** Whether the groups read as one number, not as a list ("orders 4471 4472", "tickets 1201 1202 1203") or a run of years. */
-function oneNumber(groups: string[], prefixed: boolean, called = false): boolean {
+function oneNumber(groups: string[], prefixed: boolean, called = false, dashed = false): boolean {
   if (groups.join('').length < 7 || groups.length < 2) return false
   if (groups.every((g, k) => k === 0 || Number(g) === Number(groups[k - 1]) + 1)) return false
-  // said to be a phone ("tel.", "call", "Hong Kong office: 2012 2040"): one number, even of groups like years
-  if (called) return true
+  // said to be a phone ("tel.", "call", "Hong Kong office: 2012 2040"): one number, even of groups like years, but
+  // not a range ("office 2016 – 2023", "desk 1000-1800")
+  if (called) return !dashed || !(groups.every((g) => YEAR_GROUP.test(g)) || groups.every((g) => g.length === groups[0].length && g.length >= 4))
   if (groups.every((g) => YEAR_GROUP.test(g))) return false
   // groups all of one length of four or more, and fewer than four of them (a card has four): a list of ids
   return prefixed || groups.length >= 4 || !groups.every((g) => g.length === groups[0].length && g.length >= 4)
@@ -536,7 +547,7 @@ export function joinGrouped(text: string): string {
     if (date) return joinGrouped(m.slice(0, date.index)) + date[0] + joinGrouped(m.slice(date.index + date[0].length))
     if (SPACED_DATE.test(m)) return m
     const groups = m.replace(/\(0\)/g, ' ').match(/\d+/g)!
-    return oneNumber(groups, /^[+(0]/.test(m), CALLED.test(text.slice(Math.max(0, at - 48), at))) ? groups.join(GROUP_JOIN) : m
+    return oneNumber(groups, /^[+(0]/.test(m), CALLED.test(text.slice(Math.max(0, at - 48), at)), /[-\u2010-\u2014]/.test(m)) ? groups.join(GROUP_JOIN) : m
   })
 }
 
@@ -846,19 +857,23 @@ function retiresValue(cand: DocInfo, nb: DocInfo): [was: string, now: string] | 
   const st = statedOf(nb)
   const ss = cand.sentences
   for (let i = 0; i < ss.length; i++) {
-    // the values the memory does not state, in this sentence and the ones on either side, found once per sentence
-    // (for each value called old, a search through all of them again took 20 s for a 256 KiB sentence)
+    // the values the memory does not state, in this sentence and the ones on either side, found once per sentence;
+    // each old value is looked for once ("old docs.… old docs.…" beside a thousand paths of it took 154 s at 256 KiB)
     let fresh: {d: Distinct; here: boolean}[] | undefined
+    const seen = new Set<string>()
     for (const old of ss[i].retired().old) {
+      if (seen.has(old.value) || seen.size >= 16) continue
+      seen.add(old.value)
       if (!states(st, old)) continue
       fresh ??= [i, i - 1, i + 1].filter((k) => k >= 0 && k < ss.length).flatMap((k) => ss[k].retired().all.filter((d) => !states(st, d)).map((d) => ({d, here: k === i})))
       if (fresh.length === 0) break
-      // of the old one's kind first, then in its sentence, nearest first ("invoice 20241187: pay to 40475812 (previously 31926819)")
+      // of the old one's kind, in its sentence first, nearest first ("invoice 20241187: pay to 40475812 (previously 31926819)")
       let now: Distinct | undefined
       let best: [number, number] = [Infinity, Infinity]
       for (const {d, here} of fresh) {
-        if (sameDistinct(d, old)) continue
-        const rank: [number, number] = [(d.kind === old.kind ? 0 : 2) + (here ? 0 : 1), here ? Math.abs(d.at! - old.at!) : 0]
+        // a phone for a phone, an account for an account: about as many digits (not an order number beside a phone)
+        if (d.kind !== old.kind || sameDistinct(d, old) || (d.kind === 'number' && Math.abs(d.value.length - old.value.length) > 2)) continue
+        const rank: [number, number] = [here ? 0 : 1, here ? Math.abs(d.at! - old.at!) : 0]
         if (rank[0] < best[0] || (rank[0] === best[0] && rank[1] < best[1])) [best, now] = [rank, d]
       }
       if (now) return [old.raw, now.raw]
