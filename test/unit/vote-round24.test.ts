@@ -84,6 +84,9 @@ describe('a value called retired, as the attacker of the first version wrote it'
     ["L'ancien numéro 617 555 0193 n'est plus valable : appelez le 617 555 0999.", CONTACTS],
     ['Lab mail: <mailto:d.okafor@halvorsen.example> is no longer monitored; write to lab-desk@halvorsen-labs.example.', CONTACTS],
     ['Kestrel invoice 20241187: please pay to account 40475812 (previously 31926819).', ACCOUNT],
+    // the second read's: the wording of a payment fraud
+    ['Kestrel invoices: account 31926819 was closed; pay to 40475812.', ACCOUNT],
+    ['Please note that account 31926819 has been closed. Kindly remit to account 40475812 from now on.', ACCOUNT],
     ['Orders go to portal.noravia-orders.example (formerly portal.noravia-pharma.de).', HOSTS],
   ])('is a change: %s', (text, n) => {
     expect(contradictions(text, n).map((f) => f.reason)).toEqual([expect.stringMatching(/^(retires a value|changes a value|states another)/)])
@@ -128,6 +131,8 @@ describe('a value called retired, as the attacker of the first version wrote it'
     ['Deprecated TLS versions on portal.noravia-pharma.de (TLS 1.0, 1.1). Report: https://scan.noravia.example/r/1187', HOSTS],
     ['portal.noravia-pharma.de certificate replaced on 3 May; the new one is issued by ca.noravia.example.', HOSTS],
     ['portal.noravia-pharma.de users disconnected at 02:00 during failover to dr.noravia.example.', HOSTS],
+    ['The Kestrel line +1 617 555 0193 is closed on Sundays; the emergency line 617 555 0100 is open.', CONTACTS],
+    ['portal.noravia-pharma.de was closed for maintenance; use orders-backup.noravia.example meanwhile.', HOSTS],
   ])('is no change: %s', (text, n) => {
     expect(contradictions(text, n).filter((f) => f.reason.startsWith('retires'))).toEqual([])
   })

@@ -396,11 +396,17 @@ const RETIRED_BEFORE = new RegExp(
  * "replaced": "+1 617 555 0193 has replaced our old number" names the new one.
  */
 const RETIRED_AFTER = new RegExp(
-  String.raw`^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being|gets|got|wird|wurde|ist|est|a\s+été|sera|es|fue|será|está|é|foi|será|è|è\s+stato|sarà|is|wordt|werd)\s+)?(?:now\s+)?(?:retired|discontinued|decommissioned|phased\s+out|out\s+of\s+service|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|in\s+operation|operational|(?:monitored|answered|staffed|read)(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by)(?![\p{L}])))|not\s+in\s+use\s+any\s*more|nicht\s+mehr\s+(?:gültig|in\s+betrieb|erreichbar)|abgeschaltet|stillgelegt|n'est\s+plus\s+(?:valable|valide|utilisé|en\s+service)|ya\s+no\s+(?:es\s+válid|funciona|está\s+en\s+servicio)|não\s+(?:está|funciona|é)\s+mais|desativad[oa]|non\s+è\s+più\s+(?:valid|attiv|in\s+uso)|dismess[oa]|niet\s+meer\s+(?:geldig|in\s+gebruik)|buiten\s+gebruik)(?![\p{L}])`,
+  String.raw`^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being|gets|got|wird|wurde|ist|est|a\s+été|sera|es|fue|será|está|é|foi|è|è\s+stato|sarà|wordt|werd)\s+)?(?:now\s+)?(?:retired|discontinued|decommissioned|phased\s+out|out\s+of\s+service|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|in\s+operation|operational|(?:monitored|answered|staffed|read)(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by)(?![\p{L}])))|not\s+in\s+use\s+any\s*more|nicht\s+mehr\s+(?:gültig|in\s+betrieb|erreichbar)|abgeschaltet|stillgelegt|n'est\s+plus\s+(?:valable|valide|utilisé|en\s+service)|ya\s+no\s+(?:es\s+válid|funciona|está\s+en\s+servicio)|não\s+(?:está|funciona|é)\s+mais|desativad[oa]|non\s+è\s+più\s+(?:valid|attiv|in\s+uso)|dismess[oa]|niet\s+meer\s+(?:geldig|in\s+gebruik)|buiten\s+gebruik)(?![\p{L}])`,
   'u',
 )
 // "changed from … to …": the verb itself before "from", and a value's noun before it ("our number changed from …";
 // not "ticket 4471 moved from …", "weekly update from …", "orders migrated from …")
+/**
+ * An account's own word of retirement: "account 31926819 was closed; pay to …", the wording of a
+ * payment fraud. Read after a number only (a host "closed" is an outage), and not for a while
+ * ("… is closed on Sundays", "… closed over the holidays").
+ */
+const CLOSED_AFTER = /^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being)\s+)?(?:now\s+)?closed(?![\p{L}])(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by|today|tomorrow|temporarily)(?![\p{L}]))/u
 const FROM_BEFORE = new RegExp(String.raw`${VALUE_NOUN}(?:\s+(?:has|have|had|was|is))?\s+(?:changed|moved|switched)\s+from\s*$`, 'u')
 const TO_AFTER = /^[\s,]*to(?![\p{L}])/u
 
@@ -447,7 +453,12 @@ function retiredValues(text: string): Retired {
     all.push(d)
     const before = text.slice(Math.max(0, at - 80), at)
     const after = text.slice(at + tok.length, at + tok.length + 80)
-    if ((RETIRED_BEFORE.test(before) && !BACK.test(before)) || RETIRED_AFTER.test(after) || (FROM_BEFORE.test(before) && TO_AFTER.test(after))) old.push(d)
+    const retired =
+      (RETIRED_BEFORE.test(before) && !BACK.test(before)) ||
+      RETIRED_AFTER.test(after) ||
+      (d.kind === 'number' && CLOSED_AFTER.test(after)) ||
+      (FROM_BEFORE.test(before) && TO_AFTER.test(after))
+    if (retired) old.push(d)
   }
   return all.length === 0 ? NO_RETIRED : {old, all}
 }
