@@ -208,6 +208,17 @@ describe('an eight-digit phone in two groups of four', () => {
     expect(contradictions(text, OFFICES)).toEqual([])
   })
 
+  it.each([
+    ['Hong Kong office:\n3012 2040', '2012‒2040 → 3012‒2040'],
+    ['Our offices, as of today.\nSingapore office:\n  +65 6123 9999\nHong Kong office: 2012 2040', '6123‒4567 → 65‒6123‒9999'],
+  ])('is read with its label when it stands alone on the next line: %s', (text, change) => {
+    expect(contradictions(text, OFFICES).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/offices.md: ${change}`])
+  })
+
+  it.each(['Hong Kong office:\n2012 2040', 'Singapore office:\n6123-4567\n\nOrders:\n4471\n4472'])('is no change with its label on the line before, the number the same: %s', (text) => {
+    expect(contradictions(text, OFFICES)).toEqual([])
+  })
+
   it('joins such groups only after a word of calling', () => {
     expect(joinGrouped('Hong Kong office: 2012 2040')).toBe('Hong Kong office: 2012\u20122040')
     expect(joinGrouped('call us on 6123 4567 today')).toBe('call us on 6123\u20124567 today')

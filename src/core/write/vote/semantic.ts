@@ -562,6 +562,9 @@ export function joinGrouped(text: string): string {
   })
 }
 
+/** a short label line ending in its colon, then a line of a number alone */
+const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][^\n\p{L}]*(?:\n|$))/gu
+
 /** a lead-in of a few words and a colon, before a label and its colon */
 const LEAD_IN_LABEL = /^[^:\n]{1,60}:\s+(?=[^:\n]{1,40}:\s*\S)/
 
@@ -569,7 +572,9 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
   // fullwidth digits are digits ("０８００ ７７１ ９９９９")
   const prepared = joinGrouped(body.toLowerCase().replace(/[\u2018\u2019]/g, "'").replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)))
-  const split = [...new Set(prepared.split(SENTENCE_END))]
+  // a label line whose value stands alone on the next line ("hong kong office:\n3012 2040") is one line, as it is one fact
+  const lined = prepared.includes(':\n') ? prepared.replace(LABEL_THEN_VALUE, '$1$2 ') : prepared
+  const split = [...new Set(lined.split(SENTENCE_END))]
   const all = split.map(sentenceInfo)
   all.forEach((info, i) => {
     if (unanswered(split, i, all[i + 1]?.words.size ?? 0)) info.asks = true
