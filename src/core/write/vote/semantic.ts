@@ -86,6 +86,8 @@ interface SentenceInfo {
   replaces: boolean
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired
+  /** the phones, accounts and addresses it states */
+  distinct(): Distinct[]
 }
 
 // A requirement lifted ("does not need approval", "without sign-off") grants a licence: matched first and cut out.
@@ -395,18 +397,23 @@ const RETIRED_BEFORE = new RegExp(
  * state that passes ("no longer staffed on Fridays"), an outage ("closed", "shut down"), nor
  * "replaced": "+1 617 555 0193 has replaced our old number" names the new one.
  */
+// what may stand between a value and the word after it: closing marks, then a verb ("… is", "… has been")
+const AFTER_MARKS = String.raw`^[\s,)\]>"”’*_]*`
+const EN_AUX = String.raw`is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being`
+// a while that a state lasts ("… on Fridays", "… over the holidays"): then it retires nothing
+const FOR_A_WHILE = String.raw`on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by`
 const RETIRED_AFTER = new RegExp(
-  String.raw`^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being|gets|got|wird|wurde|ist|est|a\s+été|sera|es|fue|será|está|é|foi|è|è\s+stato|sarà|wordt|werd)\s+)?(?:now\s+)?(?:retired|discontinued|decommissioned|phased\s+out|out\s+of\s+service|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|in\s+operation|operational|(?:monitored|answered|staffed|read)(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by)(?![\p{L}])))|not\s+in\s+use\s+any\s*more|nicht\s+mehr\s+(?:gültig|in\s+betrieb|erreichbar)|abgeschaltet|stillgelegt|n'est\s+plus\s+(?:valable|valide|utilisé|en\s+service)|ya\s+no\s+(?:es\s+válid|funciona|está\s+en\s+servicio)|não\s+(?:está|funciona|é)\s+mais|desativad[oa]|non\s+è\s+più\s+(?:valid|attiv|in\s+uso)|dismess[oa]|niet\s+meer\s+(?:geldig|in\s+gebruik)|buiten\s+gebruik)(?![\p{L}])`,
+  String.raw`${AFTER_MARKS}(?:(?:${EN_AUX}|gets|got|wird|wurde|ist|est|a\s+été|sera|es|fue|será|está|é|foi|è|è\s+stato|sarà|wordt|werd)\s+)?(?:now\s+)?(?:retired|discontinued|decommissioned|phased\s+out|out\s+of\s+service|no\s+longer\s+(?:in\s+use|in\s+service|valid|works?|working|in\s+operation|operational|(?:monitored|answered|staffed|read)(?![\s,]+(?:${FOR_A_WHILE})(?![\p{L}])))|not\s+in\s+use\s+any\s*more|nicht\s+mehr\s+(?:gültig|in\s+betrieb|erreichbar)|abgeschaltet|stillgelegt|n'est\s+plus\s+(?:valable|valide|utilisé|en\s+service)|ya\s+no\s+(?:es\s+válid|funciona|está\s+en\s+servicio)|não\s+(?:está|funciona|é)\s+mais|desativad[oa]|non\s+è\s+più\s+(?:valid|attiv|in\s+uso)|dismess[oa]|niet\s+meer\s+(?:geldig|in\s+gebruik)|buiten\s+gebruik)(?![\p{L}])`,
   'u',
 )
-// "changed from … to …": the verb itself before "from", and a value's noun before it ("our number changed from …";
-// not "ticket 4471 moved from …", "weekly update from …", "orders migrated from …")
 /**
  * An account's own word of retirement: "account 31926819 was closed; pay to …", the wording of a
  * payment fraud. Read after a number only (a host "closed" is an outage), and not for a while
  * ("… is closed on Sundays", "… closed over the holidays").
  */
-const CLOSED_AFTER = /^[\s,)\]>"”’*_]*(?:(?:is|are|was|were|will\s+be|has\s+been|have\s+been|had\s+been|is\s+being|are\s+being)\s+)?(?:now\s+)?closed(?![\p{L}])(?![\s,]+(?:on|at|during|after|before|over|outside|between|until|from|this|next|in|for|by|today|tomorrow|temporarily)(?![\p{L}]))/u
+const CLOSED_AFTER = new RegExp(String.raw`${AFTER_MARKS}(?:(?:${EN_AUX})\s+)?(?:now\s+)?closed(?![\p{L}])(?![\s,]+(?:${FOR_A_WHILE}|today|tomorrow|temporarily)(?![\p{L}]))`, 'u')
+// "changed from … to …": the verb itself before "from", and a value's noun before it ("our number changed from …";
+// not "ticket 4471 moved from …", "weekly update from …", "orders migrated from …")
 const FROM_BEFORE = new RegExp(String.raw`${VALUE_NOUN}(?:\s+(?:has|have|had|was|is))?\s+(?:changed|moved|switched)\s+from\s*$`, 'u')
 const TO_AFTER = /^[\s,]*to(?![\p{L}])/u
 
@@ -433,7 +440,7 @@ function distinctive(raw: string): Distinct | null {
  * value says so (RETIRED_BEFORE, RETIRED_AFTER), or it is the first of "from … to …". Read once
  * per sentence, token by token, with each value's own few words around it: linear in the sentence.
  */
-function retiredValues(text: string): Retired {
+function retiredValues(text: string, readOld = true): Retired {
   if (!/\d{3}|@|\.[a-z]/.test(text)) return NO_RETIRED
   const all: Distinct[] = []
   const old: Distinct[] = []
@@ -451,6 +458,7 @@ function retiredValues(text: string): Retired {
     if (!found) continue
     const d = {...found, at}
     all.push(d)
+    if (!readOld) continue
     const before = text.slice(Math.max(0, at - 80), at)
     const after = text.slice(at + tok.length, at + tok.length + 80)
     const retired =
@@ -468,6 +476,7 @@ const MAIL_HEADER = /^(?:from|to|cc|bcc|reply-to|sender|de|para|von|an|da|a|van|
 class Sentence implements SentenceInfo {
   private leans: number | undefined
   private retiring: Retired | undefined
+  private stating: Retired | undefined
   /** a question that a full answer or a no follows: it leans neither way (unanswered()) */
   asks = false
   /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
@@ -491,6 +500,11 @@ class Sentence implements SentenceInfo {
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired {
     return (this.retiring ??= retiredValues(this.text))
+  }
+
+  /** the phones, accounts and addresses it states: a memory's, whose words of retirement are never asked for */
+  distinct(): Distinct[] {
+    return (this.retiring ?? (this.stating ??= retiredValues(this.text, false))).all
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
@@ -537,10 +551,12 @@ function oneNumber(groups: string[], prefixed: boolean, called = false, dashed =
   if (groups.every((g, k) => k === 0 || Number(g) === Number(groups[k - 1]) + 1)) return false
   // said to be a phone ("tel.", "call", "Hong Kong office: 2012 2040"): one number, even of groups like years, but
   // not a range ("office 2016 – 2023", "desk 1000-1800")
-  if (called) return !dashed || !(groups.every((g) => YEAR_GROUP.test(g)) || groups.every((g) => g.length === groups[0].length && g.length >= 4))
-  if (groups.every((g) => YEAR_GROUP.test(g))) return false
+  const years = groups.every((g) => YEAR_GROUP.test(g))
+  const ids = groups.every((g) => g.length === groups[0].length && g.length >= 4)
+  if (called) return !dashed || !(years || ids)
+  if (years) return false
   // groups all of one length of four or more, and fewer than four of them (a card has four): a list of ids
-  return prefixed || groups.length >= 4 || !groups.every((g) => g.length === groups[0].length && g.length >= 4)
+  return prefixed || groups.length >= 4 || !ids
 }
 
 /**
@@ -832,7 +848,7 @@ function statedOf(nb: DocInfo): Stated {
   if (st) return st
   st = {numbers: new Set(), suffixes: new Set(), hosts: new Map()}
   for (const s of nb.sentences) {
-    for (const d of s.retired().all) {
+    for (const d of s.distinct()) {
       if (d.kind === 'number') {
         st.numbers.add(d.value)
         for (let cut = 1; cut <= 5 && d.value.length - cut >= 7; cut++) st.suffixes.add(d.value.slice(cut))
@@ -863,7 +879,7 @@ function states(st: Stated, d: Distinct): boolean {
 
 /**
  * A memory's phone, account or address that the write calls retired ("the old +1 617 555 0193 is
- * retired", "instead of billing@…", "(previously 31926819)", "changed from … to …"), with another
+ * retired", "(previously 31926819)", "account … was closed", "our number changed from … to …"), with another
  * such value in the same sentence or the one before or after it: the write replaces the memory's
  * value however it words the rest, since the value names the memory's fact (round twenty-four; a
  * sentence sharing too few words with the memory's was never compared). The value called retired
