@@ -120,4 +120,29 @@ describe('C7 — tenant isolation across read, list, search, context, history, r
       expect(a.json.status).toBe('pending')
     }
   })
+
+  // README "Round twenty-four": a write that calls a memory's account retired names the memory; never the other tenant's
+  it('a write that retires the other tenant\'s account is voted as if that account were nobody\'s', () => {
+    curate(store, globex, 'tenant:globex', `${fileWord}-payments.md`, 'Globex pays its freight broker to account 31926819.\n')
+    const retire = (account: string) => `Freight broker notice: account ${account} was closed; pay to 40475812 from now on.\n`
+    const own = write(store, globex, 'tenant:globex', `${fileWord}-retire.md`, retire('31926819'), ['--origin', 'email'])
+    expect(own.json.status).toBe('quarantined')
+    expect(JSON.stringify(own.json)).toContain(`retires a value of tenant:globex:${fileWord}-payments.md`)
+    for (const json of [true, false]) {
+      const run = (account: string, path: string) => store.run(['write', path, '--scope', 'tenant:acme', '--origin', 'email', ...(json ? ['--json'] : [])], {session: acme, input: retire(account)})
+      const a = run('31926819', `retire-a-${json}.md`)
+      // the control: an account nobody's memory states
+      const b = run('77712345', `retire-b-${json}.md`)
+      expect(a.code).toBe(b.code)
+      const said = `${a.stdout}\n${a.stderr}`.toLowerCase()
+      for (const s of [fileWord, 'globex', 'retires']) expect(said, s).not.toContain(s)
+      if (!json) continue
+      const view = (r: typeof a, account: string) => ({
+        status: r.json.status,
+        flags: r.json.flags.map((f: any) => f.flag),
+        votes: r.json.votes.map((v: any) => [v.validator, v.verdict, v.validator === 'learned' ? '' : v.reason.split(account).join('Q')]),
+      })
+      expect(view(a, '31926819')).toEqual(view(b, '77712345'))
+    }
+  })
 })
