@@ -255,6 +255,33 @@ function proseValueOk(value: string, ctx: MatchContext): boolean {
 
 // ---- bare random strings ----------------------------------------------------------
 /**
+ * The letter pairs that make 95 % of the pairs in the words of English technical prose (the
+ * README files of this project's dependencies, camel case split into words): 243 of the 676.
+ * A run of random letters has about a third of its pairs among them, a word nearly all.
+ */
+const COMMON_PAIRS = new Set(
+  ('ab ac ad ag ai al am an ap ar as at au av aw ay az ba be bi bj bl bo br bu by ca ce ch ci ck cl co cr cs ct cu ' +
+    'da dd de di dk dl do dr ds du ea eb ec ed ee ef eg el em en ep eq er es et ev ew ex ey fa fe ff fi fo fr ft fu ' +
+    'ge gh gi gl gn gu ha he hi ho hr ht hu hy ia ib ic id ie if ig il im in io ip ir is it iv ix ja je js ka ke ki ' +
+    'la ld le li ll lo ls lt lu ly ma mb me mi mm mo mp na nc nd ne nf ng ni nl nn no np ns nt nu ny ob oc od of og ' +
+    'ol om on oo op or os ot ou ov ow pa pd pe pi pl pm po pp pr ps pt pu qu ra rc rd re rf rg ri rk rl rm rn ro rr ' +
+    'rs rt ru ry sa sc sd se sh si sm so sp ss st su sy ta tc te th ti to tp tr ts tt tu tw ty ub ud ue ug ui ul um ' +
+    'un up ur us ut va ve vi wa we wh wi wn wo ws xa xp xt yn yo yp').split(' '),
+)
+
+/**
+ * A run of letters that reads as a word: three in four of its letter pairs are common ones.
+ * Counting every run of four or more letters as a word passed over 2 % of random
+ * 40-character strings as identifiers; this passes over about one in ten thousand.
+ */
+function readsAsWord(run: string): boolean {
+  const x = run.toLowerCase()
+  let common = 0
+  for (let i = 0; i + 1 < x.length; i++) if (COMMON_PAIRS.has(x.slice(i, i + 2))) common++
+  return common >= 0.75 * (x.length - 1)
+}
+
+/**
  * A standalone 32–80 character string that looks random: upper and lower case letters and
  * digits, high entropy, and no run of word-like letters. Pure hex (git commit ids, sha256
  * digests engram itself prints) and UUIDs are left alone, which means a secret made only
@@ -264,15 +291,20 @@ function proseValueOk(value: string, ctx: MatchContext): boolean {
  */
 function bareSecretOk(value: string, ctx: MatchContext): boolean {
   const v = value.replace(/=+$/, '')
-  if (HASH_LIKE.test(v) || UUID.test(v) || /^[0-9a-fA-F]+$/.test(v)) return false
+  if (HASH_LIKE.test(v) || UUID.test(v) || /^[0-9a-fA-F]+$/.test(v) || !notExample(v)) return false
   const count = (re: RegExp) => (v.match(re) ?? []).length
-  if (count(/[A-Z]/g) < 2 || count(/[a-z]/g) < 2 || count(/[0-9]/g) < 2) return false
-  // a word of three or more letters between separators makes a path or an identifier
+  // one digit is enough: of random 40-character alphanumeric strings, 0.8 % hold fewer than two
+  if (count(/[A-Z]/g) < 2 || count(/[a-z]/g) < 2 || count(/[0-9]/g) < 1) return false
+  // words between separators make an identifier (two of them) or a path (one, that reads as a
+  // word): a random part is rarely letters alone in the case of a word ("PRqU" is none)
   const parts = v.split(/[/_\-+]/)
-  if (parts.length > 1 && parts.filter((p) => /^[A-Za-z]{3,}$/.test(p)).length >= (v.includes('/') ? 1 : 2)) return false
-  // word-like runs ("Abstract", "account") cover much of an identifier, little of random text
+  if (parts.length > 1) {
+    const words = parts.filter((p) => /^(?=[A-Za-z]{3})(?:(?:[A-Z]?[a-z]+)+|[A-Z]+)$/.test(p))
+    if (words.length >= 2 || (v.includes('/') && words.some(readsAsWord))) return false
+  }
+  // words ("Abstract", "account") cover much of an identifier, little of random text
   let wordy = 0
-  for (const m of v.matchAll(/[A-Z]?[a-z]{4,}/g)) wordy += m[0].length
+  for (const m of v.matchAll(/[A-Z]?[a-z]{4,}/g)) if (readsAsWord(m[0])) wordy += m[0].length
   if (wordy / v.length >= 0.35) return false
   if (entropy(v) < 4) return false
   // a line of a PEM block (a public key or certificate: private ones are redacted whole)
