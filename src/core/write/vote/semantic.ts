@@ -323,7 +323,8 @@ function sentenceInfo(s: string): Sentence {
     while (end > start && isEdge(piece.charCodeAt(end - 1))) end--
     const copulaNext = afterCopula
     // "port: 5432", "port = 5432": a trailing colon or a lone equals sign asserts a value.
-    afterCopula = piece.endsWith(':') || piece === '='
+    // (the colon of an underlined label too: "__lisbon:__ +351 …"; asterisks are edges already)
+    afterCopula = piece.endsWith(':') || piece === '=' || (piece.endsWith('_') && /:_{1,3}$/.test(piece))
     if (start === end) continue
     // Each token is classified where it stands, with no object made for it and no lookup in
     // a table of every word seen: the sets probed here are small and stay in the CPU's cache
@@ -581,8 +582,12 @@ export function joinGrouped(text: string): string {
 /** a short label line ending in its colon, then a line of a number alone */
 const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][^\n\p{L}]*(?:\n|$))/gu
 
-/** a lead-in of a few words and a colon, before a label and its colon */
-const LEAD_IN_LABEL = /^[^:\n]{1,60}:\s+(?=[^:\n]{1,40}:\s*\S)/
+/**
+ * a lead-in of a few words and a colon, before a label and its colon; up to four of them ("fwd:
+ * update from facilities: são paulo: 0800 …"), in bold or italics ("**update:** …"), with a time
+ * in one ("update (12:30): …")
+ */
+const LEAD_IN_LABEL = /^(?:(?:[^:\n]|(?<=\d):(?=\d)){1,60}:[*_]{0,3}\s+){1,4}(?=[*_]{0,3}[^:\n]{1,40}:[*_]{0,3}\s*\S)/
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
