@@ -519,6 +519,46 @@ describe('redact: a bare random string is rarely read as an identifier', () => {
   })
 })
 
+describe('redact: the bare-string rule after an attacker\'s read of its first version', () => {
+  it('reads a part of letters in time linear in its length (the first version backtracked 2^n ways)', () => {
+    // `AB-aaaa…a1`: a part that fails the word-case pattern after a long run of lower case took
+    // 20 s at 32 letters and doubled with each one more; an honest path took over a minute
+    for (const text of [`x AB-${'a'.repeat(80)}1 y`, 'Endpoint: api/v2/getUserAuthenticationConfigurationForTenantID works', 'see lib/ConfigurationManagerFactoryImplementation2 for details']) {
+      const t0 = performance.now()
+      redact(text, [])
+      expect(performance.now() - t0).toBeLessThan(1000)
+    }
+  })
+
+  it.each([
+    'testOAuthPKCEFlowWithIdPInitiatedSSOv2',
+    'useGetGraphQLQueryByIDWithSWRv2Hook',
+    'GraphQL-MySQL-PostgreSQL-iOS-macOS-compat-v2',
+    'MyPythonWebhookHandlerForDropboxSync2',
+    'ApiGatewayRestApiEndpoint9C0B7C7F-https',
+    'Endpoint: api/v2/getUserAuthenticationConfigurationForTenantID works',
+    'see lib/ConfigurationManagerFactoryImplementation2 for details',
+    `"integrity": "sha1-${b64(27)}="`,
+    `integrity="sha384-${b64(64)}"`,
+    `SHA256:${b64(43)}`,
+    `github.com/x/y v1.2.3 h1:${b64(43)}=`,
+    `narHash = "sha256-${b64(43)}="`,
+  ])('leaves an identifier, a path or a named digest alone: %s', (text) => {
+    expect(redact(text, []).text).toBe(text)
+  })
+
+  it.each([
+    ['word-word-<random>', () => `deploy-key-${alnum(40)}`],
+    ['a path word before a random part', () => `api/${alnum(40)}`],
+    ['underscored prefix words', () => `vercel_blob_rw_aZ7${alnum(29)}`],
+  ])('takes a long random part however many words lead it: %s', (_what, gen) => {
+    for (let i = 0; i < 20; i++) {
+      const secret = gen()
+      expect(redact(`the key ${secret} for the runner`, []).text).not.toContain(secret.slice(-16))
+    }
+  })
+})
+
 describe('redact: known false positives stay untouched', () => {
   const untouched = [
     'id: 123e4567-e89b-12d3-a456-426614174000',

@@ -1,8 +1,9 @@
 /**
  * Issue #15, round twenty-five (README "Round twenty-five"): a label line after a lead-in is
- * compared with the memory's label lines however the lead-in is dressed: after "Fwd:" or
- * "Re: Fwd:", in bold or underlined, with a time in it. Round twenty-four read one plain lead-in
- * only, and each of these passed.
+ * compared with the memory's label lines however the lead-in is dressed: after any run of "Re:"
+ * and "Fwd:", in bold or underlined, with a time in it. Round twenty-four read one plain lead-in
+ * only, and each of these passed. A label part that says a word the memory does not ("Lisbon: taxi
+ * …") states another fact, and a count or an amount is never a phone's new value.
  */
 import {describe, expect, it} from 'vitest'
 
@@ -17,6 +18,14 @@ describe('a label line after a lead-in dressed as mail or markdown', () => {
     ['__Update from facilities:__ Lisbon: +351 800 208 999', '351‒800‒208‒114 → 351‒800‒208‒999'],
     ['_Update from facilities:_ Lisbon: +351 800 208 999', '351‒800‒208‒114 → 351‒800‒208‒999'],
     ['Update (facilities, 12:30): São Paulo: 0800 771 9999.', '0800‒771‒2040 → 0800‒771‒9999'],
+    // found by the attacker's read of the first version: reply marks past four, none spaced, a long lead-in
+    ['Re: Re: Fwd: Fwd: Update: São Paulo: 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['RE: FW: RE: FW: Re: Update: São Paulo: 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['AW: WG: AW: WG: Info: São Paulo: 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['Fwd:Update: São Paulo: 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['Update from the facilities team regarding the new telephone provider contract: São Paulo: 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['Update: São Paulo: new number 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['Update: Lisbon: hotline +351 800 208 999', '351‒800‒208‒114 → 351‒800‒208‒999'],
   ])('is compared with the memory label line: %s', (text, change) => {
     expect(contradictions(text, EMERGENCY).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/sites/emergency-line.md: ${change}`])
     expect(vote(text, EMERGENCY).verdict).toBe('reject')
@@ -31,8 +40,31 @@ describe('a label line after a lead-in dressed as mail or markdown', () => {
     'Fwd: Meeting (10:30): Lisbon office: room 4, floor 2.',
     '__Agenda:__ Lisbon: 3 talks, 2 workshops.',
     'Re: Fwd: Lisbon trip: flights booked for 12 May.',
+    // the attacker's read of the first version: a label part that says another fact, or a count or an amount
+    '12/05/2024, 10:32 - Maria: Lisbon: taxi +351 912 000 111',
+    'Re: Fwd: Budget: São Paulo: 12 chairs',
+    '**Budget:** São Paulo: 12 chairs',
+    'Fwd: Fwd: Budget: São Paulo: R$ 2,040 for snacks',
+    'Re: Fwd: Invoice: Lisbon: EUR 208.114',
+    '**Contacts:** Lisbon: Maria +351 912 000 111',
+    '**Travel update:** Lisbon: hotel +351 213 456 789',
   ])('is no change where the label states the same value, or none of the memory: %s', (text) => {
     expect(contradictions(text, EMERGENCY)).toEqual([])
+  })
+
+  it('reads lines of spaced colons that no lead-in matches at the cost of any other line', () => {
+    // each colon followed by many spaces: when a lead-in could start with a space, each line took 20-30 ms
+    const lines = (n: number) => Array.from({length: n}, (_, i) => `${'x'.repeat(41)}${`:${' '.repeat(19)}${'x'.repeat(37)}${String(i).padStart(4, '0')}`.repeat(5)}`).join('\n')
+    const plain = (n: number) => Array.from({length: n}, (_, i) => `${'x'.repeat(41)} ${`and ${' '.repeat(16)}${'x'.repeat(37)}${String(i).padStart(4, '0')}`.repeat(5)}`).join('\n')
+    const time = (text: string) => {
+      const t0 = performance.now()
+      contradictions(text, EMERGENCY)
+      return performance.now() - t0
+    }
+    time(lines(50))
+    const spaced = Math.min(time(lines(740)), time(lines(740)))
+    const words = Math.min(time(plain(740)), time(plain(740)))
+    expect(spaced).toBeLessThan(4 * words + 100)
   })
 
   it('reads a line of many colons in time linear in its length', () => {

@@ -256,7 +256,8 @@ function proseValueOk(value: string, ctx: MatchContext): boolean {
 // ---- bare random strings ----------------------------------------------------------
 /**
  * The letter pairs that make 95 % of the pairs in the words of English technical prose (the
- * README files of this project's dependencies, camel case split into words): 243 of the 676.
+ * README files of this project's dependencies, camel case split into words): 243 of the 676,
+ * and 17 more that words of mail and notes need.
  * A run of random letters has about a third of its pairs among them, a word nearly all.
  */
 const COMMON_PAIRS = new Set(
@@ -266,7 +267,9 @@ const COMMON_PAIRS = new Set(
     'la ld le li ll lo ls lt lu ly ma mb me mi mm mo mp na nc nd ne nf ng ni nl nn no np ns nt nu ny ob oc od of og ' +
     'ol om on oo op or os ot ou ov ow pa pd pe pi pl pm po pp pr ps pt pu qu ra rc rd re rf rg ri rk rl rm rn ro rr ' +
     'rs rt ru ry sa sc sd se sh si sm so sp ss st su sy ta tc te th ti to tp tr ts tt tu tw ty ub ud ue ug ui ul um ' +
-    'un up ur us ut va ve vi wa we wh wi wn wo ws xa xp xt yn yo yp').split(' '),
+    'un up ur us ut va ve vi wa we wh wi wn wo ws xa xp xt yn yo yp ' +
+    // common in words the prose above had few of ("graph", "flags", "hooks", "invoice", "resize", "key")
+    'af ei fl gr gs iz ks ky ms oi ok ph sk vo ys ze').split(' '),
 )
 
 /**
@@ -291,30 +294,57 @@ function readsAsWord(run: string): boolean {
  */
 function bareSecretOk(value: string, ctx: MatchContext): boolean {
   const v = value.replace(/=+$/, '')
-  if (HASH_LIKE.test(v) || UUID.test(v) || /^[0-9a-fA-F]+$/.test(v) || !notExample(v)) return false
-  const count = (re: RegExp) => (v.match(re) ?? []).length
-  // one digit is enough: of random 40-character alphanumeric strings, 0.8 % hold fewer than two
-  if (count(/[A-Z]/g) < 2 || count(/[a-z]/g) < 2 || count(/[0-9]/g) < 1) return false
-  // words between separators make an identifier (two of them) or a path (one, that reads as a
-  // word): a random part is rarely letters alone in the case of a word ("PRqU" is none)
+  if (HASH_LIKE.test(v) || UUID.test(v) || /^[0-9a-fA-F]+$/.test(v) || !notExample(v) || DIGEST_PREFIX.test(v)) return false
+  // a long part that is random itself is a secret, whatever words lead it (`deploy-key-<random>`,
+  // `dckr_pat_<random>`, `api/<random>`: the words would count against the whole)
   const parts = v.split(/[/_\-+]/)
-  if (parts.length > 1) {
-    const words = parts.filter((p) => /^(?=[A-Za-z]{3})(?:(?:[A-Z]?[a-z]+)+|[A-Z]+)$/.test(p))
-    if (words.length >= 2 || (v.includes('/') && words.some(readsAsWord))) return false
+  if (!(parts.length > 1 && parts.some((p) => p.length >= 16 && looksRandom(p, 2, 3.5)))) {
+    // one digit is enough: of random 40-character alphanumeric strings, 0.8 % hold fewer than two
+    if (!looksRandom(v, 2, 4)) return false
+    // words between separators make an identifier (two of them) or a path (one, that reads as a
+    // word): a random part is rarely letters alone in the case of a word ("PRqU" is none)
+    if (parts.length > 1) {
+      const words = parts.filter((p) => WORD_CASE.test(p))
+      if (words.length >= 2 || (v.includes('/') && words.some(readsAsWord))) return false
+    }
   }
-  // words ("Abstract", "account") cover much of an identifier, little of random text
-  let wordy = 0
-  for (const m of v.matchAll(/[A-Z]?[a-z]{4,}/g)) if (readsAsWord(m[0])) wordy += m[0].length
-  if (wordy / v.length >= 0.35) return false
-  if (entropy(v) < 4) return false
   // a line of a PEM block (a public key or certificate: private ones are redacted whole)
   const before = ctx.text.slice(Math.max(0, ctx.start - 65536), ctx.start)
   const begin = before.lastIndexOf('-----BEGIN ')
   if (begin >= 0 && !before.includes('-----END ', begin)) return false
-  // a key record or signature engram prints (`ed25519:<keyid>:<base64>`, "public_key": …)
-  // — the names as words: "sig" inside "assignment" (or a marker's `…-assignment]`) is none
-  if (/(?<![a-z])(?:public|pub|pubkey|ed25519|signatures?|sig)(?![a-z])[^\n]{0,24}$/i.test(ctx.text.slice(Math.max(0, ctx.start - 40), ctx.start))) return false
+  // a key record, signature or digest (`ed25519:<keyid>:<base64>`, "public_key": …, `SHA256:…`,
+  // `integrity="sha384-…"`, go.sum's `h1:…`) — the names as words: "sig" inside "assignment"
+  // (or a marker's `…-assignment]`) is none
+  if (PUBLIC_BEFORE.test(ctx.text.slice(Math.max(0, ctx.start - 40), ctx.start))) return false
   return true
+}
+
+/** a word in a word's case: "deploy", "Deploy", "DeployKey", "API"; never "PRqU" (one way to read each, so no backtracking) */
+const WORD_CASE = /^(?=[A-Za-z]{3})(?:[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+)$/
+/** a digest named by its algorithm, glued to it by a dash (`sha384-…`, Subresource Integrity and npm's integrity) */
+const DIGEST_PREFIX = /^(?:sha(?:1|224|256|384|512)|md5)-/i
+const PUBLIC_BEFORE = /(?<![a-z])(?:public|pub|pubkey|ed25519|signatures?|sig|sha(?:1|224|256|384|512)|md5|h1|integrity|narhash|fingerprint|checksum|digest)(?![a-z])[^\n]{0,24}$/i
+
+/**
+ * Upper and lower case letters and digits (at least `least` letters of each case and a digit),
+ * `bits` of entropy a character, and not mostly words: words ("Abstract", "Flow", "account")
+ * cover much of an identifier, little of random text.
+ */
+function looksRandom(v: string, least: number, bits: number): boolean {
+  let upper = 0
+  let lower = 0
+  let digit = 0
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i)
+    if (c >= 65 && c <= 90) upper++
+    else if (c >= 97 && c <= 122) lower++
+    else if (c >= 48 && c <= 57) digit++
+  }
+  if (upper < least || lower < least || digit < 1) return false
+  let wordy = 0
+  for (const m of v.matchAll(/[A-Z]?[a-z]{3,}/g)) if (readsAsWord(m[0])) wordy += m[0].length
+  if (wordy / v.length >= 0.35) return false
+  return entropy(v) >= bits
 }
 
 // Prefixes that end no word of any language we know, so that even glued to letters they

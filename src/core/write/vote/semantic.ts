@@ -78,6 +78,8 @@ interface SentenceInfo {
   asks: boolean
   /** the part of a line after its lead-in colon, compared with a memory's label lines only */
   labelOnly?: boolean
+  /** of such a part, its words (stemmed, no stop words): any the memory does not say makes it another fact */
+  said?: string[]
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
   licenceWord: boolean
   /** a mail header line ("from: …", "reply-to: …") */
@@ -482,6 +484,7 @@ class Sentence implements SentenceInfo {
   asks = false
   /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
   labelOnly = false
+  said?: string[]
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -583,11 +586,18 @@ export function joinGrouped(text: string): string {
 const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][^\n\p{L}]*(?:\n|$))/gu
 
 /**
- * a lead-in of a few words and a colon, before a label and its colon; up to four of them ("fwd:
- * update from facilities: são paulo: 0800 …"), in bold or italics ("**update:** …"), with a time
- * in one ("update (12:30): …")
+ * a lead-in of a few words and a colon, before a label and its colon; up to four of them ("update
+ * from facilities: são paulo: 0800 …"), in bold or italics ("**update:** …"), with a time in one
+ * ("update (12:30): …"). Neither a lead-in nor the label starts with a space, so each ends at a
+ * colon of the line and no space is read two ways (a line of spaced colons took 20-30 ms when one could).
  */
-const LEAD_IN_LABEL = /^(?:(?:[^:\n]|(?<=\d):(?=\d)){1,60}:[*_]{0,3}\s+){1,4}(?=[*_]{0,3}[^:\n]{1,40}:[*_]{0,3}\s*\S)/
+const LEAD_IN_LABEL = /^\s*(?:(?:[^:\s]|(?<=\d):(?=\d))(?:[^:\n]|(?<=\d):(?=\d)){0,99}:[*_]{0,3}\s+){1,4}(?=[*_]{0,3}[^:\s][^:\n]{0,39}:[*_]{0,3}\s*\S)/
+/** the reply and forward marks a mail subject gathers ("re: fwd: aw: wg: …"), however many, read before the lead-ins */
+const REPLY_MARKS = /^\s*(?:(?:re|fwd?|aw|wg|sv|vs|tr|rv|enc|antw|doorst)\s*(?:\[\d+\])?\s*:\s*)+/
+/** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …" */
+const LABEL_PART_WORDS = new Set(
+  ['new', 'now', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'update', 'updated', 'changed', 'moved', 'effective', 'immediately', 'today', 'please', 'use', 'nr', 'no'].map(stem),
+)
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
@@ -603,11 +613,15 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // a line with a lead-in before a label of its own ("update from the facilities team: são paulo: 0800 …"):
   // the label is read again on its own, for a memory's label line ("são paulo: 0800 771 2040")
   split.forEach((text, i) => {
-    const lead = LEAD_IN_LABEL.exec(text)
+    const marks = REPLY_MARKS.exec(text)
+    const line = marks ? text.slice(marks[0].length) : text
+    const lead = LEAD_IN_LABEL.exec(line)
     if (!lead) return
-    const label = sentenceInfo(text.slice(lead[0].length))
+    const rest = line.slice(lead[0].length)
+    const label = sentenceInfo(rest)
     if (label.words.size === 0 || label.values.size === 0 || [...label.words].every((w) => all[i].words.has(w))) return
     label.labelOnly = true
+    label.said = (rest.match(/\p{L}{2,}/gu) ?? []).filter((w) => !STOP.has(w)).map(stem)
     all.push(label)
   })
   const ss = all.filter((x) => x.words.size > 0)
@@ -933,7 +947,9 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
     }
     for (const i of touched) {
       const cs = cand.sentences[i]
-      if (cs.labelOnly && !(ns.words.size <= 2 && ns.values.size > 0)) continue
+      // a label part is compared with a memory's label line, and only when every word it says is the
+      // memory's or a phone's ("lisbon: taxi +351 …", "são paulo: 12 chairs" state other facts)
+      if (cs.labelOnly && (!(ns.words.size <= 2 && ns.values.size > 0) || cs.said?.some((w) => !nb.words.has(w) && !LABEL_PART_WORDS.has(w)))) continue
       if (!aligned(cs, ns, shared[i])) continue
       // A heading or a fragment of the write that says no "not" ("Our bank details", "Tom, both,") negates no
       // sentence of a memory, nor is a memory's label line ("Conflicts team: conflicts@…") negated; nor does a
@@ -946,7 +962,8 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       }
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
       // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
-      const byLabel = ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6
+      // (a label part only for a phone, an account, a name or an address: never a count or an amount)
+      const byLabel = (ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6) || cs.labelOnly === true
       const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, {label: byLabel, write: cs}) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
