@@ -80,3 +80,26 @@ describe('a label line after a lead-in dressed as mail or markdown', () => {
     expect(large).toBeLessThan(16 * small + 50)
   })
 })
+
+describe('a label line that shows its own change', () => {
+  it.each([
+    ['São Paulo: 0800 771 9999 (was 0800 771 2040)', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['São Paulo: 0800 771 2040 → 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['São Paulo: 0800 771 2040 -> 0800 771 9999', '0800‒771‒2040 → 0800‒771‒9999'],
+    ['Lisbon: +351 800 208 114 => +351 800 208 999', '351‒800‒208‒114 → 351‒800‒208‒999'],
+  ])('states the old value beside the new one, and is a change: %s', (text, change) => {
+    expect(contradictions(text, EMERGENCY).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/sites/emergency-line.md: ${change}`])
+  })
+
+  it.each([
+    'São Paulo: 0800 771 2040 (was busy this morning, try again later)',
+    'Lisbon: +351 800 208 114 → press 2 for the security desk',
+    'São Paulo: 0800 771 2040 -> ask for the duty manager',
+    'São Paulo: 0800 771 2040 (was 0800 771 2040 before the rebrand too)',
+    // a place named in a longer sentence is no new value of a memory's label line (refused before round 25)
+    'Trip: Lisbon → São Paulo on 12 May, flight TP 1234.',
+    'Next trip: Lisbon and São Paulo in May.',
+  ])('is no change without a new value, or with a place for one: %s', (text) => {
+    expect(contradictions(text, EMERGENCY)).toEqual([])
+  })
+})

@@ -359,7 +359,8 @@ function sentenceInfo(s: string): Sentence {
   return new Sentence(words, values, flips % 2 === 1, s)
 }
 
-const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
+// (or shows the change: "0800 771 9999 (was 0800 771 2040)", "0800 771 2040 → 0800 771 9999")
+const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b|\(\s*was\b|[\u2192\u21d2\u27f6]|-+>|=>/
 /** A value that names one thing: a phone, an account or an address. */
 interface Distinct {
   raw: string
@@ -825,7 +826,9 @@ function differ(
     const db = dest('b')
     const kindsOf = (d: typeof da) => new Set(d.map((x) => x.kind))
     // only a destination whose kind the other sentence does not state: a like-for-like change is found above
-    const now = da.find((x) => !kindsOf(db).has(x.kind) && !db.some((y) => same(x.kind, x.value, y.value)))
+    // (against a memory's label line, a name in a longer sentence is another place, never the label's new phone:
+    // "Trip: Lisbon → São Paulo in May" against "São Paulo: 0800 …")
+    const now = da.find((x) => !kindsOf(db).has(x.kind) && !db.some((y) => same(x.kind, x.value, y.value)) && !(label && x.kind === 'word'))
     const was = db.find((y) => !kindsOf(da).has(y.kind))
     if (now && was) return [was.raw, now.raw]
   }
