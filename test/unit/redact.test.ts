@@ -337,6 +337,20 @@ const CASES: Case[] = [
       `![img](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ${b64(400)}=)`,
     ],
   },
+  // round twenty-five: services whose tokens the bare-string rule cannot take
+  {kind: 'supabase-token', positives: [`SUPABASE_ACCESS_TOKEN=sbp_${hex(40)}`], negatives: ['sbp_short', `sbp_${hex(12)}`]},
+  {kind: 'perplexity-api-key', positives: [`pplx-${alnum(48)}`], negatives: ['pplx-api docs']},
+  {kind: 'langsmith-api-key', positives: [`lsv2_pt_${hex(32)}_${hex(10)}`, `lsv2_sk_${hex(32)}_${hex(10)}`], negatives: ['lsv2_pt_ prefix']},
+  {kind: 'pulumi-token', positives: [`PULUMI_ACCESS_TOKEN pul-${hex(40)}`], negatives: ['pul-request', `pul-${hex(20)}`]},
+  {kind: 'sentry-token', positives: [`sntryu_${hex(64)}`, `sntrys_eyJ${b64(80)}`], negatives: ['sntryu_abc']},
+  {kind: 'shippo-token', positives: [`shippo_live_${hex(40)}`, `shippo_test_${hex(40)}`], negatives: ['shippo_live_ is the prefix']},
+  {kind: 'newrelic-api-key', positives: [`NRAK-${rnd('ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 27)}`], negatives: ['NRAK-TEST']},
+  {kind: 'xai-api-key', positives: [`xai-${alnum(80)}`], negatives: ['xai-sdk', `xai-${alnum(20)}`]},
+  {kind: 'vault-token', positives: [`VAULT_TOKEN=hvs.CAESI${b64url(90)}1`], negatives: ['hvs.example', 'hvs.settings.json']},
+  {kind: 'atlassian-api-token', positives: [`ATATT3xFfGF0${b64url(170)}=A1B2C3D4`], negatives: ['ATATT3 tokens are long']},
+  {kind: 'airtable-token', positives: [`pat${alnum(14)}.${hex(64)}`], negatives: ['pattern.matches', `pat${alnum(14)}.${hex(10)}`]},
+  {kind: 'mapbox-secret-token', positives: [`sk.eyJ1Ijoi${b64url(40)}.${b64url(22)}`], negatives: ['sk.eyJ', 'pk.eyJ1Ijoi is public']},
+  {kind: 'discord-bot-token', positives: [`MTE${alnum(21)}1.${b64url(6)}.${b64url(38)}`], negatives: ['Main.Street.Example', 'Monday-to-Friday-schedule.v2.final-version-of-the-planning-sheet']},
 ]
 
 // Negatives of one kind that a generic rule now catches as random-looking: a truncated token

@@ -456,6 +456,21 @@ export const BUILTIN_RULES: RedactionRule[] = [
   token('linear-api-key', 'lin_api_[A-Za-z0-9]{40}'),
   token('npm-token', 'npm_[A-Za-z0-9]{36}'),
   token('pypi-token', 'pypi-AgE[A-Za-z0-9_\\-]{50,512}'),
+  // services whose tokens the bare-string rule cannot take: lowercase hex, upper case only, over
+  // 80 characters, or in parts joined by dots (an attacker's read of round twenty-five listed them)
+  token('supabase-token', 'sbp_[a-f0-9]{40}'),
+  token('perplexity-api-key', 'pplx-[A-Za-z0-9]{48}'),
+  token('langsmith-api-key', 'lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}'),
+  token('pulumi-token', 'pul-[a-f0-9]{40}'),
+  token('sentry-token', 'sntryu_[a-f0-9]{64}|sntrys_[A-Za-z0-9+/=_\\-]{60,400}'),
+  token('shippo-token', 'shippo_(?:live|test)_[a-f0-9]{40}'),
+  token('newrelic-api-key', 'NRAK-[A-Z0-9]{27}'),
+  token('xai-api-key', 'xai-[A-Za-z0-9]{80}'),
+  token('vault-token', 'hv[sbr]\\.[A-Za-z0-9_\\-]{24,200}', 'gd', hasDigit),
+  token('atlassian-api-token', 'ATATT3[A-Za-z0-9_\\-=]{150,250}'),
+  token('airtable-token', 'pat[A-Za-z0-9]{14}\\.[a-f0-9]{64}'),
+  token('mapbox-secret-token', 'sk\\.eyJ[A-Za-z0-9_\\-]{20,400}\\.[A-Za-z0-9_\\-]{20,200}'),
+  token('discord-bot-token', '[MNO][A-Za-z0-9_\\-]{23,27}\\.[A-Za-z0-9_\\-]{6}\\.[A-Za-z0-9_\\-]{27,40}', 'gd', (v) => hasDigit(v) && mixedCase(v)),
 
   // --- model providers (Anthropic before OpenAI: both start with `sk-`)
   token('anthropic-api-key', 'sk-ant-(?:api|admin|oat|ort|sid)\\d{2}-[A-Za-z0-9_\\-]{32,200}'),
