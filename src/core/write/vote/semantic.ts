@@ -86,6 +86,7 @@ interface SentenceInfo {
   header: boolean
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   replaces: boolean
+  shows(was: string): (now: string) => boolean
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired
   /** the phones, accounts and addresses it states */
@@ -360,7 +361,11 @@ function sentenceInfo(s: string): Sentence {
 }
 
 // (or shows the change: "0800 771 9999 (was 0800 771 2040)", "0800 771 2040 → 0800 771 9999")
-const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b|\(\s*was\b|[\u2192\u21d2\u27f6]|-+>|=>/
+const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
+// between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
+const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e>]|to|becomes|is\s+now|now)[^\p{L}\p{N}+]{0,6}/u
+// between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not"
+const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of)\s*:?[\s-]{0,3}$/
 /** A value that names one thing: a phone, an account or an address. */
 interface Distinct {
   raw: string
@@ -500,6 +505,18 @@ class Sentence implements SentenceInfo {
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   get replaces(): boolean {
     return REPLACES.test(this.text)
+  }
+
+  /** shows that now replaces was, one right beside the other ("was → now", "now (was was)"); linear in the sentence */
+  shows(was: string): (now: string) => boolean {
+    const t = this.text
+    const spots: [after: number, before: number][] = []
+    for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
+      const after = SHOWN_AFTER.exec(t.slice(i + was.length, i + was.length + 24))
+      const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, i - 24), i))
+      spots.push([after ? i + was.length + after[0].length : -1, before ? i - before[0].length : -1])
+    }
+    return (now) => spots.some(([a, b]) => (a >= 0 && t.startsWith(now, a)) || (b >= now.length && t.startsWith(now, b - now.length)))
   }
 
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
@@ -775,7 +792,7 @@ function differ(
   b: Set<string>,
   close: boolean,
   named: {a: (v: string) => boolean; b: (v: string) => boolean},
-  opts: {label?: boolean; write?: Pick<SentenceInfo, 'header' | 'replaces'>} = {},
+  opts: {label?: boolean; write?: Pick<SentenceInfo, 'header' | 'replaces' | 'shows'>} = {},
 ): [was: string, now: string] | null {
   const {label = false, write} = opts
   const kinds = new Map<string, {a: Map<string, string>; b: Map<string, string>}>()
@@ -817,6 +834,14 @@ function differ(
       const was = [...bv.keys()].find(long)
       if (now && was) return [bv.get(was)!, av.get(now)!]
     }
+    if (kind === 'number' && nows.length > 0 && write) {
+      // the memory's few values, each looked for beside every new one: nows.length × a window, not × the sentence
+      for (const was of bv.keys()) {
+        const beside = write.shows(bv.get(was)!)
+        const now = nows.find((x) => beside(av.get(x)!))
+        if (now) return [bv.get(was)!, av.get(now)!]
+      }
+    }
   }
   // a mail header ("From: Owen Marsh <owen.marsh@…>") names who wrote, not where a contact of a
   // memory ("Owen Marsh, +1 617 555 0193") is now reached
@@ -828,7 +853,7 @@ function differ(
     // only a destination whose kind the other sentence does not state: a like-for-like change is found above
     // (against a memory's label line, a name in a longer sentence is another place, never the label's new phone:
     // "Trip: Lisbon → São Paulo in May" against "São Paulo: 0800 …")
-    const now = da.find((x) => !kindsOf(db).has(x.kind) && !db.some((y) => same(x.kind, x.value, y.value)) && !(label && x.kind === 'word'))
+    const now = da.find((x) => !kindsOf(db).has(x.kind) && !db.some((y) => same(x.kind, x.value, y.value)) && !(label && x.kind === 'word' && named.b(x.value)))
     const was = db.find((y) => !kindsOf(da).has(y.kind))
     if (now && was) return [was.raw, now.raw]
   }
