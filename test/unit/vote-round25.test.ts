@@ -117,6 +117,25 @@ describe('a label line that shows its own change', () => {
     expect(contradictions(text, CONTACTS)).toEqual([])
   })
 
+  const REMIT = memory('org/remittance.md', 'Kestrel remittance: ap@kestrel.example. Kestrel portal: portal.kestrel.example.')
+  it.each([
+    ['Kestrel remittance: remit@kestrel-pay.example (was ap@kestrel.example).', 'ap@kestrel.example → remit@kestrel-pay.example'],
+    ['Kestrel remittance: ap@kestrel.example -> remit@kestrel-pay.example', 'ap@kestrel.example → remit@kestrel-pay.example'],
+    ['Kestrel portal: portal.kestrel.example ➜ kestrel-portal.example', 'portal.kestrel.example → kestrel-portal.example'],
+    ['Kestrel portal: kestrel-portal.example (was portal.kestrel.example)', 'portal.kestrel.example → kestrel-portal.example'],
+  ])('shows an address of another domain beside the memory\'s, and is a change: %s', (text, change) => {
+    expect(contradictions(text, REMIT).map((f) => f.reason)).toEqual([`changes a value in tenant:eval:org/remittance.md: ${change}`])
+  })
+
+  it.each([
+    'Kestrel remittance: ap@kestrel.example → please cc finance@ourco.example on every remittance.',
+    'Kestrel remittance: ap@kestrel.example (was slow to answer last week; ticket at help.kestrel.example).',
+    'Kestrel portal: portal.kestrel.example → login → invoices → download.',
+    'Kestrel portal: portal.kestrel.example → docs.kestrel.example for the manuals.',
+  ])('is no change for an address of the same domain, or none beside the memory\'s: %s', (text) => {
+    expect(contradictions(text, REMIT)).toEqual([])
+  })
+
   it('reads a long run of dashes after a new number in time linear in its length', () => {
     // "-+>" backtracked over every dash: 250,000 of them took 27-41 s in the vote
     const t0 = performance.now()

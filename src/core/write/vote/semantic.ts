@@ -834,11 +834,12 @@ function differ(
       const was = [...bv.keys()].find(long)
       if (now && was) return [bv.get(was)!, av.get(now)!]
     }
-    if (kind === 'number' && nows.length > 0 && write) {
-      // the memory's few values, each looked for beside every new one: nows.length × a window, not × the sentence
+    if ((kind === 'number' || kind === 'address') && nows.length > 0 && write) {
+      // the memory's few values, each looked for beside every new one: nows.length × a window, not × the sentence;
+      // an address only for one of another domain ("portal.kestrel.example → docs.kestrel.example" is a link on)
       for (const was of bv.keys()) {
         const beside = write.shows(bv.get(was)!)
-        const now = nows.find((x) => beside(av.get(x)!))
+        const now = nows.find((x) => beside(av.get(x)!) && (kind === 'number' || baseDomain(x) !== baseDomain(was)))
         if (now) return [bv.get(was)!, av.get(now)!]
       }
     }
@@ -860,6 +861,8 @@ function differ(
   return null
 }
 const name = (n: Neighbour) => `${n.scope}:${n.path}`
+/** an address's host without its subdomains: the last two labels ("ap@kestrel.example", "portal.kestrel.example/x" → "kestrel.example") */
+const baseDomain = (v: string) => v.slice(v.lastIndexOf('@') + 1).replace(/^[a-z][a-z0-9+.-]*:\/\//, '').split(/[/?#:]/)[0].split('.').slice(-2).join('.')
 
 /**
  * Whether a text writes a (stemmed) word with a capital: a name, not a word of the sentence. Read
