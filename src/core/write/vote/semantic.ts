@@ -86,6 +86,7 @@ interface SentenceInfo {
   header: boolean
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   replaces: boolean
+  /** for a memory's value, which new values it shows right beside it ("… 2040 → … 9999", "… 9999 (was … 2040)") */
   shows(was: string): (now: string) => boolean
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired
@@ -360,7 +361,6 @@ function sentenceInfo(s: string): Sentence {
   return new Sentence(words, values, flips % 2 === 1, s)
 }
 
-// (or shows the change: "0800 771 9999 (was 0800 771 2040)", "0800 771 2040 → 0800 771 9999")
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
 const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e>]|to|becomes|is\s+now|now)[^\p{L}\p{N}+]{0,6}/u
@@ -612,9 +612,9 @@ const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][
 const LEAD_IN_LABEL = /^\s*(?:(?:[^:\s]|(?<=\d):(?=\d))(?:[^:\n]|(?<=\d):(?=\d)){0,99}:[*_]{0,3}\s+){1,4}(?=[*_]{0,3}[^:\s][^:\n]{0,39}:[*_]{0,3}\s*\S)/
 /** the reply and forward marks a mail subject gathers ("re: fwd: aw: wg: …"), however many, read before the lead-ins */
 const REPLY_MARKS = /^\s*(?:(?:re|fwd?|aw|wg|sv|vs|tr|rv|enc|antw|doorst)\s*(?:\[\d+\])?\s*:\s*)+/
-/** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …" */
+/** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …" (stop words never count) */
 const LABEL_PART_WORDS = new Set(
-  ['new', 'now', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'update', 'updated', 'changed', 'moved', 'effective', 'immediately', 'today', 'please', 'use', 'nr', 'no'].map(stem),
+  ['new', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'moved', 'effective', 'immediately', 'nr', 'no'].map(stem),
 )
 
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
