@@ -86,8 +86,12 @@ interface SentenceInfo {
   header: boolean
   /** says that something replaces something ("now", "new", "until", "instead", "retired", …) */
   replaces: boolean
-  /** for a memory's value, which new values it shows right beside it ("… 2040 → … 9999", "… 9999 (was … 2040)") */
-  shows(was: string): (now: string) => boolean
+  /**
+   * for a memory's value, how it shows a new value right beside it: 0 not at all, 1 behind an
+   * arrow, "to" or "now" ("… 2040 → … 9999"), 2 in words that say the one replaced the other
+   * ("… 9999 (was … 2040)", "… 2040 changed to … 9999", "~~… 2040~~ … 9999")
+   */
+  shows(was: string): (now: string) => 0 | 1 | 2
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired
   /** the phones, accounts and addresses it states */
@@ -363,9 +367,15 @@ function sentenceInfo(s: string): Sentence {
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
-const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e>]|to|becomes|is\s+now|now)[^\p{L}\p{N}+]{0,6}/u
-// between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not"
-const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of)\s*:?[\s-]{0,3}$/
+const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e>]|to|now)[^\p{L}\p{N}+]{0,6}/u
+// the same in words that say the change: "becomes", "is now", "changed to", "replaced by", "superseded by"
+const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr|updat|migrat)(?:ed|es|ing)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with))[^\p{L}\p{N}+]{0,6}/u
+// between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", and in the
+// languages a mail comes in ("(antes", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare")
+const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|antigo|antiguo|vorher|fruher|bisher|ehemals|alt|avant|ancien|anciennement|auparavant|prima|precedente|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|drive)\s*:?[\s-]{0,3}\+?$/
+// a value struck through in markdown or HTML ("~~0800 771 2040~~ 0800 771 9999")
+const STRUCK_OPEN = /(?:~~|<(?:del|s|strike)>)$/
+const STRUCK_CLOSE = /^(?:~~|<\/(?:del|s|strike)>)/
 /** A value that names one thing: a phone, an account or an address. */
 interface Distinct {
   raw: string
@@ -507,16 +517,36 @@ class Sentence implements SentenceInfo {
     return REPLACES.test(this.text)
   }
 
-  /** shows that now replaces was, one right beside the other ("was → now", "now (was was)"); linear in the sentence */
-  shows(was: string): (now: string) => boolean {
+  /** how now is shown replacing was, one right beside the other (SentenceInfo.shows); linear in the sentence */
+  shows(was: string): (now: string) => 0 | 1 | 2 {
     const t = this.text
-    const spots: [after: number, before: number][] = []
+    // where a new value would start after the old one, or end before it, and how plainly that says a change
+    const spots: [at: number, after: boolean, how: 1 | 2][] = []
     for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
-      const after = SHOWN_AFTER.exec(t.slice(i + was.length, i + was.length + 24))
-      const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, i - 24), i))
-      spots.push([after ? i + was.length + after[0].length : -1, before ? i - before[0].length : -1])
+      let end = i + was.length
+      let start = i
+      const struck = STRUCK_OPEN.exec(t.slice(Math.max(0, i - 8), i))
+      const close = struck ? STRUCK_CLOSE.exec(t.slice(end, end + 8)) : null
+      if (struck && close) {
+        end += close[0].length
+        start -= struck[0].length
+        spots.push([end + /^[^\p{L}\p{N}+]{0,6}/u.exec(t.slice(end, end + 6))![0].length, true, 2])
+        spots.push([start - /[\s,;(\[]{0,4}$/.exec(t.slice(Math.max(0, start - 4), start))![0].length, false, 2])
+      }
+      const window = t.slice(end, end + 32)
+      const words = SHOWN_AFTER_IN_WORDS.exec(window)
+      const after = words ?? SHOWN_AFTER.exec(window)
+      if (after) spots.push([end + after[0].length, true, words ? 2 : 1])
+      const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
+      if (before) spots.push([start - before[0].length, false, 2])
     }
-    return (now) => spots.some(([a, b]) => (a >= 0 && t.startsWith(now, a)) || (b >= now.length && t.startsWith(now, b - now.length)))
+    return (now) => {
+      let best: 0 | 1 | 2 = 0
+      for (const [at, after, how] of spots) {
+        if (how > best && (after ? t.startsWith(now, at) : at >= now.length && t.startsWith(now, at - now.length))) best = how
+      }
+      return best
+    }
   }
 
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
@@ -609,15 +639,35 @@ const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][
  * ("update (12:30): …"). Neither a lead-in nor the label starts with a space, so each ends at a
  * colon of the line and no space is read two ways (a line of spaced colons took 20-30 ms when one could).
  */
-const LEAD_IN_LABEL = /^\s*(?:(?:[^:\s]|(?<=\d):(?=\d))(?:[^:\n]|(?<=\d):(?=\d)){0,99}:[*_]{0,3}\s+){1,4}(?=[*_]{0,3}[^:\s][^:\n]{0,39}:[*_]{0,3}\s*\S)/
+const LEAD_IN_LABEL = /^\s*(?:(?:[^:\s]|(?<=\d):(?=\d))(?:[^:\n]|(?<=\d):(?=\d)){0,99}:[*_`]{0,4}\s+){1,4}(?=[*_`]{0,4}[^:\s][^:\n]{0,39}:[*_`]{0,4}\s*\S)/
 /** the reply and forward marks a mail subject gathers ("re: fwd: aw: wg: …"), however many, read before the lead-ins */
 const REPLY_MARKS = /^\s*(?:(?:re|fwd?|aw|wg|sv|vs|tr|rv|enc|antw|doorst)\s*(?:\[\d+\])?\s*:\s*)+/
-/** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …" (stop words never count) */
+/** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …", "(antes …)" (stop words never count) */
 const LABEL_PART_WORDS = new Set(
-  ['new', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'moved', 'effective', 'immediately', 'nr', 'no'].map(stem),
+  [
+    ...['new', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'moved', 'effective', 'immediately', 'nr', 'no'],
+    // the words that show a change beside the old value (SHOWN_BEFORE, SHOWN_AFTER_IN_WORDS): "lisbon: +351 … (antes +351 …)"
+    ...['ex', 'formerly', 'previously', 'prev', 'replaced', 'replacing', 'superseded', 'redirected', 'antes', 'anteriormente', 'vorher', 'fruher', 'bisher', 'ehemals', 'avant', 'ancien', 'anciennement', 'auparavant', 'prima', 'precedente', 'voorheen', 'vroeger', 'tidigare', 'tidligere', 'dawniej', 'wczesniej', 'poprzednio'],
+  ].map(stem),
 )
 
+/**
+ * A Latin letter with marks reads as its letter ("Sao Paulo" is the memory's "São Paulo"), as the
+ * search index reads it (index/tokenize.ts): an accent left off is no other label. Letter for
+ * letter, so each sentence keeps its length.
+ */
+const MARKED_LATIN = /[\u00C0-\u024F\u1E00-\u1EFF]/
+const MARKED_LATIN_ALL = /[\u00C0-\u024F\u1E00-\u1EFF]/g
+function foldLatin(text: string): string {
+  return MARKED_LATIN.test(text) ? text.replace(MARKED_LATIN_ALL, (ch) => {
+    const base = ch.normalize('NFD').replace(/\p{M}+/gu, '')
+    return base.length === 1 ? base : ch
+  }) : text
+}
+
 function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
+  title = foldLatin(title)
+  body = foldLatin(body)
   // Repeated sentences say nothing new; comparing them once keeps long bodies cheap.
   // fullwidth digits are digits ("０８００ ７７１ ９９９９")
   const prepared = joinGrouped(body.toLowerCase().replace(/[\u2018\u2019]/g, "'").replace(/[\uff10-\uff19]/g, (d) => String.fromCharCode(d.charCodeAt(0) - 0xff10 + 48)))
@@ -718,6 +768,17 @@ const jaccardOf = (n: number, a: Set<string>, b: Set<string>) => {
 }
 
 /** Two sentences talk about the same subject when most of their content words agree. */
+/**
+ * Whether the write's sentence `cs` is the memory's label line `ns` said with more words: every
+ * word of the label is in it, every other word is the memory's or a phone's (LABEL_PART_WORDS),
+ * and it is short, as a label line is.
+ */
+function labelLineFor(cs: SentenceInfo, ns: SentenceInfo, shared: number, nb: DocInfo): boolean {
+  if (ns.words.size > 2 || ns.values.size === 0 || cs.values.size === 0 || shared < ns.words.size || cs.words.size > ns.words.size + 4) return false
+  for (const w of cs.words) if (!ns.words.has(w) && !nb.words.has(w) && !LABEL_PART_WORDS.has(w)) return false
+  return true
+}
+
 function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
   const j = shared / (a.words.size + b.words.size - shared)
   const small = Math.min(a.words.size, b.words.size)
@@ -836,10 +897,14 @@ function differ(
     }
     if ((kind === 'number' || kind === 'address') && nows.length > 0 && write) {
       // the memory's few values, each looked for beside every new one: nows.length × a window, not × the sentence;
-      // an address only for one of another domain ("portal.kestrel.example → docs.kestrel.example" is a link on)
+      // an address beside an arrow only for one of another domain ("portal.kestrel.example → docs.kestrel.example" is a link on)
       for (const was of bv.keys()) {
         const beside = write.shows(bv.get(was)!)
-        const now = nows.find((x) => beside(av.get(x)!) && (kind === 'number' || baseDomain(x) !== baseDomain(was)))
+        // an arrow between two addresses of one domain is a link on; words that say a change are a change
+        const now = nows.find((x) => {
+          const how = beside(av.get(x)!)
+          return how === 2 || (how === 1 && (kind === 'number' || baseDomain(x) !== baseDomain(was)))
+        })
         if (now) return [bv.get(was)!, av.get(now)!]
       }
     }
@@ -981,7 +1046,11 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // a label part is compared with a memory's label line, and only when every word it says is the
       // memory's or a phone's ("lisbon: taxi +351 …", "são paulo: 12 chairs" state other facts)
       if (cs.labelOnly && (!(ns.words.size <= 2 && ns.values.size > 0) || cs.said?.some((w) => !nb.words.has(w) && !LABEL_PART_WORDS.has(w)))) continue
-      if (!aligned(cs, ns, shared[i])) continue
+      // a label line of the write that adds to the memory's label only the memory's own words or a phone's
+      // ("lisbon emergency line: +351 …", "lisbon: new number +351 …" for "lisbon: +351 …") states its value
+      const plain = aligned(cs, ns, shared[i])
+      const asLabel = !plain && !cs.labelOnly && labelLineFor(cs, ns, shared[i], nb)
+      if (!plain && !asLabel) continue
       // A heading or a fragment of the write that says no "not" ("Our bank details", "Tom, both,") negates no
       // sentence of a memory, nor is a memory's label line ("Conflicts team: conflicts@…") negated; nor does a
       // question nobody answered. A short rule ("No USB drives.", "Never disable MFA.") and a short denial
@@ -994,7 +1063,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
       // aligned only because a memory's short line has every word in the write's longer sentence (aligned())
       // (a label part only for a phone, an account, a name or an address: never a count or an amount)
-      const byLabel = (ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6) || cs.labelOnly === true
+      const byLabel = asLabel || (ns.words.size <= 2 && cs.words.size > 2 && shared[i] / (cs.words.size + ns.words.size - shared[i]) < 0.6) || cs.labelOnly === true
       const changed = cs.values.size > 0 && ns.values.size > 0 ? differ(cs.values, ns.values, shared[i] >= 2 && shared[i] / Math.min(cs.words.size, ns.words.size) >= 0.75, {a: (v) => isNamed(cand, v), b: (v) => isNamed(nb, v)}, {label: byLabel, write: cs}) : null
       if (changed) {
         return {kind: 'contradiction', neighbour: n, reason: `changes a value in ${name(n)}: ${clip(changed[0], 48)} → ${clip(changed[1], 48)}`}
