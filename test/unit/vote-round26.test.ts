@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 
 import {cpuMs} from '../helpers/cpu.js'
 import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {EMERGENCY, contradictions, vote} from './vote-contacts.js'
+import {CONTACTS, EMERGENCY, contradictions, vote} from './vote-contacts.js'
 
 const memory = (path: string, body: string): Neighbour => ({scope: 'tenant:eval', path, title: body.split(':')[0], score: 1, body})
 const SP = '0800‒771‒2040 → 0800‒771‒9999'
@@ -90,6 +90,26 @@ describe('a change shown by striking, in words, or in another language', () => {
 
   it('still reads an arrow between two addresses of one domain as a link on', () => {
     expect(contradictions('Kestrel portal: portal.kestrel.example → docs.kestrel.example for the manuals.', REMIT)).toEqual([])
+  })
+
+  it.each([
+    ['Kestrel Scientific account rep: Owen Marsh → Priya Shah.', 'marsh → priya'],
+    ['Kestrel Scientific account rep: Owen Marsh -> Priya Shah', 'marsh → priya'],
+    ['Kestrel Scientific account rep: ~~Owen Marsh~~ Priya Shah.', 'marsh → priya'],
+    ['Kestrel Scientific account rep: <del>Owen Marsh</del> Priya Shah.', 'marsh → priya'],
+    ['Kestrel Scientific account rep: Owen Marsh replaced by Priya Shah.', 'marsh → priya'],
+    ['Kestrel Scientific account rep: ~~Owen Marsh, +1 617 555 0193~~ Priya Shah, +1 617 555 0111.', 'marsh → priya'],
+  ])('is another person for the memory\'s when the write shows one replacing the other: %s', (text, what) => {
+    expect(change(text, CONTACTS)).toEqual([`names another person than tenant:eval:org/contacts.md: ${what}`])
+  })
+
+  it.each([
+    'Kestrel Scientific account rep Owen Marsh is on leave; Priya Shah covers until May.',
+    'Kestrel Scientific: Owen Marsh → sales, Priya Shah → support.',
+    'Kestrel Scientific account rep: Owen Marsh, then Priya Shah for quotes.',
+    'Kestrel Scientific account rep: Owen Marsh → please cc Priya Shah.',
+  ])('is no change where the write names both and shows no replacement: %s', (text) => {
+    expect(contradictions(text, CONTACTS)).toEqual([])
   })
 
   it('reads many struck copies of the memory value in time linear in their number', () => {

@@ -373,9 +373,8 @@ const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|
 // between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", and in the
 // languages a mail comes in ("(antes", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare")
 const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|antigo|antiguo|vorher|fruher|bisher|ehemals|alt|avant|ancien|anciennement|auparavant|prima|precedente|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|drive)\s*:?[\s-]{0,3}\+?$/
-// a value struck through in markdown or HTML ("~~0800 771 2040~~ 0800 771 9999")
-const STRUCK_OPEN = /(?:~~|<(?:del|s|strike)>)$/
-const STRUCK_CLOSE = /^(?:~~|<\/(?:del|s|strike)>)/
+// text struck through in markdown or HTML, up to 80 characters ("~~0800 771 2040~~ 0800 771 9999", "~~owen marsh~~ priya shah")
+const STRUCK = /~~[^~\n]{1,80}~~|<(del|s|strike)>[^<\n]{1,80}<\/\1>/g
 /** A value that names one thing: a phone, an account or an address. */
 interface Distinct {
   raw: string
@@ -522,14 +521,14 @@ class Sentence implements SentenceInfo {
     const t = this.text
     // where a new value would start after the old one, or end before it, and how plainly that says a change
     const spots: [at: number, after: boolean, how: 1 | 2][] = []
+    const struck = t.includes('~~') || t.includes('<') ? [...t.matchAll(STRUCK)].map((m) => [m.index, m.index + m[0].length] as const) : []
     for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
       let end = i + was.length
       let start = i
-      const struck = STRUCK_OPEN.exec(t.slice(Math.max(0, i - 8), i))
-      const close = struck ? STRUCK_CLOSE.exec(t.slice(end, end + 8)) : null
-      if (struck && close) {
-        end += close[0].length
-        start -= struck[0].length
+      // struck through with it: a new value right after the strike, or right before it
+      const strike = struck.find(([a, b]) => a <= i && end <= b)
+      if (strike) {
+        ;[start, end] = strike
         spots.push([end + /^[^\p{L}\p{N}+]{0,6}/u.exec(t.slice(end, end + 6))![0].length, true, 2])
         spots.push([start - /[\s,;(\[]{0,4}$/.exec(t.slice(Math.max(0, start - 4), start))![0].length, false, 2])
       }
@@ -1085,12 +1084,20 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3 || cs.licenceWord)) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
-      if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && ![...nb.names].some((w) => cand.capitals.has(w))) {
+      if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.5) {
         // The same duty, another person ("incidents go to Daniel Ortiz" for "… to Tomasz Nowak"): a name is a value too.
-        const was = [...nb.names].find((w) => ns.words.has(w) || ns.values.has(w))
-        const now = [...cand.names].find((w) => cs.words.has(w) || cs.values.has(w))
-        if (was && now && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.5) {
-          return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(was, 48)} → ${clip(now, 48)}`}
+        // Names only of the memory's sentence the write leaves out, and of the write's it does not name.
+        const now = [...cand.names].find((w) => (cs.words.has(w) || cs.values.has(w)) && !nb.names.has(w) && !nb.capitals.has(w))
+        const was = now && ![...nb.names].some((w) => cand.capitals.has(w)) ? [...nb.names].find((w) => ns.words.has(w) || ns.values.has(w)) : undefined
+        if (was && now) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(was, 48)} → ${clip(now, 48)}`}
+        // a write that names the memory's person too shows the change beside it ("owen marsh → priya shah", "priya shah (was owen marsh)")
+        if (now) {
+          for (const old of nb.names) {
+            if (!ns.words.has(old) || !cs.words.has(old)) continue
+            const beside = cs.shows(old)
+            const fresh = [...cand.names].find((w) => cs.words.has(w) && !nb.names.has(w) && !nb.capitals.has(w) && beside(w) > 0)
+            if (fresh) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(old, 48)} → ${clip(fresh, 48)}`}
+          }
         }
       }
       if (sharedWords >= 3) {
