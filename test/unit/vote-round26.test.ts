@@ -63,6 +63,9 @@ describe('a change shown by striking, in words, or in another language', () => {
     ['São Paulo: 0800 771 9999 (antes 0800 771 2040)', SP],
     ['São Paulo: 0800 771 9999 (vorher 0800 771 2040)', SP],
     ['Lisbon: +351 800 208 999 (antes +351 800 208 114)', LX],
+    // an arrow, or a lower number, is no range
+    ['São Paulo: 0800 771 2040 → 0800 771 2041', '0800‒771‒2040 → 0800‒771‒2041'],
+    ['São Paulo: 0800 771 2040 to 0800 771 2039', '0800‒771‒2040 → 0800‒771‒2039'],
     ['Lisbon: +351 800 208 999 [ex: +351 800 208 114]', LX],
   ])('is a change: %s', (text, what) => {
     expect(change(text)).toEqual(emergency(what))
@@ -74,6 +77,8 @@ describe('a change shown by striking, in words, or in another language', () => {
     'São Paulo: 0800 771 2040 (antes das 8h, +55 11 3000 1234).',
     'São Paulo: ~~0800 771 2040~~ 0800 771 2040, typo fixed.',
     'São Paulo: 0800 771 2040, switched to a 24-hour rota in May.',
+    // a range of one block behind "to" (round twenty-five refused it as a change)
+    'São Paulo: 0800 771 2040 to 0800 771 2049 are all control-room lines.',
   ])('is no change where no new number stands beside the memory value: %s', (text) => {
     expect(contradictions(text, EMERGENCY)).toEqual([])
   })

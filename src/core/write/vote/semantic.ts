@@ -375,6 +375,12 @@ const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|
 const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|antigo|antiguo|vorher|fruher|bisher|ehemals|alt|avant|ancien|anciennement|auparavant|prima|precedente|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|drive)\s*:?[\s-]{0,3}\+?$/
 // text struck through in markdown or HTML, up to 80 characters ("~~0800 771 2040~~ 0800 771 9999", "~~owen marsh~~ priya shah")
 const STRUCK = /~~[^~\n]{1,80}~~|<(del|s|strike)>[^<\n]{1,80}<\/\1>/g
+/** Two numbers of one length that differ only in their last two digits, the second the higher: a block's first and last. */
+function numberRange(from: string, to: string): boolean {
+  const a = from.replace(/\D/g, '')
+  const b = to.replace(/\D/g, '')
+  return a.length >= 6 && a.length === b.length && a.slice(0, -2) === b.slice(0, -2) && Number(b.slice(-2)) > Number(a.slice(-2))
+}
 /** A value that names one thing: a phone, an account or an address. */
 interface Distinct {
   raw: string
@@ -520,7 +526,7 @@ class Sentence implements SentenceInfo {
   shows(was: string): (now: string) => 0 | 1 | 2 {
     const t = this.text
     // where a new value would start after the old one, or end before it, and how plainly that says a change
-    const spots: [at: number, after: boolean, how: 1 | 2][] = []
+    const spots: [at: number, after: boolean, how: 1 | 2, to?: boolean][] = []
     const struck = t.includes('~~') || t.includes('<') ? [...t.matchAll(STRUCK)].map((m) => [m.index, m.index + m[0].length] as const) : []
     for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
       let end = i + was.length
@@ -535,14 +541,16 @@ class Sentence implements SentenceInfo {
       const window = t.slice(end, end + 32)
       const words = SHOWN_AFTER_IN_WORDS.exec(window)
       const after = words ?? SHOWN_AFTER.exec(window)
-      if (after) spots.push([end + after[0].length, true, words ? 2 : 1])
+      if (after) spots.push([end + after[0].length, true, words ? 2 : 1, !words && /^\W*to\b/.test(after[0])])
       const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
       if (before) spots.push([start - before[0].length, false, 2])
     }
     return (now) => {
       let best: 0 | 1 | 2 = 0
-      for (const [at, after, how] of spots) {
-        if (how > best && (after ? t.startsWith(now, at) : at >= now.length && t.startsWith(now, at - now.length))) best = how
+      for (const [at, after, how, to] of spots) {
+        // behind a bare "to", a higher number of the same block is a range ("0800 771 2040 to 0800 771 2049 are all
+        // control-room lines"), not a new number
+        if (how > best && (after ? t.startsWith(now, at) && !(to && numberRange(was, now)) : at >= now.length && t.startsWith(now, at - now.length))) best = how
       }
       return best
     }
