@@ -367,14 +367,19 @@ function sentenceInfo(s: string): Sentence {
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
-const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e>]|to|now)[^\p{L}\p{N}+]{0,6}/u
-// the same in words that say the change: "becomes", "is now", "changed to", "replaced by", "superseded by"
-const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr|updat|migrat)(?:ed|es|ing)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with))[^\p{L}\p{N}+]{0,6}/u
-// between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", and in the
-// languages a mail comes in ("(antes", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare")
-const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|antigo|antiguo|vorher|fruher|bisher|ehemals|alt|avant|ancien|anciennement|auparavant|prima|precedente|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|drive)\s*:?[\s-]{0,3}\+?$/
+const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e\u226b\u25b6\u25b8\u25ba\u{1f449}>]|to|now)[^\p{L}\p{N}+]{0,6}/u
+// the same in words that say the change: "becomes", "is now", "changed to", "replaced by", "superseded by", and in the
+// languages a mail comes in ("mudou para", "passa a ser", "wird zu", "devient", "diventa"; accents folded)
+const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr?|updat|migrat)(?:ed|es|s|ing)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with)|mud(?:ou|a|ar)\s+para|pass(?:a|ou)\s+(?:a\s+ser|para)|agora\s+e|ahora\s+es|cambi(?:o|a)\s+a|pasa\s+a\s+ser|wird\s+zu|wurde\s+zu|ist\s+jetzt|devient|est\s+maintenant|remplace\s+par|diventa|ora\s+e|sostituito\s+da|wordt|is\s+nu)[^\p{L}\p{N}+]{0,6}/u
+// between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", "(deprecated", and in the
+// languages a mail comes in ("(antes", "(anterior:", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare");
+// not "(alt", which is an alternative as often
+const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|anterior|antigo|antiguo|vorher|fruher|bisher|bislang|ehemals|avant|ancien|anciennement|auparavant|prima|precedente|gia|in\s+precedenza|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|earlier|obsolete|deprecated|legacy|outdated|fka)\s*:?[\s-]{0,3}\+?$/
+// of those, the words that set one value apart from another as often as they replace it ("ar@… (not ap@…) for disputes")
+const SHOWN_BEFORE_APART = /(?:not|instead\s+of)\s*:?[\s-]{0,3}\+?$/
 // text struck through in markdown or HTML, up to 80 characters ("~~0800 771 2040~~ 0800 771 9999", "~~owen marsh~~ priya shah")
-const STRUCK = /~~[^~\n]{1,80}~~|<(del|s|strike)>[^<\n]{1,80}<\/\1>/g
+// ("~x~" too, as GitHub reads it; a tag may carry attributes: "<del datetime=…>")
+const STRUCK = /~~[^~\n]{1,80}~~|(?<!~)~(?!~)[^~\n]{1,80}(?<!~)~(?!~)|<(del|s|strike)(?:\s[^<>\n]{0,60})?>[^<\n]{1,80}<\/\1\s*>/g
 /** Two numbers of one length that differ only in their last two digits, the second the higher: a block's first and last. */
 function numberRange(from: string, to: string): boolean {
   const a = from.replace(/\D/g, '')
@@ -541,9 +546,11 @@ class Sentence implements SentenceInfo {
       const window = t.slice(end, end + 32)
       const words = SHOWN_AFTER_IN_WORDS.exec(window)
       const after = words ?? SHOWN_AFTER.exec(window)
-      if (after) spots.push([end + after[0].length, true, words ? 2 : 1, !words && /^\W*to\b/.test(after[0])])
+      // a forward or a redirect says where things go on as often as what replaced them: an arrow's weight
+      const onward = words !== null && /\b(?:forward|redirect)/.test(words[0])
+      if (after) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, !words && /^\W*to\b/.test(after[0])])
       const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
-      if (before) spots.push([start - before[0].length, false, 2])
+      if (before) spots.push([start - before[0].length, false, SHOWN_BEFORE_APART.test(before[0]) ? 1 : 2])
     }
     return (now) => {
       let best: 0 | 1 | 2 = 0
@@ -654,21 +661,30 @@ const LABEL_PART_WORDS = new Set(
   [
     ...['new', 'number', 'phone', 'telephone', 'tel', 'line', 'hotline', 'helpline', 'call', 'ring', 'dial', 'contact', 'direct', 'main', 'moved', 'effective', 'immediately', 'nr', 'no'],
     // the words that show a change beside the old value (SHOWN_BEFORE, SHOWN_AFTER_IN_WORDS): "lisbon: +351 … (antes +351 …)"
-    ...['ex', 'formerly', 'previously', 'prev', 'replaced', 'replacing', 'superseded', 'redirected', 'antes', 'anteriormente', 'vorher', 'fruher', 'bisher', 'ehemals', 'avant', 'ancien', 'anciennement', 'auparavant', 'prima', 'precedente', 'voorheen', 'vroeger', 'tidigare', 'tidligere', 'dawniej', 'wczesniej', 'poprzednio'],
+    ...['ex', 'formerly', 'previously', 'prev', 'replaced', 'replacing', 'superseded', 'redirected', 'antes', 'anteriormente', 'vorher', 'fruher', 'bisher', 'ehemals', 'avant', 'ancien', 'anciennement', 'auparavant', 'prima', 'precedente', 'voorheen', 'vroeger', 'tidigare', 'tidligere', 'dawniej', 'wczesniej', 'poprzednio', 'anterior', 'bislang', 'earlier', 'obsolete', 'deprecated', 'legacy', 'outdated', 'fka'],
+    // an HTML strike's tag ("<del>…</del>", "<s>…</s>"), and the words of a change in other languages ("mudou para", "wird zu")
+    ...['del', 's', 'strike', 'mudou', 'muda', 'passa', 'passou', 'ser', 'para', 'agora', 'ahora', 'cambio', 'pasa', 'wird', 'wurde', 'zu', 'ist', 'jetzt', 'devient', 'maintenant', 'remplace', 'par', 'diventa', 'ora', 'sostituito', 'wordt', 'nu'],
   ].map(stem),
 )
 
 /**
  * A Latin letter with marks reads as its letter ("Sao Paulo" is the memory's "São Paulo"), as the
- * search index reads it (index/tokenize.ts): an accent left off is no other label. Letter for
- * letter, so each sentence keeps its length.
+ * search index reads it (index/tokenize.ts): an accent left off is no other label. An accent sent
+ * decomposed (a letter, then its combining mark) is dropped as the index drops it, and the letters
+ * NFD keeps whole (ł, ø, đ, ı) read as the letter they are written for.
  */
-const MARKED_LATIN = /[\u00C0-\u024F\u1E00-\u1EFF]/
-const MARKED_LATIN_ALL = /[\u00C0-\u024F\u1E00-\u1EFF]/g
+const MARKED_LATIN = /[\u00C0-\u024F\u1E00-\u1EFF]|\p{M}/u
+// a marked letter with any marks after it, or the marks after a plain Latin letter ("Sa\u0303o", as macOS and some mailers send it)
+const MARKED_LATIN_ALL = /[\u00C0-\u024F\u1E00-\u1EFF]\p{M}*|(?<=[A-Za-z])\p{M}+/gu
+// letters with a stroke or no dot, which NFD leaves whole ("Łódź" is written "Lodz", "København" "Kobenhavn")
+const STROKED = new Map(Object.entries({ł: 'l', Ł: 'L', ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ı: 'i', ħ: 'h', Ħ: 'H', ŧ: 't', Ŧ: 'T', ƚ: 'l'}))
 function foldLatin(text: string): string {
-  return MARKED_LATIN.test(text) ? text.replace(MARKED_LATIN_ALL, (ch) => {
-    const base = ch.normalize('NFD').replace(/\p{M}+/gu, '')
-    return base.length === 1 ? base : ch
+  return MARKED_LATIN.test(text) ? text.replace(MARKED_LATIN_ALL, (m) => {
+    const stroked = STROKED.get(m[0])
+    if (stroked) return stroked
+    if (/^\p{M}/u.test(m)) return ''
+    const base = m.normalize('NFD').replace(/\p{M}+/gu, '')
+    return base.length === 1 ? base : m
   }) : text
 }
 
@@ -783,6 +799,10 @@ const jaccardOf = (n: number, a: Set<string>, b: Set<string>) => {
 function labelLineFor(cs: SentenceInfo, ns: SentenceInfo, shared: number, nb: DocInfo): boolean {
   if (ns.words.size > 2 || ns.values.size === 0 || cs.values.size === 0 || shared < ns.words.size || cs.words.size > ns.words.size + 4) return false
   for (const w of cs.words) if (!ns.words.has(w) && !nb.words.has(w) && !LABEL_PART_WORDS.has(w)) return false
+  // a line that states only values the memory states itself restates another of its lines ("helpdesk fax: … 0959" beside
+  // "helpdesk: … 0958. helpdesk fax: … 0959."), with the memory's words
+  const stated = cs.distinct()
+  if (stated.length > 0 && stated.every((d) => states(statedOf(nb), d))) return false
   return true
 }
 
@@ -906,7 +926,12 @@ function differ(
       // the memory's few values, each looked for beside every new one: nows.length × a window, not × the sentence;
       // an address beside an arrow only for one of another domain ("portal.kestrel.example → docs.kestrel.example" is a link on)
       for (const was of bv.keys()) {
-        const beside = write.shows(bv.get(was)!)
+        // the memory's value as the memory spells it and as the write does ("0800-771-2040", "(617) 555-0193", "800 208 114"
+        // for "+351 800 208 114"): looked for in the memory's spelling only, any other spelling hid the change
+        const spellings = new Set([bv.get(was)!])
+        for (const [x, raw] of av) if (spellings.size < 4 && same(kind, x, was)) spellings.add(raw)
+        const besides = [...spellings].map((raw) => write.shows(raw))
+        const beside = (now: string) => Math.max(...besides.map((b) => b(now))) as 0 | 1 | 2
         // an arrow between two addresses of one domain is a link on; words that say a change are a change
         const now = nows.find((x) => {
           const how = beside(av.get(x)!)
@@ -1195,10 +1220,25 @@ export function compareWithNeighbours(c: WriteCandidate, neighbours: Neighbour[]
     all.push({scope: c.scope, path: c.path, title: c.title, body: c.baseBody, score: 1})
   }
   if (all.length === 0) return []
-  const cand = docInfo(c.title, c.body, true)
-  const found = changeMarker(c.body)
+  const stored = compareText(c, c.body, all)
+  // A write whose letters are disguised as another script's look-alikes ("Sаo Paulo", a Cyrillic "а") is compared as
+  // it reads too (normalise.ts maps them): a contradiction found either way is one. As stored only, the disguised label
+  // was another label; as read only, a look-alike host ("myshοpify.com", a Greek "ο") would be the memory's own.
+  if (!c.normalised?.hidden.includes('homoglyph') || c.normalised.text === c.body) return stored
+  for (const f of compareText(c, c.normalised.text, all)) {
+    if (f.kind !== 'contradiction') continue
+    const i = stored.findIndex((x) => x.neighbour === f.neighbour)
+    if (i < 0) stored.push(f)
+    else if (stored[i].kind !== 'contradiction') stored[i] = f
+  }
+  return stored
+}
+
+function compareText(c: WriteCandidate, body: string, all: Neighbour[]): SemanticFinding[] {
+  const cand = docInfo(c.title, body, true)
+  const found = changeMarker(body)
   const marker = found?.[0].toLowerCase().replace(/\s+/g, ' ') ?? null
-  const markerWords = found ? markerClause(c.body, found) : null
+  const markerWords = found ? markerClause(body, found) : null
   const out: SemanticFinding[] = []
   // Third-party text that rewrites a curated memory, dropping what it stated, replaces a fact
   // however it is phrased; an update that keeps every value and most words only adds to it.
