@@ -85,3 +85,23 @@ describe('after the review: look-alike letters, more arrows, and a forward', () 
     expect(contradictions('Kestrel remittance: ap@kestrel.example is forwarded to remit@kestrel-pay.example from Monday.', REMIT)).toHaveLength(1)
   })
 })
+
+describe('a person named as the one before', () => {
+  const REP = memory('org/kestrel-rep.md', 'Kestrel Scientific account rep: Owen Marsh.')
+  it.each([
+    'Kestrel Scientific account rep: Priya Shah (was Owen Marsh).',
+    'Kestrel Scientific account rep: Priya Shah, formerly Owen Marsh.',
+    'Kestrel Scientific account rep: Priya Shah (antes Owen Marsh)',
+  ])('is another person: %s', (text) => {
+    expect(contradictions(text, REP).map((f) => f.reason)).toEqual(['names another person than tenant:eval:org/kestrel-rep.md: owen → shah'])
+  })
+
+  it('is no change where the new name stands beside the old one but replaces nothing', () => {
+    expect(contradictions('Kestrel Scientific account rep: Owen Marsh; Priya Shah handles returns.', REP)).toEqual([])
+  })
+
+  it('reads a place moved "from … to …" as no person replaced (corpus/dev9 d9b-73 was refused by the first version)', () => {
+    const broker = memory('logistics/customs-broker.md', 'Our customs broker is Harbourline Clearance Ltd, Felixstowe. Account manager: Dev Malik, dev.malik@harbourline.example, 01632 960421.')
+    expect(contradictions('Harbourline Clearance Ltd moved its office from Felixstowe to Ipswich (Unit 7, Orwell Quay) in August. Contact is unchanged: Dev Malik, dev.malik@harbourline.example, 01632 960421.', broker)).toEqual([])
+  })
+})

@@ -89,9 +89,10 @@ interface SentenceInfo {
   /**
    * for a memory's value, how it shows a new value right beside it: 0 not at all, 1 behind an
    * arrow, "to" or "now" ("… 2040 → … 9999"), 2 in words that say the one replaced the other
-   * ("… 9999 (was … 2040)", "… 2040 changed to … 9999", "~~… 2040~~ … 9999")
+   * ("… 9999 (was … 2040)", "… 2040 changed to … 9999", "~~… 2040~~ … 9999"); with `bareTo` false, a bare
+   * "to" shows nothing (a name's: "moved from felixstowe to ipswich" is a place, not a person replaced)
    */
-  shows(was: string): (now: string) => 0 | 1 | 2
+  shows(was: string, bareTo?: boolean): (now: string) => 0 | 1 | 2
   /** the phones, accounts and addresses it calls retired, and the others it states (retiredValues()) */
   retired(): Retired
   /** the phones, accounts and addresses it states */
@@ -528,7 +529,7 @@ class Sentence implements SentenceInfo {
   }
 
   /** how now is shown replacing was, one right beside the other (SentenceInfo.shows); linear in the sentence */
-  shows(was: string): (now: string) => 0 | 1 | 2 {
+  shows(was: string, bareTo = true): (now: string) => 0 | 1 | 2 {
     const t = this.text
     // where a new value would start after the old one, or end before it, and how plainly that says a change
     const spots: [at: number, after: boolean, how: 1 | 2, to?: boolean][] = []
@@ -557,6 +558,8 @@ class Sentence implements SentenceInfo {
       for (const [at, after, how, to] of spots) {
         // behind a bare "to", a higher number of the same block is a range ("0800 771 2040 to 0800 771 2049 are all
         // control-room lines"), not a new number
+        // (for a name, a bare "to" is a place's move: "from felixstowe to ipswich"; `bareTo` false leaves it out)
+        if (to && !bareTo) continue
         if (how > best && (after ? t.startsWith(now, at) && !(to && numberRange(was, now)) : at >= now.length && t.startsWith(now, at - now.length))) best = how
       }
       return best
@@ -1125,10 +1128,11 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
         if (was && now) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(was, 48)} → ${clip(now, 48)}`}
         // a write that names the memory's person too shows the change beside it ("owen marsh → priya shah", "priya shah (was owen marsh)")
         if (now) {
-          for (const old of nb.names) {
+          // (any capitalised word of a name: a name's first word after a colon is not in `names`, "rep: owen marsh")
+          for (const old of new Set([...nb.names, ...nb.capitals])) {
             if (!ns.words.has(old) || !cs.words.has(old)) continue
-            const beside = cs.shows(old)
-            const fresh = [...cand.names].find((w) => cs.words.has(w) && !nb.names.has(w) && !nb.capitals.has(w) && beside(w) > 0)
+            const beside = cs.shows(old, false)
+            const fresh = [...new Set([...cand.names, ...cand.capitals])].find((w) => cs.words.has(w) && !nb.names.has(w) && !nb.capitals.has(w) && beside(w) > 0)
             if (fresh) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(old, 48)} → ${clip(fresh, 48)}`}
           }
         }
