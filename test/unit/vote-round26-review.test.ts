@@ -36,6 +36,10 @@ describe('a change the write spells its own way', () => {
     ['São Paulo: 0800 771 2040 mudou para 0800 771 9999', EMERGENCY],
     ['São Paulo: 0800 771 2040 passa a ser 0800 771 9999', EMERGENCY],
     ['São Paulo: 0800 771 9999 (anterior: 0800 771 2040)', EMERGENCY],
+    // English words that say it with no word of change the rules knew
+    ['São Paulo: please use 0800 771 9999 rather than 0800 771 2040.', EMERGENCY],
+    ['São Paulo: 0800 771 2040 is rerouted to 0800 771 9999 from Monday.', EMERGENCY],
+    ['São Paulo: 0800 771 2040 reassigned to 0800 771 9999.', EMERGENCY],
   ])('is a change: %s', (text, n) => {
     expect(contradictions(text, n)).toHaveLength(1)
   })

@@ -371,13 +371,13 @@ const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|o
 const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e\u226b\u25b6\u25b8\u25ba\u{1f449}>]|to|now)[^\p{L}\p{N}+]{0,6}/u
 // the same in words that say the change: "becomes", "is now", "changed to", "replaced by", "superseded by", and in the
 // languages a mail comes in ("mudou para", "passa a ser", "wird zu", "devient", "diventa"; accents folded)
-const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr?|updat|migrat)(?:ed|es|s|ing)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with)|mud(?:ou|a|ar)\s+para|pass(?:a|ou)\s+(?:a\s+ser|para)|agora\s+e|ahora\s+es|cambi(?:o|a)\s+a|pasa\s+a\s+ser|wird\s+zu|wurde\s+zu|ist\s+jetzt|devient|est\s+maintenant|remplace\s+par|diventa|ora\s+e|sostituito\s+da|wordt|is\s+nu)[^\p{L}\p{N}+]{0,6}/u
+const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr?|updat|migrat|reassign|divert|re-?rout|rout)(?:ed|es|s|ing)?\s+to|(?:now\s+)?go(?:es)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with)|mud(?:ou|a|ar)\s+para|pass(?:a|ou)\s+(?:a\s+ser|para)|agora\s+e|ahora\s+es|cambi(?:o|a)\s+a|pasa\s+a\s+ser|wird\s+zu|wurde\s+zu|ist\s+jetzt|devient|est\s+maintenant|remplace\s+par|diventa|ora\s+e|sostituito\s+da|wordt|is\s+nu)[^\p{L}\p{N}+]{0,6}/u
 // between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", "(deprecated", and in the
 // languages a mail comes in ("(antes", "(anterior:", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare");
 // not "(alt", which is an alternative as often
-const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|antes|anteriormente|anterior|antigo|antiguo|vorher|fruher|bisher|bislang|ehemals|avant|ancien|anciennement|auparavant|prima|precedente|gia|in\s+precedenza|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|earlier|obsolete|deprecated|legacy|outdated|fka)\s*:?[\s-]{0,3}\+?$/
+const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|rather\s+than|antes|anteriormente|anterior|antigo|antiguo|vorher|fruher|bisher|bislang|ehemals|avant|ancien|anciennement|auparavant|prima|precedente|gia|in\s+precedenza|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|earlier|obsolete|deprecated|legacy|outdated|fka)\s*:?[\s-]{0,3}\+?$/
 // of those, the words that set one value apart from another as often as they replace it ("ar@… (not ap@…) for disputes")
-const SHOWN_BEFORE_APART = /(?:not|instead\s+of)\s*:?[\s-]{0,3}\+?$/
+const SHOWN_BEFORE_APART = /(?:not|instead\s+of|rather\s+than)\s*:?[\s-]{0,3}\+?$/
 // text struck through in markdown or HTML, up to 80 characters ("~~0800 771 2040~~ 0800 771 9999", "~~owen marsh~~ priya shah")
 // ("~x~" too, as GitHub reads it; a tag may carry attributes: "<del datetime=…>")
 const STRUCK = /~~[^~\n]{1,80}~~|(?<!~)~(?!~)[^~\n]{1,80}(?<!~)~(?!~)|<(del|s|strike)(?:\s[^<>\n]{0,60})?>[^<\n]{1,80}<\/\1\s*>/g
@@ -548,7 +548,7 @@ class Sentence implements SentenceInfo {
       const words = SHOWN_AFTER_IN_WORDS.exec(window)
       const after = words ?? SHOWN_AFTER.exec(window)
       // a forward or a redirect says where things go on as often as what replaced them: an arrow's weight
-      const onward = words !== null && /\b(?:forward|redirect)/.test(words[0])
+      const onward = words !== null && /\b(?:forward|redirect|divert|re-?rout|rout|go(?:es)?\s)/.test(words[0])
       if (after) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, !words && /^\W*to\b/.test(after[0])])
       const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
       if (before) spots.push([start - before[0].length, false, SHOWN_BEFORE_APART.test(before[0]) ? 1 : 2])
