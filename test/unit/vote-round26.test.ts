@@ -30,6 +30,10 @@ describe('a label line spelt or said another way', () => {
     ['`Update:` São Paulo: 0800 771 9999.', SP],
     ['`Update:` `São Paulo:` 0800 771 9999.', SP],
     ['****Update:**** São Paulo: 0800 771 9999.', SP],
+    // reply marks before the label itself, no lead-in: "são" was read as the value of a label "re:" (found by hand through the CLI)
+    ['Re: São Paulo: 0800 771 9999', SP],
+    ['Fwd: RE: Lisbon: +351 800 208 999', LX],
+    ['Re: São Paulo: 0800 771 2040 has moved to 0800 771 9999', SP],
   ])('is compared with the memory label line: %s', (text, what) => {
     expect(change(text)).toEqual(emergency(what))
     expect(vote(text, EMERGENCY).verdict).toBe('reject')
@@ -41,6 +45,8 @@ describe('a label line spelt or said another way', () => {
     'Lisbon office: +351 213 000 555',
     'Lisbon: hotel breakfast from 7:00, 2 floors down.',
     '`Reminder:` Lisbon: +351 800 208 114',
+    'Re: São Paulo: 0800 771 2040',
+    'Re: Lisbon trip: flights booked for 12 May.',
   ])('is no change where it states the memory value, or says words the memory does not: %s', (text) => {
     expect(contradictions(text, EMERGENCY)).toEqual([])
   })

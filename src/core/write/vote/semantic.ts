@@ -700,7 +700,9 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   // a label line whose value stands alone on the next line ("hong kong office:\n3012 2040") is one line, as it is one fact
   const lined = prepared.includes(':\n') ? prepared.replace(LABEL_THEN_VALUE, '$1$2 ') : prepared
   const split = [...new Set(lined.split(SENTENCE_END))]
-  const all = split.map(sentenceInfo)
+  // a mail's reply and forward marks ("re: fwd: são paulo: 0800 …") say nothing of the fact: read without them, "são" was
+  // the value of a label "re:"
+  const all = split.map((text) => sentenceInfo(REPLY_MARKS.test(text) ? text.replace(REPLY_MARKS, '') : text))
   all.forEach((info, i) => {
     if (unanswered(split, i, all[i + 1]?.words.size ?? 0)) info.asks = true
   })
