@@ -371,13 +371,19 @@ const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|o
 const SHOWN_AFTER = /^[^\p{L}\p{N}]{0,6}(?:[\u2190-\u21ff\u2794-\u27bf\u27f0-\u27ff\u2900-\u297f\u2b00-\u2bff\u{1f800}-\u{1f8ff}\u00bb\u203a\uff1e\u226b\u25b6\u25b8\u25ba\u{1f449}>]|to|now)[^\p{L}\p{N}+]{0,6}/u
 // the same in words that say the change: "becomes", "is now", "changed to", "replaced by", "superseded by", and in the
 // languages a mail comes in ("mudou para", "passa a ser", "wird zu", "devient", "diventa"; accents folded)
-const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr?|updat|migrat|reassign|divert|re-?rout|rout)(?:ed|es|s|ing)?\s+to|(?:now\s+)?go(?:es)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with)|mud(?:ou|a|ar)\s+para|pass(?:a|ou)\s+(?:a\s+ser|para)|agora\s+e|ahora\s+es|cambi(?:o|a)\s+a|pasa\s+a\s+ser|wird\s+zu|wurde\s+zu|ist\s+jetzt|devient|est\s+maintenant|remplace\s+par|diventa|ora\s+e|sostituito\s+da|wordt|is\s+nu)[^\p{L}\p{N}+]{0,6}/u
+const SHOWN_AFTER_IN_WORDS = /^[^\p{L}\p{N}]{0,6}(?:becomes|became|has\s+become|is\s+now|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:chang|mov|redirect|switch|forward|transferr?|updat|migrat|reassign|divert|re-?rout|rout)(?:ed|es|s|ing)?\s+to|(?:now\s+)?go(?:es)?\s+to|(?:(?:is|are|was|were|has|have|had|has\s+been|have\s+been|will\s+be|gets?|got)\s+)?(?:replac|supersed)(?:ed|es|ing)?\s+(?:by|with)|mud(?:ou|a|ar)\s+para|pass(?:a|ou)\s+(?:a\s+ser|para)|agora\s+e|ahora\s+es|cambi(?:o|a)\s+a|pasa\s+a\s+ser|wird\s+zu|wurde\s+zu|ist\s+jetzt|devient|est\s+maintenant|remplace\s+par|diventa|ora\s+e|sostituito\s+da|wordt|is\s+nu|e\s+agora|(?:(?:foi|sera|e|fue|ha\s+sido|est|a\s+ete|e\s+stato|e\s+stata|is|wurde|wird|werd)\s+)?(?:substituid[oa]|sustituid[oa]|remplacee?|sostituit[oa]|vervangen)\s+(?:por|par|da|door)|(?:wurde|wird)\s+durch|(?:se\s+|ha\s+)?cambi(?:o|ado)\s+a)[^\p{L}\p{N}+]{0,6}/u
 // between a new value and the old one: "(was", "[was", ", formerly", "(ex", "(prev.", "(not", "(deprecated", and in the
 // languages a mail comes in ("(antes", "(anterior:", "(vorher", "(früher", "(avant", "(ancien", "(prima", "(voorheen", "(tidigare");
 // not "(alt", which is an alternative as often
-const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|rather\s+than|antes|anteriormente|anterior|antigo|antiguo|vorher|fruher|bisher|bislang|ehemals|avant|ancien|anciennement|auparavant|prima|precedente|gia|in\s+precedenza|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|earlier|obsolete|deprecated|legacy|outdated|fka)\s*:?[\s-]{0,3}\+?$/
+const SHOWN_BEFORE = /[\s,;(\[\u2014\u2013-]{1,4}(?:was|formerly|ex|prev\.?|previously|old|not|replacing|replaces|instead\s+of|rather\s+than|antes|anteriormente|anterior|antigo|antiguo|vorher|fruher|bisher|bislang|ehemals|avant|ancien|anciennement|auparavant|prima|precedente|gia|in\s+precedenza|voorheen|vroeger|oud|tidigare|tidligere|forrige|dawniej|wczesniej|poprzednio|earlier|obsolete|deprecated|legacy|outdated|fka|em\s+vez\s+de|en\s+vez\s+de|(?:en|no)\s+lugar\s+de|statt|anstelle\s+von|au\s+lieu\s+de|invece\s+di|in\s+plaats\s+van)\s*:?[\s-]{0,3}\+?$/
 // of those, the words that set one value apart from another as often as they replace it ("ar@… (not ap@…) for disputes")
-const SHOWN_BEFORE_APART = /(?:not|instead\s+of|rather\s+than)\s*:?[\s-]{0,3}\+?$/
+const SHOWN_BEFORE_APART = /(?:not|instead\s+of|rather\s+than|em\s+vez\s+de|en\s+vez\s+de|(?:en|no)\s+lugar\s+de|statt|anstelle\s+von|au\s+lieu\s+de|invece\s+di|in\s+plaats\s+van)\s*:?[\s-]{0,3}\+?$/
+// a verb that asks for the value to be edited, just before it: "update 0800 771 2040 to 0800 771 2077" is no range
+const EDIT_BEFORE = /\b(?:updat\w*|set|correct\w*|fix\w*|amend\w*|edit\w*|alter\w*|modif\w*|switch\w*|chang\w*|please)\b[^.;\n]{0,16}$/
+// a forward, a divert or "rather than" that holds only at some hours or for some callers ("after hours … goes to …",
+// "from abroad dial … rather than …"): a route, not a new value. Not "while" or "during": "during the works, … goes
+// to …" is how a change that means to stay is framed as a passing one
+const ONLY_WHILE = /\b(?:after[\s-]+hours|out\s+of\s+hours|outside\s+(?:office\s+)?hours|at\s+night|overnight|on\s+weekends?|when\s+(?:\w+\s+){0,3}(?:busy|unstaffed|closed|unanswered|unavailable|away|on\s+leave|off\s+duty)\b|if\s+(?:busy|unanswered|no\s+answer|unreachable|closed)|from\s+(?:abroad|mobiles?|cell\s*phones?|outside|overseas|other\s+countries)|for\s+(?:sign[\s-]?in|log[\s-]?in|login|authentication|sso))/
 // text struck through in markdown or HTML, up to 80 characters ("~~0800 771 2040~~ 0800 771 9999", "~~owen marsh~~ priya shah")
 // ("~x~" too, as GitHub reads it; a tag may carry attributes: "<del datetime=…>")
 const STRUCK = /~~[^~\n]{1,80}~~|(?<!~)~(?!~)[^~\n]{1,80}(?<!~)~(?!~)|<(del|s|strike)(?:\s[^<>\n]{0,60})?>[^<\n]{1,80}<\/\1\s*>/g
@@ -532,8 +538,8 @@ class Sentence implements SentenceInfo {
   shows(was: string, bareTo = true): (now: string) => 0 | 1 | 2 {
     const t = this.text
     // where a new value would start after the old one, or end before it, and how plainly that says a change
-    const spots: [at: number, after: boolean, how: 1 | 2, to?: boolean][] = []
-    const struck = t.includes('~~') || t.includes('<') ? [...t.matchAll(STRUCK)].map((m) => [m.index, m.index + m[0].length] as const) : []
+    const spots: [at: number, after: boolean, how: 1 | 2, to?: boolean, onward?: boolean][] = []
+    const struck = t.includes('~') || t.includes('<') ? [...t.matchAll(STRUCK)].map((m) => [m.index, m.index + m[0].length] as const) : []
     for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
       let end = i + was.length
       let start = i
@@ -549,17 +555,20 @@ class Sentence implements SentenceInfo {
       const after = words ?? SHOWN_AFTER.exec(window)
       // a forward or a redirect says where things go on as often as what replaced them: an arrow's weight
       const onward = words !== null && /\b(?:forward|redirect|divert|re-?rout|rout|go(?:es)?\s)/.test(words[0])
-      if (after) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, !words && /^\W*to\b/.test(after[0])])
+      const bare = !words && after !== null && /^\W*to\b/.test(after[0])
+      if (after && !(onward && ONLY_WHILE.test(t))) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, bare && !EDIT_BEFORE.test(t.slice(Math.max(0, start - 24), start)), onward])
       const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
-      if (before) spots.push([start - before[0].length, false, SHOWN_BEFORE_APART.test(before[0]) ? 1 : 2])
+      const apart = before !== null && SHOWN_BEFORE_APART.test(before[0])
+      if (before && !(apart && ONLY_WHILE.test(t))) spots.push([start - before[0].length, false, apart ? 1 : 2])
     }
     return (now) => {
       let best: 0 | 1 | 2 = 0
-      for (const [at, after, how, to] of spots) {
+      for (const [at, after, how, to, onward] of spots) {
         // behind a bare "to", a higher number of the same block is a range ("0800 771 2040 to 0800 771 2049 are all
         // control-room lines"), not a new number
         // (for a name, a bare "to" is a place's move: "from felixstowe to ipswich"; `bareTo` false leaves it out)
-        if (to && !bareTo) continue
+        // (nor is "goes to" between two people: "owen marsh goes to priya shah for approvals" is a route)
+        if ((to || onward) && !bareTo) continue
         if (how > best && (after ? t.startsWith(now, at) && !(to && numberRange(was, now)) : at >= now.length && t.startsWith(now, at - now.length))) best = how
       }
       return best
@@ -667,6 +676,8 @@ const LABEL_PART_WORDS = new Set(
     ...['ex', 'formerly', 'previously', 'prev', 'replaced', 'replacing', 'superseded', 'redirected', 'antes', 'anteriormente', 'vorher', 'fruher', 'bisher', 'ehemals', 'avant', 'ancien', 'anciennement', 'auparavant', 'prima', 'precedente', 'voorheen', 'vroeger', 'tidigare', 'tidligere', 'dawniej', 'wczesniej', 'poprzednio', 'anterior', 'bislang', 'earlier', 'obsolete', 'deprecated', 'legacy', 'outdated', 'fka'],
     // an HTML strike's tag ("<del>…</del>", "<s>…</s>"), and the words of a change in other languages ("mudou para", "wird zu")
     ...['del', 's', 'strike', 'mudou', 'muda', 'passa', 'passou', 'ser', 'para', 'agora', 'ahora', 'cambio', 'pasa', 'wird', 'wurde', 'zu', 'ist', 'jetzt', 'devient', 'maintenant', 'remplace', 'par', 'diventa', 'ora', 'sostituito', 'wordt', 'nu'],
+    // ("lisbon: +351 … rerouted to +351 …", "lisbon: … rather than …"): as "moved" and "replaced" are
+    ...['changed', 'switched', 'rerouted', 'reassigned', 'diverted', 'becomes', 'became', 'rather', 'instead', 'goes'],
   ].map(stem),
 )
 
@@ -1125,16 +1136,18 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       if (sharedWords >= 3 && nb.names.size > 0 && cand.names.size > 0 && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.5) {
         // The same duty, another person ("incidents go to Daniel Ortiz" for "… to Tomasz Nowak"): a name is a value too.
         // Names only of the memory's sentence the write leaves out, and of the write's it does not name.
-        const now = [...cand.names].find((w) => (cs.words.has(w) || cs.values.has(w)) && !nb.names.has(w) && !nb.capitals.has(w))
+        // (the sentence's words, not the write's names: a write of thousands of names in thousands of sentences took 30 s)
+        const now = [...cs.words, ...cs.values].find((w) => cand.names.has(w) && !nb.names.has(w) && !nb.capitals.has(w))
         const was = now && ![...nb.names].some((w) => cand.capitals.has(w)) ? [...nb.names].find((w) => ns.words.has(w) || ns.values.has(w)) : undefined
         if (was && now) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(was, 48)} → ${clip(now, 48)}`}
         // a write that names the memory's person too shows the change beside it ("owen marsh → priya shah", "priya shah (was owen marsh)")
         if (now) {
           // (any capitalised word of a name: a name's first word after a colon is not in `names`, "rep: owen marsh")
           for (const old of new Set([...nb.names, ...nb.capitals])) {
-            if (!ns.words.has(old) || !cs.words.has(old)) continue
+            // (a name after "was" is read as the value the sentence states: "(was tomasz nowak)")
+            if (!(ns.words.has(old) || ns.values.has(old)) || !(cs.words.has(old) || cs.values.has(old))) continue
             const beside = cs.shows(old, false)
-            const fresh = [...new Set([...cand.names, ...cand.capitals])].find((w) => cs.words.has(w) && !nb.names.has(w) && !nb.capitals.has(w) && beside(w) > 0)
+            const fresh = [...cs.words].find((w) => (cand.names.has(w) || cand.capitals.has(w)) && !nb.names.has(w) && !nb.capitals.has(w) && beside(w) > 0)
             if (fresh) return {kind: 'contradiction', neighbour: n, reason: `names another person than ${name(n)}: ${clip(old, 48)} → ${clip(fresh, 48)}`}
           }
         }
