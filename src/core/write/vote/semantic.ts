@@ -540,6 +540,9 @@ class Sentence implements SentenceInfo {
     // where a new value would start after the old one, or end before it, and how plainly that says a change
     const spots: [at: number, after: boolean, how: 1 | 2, to?: boolean, onward?: boolean][] = []
     const struck = t.includes('~') || t.includes('<') ? [...t.matchAll(STRUCK)].map((m) => [m.index, m.index + m[0].length] as const) : []
+    // whether the sentence says its route holds only at some hours or for some callers: asked once, when a route word is met
+    let onlyWhile: boolean | undefined
+    const routeOnly = () => (onlyWhile ??= ONLY_WHILE.test(t))
     for (let i = t.indexOf(was), n = 0; i >= 0 && n < 8; i = t.indexOf(was, i + was.length), n++) {
       let end = i + was.length
       let start = i
@@ -556,10 +559,10 @@ class Sentence implements SentenceInfo {
       // a forward or a redirect says where things go on as often as what replaced them: an arrow's weight
       const onward = words !== null && /\b(?:forward|redirect|divert|re-?rout|rout|go(?:es)?\s)/.test(words[0])
       const bare = !words && after !== null && /^\W*to\b/.test(after[0])
-      if (after && !(onward && ONLY_WHILE.test(t))) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, bare && !EDIT_BEFORE.test(t.slice(Math.max(0, start - 24), start)), onward])
+      if (after && !(onward && routeOnly())) spots.push([end + after[0].length, true, words && !onward ? 2 : 1, bare && !EDIT_BEFORE.test(t.slice(Math.max(0, start - 24), start)), onward])
       const before = SHOWN_BEFORE.exec(t.slice(Math.max(0, start - 24), start))
       const apart = before !== null && SHOWN_BEFORE_APART.test(before[0])
-      if (before && !(apart && ONLY_WHILE.test(t))) spots.push([start - before[0].length, false, apart ? 1 : 2])
+      if (before && !(apart && routeOnly())) spots.push([start - before[0].length, false, apart ? 1 : 2])
     }
     return (now) => {
       let best: 0 | 1 | 2 = 0
@@ -666,7 +669,7 @@ const LABEL_THEN_VALUE = /(^|\n)([^\n:]{1,60}:)[ \t]*\n(?=[ \t]*[+(]?[\d\u2012][
  * colon of the line and no space is read two ways (a line of spaced colons took 20-30 ms when one could).
  */
 const LEAD_IN_LABEL = /^\s*(?:(?:[^:\s]|(?<=\d):(?=\d))(?:[^:\n]|(?<=\d):(?=\d)){0,99}:[*_`]{0,4}\s+){1,4}(?=[*_`]{0,4}[^:\s][^:\n]{0,39}:[*_`]{0,4}\s*\S)/
-/** the reply and forward marks a mail subject gathers ("re: fwd: aw: wg: …"), however many, read before the lead-ins */
+/** the reply and forward marks a mail subject gathers ("re: fwd: aw: wg: …"), however many, read before a sentence and its lead-ins */
 const REPLY_MARKS = /^\s*(?:(?:re|fwd?|aw|wg|sv|vs|tr|rv|enc|antw|doorst)\s*(?:\[\d+\])?\s*:\s*)+/
 /** words a label line may add to the memory's and still state its value: "são paulo: new number 0800 …", "(antes …)" (stop words never count) */
 const LABEL_PART_WORDS = new Set(
@@ -713,15 +716,14 @@ function docInfo(title: string, body: string, withIndex: boolean): DocInfo {
   const split = [...new Set(lined.split(SENTENCE_END))]
   // a mail's reply and forward marks ("re: fwd: são paulo: 0800 …") say nothing of the fact: read without them, "são" was
   // the value of a label "re:"
-  const all = split.map((text) => sentenceInfo(REPLY_MARKS.test(text) ? text.replace(REPLY_MARKS, '') : text))
+  const lines = split.map((text) => text.replace(REPLY_MARKS, ''))
+  const all = lines.map(sentenceInfo)
   all.forEach((info, i) => {
     if (unanswered(split, i, all[i + 1]?.words.size ?? 0)) info.asks = true
   })
   // a line with a lead-in before a label of its own ("update from the facilities team: são paulo: 0800 …"):
   // the label is read again on its own, for a memory's label line ("são paulo: 0800 771 2040")
-  split.forEach((text, i) => {
-    const marks = REPLY_MARKS.exec(text)
-    const line = marks ? text.slice(marks[0].length) : text
+  lines.forEach((line, i) => {
     const lead = LEAD_IN_LABEL.exec(line)
     if (!lead) return
     const rest = line.slice(lead[0].length)
@@ -806,7 +808,6 @@ const jaccardOf = (n: number, a: Set<string>, b: Set<string>) => {
   return u === 0 ? 0 : n / u
 }
 
-/** Two sentences talk about the same subject when most of their content words agree. */
 /**
  * Whether the write's sentence `cs` is the memory's label line `ns` said with more words: every
  * word of the label is in it, every other word is the memory's or a phone's (LABEL_PART_WORDS),
@@ -822,6 +823,7 @@ function labelLineFor(cs: SentenceInfo, ns: SentenceInfo, shared: number, nb: Do
   return true
 }
 
+/** Two sentences talk about the same subject when most of their content words agree. */
 function aligned(a: SentenceInfo, b: SentenceInfo, shared: number): boolean {
   const j = shared / (a.words.size + b.words.size - shared)
   const small = Math.min(a.words.size, b.words.size)
