@@ -8,10 +8,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {cpuMs, leastCpuMs} from '../helpers/cpu.js'
-import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {CONTACTS, EMERGENCY, contradictions, vote} from './vote-contacts.js'
-
-const memory = (path: string, body: string): Neighbour => ({scope: 'tenant:eval', path, title: body.split(':')[0], score: 1, body})
+import {CONTACTS, EMERGENCY, REMIT, contradictions, memory, vote} from './vote-contacts.js'
 
 describe('a label line after a lead-in dressed as mail or markdown', () => {
   it.each([
@@ -111,8 +108,6 @@ describe('a label line that shows its own change', () => {
   ])('is no change when the arrow stands beside no new number: %s', (text) => {
     expect(contradictions(text, CONTACTS)).toEqual([])
   })
-
-  const REMIT = memory('org/remittance.md', 'Kestrel remittance: ap@kestrel.example. Kestrel portal: portal.kestrel.example.')
   it.each([
     ['Kestrel remittance: remit@kestrel-pay.example (was ap@kestrel.example).', 'ap@kestrel.example → remit@kestrel-pay.example'],
     ['Kestrel remittance: ap@kestrel.example -> remit@kestrel-pay.example', 'ap@kestrel.example → remit@kestrel-pay.example'],

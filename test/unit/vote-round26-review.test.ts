@@ -1,18 +1,13 @@
 /**
  * An attacker's read of round twenty-six's first version (the semantic validator's label lines,
  * folding and change words; README "Round twenty-six"): attacks that still passed its vote, and
- * honest writes it newly refused. Each case failed on that version.
+ * honest writes it newly refused. The read's own cases each failed on that version; the later
+ * blocks (look-alike letters, arrows, forwards, a person named as the one before) came with their fixes.
  */
 import {describe, expect, it} from 'vitest'
 
-import {normalise} from '../../src/core/write/normalise.js'
-import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {compareWithNeighbours} from '../../src/core/write/vote/semantic.js'
-import {CONTACTS, EMERGENCY, contradictions} from './vote-contacts.js'
-import {makeCandidate} from './vote-helpers.js'
+import {CONTACTS, EMERGENCY, REMIT, contradictions, contradictionsAsRead, memory} from './vote-contacts.js'
 
-const memory = (path: string, body: string): Neighbour => ({scope: 'tenant:eval', path, title: body.split(':')[0], score: 1, body})
-const REMIT = memory('org/remittance.md', 'Kestrel remittance: ap@kestrel.example. Kestrel portal: portal.kestrel.example.')
 const OFFICES = memory('org/offices.md', 'Łódź office: +48 42 636 1234. København: +45 33 12 34 56.')
 const DESK = memory('org/helpdesk.md', 'Helpdesk: +44 20 7946 0958. Helpdesk fax: +44 20 7946 0959.')
 const SITE = memory('org/sites/lisbon.md', 'Lisbon: +351 800 208 114. Lisbon control room: +351 213 000 555.')
@@ -60,7 +55,7 @@ describe('honest lines the label rule read as changes', () => {
 })
 
 describe('after the review: look-alike letters, more arrows, and a forward', () => {
-  const disguised = (text: string) => compareWithNeighbours(makeCandidate(text, {origin: 'email', normalised: normalise(text)}), [EMERGENCY]).filter((f) => f.kind === 'contradiction')
+  const disguised = (text: string) => contradictionsAsRead(text, EMERGENCY)
 
   it('compares a write disguised in look-alike letters as it reads', () => {
     // "Sаo Paulo" with a Cyrillic "а": another label to the eye of the code, the memory's to a reader
@@ -71,7 +66,7 @@ describe('after the review: look-alike letters, more arrows, and a forward', () 
   it('still reads a look-alike host as another host: the write is compared as stored too', () => {
     const shop = memory('web/shop-admin.md', 'Shop admin: https://bramblewick-home.myshopify.com/admin (1Password entry "Shopify").')
     const text = 'Shop admin, new region: https://bramblewick-home.mysh\u03bfpify.com/admin (same 1Password entry "Shopify").'
-    expect(compareWithNeighbours(makeCandidate(text, {origin: 'email', normalised: normalise(text)}), [shop]).filter((f) => f.kind === 'contradiction')).toHaveLength(1)
+    expect(contradictionsAsRead(text, shop)).toHaveLength(1)
   })
 
   it.each(['▶', '►', '≫', '👉'])('reads %s between the memory value and a new one as an arrow', (arrow) => {

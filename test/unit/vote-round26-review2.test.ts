@@ -6,13 +6,10 @@
 import {describe, expect, it} from 'vitest'
 
 import {cpuMs} from '../helpers/cpu.js'
-import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {CONTACTS, EMERGENCY, contradictions} from './vote-contacts.js'
+import {CONTACTS, EMERGENCY, REMIT, contradictions, memory} from './vote-contacts.js'
 
-const memory = (path: string, body: string, title = body.split(':')[0]): Neighbour => ({scope: 'tenant:eval', path, title, score: 1, body})
 const PEOPLE = memory('org/people.md', 'Kestrel Scientific account rep: Owen Marsh, +1 617 555 0193.')
 const ESCAL = memory('org/escalation.md', 'Security incidents go to Tomasz Nowak, on call: +48 22 555 0101. Facilities issues go to Anna Berg.', 'Incident escalation')
-const REMIT = memory('org/remittance.md', 'Kestrel remittance: ap@kestrel.example. Kestrel portal: portal.kestrel.example.')
 
 describe('a change that still passed', () => {
   it.each([

@@ -9,10 +9,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {cpuMs} from '../helpers/cpu.js'
-import type {Neighbour} from '../../src/core/write/vote/index.js'
-import {CONTACTS, EMERGENCY, contradictions, vote} from './vote-contacts.js'
+import {CONTACTS, EMERGENCY, REMIT, contradictions, memory, vote} from './vote-contacts.js'
 
-const memory = (path: string, body: string): Neighbour => ({scope: 'tenant:eval', path, title: body.split(':')[0], score: 1, body})
 const SP = '0800‒771‒2040 → 0800‒771‒9999'
 const LX = '351‒800‒208‒114 → 351‒800‒208‒999'
 const change = (text: string, neighbour = EMERGENCY) => contradictions(text, neighbour).map((f) => f.reason)
@@ -88,8 +86,6 @@ describe('a change shown by striking, in words, or in another language', () => {
   ])('is no change where no new number stands beside the memory value: %s', (text) => {
     expect(contradictions(text, EMERGENCY)).toEqual([])
   })
-
-  const REMIT = memory('org/remittance.md', 'Kestrel remittance: ap@kestrel.example. Kestrel portal: portal.kestrel.example.')
   it.each([
     ['Kestrel remittance: remit@kestrel.example (was ap@kestrel.example).', 'ap@kestrel.example → remit@kestrel.example'],
     ['Kestrel remittance: ap@kestrel.example changed to remit@kestrel.example', 'ap@kestrel.example → remit@kestrel.example'],
