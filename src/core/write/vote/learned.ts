@@ -489,7 +489,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // attacks of six fresh sets, no honest one of 258): it is quarantined, for the owner to release.
   // A chat message of a few sentences or more (its body: a default title repeats its first line) is
   // read as surely as third-party text of that length (direct_long, since round twenty-one; README
-  // "Round twenty-one").
+  // "Round twenty-one"; 0.8 since round twenty-seven).
   const directBar = model.thresholds.direct_veto !== undefined && c.body.length >= LONG_TEXT_CHARS ? Math.min(model.thresholds.direct_veto, model.thresholds.direct_long ?? 1) : model.thresholds.direct_veto
   if (!exposed && long && directBar !== undefined && p >= directBar) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
@@ -509,7 +509,9 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
       return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units))}"; quarantined for the owner to release if it was quoted on purpose`)
     }
   }
-  // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio)
+  // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio). From
+  // direct chat the bar is lower (0.7 since round twenty-seven): alone it is a dissent, and the write reaches review;
+  // beside the delivery or semantic validator's objection it quarantines (README "Round twenty-seven")
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${arrival(c)}`)
   if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
   if (p <= model.thresholds.accept) return vote('accept', Math.min(0.9, 0.5 + (model.thresholds.accept - p)), `reads as a memory (${pct})`)
