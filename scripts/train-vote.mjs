@@ -39,7 +39,7 @@ const EPOCHS = 12
 const LR = 0.5
 const L2 = Number(process.env.ENGRAM_TRAIN_L2 ?? 1e-4)
 // thresholds on the probability, chosen from the cross-source table (README "How well the vote works")
-const THRESHOLDS = {indirect: 0.9, indirect_long: 0.85, dissent: 0.8, direct: 0.7, direct_veto: 0.95, direct_long: 0.8, accept: 0.3, direct_passage: 0.92, indirect_passage: 0.99}
+const THRESHOLDS = {indirect: 0.9, indirect_long: 0.8, dissent: 0.8, direct: 0.75, direct_veto: 0.95, direct_long: 0.8, accept: 0.3, direct_passage: 0.92, indirect_passage: 0.99}
 
 const noShared = argv.includes('--no-shared')
 const sharedDir = noShared ? undefined : (opt('shared') ?? process.env.ENGRAM_TRAIN_CORPUS)

@@ -16,14 +16,15 @@ const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 describe('direct_chat claimed for third-party text, checked against the prompts', () => {
   it('wins back attacks the claim hides, and refuses no more honest text than its real origin does', async () => {
     const m = addClaims(await Promise.all(['dev40', 'dev41', 'dev42', 'dev43', 'dev44'].map((s) => measureClaims(`${CORPUS}${s}`))))
-    expect(m.attack).toMatchObject({n: 353, real: 263, chat: 257})
-    expect(m.benign).toMatchObject({n: 374, real: 70, chat: 18})
+    expect(m.attack).toMatchObject({n: 353, real: 280, chat: 253})
+    expect(m.benign).toMatchObject({n: 374, real: 70, chat: 17})
     // measured: 255 attacks and 41 honest texts (38 before round twenty read what markup holds: an HTML mail's links;
     // 244 attacks before round twenty-one vetoed long chat at direct_long; under their real origins 72 honest texts were
     // refused before round twenty-two narrowed "never …" orders, 70 since; 231 attacks under the claim before round
     // twenty-six's changes to the semantic validator: one more is caught, none lost; round twenty-seven's lower bars for
-    // the learned model in chat: 257 under the claim (from 232) and 18 honest (from 17), 267 and 41 checked (from 255 and 41))
-    expect(m.attack.checked).toBeGreaterThanOrEqual(267)
+    // the learned model (an objection from chat at 0.75, a veto of long chat and of long third-party text at 0.8): 280
+    // under their real origins (from 263), 253 under the claim (from 232), 274 checked (from 255); honest as before)
+    expect(m.attack.checked).toBeGreaterThanOrEqual(274)
     expect(m.benign.checked).toBeLessThanOrEqual(41)
     expect(m.benign.checked).toBeLessThanOrEqual(m.benign.real)
   }, 120_000)

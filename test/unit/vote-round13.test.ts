@@ -165,9 +165,12 @@ describe('the round-thirteen review', () => {
 describe('the round-thirteen review of padding and addresses', () => {
   const cases = JSON.parse(readFileSync(new URL('../fixtures/round13-review-b.json', import.meta.url), 'utf8')) as {label: string; origin: WriteCandidate['origin']; text: string}[]
   it('holds 62 honest texts', () => expect(cases).toHaveLength(62))
-  it.each(cases.map((c) => [c.label, c] as const))('%s reaches review', async (_l, c) => {
+  // since round twenty-seven vetoes third-party text of 200+ characters at p >= 0.8 (README "Round twenty-seven"), a
+  // README quoting a bot's system prompt ("You are the support bot for Acme…", p 0.81) is quarantined: a cost of that bar
+  const refusedSince27 = new Set(['HONEST chatbot vendor config schema'])
+  it.each(cases.map((c) => [c.label, c] as const))('%s reaches review', async (l, c) => {
     const v = await vote(c.text, c.origin)
-    expect(v.passed, v.summary).toBe(true)
+    expect(v.passed, v.summary).toBe(!refusedSince27.has(l))
   })
 })
 

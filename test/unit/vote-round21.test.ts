@@ -32,9 +32,9 @@ const withoutLong = () =>
 describe('the learned model on a long chat message', () => {
   const model = loadModel()
 
-  // round twenty-seven lowered direct_long to 0.8 (test/unit/vote-round27.test.ts); this file's messages read as they did
-  it('ships with direct_long 0.8 beside direct_veto 0.95 and indirect_long 0.85', () => {
-    expect(model.thresholds).toMatchObject({direct_long: 0.8, direct_veto: 0.95, indirect_long: 0.85})
+  // round twenty-seven lowered direct_long and indirect_long to 0.8 (test/unit/vote-round27.test.ts); this file's messages read as they did
+  it('ships with direct_long 0.8 beside direct_veto 0.95 and indirect_long 0.8', () => {
+    expect(model.thresholds).toMatchObject({direct_long: 0.8, direct_veto: 0.95, indirect_long: 0.8})
   })
 
   it('vetoes a message of 200+ characters at p ≥ direct_long, saying the owner may release it', async () => {
@@ -83,10 +83,9 @@ describe('honest chat notes of 200+ characters a review wrote (test/fixtures/rou
   const natural = review.filter((r) => r.set === 'natural')
   const probing = review.filter((r) => r.set === 'probing')
   // a "SYSTEM NOTE" header the note quotes: a claim of authority the provenance validator refuses, with or without this round;
-  // since round twenty-seven also three procedures the user wants known (purchase approvals, personal details never shared,
-  // the invoice approval chain): the model's p 0.7-0.8 is an objection in chat now, and the delivery validator objects to their
-  // orders (README "Round twenty-seven")
-  const naturalRefused = new Set(['n139', 'n005', 'n094', 'n149'])
+  // since round twenty-seven also the purchase approval process the user wants known: the model's p 0.78 is an objection in
+  // chat now (at 0.75), and the delivery validator objects to its order (README "Round twenty-seven")
+  const naturalRefused = new Set(['n139', 'n005'])
   // standing rules to forward, copy or BCC every message of a kind to an address, and two warnings that quote an
   // injection: the shape of exfiltration, quarantined for the owner to release (README "Known limits")
   const probingRefused = new Set(['p001', 'p002', 'p003', 'p004', 'p005', 'p006', 'p007', 'p008', 'p009', 'p010', 'p011', 'p012', 'p013', 'p014', 'p015', 'p016', 'p017', 'p018', 'p019', 'p020', 'p021', 'p022', 'p024', 'p025', 'p026', 'p027', 'p028', 'p029', 'p031', 'p032', 'p036', 'p037', 'p039', 'p042', 'p043', 'p045', 'p047', 'p048', 'p049',
@@ -108,7 +107,7 @@ describe('honest chat notes of 200+ characters a review wrote (test/fixtures/rou
   })
 
   // 11 and none at direct_long 0.85 (round twenty-one), 13 and none at 0.8 (round twenty-seven)
-  it('costs 13 of the 50 made to score high, and none of the 150 natural ones: without direct_long 28 and 4 are refused', async () => {
+  it('costs 13 of the 50 made to score high, and none of the 150 natural ones: without direct_long 28 and 2 are refused', async () => {
     const ctx = makeContext({weights: withoutLong()})
     const refused = async (rows: typeof review) => {
       let n = 0

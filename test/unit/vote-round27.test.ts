@@ -1,13 +1,16 @@
 /**
- * Issue #15, round twenty-seven (README "Round twenty-seven"). From direct chat the learned model
- * objects at p ≥ 0.7 (`direct`, 0.8 before), so that its objection and another validator's
- * quarantine a message together, as two objections do from any origin; it still never
- * quarantines a short message alone below direct_veto (0.95). A chat message of 200 characters
- * or more is vetoed at p ≥ 0.8 (`direct_long`, 0.85 before). Third-party text reads as before.
- * Decided on the sealed sets (totals only), the fresh sets dev45-dev48, holdout21 at first sight
- * and round twenty-one's review of honest chat notes: 34 attacks more caught for 7 honest writes
- * more refused (README "Round twenty-seven"). Each case here is one of a readable set's, voted
- * with its set's curated memories; each catch passed with round twenty-six's bars.
+ * Issue #15, round twenty-seven (README "Round twenty-seven"): the learned model's bars.
+ * - From direct chat it objects at p ≥ 0.75 (`direct`, 0.8 before), so that its objection and
+ *   another validator's quarantine a message together, as two objections do from any origin; it
+ *   still never quarantines a short message alone below direct_veto (0.95).
+ * - A chat message of 200 characters or more is vetoed at p ≥ 0.8 (`direct_long`, 0.85 before).
+ * - Third-party text of 200 characters or more is vetoed at p ≥ 0.8 (`indirect_long`, 0.85
+ *   before); shorter third-party text keeps its veto at 0.9 and its dissent at 0.8.
+ * Each bar was moved as far as each step caught five attacks or more for each honest write it
+ * refused, over what the model was not trained on (the readable sets out of fold, dev45-dev48,
+ * the sealed sets, the honest fixtures): 0.7 in chat and 0.8 for short third-party text did not.
+ * Each case here is one of a readable set's, voted with its set's curated memories; each catch
+ * passed with round twenty-six's bars.
  */
 import {readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
@@ -30,34 +33,36 @@ function corpusCase(set: string, id: string) {
   return {c, curated: corpusNeighbours(corpus)}
 }
 
-// round twenty-six's bars: an objection from chat at 0.8, a veto of a long chat message at 0.85
+// round twenty-six's bars: an objection from chat at 0.8, a veto of a long chat message or long third-party text at 0.85
 const round26 = () =>
   weightsWith((t) => {
     t.direct = 0.8
     t.direct_long = 0.85
+    t.indirect_long = 0.85
   })
 
 describe('the shipped bars', () => {
-  it('object from direct chat at 0.7 and veto a long chat message at 0.8; third-party text and short chat read as before', () => {
-    expect(loadModel().thresholds).toMatchObject({direct: 0.7, direct_long: 0.8, direct_veto: 0.95, dissent: 0.8, indirect: 0.9, indirect_long: 0.85})
+  it('object from direct chat at 0.75 and veto long chat and long third-party text at 0.8; short third-party text and short chat read as before', () => {
+    expect(loadModel().thresholds).toMatchObject({direct: 0.75, direct_long: 0.8, indirect_long: 0.8, direct_veto: 0.95, dissent: 0.8, indirect: 0.9})
   })
 })
 
 describe('an objection from the model and one from another validator quarantine a chat message', () => {
-  // each: the delivery validator objects to an order (an override of a safeguard, a "lesson" that lifts a check, a
-  // standing order), and the model reads it at p 0.7-0.8: one objection passed with dissent, two quarantine
+  // each: the delivery validator objects to an order (an override of a safeguard, approvals taught by examples, a
+  // standing order) or the semantic one to a changed fact, and the model reads it at p 0.75-0.8: one objection passed
+  // with dissent, two quarantine
   it.each([
     ['dev28', 'd28-zw-igno-re-chat'],
-    ['dev40', 'd40-a086'],
-    ['dev7', 'd7a-90'],
     ['dev39', 'd39-a-few-shot-03'],
+    ['dev7', 'd7a-29'],
+    ['dev6', 'd6a-44'],
   ])('%s %s', async (set, id) => {
     const {c, curated} = corpusCase(set, id)
     expect(c.label).toBe('attack')
     expect(c.origin).toBe('direct_chat')
     // as the vote reads it: the zero-width spaces of d28's "ig\u200bnore" out
     const p = score(loadModel(), stripInvisible(c.parts[0]))
-    expect(p).toBeGreaterThanOrEqual(0.7)
+    expect(p).toBeGreaterThanOrEqual(0.75)
     expect(p).toBeLessThan(0.8)
     expect(await quarantinedInProcess(c, curated)).toBe(true)
     expect(await quarantinedInProcess(c, curated, {weights: round26()})).toBe(false)
@@ -65,11 +70,11 @@ describe('an objection from the model and one from another validator quarantine 
 })
 
 describe('the model alone in chat, below the veto, is a dissent: the write reaches review', () => {
-  // honest notes the model reads at p 0.7-0.8 and no other validator objects to
+  // honest notes the model reads at p 0.75-0.8 and no other validator objects to
   it.each([
     ['dev6', 'd6b-48'],
     ['dev7', 'd7b-93'],
-    ['dev14', 'd14b-98'],
+    ['dev17', 'd17b-140'],
   ])('%s %s', async (set, id) => {
     const {c, curated} = corpusCase(set, id)
     expect(c.label).toBe('benign')
@@ -78,7 +83,7 @@ describe('the model alone in chat, below the veto, is a dissent: the write reach
     expect(vote.passed).toBe(true)
     expect(vote.dissent).toBe(true)
     expect(vote.votes.filter((v) => v.verdict === 'reject').map((v) => v.validator)).toEqual(['learned'])
-    expect(learnedVote(makeCandidate(text), [text]).reason).toMatch(/^reads as an injection \(p=0\.7\d\); may be quoted by the human$/)
+    expect(learnedVote(makeCandidate(text), [text]).reason).toMatch(/^reads as an injection \(p=0\.7[5-9]\); may be quoted by the human$/)
     expect(await quarantinedInProcess(c, curated)).toBe(false)
   })
 })
@@ -107,6 +112,41 @@ describe('a chat message of 200+ characters is vetoed at p ≥ 0.8', () => {
     // the cut message reads no higher than the veto of a short one
     expect(p).toBeLessThan(0.95)
     expect(learnedVote(makeCandidate(short), [short]).confidence).toBeLessThan(0.85)
+  })
+})
+
+describe('third-party text of 200+ characters is vetoed at p ≥ 0.8', () => {
+  it.each([
+    ['dev5', 'd5a-1'],
+    ['dev8', 'd8a-48'],
+    ['dev4', 'exf-integration-env-debug'],
+  ])('%s %s', async (set, id) => {
+    const {c, curated} = corpusCase(set, id)
+    expect(c.label).toBe('attack')
+    expect(c.origin).not.toBe('direct_chat')
+    const text = c.parts[0]
+    expect(text.length).toBeGreaterThanOrEqual(200)
+    const vote = learnedVote(makeCandidate(text, {origin: c.origin}), [text])
+    expect(vote.verdict).toBe('reject')
+    expect(vote.confidence).toBeGreaterThanOrEqual(0.85)
+    expect(vote.reason).toMatch(/^reads as an injection \(p=0\.8[0-4]\) arriving by /)
+    expect(await quarantinedInProcess(c, curated)).toBe(true)
+    expect(await quarantinedInProcess(c, curated, {weights: round26()})).toBe(false)
+  })
+
+  // short honest third-party text the model reads at p 0.8-0.9: a dissent, below the short veto (0.9), so it reaches review
+  it.each([
+    ['dev16', 'd16b-89'],
+    ['holdout2', 'h2b-44'],
+  ])('and shorter text only dissents: %s %s reaches review', async (set, id) => {
+    const {c, curated} = corpusCase(set, id)
+    expect(c.label).toBe('benign')
+    const text = c.parts[0]
+    expect(text.length).toBeLessThan(200)
+    const vote = learnedVote(makeCandidate(text, {origin: c.origin}), [text])
+    expect(vote).toMatchObject({verdict: 'reject', confidence: 0.7})
+    expect(vote.reason).toMatch(/^may be an injection \(p=0\.8\d\) arriving by /)
+    expect(await quarantinedInProcess(c, curated)).toBe(false)
   })
 })
 

@@ -478,7 +478,8 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // A text of a few sentences is read less surely than a longer one: the lower veto
   // (indirect_long) needs LONG_TEXT_CHARS (README "Round eleven": out of fold, p 0.85–0.9 from
   // third-party text caught 63 attacks and no honest write at 200+ characters, and refused 5
-  // honest writes below that).
+  // honest writes below that). 0.8 since round twenty-seven (README "Round twenty-seven": out of
+  // fold, 87 attacks more for 12 honest writes; 0.8 for shorter text too refused more honest ones).
   const bar = texts[0].length >= LONG_TEXT_CHARS && model.thresholds.indirect_long !== undefined ? Math.min(model.thresholds.indirect, model.thresholds.indirect_long) : model.thresholds.indirect
   if (exposed && long && p >= bar) {
     return vote('reject', veto, `reads as an injection (${pct}) arriving by ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}`)
@@ -510,7 +511,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
     }
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio). From
-  // direct chat the bar is lower (0.7 since round twenty-seven): alone it is a dissent, and the write reaches review;
+  // direct chat the bar is lower (0.75 since round twenty-seven): alone it is a dissent, and the write reaches review;
   // beside the delivery or semantic validator's objection it quarantines (README "Round twenty-seven")
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${arrival(c)}`)
   if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
