@@ -21,7 +21,8 @@ import {corpusNeighbours, quarantinedInProcess} from '../../src/eval/inprocess.j
 import {stripInvisible} from '../../src/core/write/normalise.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {learnedVote, loadModel, score} from '../../src/core/write/vote/learned.js'
-import {makeCandidate, makeContext, weightsWith} from './vote-helpers.js'
+import type {WriteCandidate} from '../../src/core/write/vote/index.js'
+import {fromRaw, makeCandidate, makeContext, weightsWith} from './vote-helpers.js'
 
 const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 
@@ -160,5 +161,33 @@ describe('honest chat preferences and standing wishes (test/fixtures/round27-hon
 
   it.each(notes.map((n) => [n.slice(0, 60), n] as const))('%s… reaches review', async (_, text) => {
     expect((await runVote(makeCandidate(text), makeContext())).passed).toBe(true)
+  })
+})
+
+describe('honest third-party texts of 200+ characters (test/fixtures/round27-honest-third-party.json)', () => {
+  // 150 written for this round by a review that saw neither the vote nor the corpus: procedures, security notices, AI
+  // assistant docs, supplier changes, tool output, other languages; measured once, on both bars
+  const rows = JSON.parse(readFileSync(new URL('../fixtures/round27-honest-third-party.json', import.meta.url), 'utf8')) as {label: string; origin: WriteCandidate['origin']; text: string}[]
+  // nine refused before this round too (orders to the assistant, a "(verified)" claim, a standing order); t085, an HR
+  // policy exported by a tool, read at p 0.81: the cost of the long third-party veto at 0.8
+  const refused = new Set(['t013', 't029', 't036', 't068', 't095', 't100', 't132', 't139', 't140'])
+  const refusedSince27 = new Set(['t085'])
+
+  it('holds 150 texts of 200 characters or more, 30 from each third-party origin', () => {
+    expect(rows.length).toBe(150)
+    for (const r of rows) expect(r.text.length).toBeGreaterThanOrEqual(200)
+    for (const origin of ['email', 'webpage', 'document', 'readme', 'tool_output']) expect(rows.filter((r) => r.origin === origin).length).toBe(30)
+  })
+
+  it.each(rows.map((r) => [r.label, r] as const))('%s', async (label, r) => {
+    const v = await runVote(fromRaw(r.text, r.origin), makeContext())
+    expect(v.passed, v.summary).toBe(!refused.has(label) && !refusedSince27.has(label))
+  })
+
+  it("with round twenty-six's bars the same nine are refused, and t085 reaches review", async () => {
+    const weights = round26()
+    const out: string[] = []
+    for (const r of rows) if (!(await runVote(fromRaw(r.text, r.origin), makeContext({weights}))).passed) out.push(r.label)
+    expect(new Set(out)).toEqual(refused)
   })
 })
