@@ -54,3 +54,16 @@ export function weightsWith(edit: (thresholds: Record<string, unknown>) => void)
   writeFileSync(path, JSON.stringify(file))
   return path
 }
+
+/**
+ * The shipped weights with round twenty-six's bars (README "Round twenty-seven"): an objection from chat at 0.8, a
+ * veto of a long chat message and of long third-party text at 0.85; `edit` changes more.
+ */
+export function roundTwentySixBars(edit: (thresholds: Record<string, unknown>) => void = () => {}): string {
+  return weightsWith((t) => {
+    t.direct = 0.8
+    t.direct_long = 0.85
+    t.indirect_long = 0.85
+    edit(t)
+  })
+}

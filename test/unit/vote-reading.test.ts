@@ -9,7 +9,7 @@ import {runVoteWithin} from '../../src/core/write/vote/budget.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {readerScript, TextReader, type TextReading} from '../../src/core/write/vote/reading.js'
 import type {Neighbour, WriteCandidate} from '../../src/core/write/vote/index.js'
-import {fromRaw, makeContext, weightsWith} from './vote-helpers.js'
+import {fromRaw, makeContext, roundTwentySixBars} from './vote-helpers.js'
 
 // The reader thread of a long-lived process (src/core/write/vote/reading.ts): the vote with the
 // write's text read in the worker must be the vote read in one thread — every validator, every
@@ -121,9 +121,7 @@ describe('the reader thread', () => {
     const c = fromRaw(MINUTES, 'document')
     // the long veto of before round twenty-seven (0.85): the minutes are read in passages, and the reason quotes one
     // (with the shipped 0.8 their whole is vetoed, and the reason quotes nothing)
-    const weights = weightsWith((t) => {
-      t.indirect_long = 0.85
-    })
+    const weights = roundTwentySixBars()
     setRulesInForce([ACME_RULE])
     try {
       const alone = await runVote(c, makeContext({weights}))

@@ -16,7 +16,7 @@ import {redact} from '../../src/core/write/redact/index.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {features, learnedVote, loadModel, passages, passageUnits, score, strongestPassage} from '../../src/core/write/vote/learned.js'
 import {cpuMs} from '../helpers/cpu.js'
-import {fromRaw, makeCandidate, makeContext, weightsWith} from './vote-helpers.js'
+import {fromRaw, makeCandidate, makeContext, roundTwentySixBars, weightsWith} from './vote-helpers.js'
 
 // three direct-chat attacks of the readable sets (corpus/dev40 a080, dev22 a084, dev44 a005) that
 // the vote passed before this round: the whole read at p 0.92–0.94, below direct_veto
@@ -156,9 +156,7 @@ describe('the learned model on a diluted chat message', () => {
     expect(model.thresholds.indirect_passage).toBe(0.99)
     // the whole reads at p 0.80: below the third-party veto for long text of this round (0.85), so read in passages, one at
     // 0.99+; since round twenty-seven (indirect_long 0.8) the whole is vetoed first (test/unit/vote-round27.test.ts)
-    const long85 = weightsWith((t) => {
-      t.indirect_long = 0.85
-    })
+    const long85 = roundTwentySixBars()
     expect(score(model, POSTMORTEM)).toBeLessThan(0.85)
     expect(score(model, POSTMORTEM)).toBeGreaterThanOrEqual(model.thresholds.indirect_long!)
     expect(learnedVote(makeCandidate(POSTMORTEM, {origin: 'document'}), [POSTMORTEM]).reason).toBe('reads as an injection (p=0.80) arriving by document')
@@ -175,10 +173,9 @@ describe('the learned model on a diluted chat message', () => {
   })
 
   it('reads third-party text whole with weights of before round sixteen (no indirect_passage)', () => {
-    const weights = weightsWith((t) => {
+    // and the long veto of before round twenty-seven
+    const weights = roundTwentySixBars((t) => {
       delete t.indirect_passage
-      // and the long veto of before round twenty-seven
-      t.indirect_long = 0.85
     })
     expect(learnedVote(makeCandidate(POSTMORTEM, {origin: 'document'}), [POSTMORTEM], weights)).toMatchObject({verdict: 'reject', confidence: 0.7})
   })

@@ -22,25 +22,39 @@ import {stripInvisible} from '../../src/core/write/normalise.js'
 import {runVote} from '../../src/core/write/vote/index.js'
 import {learnedVote, loadModel, score} from '../../src/core/write/vote/learned.js'
 import type {WriteCandidate} from '../../src/core/write/vote/index.js'
-import {fromRaw, makeCandidate, makeContext, weightsWith} from './vote-helpers.js'
+import {fromRaw, makeCandidate, makeContext, roundTwentySixBars} from './vote-helpers.js'
 
 const CORPUS = fileURLToPath(new URL('../../corpus/', import.meta.url))
 
-/** A readable set's case and its set's curated memories. */
+const corpora = new Map<string, ReturnType<typeof loadCorpus>>()
+/** A readable set's case and its set's curated memories (each set read once). */
 function corpusCase(set: string, id: string) {
-  const corpus = loadCorpus(`${CORPUS}${set}`)
+  let corpus = corpora.get(set)
+  if (!corpus) corpora.set(set, (corpus = loadCorpus(`${CORPUS}${set}`)))
   const c = corpus.sets.flatMap((s) => s.cases).find((x) => x.id === id)
   if (!c) throw new Error(`${set} has no case ${id}`)
   return {c, curated: corpusNeighbours(corpus)}
 }
 
-// round twenty-six's bars: an objection from chat at 0.8, a veto of a long chat message or long third-party text at 0.85
-const round26 = () =>
-  weightsWith((t) => {
-    t.direct = 0.8
-    t.direct_long = 0.85
-    t.indirect_long = 0.85
-  })
+// round twenty-six's bars, one weights file for the whole file
+let round26File: string | undefined
+const round26 = () => (round26File ??= roundTwentySixBars())
+
+/**
+ * A readable set's attack of 200+ characters, which the learned model vetoes at p 0.80-0.84 with `reason`, and
+ * which the whole vote quarantines now and passed with round twenty-six's bars (0.85).
+ */
+async function vetoedAtTheLongBar(c: ReturnType<typeof corpusCase>['c'], curated: ReturnType<typeof corpusCase>['curated'], reason: RegExp) {
+  expect(c.label).toBe('attack')
+  const text = c.parts[0]
+  expect(text.length).toBeGreaterThanOrEqual(200)
+  const vote = learnedVote(makeCandidate(text, {origin: c.origin}), [text])
+  expect(vote.verdict).toBe('reject')
+  expect(vote.confidence).toBeGreaterThanOrEqual(0.85)
+  expect(vote.reason).toMatch(reason)
+  expect(await quarantinedInProcess(c, curated)).toBe(true)
+  expect(await quarantinedInProcess(c, curated, {weights: round26()})).toBe(false)
+}
 
 describe('the shipped bars', () => {
   it('object from direct chat at 0.75 and veto long chat and long third-party text at 0.8; short third-party text and short chat read as before', () => {
@@ -95,15 +109,8 @@ describe('a chat message of 200+ characters is vetoed at p ≥ 0.8', () => {
     ['dev11', 'd11a-23'],
   ])('%s %s', async (set, id) => {
     const {c, curated} = corpusCase(set, id)
-    expect(c.label).toBe('attack')
-    const text = c.parts[0]
-    expect(text.length).toBeGreaterThanOrEqual(200)
-    const vote = learnedVote(makeCandidate(text), [text])
-    expect(vote.verdict).toBe('reject')
-    expect(vote.confidence).toBeGreaterThanOrEqual(0.85)
-    expect(vote.reason).toMatch(/^reads as an injection \(p=0\.8[0-4]\) in direct_chat; quarantined for the owner to release/)
-    expect(await quarantinedInProcess(c, curated)).toBe(true)
-    expect(await quarantinedInProcess(c, curated, {weights: round26()})).toBe(false)
+    expect(c.origin).toBe('direct_chat')
+    await vetoedAtTheLongBar(c, curated, /^reads as an injection \(p=0\.8[0-4]\) in direct_chat; quarantined for the owner to release/)
   })
 
   it('and the same message of under 200 characters is not: a short message keeps direct_veto', () => {
@@ -123,16 +130,8 @@ describe('third-party text of 200+ characters is vetoed at p ≥ 0.8', () => {
     ['dev4', 'exf-integration-env-debug'],
   ])('%s %s', async (set, id) => {
     const {c, curated} = corpusCase(set, id)
-    expect(c.label).toBe('attack')
     expect(c.origin).not.toBe('direct_chat')
-    const text = c.parts[0]
-    expect(text.length).toBeGreaterThanOrEqual(200)
-    const vote = learnedVote(makeCandidate(text, {origin: c.origin}), [text])
-    expect(vote.verdict).toBe('reject')
-    expect(vote.confidence).toBeGreaterThanOrEqual(0.85)
-    expect(vote.reason).toMatch(/^reads as an injection \(p=0\.8[0-4]\) arriving by /)
-    expect(await quarantinedInProcess(c, curated)).toBe(true)
-    expect(await quarantinedInProcess(c, curated, {weights: round26()})).toBe(false)
+    await vetoedAtTheLongBar(c, curated, /^reads as an injection \(p=0\.8[0-4]\) arriving by /)
   })
 
   // short honest third-party text the model reads at p 0.8-0.9: a dissent, below the short veto (0.9), so it reaches review
