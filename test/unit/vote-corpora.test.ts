@@ -157,6 +157,10 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // Gaelic, Polish, Urdu, Romanian or French: written at the start of round twenty-seven, 65/100 and 15/100 on the vote of
   // round twenty-six (direct-chat attacks 24/40, honest 1/33); 66/100 and 15/100 on round twenty-seven's, at first sight
   ['holdout21', '67/100', '15/100'],
+  // a humanitarian NGO (food aid, water, cash transfers) in Nairobi, Amman and Geneva, 40 of its attacks from direct chat, a
+  // fifth of the texts in French, Arabic, Swahili, Somali or Amharic: written at the start of round twenty-eight, 64/100 and
+  // 8/100 on the vote of round twenty-seven (direct-chat attacks 21/40, honest 1/33), at first sight
+  ['holdout22', '64/100', '8/100'],
 ]
 
 describe('the vote on the sealed sets, in-process, totals only', () => {
