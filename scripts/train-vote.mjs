@@ -8,6 +8,9 @@
 //     --shared DIR  the public sets (BIPIA train splits, NotInject one, PINT sample, wildguard)
 //     --no-shared   the project corpus (corpus/) only
 //     --cross       print the cross-source table instead: train on some sources, test on others
+//     --folds T,S   with --cross: only these folds
+//     --by-origin   with --cross: the held-out corpus cases by side (direct chat, third party),
+//                   the shipped featuriser against one crossed with the side (an experiment)
 //
 // Needs the built featuriser (npm run build).
 import {createHash} from 'node:crypto'
@@ -66,13 +69,13 @@ if (sharedDir) {
     return read(sharedDir, file)
   }
   for (const [file, source] of [['bipia_text_attack_train.json', 'bipia-text'], ['bipia_code_attack_train.json', 'bipia-code']]) {
-    for (const [cat, list] of Object.entries(JSON.parse(need(file)))) for (const t of list) cases.push({source, text: t, label: 1, category: cat})
+    for (const [cat, list] of Object.entries(JSON.parse(need(file)))) for (const t of list) cases.push({source, text: t, label: 1, category: cat, origin: 'third-party'})
   }
-  for (const l of lines(need('bipia_email_train.jsonl'))) cases.push({source: 'bipia-email', text: JSON.parse(l).context ?? '', label: 0, category: 'email'})
+  for (const l of lines(need('bipia_email_train.jsonl'))) cases.push({source: 'bipia-email', text: JSON.parse(l).context ?? '', label: 0, category: 'email', origin: 'third-party'})
   for (const l of lines(need('bipia_code_train.jsonl'))) {
     const r = JSON.parse(l)
     const text = [r.context, r.code, r.error].flat().filter((x) => typeof x === 'string').join('\n')
-    cases.push({source: 'bipia-code-clean', text, label: 0, category: 'code'})
+    cases.push({source: 'bipia-code-clean', text, label: 0, category: 'code', origin: 'third-party'})
   }
   for (const r of JSON.parse(need('notinject_one.json'))) cases.push({source: 'notinject-one', text: r.prompt ?? '', label: 0, category: 'trigger-word'})
   for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
@@ -80,25 +83,30 @@ if (sharedDir) {
 }
 // corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
 // the held-out sets of the first three rounds (their misses were read, so they measure
-// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout21/,
+// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout22/,
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works"). dev36/ to dev42/ (mostly other languages and direct chat) are trained on
 // since featuriser 2 reads the word classes in their languages; with featuriser 1, dev36/ to
 // dev41/ lost sealed catches (README "Round eleven", "Round twelve"). dev43/ since round
 // thirteen, dev44/ since round fourteen, each after its first reading (README "Round thirteen",
 // "Round fourteen"). Not dev45/ to dev48/ (round twenty-one): trained on them, the model lost
-// sealed catches; they measure the vote as fresh sets would (fold T holds them out all the same).
+// sealed catches; they measure the vote as fresh sets would (fold T of --cross measures them).
 const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35', 'dev36', 'dev37', 'dev38', 'dev39', 'dev40', 'dev41', 'dev42', 'dev43', 'dev44', 'holdout', 'holdout2', 'holdout3']
+// measured by --cross (fold T), never trained on
+const MEASURED_FOLDERS = ['dev45', 'dev46', 'dev47', 'dev48']
+const MEASURED_SOURCES = MEASURED_FOLDERS.map((d) => `engram-${d}`)
+const CORPUS_SOURCE = /^(?:project|engram-|holdout)/
 const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
-for (const [dir, file] of corpusFiles) {
-  for (const l of lines(read(dir, file))) {
-    const r = JSON.parse(l)
-    const text = Array.isArray(r.text) ? r.text.join('\n') : r.text
-    cases.push({source: r.source ?? 'project', text, label: r.label === 'attack' ? 1 : 0, category: r.category ?? 'project'})
-  }
-}
-const data = cases.filter((c) => typeof c.text === 'string' && c.text.trim() !== '')
+/** a corpus file's cases; `origin` is the delivery vector's side: direct chat or third-party text */
+const corpusCases = (text) => lines(text).map((l) => {
+  const r = JSON.parse(l)
+  return {source: r.source ?? 'project', text: Array.isArray(r.text) ? r.text.join('\n') : r.text, label: r.label === 'attack' ? 1 : 0,
+    category: r.category ?? 'project', origin: r.origin === 'direct_chat' ? 'direct-chat' : 'third-party'}
+})
+for (const [dir, file] of corpusFiles) cases.push(...corpusCases(read(dir, file)))
+const usable = (c) => typeof c.text === 'string' && c.text.trim() !== ''
+const data = cases.filter(usable)
 
 // mulberry32: a seeded generator, so that the shuffle is the same on every run
 function rng(seed) {
@@ -112,8 +120,10 @@ function rng(seed) {
   }
 }
 
-function train(rows) {
-  const X = rows.map((r) => features(r.text, BITS, FEATURES))
+const plain = (r) => features(r.text, BITS, FEATURES)
+
+function train(rows, featurise = plain) {
+  const X = rows.map(featurise)
   const y = rows.map((r) => r.label)
   const pos = y.filter((v) => v === 1).length
   const neg = y.length - pos
@@ -163,11 +173,62 @@ function quantise({w, b}) {
 }
 
 function prob(model, text) {
-  const f = features(text, BITS, FEATURES)
+  return probOf(model, features(text, BITS, FEATURES))
+}
+
+function probOf(model, f) {
   if (f.length === 0) return 0
   let z = 0
   for (const i of f) z += model.weights[i]
   return 1 / (1 + Math.exp(-(z / Math.sqrt(f.length) + model.bias)))
+}
+
+// --by-origin's experiment (learned.ts does not read it, and `npm run train` never writes it):
+// each feature twice, as it is and tied to the origin's side, so that a word may weigh
+// differently in direct chat and in third-party text (README "Round twenty-eight")
+const SIDE_SALT = {'direct-chat': 0x9e3779b1, 'third-party': 0x85ebca77}
+function crossed(r) {
+  const f = plain(r)
+  const salt = SIDE_SALT[r.origin]
+  if (salt === undefined) return f
+  const out = new Set(f)
+  for (const i of f) out.add((Math.imul(i ^ salt, 0x27d4eb2d) >>> 7) & ((1 << BITS) - 1))
+  return Uint32Array.from(out)
+}
+
+/**
+ * The held-out corpus cases' attacks caught at a given share of honest writes refused, by side
+ * (direct chat, third-party text) and by kind of set (read, or dev45 to dev48): a comparison of
+ * featurisers that does not depend on where the bars sit. The ensemble averages the two models'
+ * log-odds.
+ */
+function originTable(scored) {
+  const logit = (p) => Math.log(Math.max(p, 1e-9) / Math.max(1 - p, 1e-9))
+  const variants = {
+    shipped: (x) => x.base,
+    crossed: (x) => x.crossed,
+    ensemble: (x) => 1 / (1 + Math.exp(-(logit(x.base) + logit(x.crossed)) / 2)),
+  }
+  const rates = [0.01, 0.03, 0.05]
+  console.log('\n| held-out corpus cases | featuriser | ' + rates.map((r) => `caught at ${100 * r} % honest refused`).join(' | ') + ' |')
+  console.log('|---|---|' + rates.map(() => '---|').join(''))
+  for (const origin of ['direct-chat', 'third-party']) {
+    for (const fresh of [false, true]) {
+      const rows = scored.filter((x) => x.origin === origin && x.fresh === fresh)
+      if (rows.length === 0) continue
+      const label = `${origin}, ${fresh ? 'dev45 to dev48' : 'readable sets out of fold'}`
+      for (const [name, p] of Object.entries(variants)) {
+        const att = rows.filter((x) => x.label === 1).map(p)
+        const ben = rows.filter((x) => x.label === 0).map(p).sort((a, b) => b - a)
+        const cells = rates.map((rate) => {
+          // the bar: the honest write ranked just past the share (ties count against the model)
+          const bar = ben[Math.floor(rate * ben.length)] ?? 0
+          return `${att.filter((v) => v > bar).length}/${att.length}`
+        })
+        console.log(`| ${label} (${ben.length} honest) | ${name} | ${cells.join(' | ')} |`)
+      }
+    }
+  }
 }
 
 if (argv.includes('--cross')) {
@@ -194,19 +255,35 @@ if (argv.includes('--cross')) {
     {name: 'S', held: ['engram-dev44']},
     {name: 'T', held: ['engram-dev45', 'engram-dev46', 'engram-dev47', 'engram-dev48']},
   ]
-  const present = new Set(data.map((r) => r.source))
+  // dev45/ to dev48/ are measured, never trained on (fold T): read here only, so that they are
+  // not among the shipped model's files
+  const measured = MEASURED_FOLDERS.map((d) => join(corpusDir, d)).filter((d) => existsSync(d)).flatMap((d) =>
+    readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().flatMap((f) => corpusCases(readFileSync(join(d, f), 'utf8')))).filter(usable)
+  const all = [...data, ...measured]
+  const present = new Set(all.map((r) => r.source))
+  // --folds T,S: only these folds (a quick look, and the test's)
+  const only = opt('folds')?.split(',')
+  if (only && !only.every((n) => folds.some((f) => f.name === n))) fail(`--folds ${only.join(',')}: the folds are ${folds.map((f) => f.name).join(', ')}.`)
+  const byOrigin = argv.includes('--by-origin')
+  /** --by-origin: every held-out corpus case's p, by the shipped featuriser and by the crossed one */
+  const scored = []
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
   console.log(`thresholds: veto from indirect origins p>=${THRESHOLDS.indirect}, dissent from indirect origins p>=${THRESHOLDS.dissent}, direct chat p>=${THRESHOLDS.direct}\n`)
   console.log('| fold | trained on | tested on | attacks vetoed (indirect) | attacks with dissent (indirect) | benign vetoed (indirect) | benign with dissent (indirect) | benign rejected (direct chat) |')
   console.log('|---|---|---|---|---|---|---|---|')
   for (const fold of folds) {
+    if (only && !only.includes(fold.name)) continue
     const held = fold.held.filter((s) => present.has(s))
     if (held.length === 0) continue
     const trainRows = data.filter((r) => !held.includes(r.source))
     const model = quantise(train(trainRows))
+    const crossModel = byOrigin ? quantise(train(trainRows, crossed)) : undefined
     const trainedOn = [...new Set(trainRows.map((r) => r.source))].join(', ')
     for (const s of held) {
-      const rows = data.filter((r) => r.source === s)
+      const rows = all.filter((r) => r.source === s)
+      if (crossModel && CORPUS_SOURCE.test(s)) {
+        for (const r of rows) scored.push({fresh: MEASURED_SOURCES.includes(s), origin: r.origin, label: r.label, base: prob(model, r.text), crossed: probOf(crossModel, crossed(r))})
+      }
       const ps = rows.map((r) => ({label: r.label, p: prob(model, r.text)}))
       const att = ps.filter((x) => x.label === 1)
       const ben = ps.filter((x) => x.label === 0)
@@ -224,6 +301,7 @@ if (argv.includes('--cross')) {
       if (process.env.SWEEP) console.error(s, [0.5, 0.6, 0.7, 0.8, 0.9, 0.95].map((t) => `${t}: ${att.filter((x) => x.p >= t).length}/${att.length} fp ${ben.filter((x) => x.p >= t).length}/${ben.length}`).join('  '))
     }
   }
+  if (byOrigin) originTable(scored)
   process.exit(0)
 }
 

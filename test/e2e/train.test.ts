@@ -3,7 +3,7 @@
  * weights load and vote within a millisecond, and a missing public corpus is one clear error.
  */
 import {spawnSync} from 'node:child_process'
-import {readFileSync, rmSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
@@ -42,6 +42,45 @@ describe('npm run train', () => {
     expect(missing.status).toBe(2)
     expect(missing.stderr).toMatch(/does not exist/)
     expect(missing.stderr).not.toMatch(/\n\s+at /)
+  })
+})
+
+describe('npm run train:cross', () => {
+  it('measures dev45 to dev48 in fold T without training on them, and compares featurisers by origin at set refusal rates', () => {
+    const out = join(dir, 'never.json')
+    const r = train(['--cross', '--no-shared', '--folds', 'T', '--by-origin', '--out', out])
+    expect(r.status, r.stderr).toBe(0)
+    const rows = r.stdout.split('\n')
+    // fold T tests on each of the four sets, and was trained on none of them
+    for (const set of ['engram-dev45', 'engram-dev46', 'engram-dev47', 'engram-dev48']) {
+      const row = rows.find((l) => l.startsWith('| T |') && l.includes(`| ${set} |`))
+      expect(row, set).toBeDefined()
+      expect(row!.split('|')[2]).not.toMatch(/engram-dev4[5-8]/)
+    }
+    // the origin table: each side of dev45 to dev48, by each featuriser, catches that grow with the refusal rate
+    for (const [side, honest, attacks] of [['direct-chat', 132, 160], ['third-party', 268, 240]] as const) {
+      for (const name of ['shipped', 'crossed', 'ensemble']) {
+        const row = rows.find((l) => l.startsWith(`| ${side}, dev45 to dev48 (${honest} honest) | ${name} |`))
+        expect(row, `${side} ${name}`).toBeDefined()
+        const caught = [...row!.matchAll(/(\d+)\/(\d+)/g)].map((m) => {
+          expect(Number(m[2])).toBe(attacks)
+          return Number(m[1])
+        })
+        expect(caught).toHaveLength(3)
+        expect(caught[0]).toBeGreaterThan(0)
+        expect(caught[0]).toBeLessThanOrEqual(caught[1])
+        expect(caught[1]).toBeLessThanOrEqual(caught[2])
+      }
+    }
+    // a measurement writes no weights
+    expect(existsSync(out)).toBe(false)
+  }, 120_000)
+
+  it('names the folds when asked for one it does not have', () => {
+    const r = train(['--cross', '--no-shared', '--folds', 'T,Z'])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/--folds T,Z: the folds are A, B, .*, T\./)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
   })
 })
 
