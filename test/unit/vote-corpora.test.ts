@@ -77,6 +77,10 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev46', '68/100', '13/100'],
   ['dev47', '57/100', '9/100'],
   ['dev48', '51/100', '5/100'],
+  // written in round twenty-eight: generic injections in fifteen styles, all from third-party text, and 150 honest texts in ten
+  // kinds (trigger words, marketing mail, procedures, notes on AI assistants…); measured fresh on round twenty-seven's vote
+  // (144/150 and 17/150); not trained on (README "Round twenty-eight")
+  ['dev49', '144/150', '17/150'],
   ['holdout', '62/62', '0/42'],
   ['holdout2', '76/77', '1/63'],
   ['holdout3', '89/90', '0/80'],
