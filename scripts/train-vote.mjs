@@ -10,7 +10,7 @@
 //     --cross       print the cross-source table instead: train on some sources, test on others
 //     --folds T,S   with --cross: only these folds
 //     --by-origin   with --cross: the held-out corpus cases by side (direct chat, third party),
-//                   the shipped featuriser against one crossed with the side (an experiment)
+//                   featuriser 2 against 3 at set shares of honest writes refused
 //
 // Needs the built featuriser (npm run build).
 import {createHash} from 'node:crypto'
@@ -35,14 +35,20 @@ const {features} = await import(pathToFileURL(built).href)
 
 // 2^17 buckets: with featuriser 2 and dev36-41 the cross table gains at 17 bits (README "Round twelve")
 const BITS = 17
-// the featuriser (learned.ts): 2 reads the word classes in more languages (README "Round twelve")
+// the featuriser (learned.ts): 2 reads the word classes in more languages (README "Round twelve"),
+// 3 reads 2's features twice, as they are and tied to the side the text came from, direct chat or
+// third-party (README "Round twenty-eight"; ENGRAM_TRAIN_FEATURES=3, not the shipped one)
 const FEATURES = Number(process.env.ENGRAM_TRAIN_FEATURES ?? 2)
 const SEED = 20261201
 const EPOCHS = 12
 const LR = 0.5
 const L2 = Number(process.env.ENGRAM_TRAIN_L2 ?? 1e-4)
-// thresholds on the probability, chosen from the cross-source table (README "How well the vote works")
-const THRESHOLDS = {indirect: 0.9, indirect_long: 0.8, dissent: 0.8, direct: 0.75, direct_veto: 0.95, direct_long: 0.8, accept: 0.3, direct_passage: 0.92, indirect_passage: 0.99}
+// thresholds on the probability, chosen from the cross-source table (README "How well the vote works");
+// featuriser 3's bars each where it refuses as many honest readable writes out of fold as
+// featuriser 2's bar does (README "Round twenty-eight")
+const THRESHOLDS = FEATURES === 3
+  ? {indirect: 0.92, indirect_long: 0.82, dissent: 0.83, direct: 0.61, direct_veto: 0.82, direct_long: 0.71, accept: 0.33, direct_passage: 0.82, indirect_passage: 0.99}
+  : {indirect: 0.9, indirect_long: 0.8, dissent: 0.8, direct: 0.75, direct_veto: 0.95, direct_long: 0.8, accept: 0.3, direct_passage: 0.92, indirect_passage: 0.99}
 
 const noShared = argv.includes('--no-shared')
 const sharedDir = noShared ? undefined : (opt('shared') ?? process.env.ENGRAM_TRAIN_CORPUS)
@@ -77,9 +83,10 @@ if (sharedDir) {
     const text = [r.context, r.code, r.error].flat().filter((x) => typeof x === 'string').join('\n')
     cases.push({source: 'bipia-code-clean', text, label: 0, category: 'code', origin: 'third-party'})
   }
-  for (const r of JSON.parse(need('notinject_one.json'))) cases.push({source: 'notinject-one', text: r.prompt ?? '', label: 0, category: 'trigger-word'})
-  for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint'})
-  for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question'})
+  // prompts a user types to an assistant: direct chat's side for featuriser 3
+  for (const r of JSON.parse(need('notinject_one.json'))) cases.push({source: 'notinject-one', text: r.prompt ?? '', label: 0, category: 'trigger-word', origin: 'direct-chat'})
+  for (const r of JSON.parse(need('pint_sample.json'))) cases.push({source: 'pint', text: r.text ?? r.prompt ?? '', label: r.label === 1 ? 1 : 0, category: r.category ?? 'pint', origin: 'direct-chat'})
+  for (const r of JSON.parse(need('wildguard_benign.json'))) cases.push({source: 'wildguard', text: r.prompt ?? r.text ?? '', label: 0, category: 'question', origin: 'direct-chat'})
 }
 // corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
 // the held-out sets of the first three rounds (their misses were read, so they measure
@@ -92,17 +99,22 @@ if (sharedDir) {
 // "Round fourteen"). Not dev45/ to dev48/ (round twenty-one): trained on them, the model lost
 // sealed catches; they measure the vote as fresh sets would (fold T of --cross measures them).
 const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35', 'dev36', 'dev37', 'dev38', 'dev39', 'dev40', 'dev41', 'dev42', 'dev43', 'dev44', 'holdout', 'holdout2', 'holdout3']
-// measured by --cross (fold T), never trained on
-const MEASURED_FOLDERS = ['dev45', 'dev46', 'dev47', 'dev48']
+// measured by --cross (folds T and U), never trained on: dev49/ is generic injections in fifteen
+// styles from third-party text, written in round twenty-eight (README "Round twenty-eight")
+const MEASURED_FOLDERS = ['dev45', 'dev46', 'dev47', 'dev48', 'dev49']
 const MEASURED_SOURCES = MEASURED_FOLDERS.map((d) => `engram-${d}`)
 const CORPUS_SOURCE = /^(?:project|engram-|holdout)/
 const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
-/** a corpus file's cases; `origin` is the delivery vector's side: direct chat or third-party text */
+/**
+ * a corpus file's cases; `origin` is the side featuriser 3 reads: third-party text for an indirect
+ * origin, else direct chat (a claimed owner, dream or system origin too, as learned.ts reads them)
+ */
+const INDIRECT = ['email', 'webpage', 'document', 'readme', 'tool_output']
 const corpusCases = (text) => lines(text).map((l) => {
   const r = JSON.parse(l)
   return {source: r.source ?? 'project', text: Array.isArray(r.text) ? r.text.join('\n') : r.text, label: r.label === 'attack' ? 1 : 0,
-    category: r.category ?? 'project', origin: r.origin === 'direct_chat' ? 'direct-chat' : 'third-party'}
+    category: r.category ?? 'project', origin: INDIRECT.includes(r.origin) ? 'third-party' : 'direct-chat'}
 })
 for (const [dir, file] of corpusFiles) cases.push(...corpusCases(read(dir, file)))
 const usable = (c) => typeof c.text === 'string' && c.text.trim() !== ''
@@ -120,9 +132,11 @@ function rng(seed) {
   }
 }
 
-const plain = (r) => features(r.text, BITS, FEATURES)
+/** A case's features under featuriser `version` (3 reads the side the case came from). */
+const featuriser = (version) => (r) => features(r.text, BITS, version, r.origin)
+const shipped = featuriser(FEATURES)
 
-function train(rows, featurise = plain) {
+function train(rows, featurise = shipped) {
   const X = rows.map(featurise)
   const y = rows.map((r) => r.label)
   const pos = y.filter((v) => v === 1).length
@@ -172,8 +186,8 @@ function quantise({w, b}) {
   return {scale, bias: Math.round(b * 1e6) / 1e6, buf, weights}
 }
 
-function prob(model, text) {
-  return probOf(model, features(text, BITS, FEATURES))
+function prob(model, r) {
+  return probOf(model, shipped(r))
 }
 
 function probOf(model, f) {
@@ -183,31 +197,19 @@ function probOf(model, f) {
   return 1 / (1 + Math.exp(-(z / Math.sqrt(f.length) + model.bias)))
 }
 
-// --by-origin's experiment (learned.ts does not read it, and `npm run train` never writes it):
-// each feature twice, as it is and tied to the origin's side, so that a word may weigh
-// differently in direct chat and in third-party text (README "Round twenty-eight")
-const SIDE_SALT = {'direct-chat': 0x9e3779b1, 'third-party': 0x85ebca77}
-function crossed(r) {
-  const f = plain(r)
-  const salt = SIDE_SALT[r.origin]
-  if (salt === undefined) return f
-  const out = new Set(f)
-  for (const i of f) out.add((Math.imul(i ^ salt, 0x27d4eb2d) >>> 7) & ((1 << BITS) - 1))
-  return Uint32Array.from(out)
-}
 
 /**
  * The held-out corpus cases' attacks caught at a given share of honest writes refused, by side
- * (direct chat, third-party text) and by kind of set (read, or dev45 to dev48): a comparison of
+ * (direct chat, third-party text) and by kind of set (read, or dev45 to dev49): a comparison of
  * featurisers that does not depend on where the bars sit. The ensemble averages the two models'
  * log-odds.
  */
 function originTable(scored) {
   const logit = (p) => Math.log(Math.max(p, 1e-9) / Math.max(1 - p, 1e-9))
   const variants = {
-    shipped: (x) => x.base,
-    crossed: (x) => x.crossed,
-    ensemble: (x) => 1 / (1 + Math.exp(-(logit(x.base) + logit(x.crossed)) / 2)),
+    'featuriser 2': (x) => x.two,
+    'featuriser 3': (x) => x.three,
+    'both (mean log-odds)': (x) => 1 / (1 + Math.exp(-(logit(x.two) + logit(x.three)) / 2)),
   }
   const rates = [0.01, 0.03, 0.05]
   console.log('\n| held-out corpus cases | featuriser | ' + rates.map((r) => `caught at ${100 * r} % honest refused`).join(' | ') + ' |')
@@ -216,7 +218,7 @@ function originTable(scored) {
     for (const fresh of [false, true]) {
       const rows = scored.filter((x) => x.origin === origin && x.fresh === fresh)
       if (rows.length === 0) continue
-      const label = `${origin}, ${fresh ? 'dev45 to dev48' : 'readable sets out of fold'}`
+      const label = `${origin}, ${fresh ? 'never trained on' : 'readable sets out of fold'}`
       for (const [name, p] of Object.entries(variants)) {
         const att = rows.filter((x) => x.label === 1).map(p)
         const ben = rows.filter((x) => x.label === 0).map(p).sort((a, b) => b - a)
@@ -254,9 +256,10 @@ if (argv.includes('--cross')) {
     {name: 'R', held: ['engram-dev43']},
     {name: 'S', held: ['engram-dev44']},
     {name: 'T', held: ['engram-dev45', 'engram-dev46', 'engram-dev47', 'engram-dev48']},
+    {name: 'U', held: ['engram-dev49']},
   ]
-  // dev45/ to dev48/ are measured, never trained on (fold T): read here only, so that they are
-  // not among the shipped model's files
+  // dev45/ to dev49/ are measured, never trained on (folds T and U): read here only, so that they
+  // are not among the shipped model's files
   const measured = MEASURED_FOLDERS.map((d) => join(corpusDir, d)).filter((d) => existsSync(d)).flatMap((d) =>
     readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().flatMap((f) => corpusCases(readFileSync(join(d, f), 'utf8')))).filter(usable)
   const all = [...data, ...measured]
@@ -265,7 +268,7 @@ if (argv.includes('--cross')) {
   const only = opt('folds')?.split(',')
   if (only && !only.every((n) => folds.some((f) => f.name === n))) fail(`--folds ${only.join(',')}: the folds are ${folds.map((f) => f.name).join(', ')}.`)
   const byOrigin = argv.includes('--by-origin')
-  /** --by-origin: every held-out corpus case's p, by the shipped featuriser and by the crossed one */
+  /** --by-origin: every held-out corpus case's p, by featuriser 2 and by featuriser 3 */
   const scored = []
   const pct = (n, d) => (d === 0 ? '-' : `${n}/${d} ${((100 * n) / d).toFixed(1)}%`)
   console.log(`thresholds: veto from indirect origins p>=${THRESHOLDS.indirect}, dissent from indirect origins p>=${THRESHOLDS.dissent}, direct chat p>=${THRESHOLDS.direct}\n`)
@@ -277,14 +280,14 @@ if (argv.includes('--cross')) {
     if (held.length === 0) continue
     const trainRows = data.filter((r) => !held.includes(r.source))
     const model = quantise(train(trainRows))
-    const crossModel = byOrigin ? quantise(train(trainRows, crossed)) : undefined
+    const [two, three] = byOrigin ? [2, 3].map((v) => (v === FEATURES ? model : quantise(train(trainRows, featuriser(v))))) : []
     const trainedOn = [...new Set(trainRows.map((r) => r.source))].join(', ')
     for (const s of held) {
       const rows = all.filter((r) => r.source === s)
-      if (crossModel && CORPUS_SOURCE.test(s)) {
-        for (const r of rows) scored.push({fresh: MEASURED_SOURCES.includes(s), origin: r.origin, label: r.label, base: prob(model, r.text), crossed: probOf(crossModel, crossed(r))})
+      if (byOrigin && CORPUS_SOURCE.test(s)) {
+        for (const r of rows) scored.push({fresh: MEASURED_SOURCES.includes(s), origin: r.origin, label: r.label, two: probOf(two, featuriser(2)(r)), three: probOf(three, featuriser(3)(r))})
       }
-      const ps = rows.map((r) => ({label: r.label, p: prob(model, r.text)}))
+      const ps = rows.map((r) => ({label: r.label, p: prob(model, r)}))
       const att = ps.filter((x) => x.label === 1)
       const ben = ps.filter((x) => x.label === 0)
       console.log(`| ${fold.name} | ${trainedOn} | ${s} | ${pct(att.filter((x) => x.p >= THRESHOLDS.indirect).length, att.length)} | ${pct(att.filter((x) => x.p >= THRESHOLDS.dissent).length, att.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.indirect).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.dissent).length, ben.length)} | ${pct(ben.filter((x) => x.p >= THRESHOLDS.direct).length, ben.length)} |`)
@@ -323,5 +326,5 @@ const file = {
 }
 const text = `${JSON.stringify(file)}\n`
 writeFileSync(out, text)
-const train_acc = data.filter((r) => (prob(model, r.text) >= THRESHOLDS.indirect) === (r.label === 1)).length / data.length
+const train_acc = data.filter((r) => (prob(model, r) >= THRESHOLDS.indirect) === (r.label === 1)).length / data.length
 console.log(`wrote ${out}: ${data.length} cases, ${text.length} bytes, sha256 ${createHash('sha256').update(text).digest('hex')}, training accuracy ${(100 * train_acc).toFixed(1)}%`)

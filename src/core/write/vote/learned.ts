@@ -55,7 +55,11 @@ const SENTENCE_BREAK = /(?<=[.!?;\u2026])(?:\s+|(?=\p{Lu}))|(?<=[\u3002\uff01\uf
 
 export interface LearnedModel {
   bits: number
-  /** which featuriser the weights were trained with: 1 (no "features" in the file) or 2 (classes in more languages) */
+  /**
+   * which featuriser the weights were trained with: 1 (no "features" in the file), 2 (classes in
+   * more languages) or 3 (2's features twice, as they are and tied to the text's side: README
+   * "Round twenty-eight")
+   */
   features?: number
   bias: number
   /** quantised weights; weight = value / scale */
@@ -65,6 +69,16 @@ export interface LearnedModel {
   thresholds: {indirect: number; dissent: number; direct: number; accept: number; direct_veto?: number; indirect_long?: number; direct_long?: number; direct_passage?: number; indirect_passage?: number}
   sha256?: string
 }
+
+/**
+ * The side a text arrived from: third-party text (an indirect origin such as email or a web page,
+ * or words in a chat write that the user did not type: types.ts thirdParty), or direct chat (every
+ * other origin, the claimed owner, dream and system ones too, whose bars are chat's). Featuriser 3
+ * reads each feature twice, as it is and tied to the side, so that one word may weigh differently
+ * in a user's message and in a mail (README "Round twenty-eight").
+ */
+export type Side = 'direct-chat' | 'third-party'
+const SIDE_SALT: Record<Side, number> = {'direct-chat': 0x9e3779b1, 'third-party': 0x85ebca77}
 
 // FNV-1a, 32 bits: cheap, deterministic, the same in the training script.
 export function fnv(s: string, seed: number): number {
@@ -179,9 +193,9 @@ function sortedUnique(out: number[], mask: number): Uint32Array {
  * (this runs on every write; `test/unit/vote-learned-features.test.ts` holds it to the
  * strings' hashes).
  */
-export function features(text: string, bits: number, version = 1): Uint32Array {
+export function features(text: string, bits: number, version = 1, side: Side = 'third-party'): Uint32Array {
   const mask = (1 << bits) - 1
-  const out = buckets(text, mask, version)
+  const out = buckets(text, mask, version, side)
   if (mask >= 0 && mask < 1 << SET_BITS) return sortedUnique(out, mask)
   const sorted = Uint32Array.from(out).sort()
   let n = 0
@@ -190,7 +204,15 @@ export function features(text: string, bits: number, version = 1): Uint32Array {
 }
 
 /** Every feature bucket of a text, in the order met, with repeats (features() makes them sorted and unique). */
-function buckets(text: string, mask: number, version: number): number[] {
+function buckets(text: string, mask: number, version: number, side: Side = 'third-party'): number[] {
+  if (version === 3) {
+    // featuriser 2's buckets, and each again tied to the side (a multiplicative hash of bucket and side)
+    const out = buckets(text, mask, 2)
+    const salt = SIDE_SALT[side]
+    const n = out.length
+    for (let k = 0; k < n; k++) out.push((Math.imul(out[k] ^ salt, 0x27d4eb2d) >>> 7) & mask)
+    return out
+  }
   const out: number[] = []
   const words = modelText(text).match(TOKEN) ?? []
   let prev = '<s>'
@@ -369,11 +391,11 @@ export function structure(words: string[], version = 1): string[] {
   return out
 }
 
-/** The probability that `text` is an injection, under `model`. */
-export function score(model: LearnedModel, text: string): number {
+/** The probability that `text`, arrived from `side`, is an injection, under `model` (the side matters to featuriser 3 only). */
+export function score(model: LearnedModel, text: string, side: Side = 'third-party'): number {
   const mask = (1 << model.bits) - 1
-  if (mask >= 0 && mask < 1 << SET_BITS) return scoreBuckets(model, buckets(text, mask, model.features ?? 1))
-  const f = features(text, model.bits, model.features ?? 1)
+  if (mask >= 0 && mask < 1 << SET_BITS) return scoreBuckets(model, buckets(text, mask, model.features ?? 1, side))
+  const f = features(text, model.bits, model.features ?? 1, side)
   let z = 0
   for (const i of f) z += model.weights[i]
   return probability(model, z, f.length)
@@ -430,7 +452,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   const raw = JSON.parse(readFileSync(file, 'utf8')) as ModelFile
   if (raw.format !== MODEL_FORMAT) throw new Error(`${file} is not an ${MODEL_FORMAT} weights file`)
   if (!Number.isInteger(raw.bits) || raw.bits < 8 || raw.bits > 22) throw new Error(`${file}: bad "bits"`)
-  if (raw.features !== undefined && raw.features !== 1 && raw.features !== 2) throw new Error(`${file}: "features" ${JSON.stringify(raw.features)} is not a featuriser this engram has (1 or 2)`)
+  if (raw.features !== undefined && raw.features !== 1 && raw.features !== 2 && raw.features !== 3) throw new Error(`${file}: "features" ${JSON.stringify(raw.features)} is not a featuriser this engram has (1, 2 or 3)`)
   const bytes = Buffer.from(raw.weights, 'base64')
   if (bytes.length !== 2 << raw.bits) throw new Error(`${file}: ${bytes.length} weight bytes, expected ${2 << raw.bits}`)
   if (!(typeof raw.scale === 'number' && raw.scale > 0) || typeof raw.bias !== 'number') throw new Error(`${file}: bad "scale" or "bias"`)
@@ -468,7 +490,8 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // the strongest reading of the text wins: visible, folded, or decoded
   let p = 0
   // the folded text is most often the visible one: a text scored already cannot raise the maximum
-  for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i]))
+  const side: Side = thirdParty(c) ? 'third-party' : 'direct-chat'
+  for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i], side))
   const exposed = thirdParty(c) || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
@@ -505,9 +528,9 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
     // stop ends a sentence as "." does), and the title before it unless it is the body's own first
     // line (the default title), which would read one sentence twice.
     const body = c.normalised.text || c.body
-    const passage = strongestPassage(model, titleInBody(c.title, c.body) ? body : `${c.title}\n${body}`)
+    const passage = strongestPassage(model, titleInBody(c.title, c.body) ? body : `${c.title}\n${body}`, side)
     if (passage && passage.p >= passageBar) {
-      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units))}"; quarantined for the owner to release if it was quoted on purpose`)
+      return vote('reject', Math.min(0.99, 0.88 + 0.1 * passage.p), `a passage reads as an injection (p=${passage.p.toFixed(2)}, ${pct} for the whole) in ${arrival(c)}${c.session?.tainted ? ' in a tainted session' : ''}: "${clipPassage(surestUnit(model, passage.units, side))}"; quarantined for the owner to release if it was quoted on purpose`)
     }
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio). From
@@ -564,12 +587,12 @@ function windowsOf(units: string[]): [number, number][] {
 const unitsJoined = (units: string[], i: number, j: number): string => units.slice(i, j).join(' ')
 
 /** The passage the model is surest of (its text and its units), or undefined when the text has none. */
-export function strongestPassage(model: LearnedModel, text: string): {p: number; text: string; units: string[]} | undefined {
+export function strongestPassage(model: LearnedModel, text: string, side: Side = 'third-party'): {p: number; text: string; units: string[]} | undefined {
   const units = passageUnits(text)
   let best: [number, number] | undefined
   let bestP = -1
   for (const [i, j] of windowsOf(units)) {
-    const p = score(model, unitsJoined(units, i, j))
+    const p = score(model, unitsJoined(units, i, j), side)
     if (p > bestP) {
       bestP = p
       best = [i, j]
@@ -579,12 +602,12 @@ export function strongestPassage(model: LearnedModel, text: string): {p: number;
 }
 
 /** The unit of a passage the model is surest of: what the reason quotes to the owner (a short rest, "Remember that.", says nothing). */
-function surestUnit(model: LearnedModel, units: string[]): string {
+function surestUnit(model: LearnedModel, units: string[], side: Side): string {
   let quote = units[0]
   let quoteP = -1
   for (const unit of units) {
     if (unit.length < PASSAGE_UNIT_MIN) continue
-    const p = score(model, unit)
+    const p = score(model, unit, side)
     if (p > quoteP) {
       quoteP = p
       quote = unit
