@@ -32,6 +32,8 @@ const fail = (msg) => {
 const built = join(root, 'dist', 'core', 'write', 'vote', 'learned.js')
 if (!existsSync(built)) fail('dist/core/write/vote/learned.js is missing: run `npm run build` first.')
 const {features} = await import(pathToFileURL(built).href)
+// the origins whose text is third-party (memory.ts): featuriser 3 reads their side as learned.ts does
+const {isIndirectOrigin} = await import(pathToFileURL(join(root, 'dist', 'core', 'memory', 'memory.js')).href)
 
 // 2^17 buckets: with featuriser 2 and dev36-41 the cross table gains at 17 bits (README "Round twelve")
 const BITS = 17
@@ -104,17 +106,18 @@ const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 
 const MEASURED_FOLDERS = ['dev45', 'dev46', 'dev47', 'dev48', 'dev49']
 const MEASURED_SOURCES = MEASURED_FOLDERS.map((d) => `engram-${d}`)
 const CORPUS_SOURCE = /^(?:project|engram-|holdout)/
-const corpusFiles = [corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))].filter((d) => existsSync(d)).flatMap((d) =>
+/** The case files of these corpus folders, in a fixed order: [folder, file] (curated.jsonl holds memories, not cases). */
+const caseFiles = (dirs) => dirs.filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
+const corpusFiles = caseFiles([corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))])
 /**
  * a corpus file's cases; `origin` is the side featuriser 3 reads: third-party text for an indirect
  * origin, else direct chat (a claimed owner, dream or system origin too, as learned.ts reads them)
  */
-const INDIRECT = ['email', 'webpage', 'document', 'readme', 'tool_output']
 const corpusCases = (text) => lines(text).map((l) => {
   const r = JSON.parse(l)
   return {source: r.source ?? 'project', text: Array.isArray(r.text) ? r.text.join('\n') : r.text, label: r.label === 'attack' ? 1 : 0,
-    category: r.category ?? 'project', origin: INDIRECT.includes(r.origin) ? 'third-party' : 'direct-chat'}
+    category: r.category ?? 'project', origin: isIndirectOrigin(r.origin) ? 'third-party' : 'direct-chat'}
 })
 for (const [dir, file] of corpusFiles) cases.push(...corpusCases(read(dir, file)))
 const usable = (c) => typeof c.text === 'string' && c.text.trim() !== ''
@@ -260,8 +263,7 @@ if (argv.includes('--cross')) {
   ]
   // dev45/ to dev49/ are measured, never trained on (folds T and U): read here only, so that they
   // are not among the shipped model's files
-  const measured = MEASURED_FOLDERS.map((d) => join(corpusDir, d)).filter((d) => existsSync(d)).flatMap((d) =>
-    readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().flatMap((f) => corpusCases(readFileSync(join(d, f), 'utf8')))).filter(usable)
+  const measured = caseFiles(MEASURED_FOLDERS.map((d) => join(corpusDir, d))).flatMap(([d, f]) => corpusCases(readFileSync(join(d, f), 'utf8'))).filter(usable)
   const all = [...data, ...measured]
   const present = new Set(all.map((r) => r.source))
   // --folds T,S: only these folds (a quick look, and the test's)

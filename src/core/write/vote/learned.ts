@@ -490,9 +490,10 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // the strongest reading of the text wins: visible, folded, or decoded
   let p = 0
   // the folded text is most often the visible one: a text scored already cannot raise the maximum
-  const side: Side = thirdParty(c) ? 'third-party' : 'direct-chat'
+  const third = thirdParty(c)
+  const side: Side = third ? 'third-party' : 'direct-chat'
   for (let i = 0; i < texts.length; i++) if (texts[i] && texts.indexOf(texts[i]) === i) p = Math.max(p, score(model, texts[i], side))
-  const exposed = thirdParty(c) || c.session?.tainted === true
+  const exposed = third || c.session?.tainted === true
   const pct = `p=${p.toFixed(2)}`
   // a short text has too few features for the model to be sure of it: it may object, never veto alone
   const long = texts[0].length >= VETO_MIN_CHARS
@@ -522,7 +523,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // wrapped in ordinary talk that dilutes the whole (README "Round sixteen"). Chat is read in
   // passages at direct_passage, a tainted session's chat too (its whole is read at the third-party
   // thresholds above: a passage is no less an order there); third-party text at indirect_passage.
-  const passageBar = thirdParty(c) ? model.thresholds.indirect_passage : model.thresholds.direct_passage
+  const passageBar = third ? model.thresholds.indirect_passage : model.thresholds.direct_passage
   if (passageBar !== undefined) {
     // The folded body (look-alike and invisible characters undone: a fullwidth or zero-width full
     // stop ends a sentence as "." does), and the title before it unless it is the body's own first
