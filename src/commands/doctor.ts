@@ -12,7 +12,7 @@ import {Store} from '../core/store/store.js'
 
 export default class Doctor extends EngramCommand {
   static override ownerOnly = true
-  static override summary = 'Check this store on this machine (git, history, config, keys and their modes, trust pins, locks, index, queue, sessions, verify, the agent host\'s confinement), each finding with its fix; --fix does the safe ones.'
+  static override summary = 'Check this store on this machine (git, history, config, the vote\'s weights, keys and their modes, trust pins, locks, index, queue, sessions, verify, the agent host\'s confinement), each finding with its fix; --fix does the safe ones.'
   static override description = 'Exit 0 when nothing fails (warnings included), 7 when a check fails. --fix only does what engram would do at its next command (recover a dead process\'s lock or journal, rebuild a stale index, tighten a private file\'s mode); trusting, pinning and signing stay the owner\'s.'
   static override examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --fix', '<%= config.bin %> doctor --json | jq \'.items[] | select(.status != "ok")\'']
   static override flags = {

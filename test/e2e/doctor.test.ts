@@ -10,7 +10,7 @@ import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {BIN, curate, git, initWithSession, sandbox} from '../helpers/cli.js'
+import {BIN, curate, git, initWithSession, sandbox, signConfig, tempDir} from '../helpers/cli.js'
 
 const byCheck = (items: {check: string}[]) => Object.fromEntries(items.map((c) => [c.check, c]))
 
@@ -22,7 +22,8 @@ describe('engram doctor', () => {
     const healthy = sb.run(['doctor', '--json'])
     expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0)
     expect(healthy.json.items.filter((c: {status: string}) => c.status !== 'ok')).toEqual([])
-    expect(Object.keys(byCheck(healthy.json.items))).toEqual(expect.arrayContaining(['git', 'history', 'config', 'keys', 'key modes', 'trust', 'lock', 'index', 'sync', 'queue', 'sessions', 'verify', 'confinement']))
+    expect(Object.keys(byCheck(healthy.json.items))).toEqual(expect.arrayContaining(['git', 'history', 'config', 'keys', 'key modes', 'trust', 'lock', 'index', 'sync', 'queue', 'sessions', 'verify', 'confinement', 'vote weights']))
+    expect(byCheck(healthy.json.items)['vote weights'].detail).toMatch(/models\/vote-lr\.json, shipped with engram: featuriser \d, \d+ weights/)
 
     // a key readable by others, and a lock left by a process that is gone
     const keyDir = join(sb.configDir, 'keys')
@@ -87,6 +88,52 @@ describe('engram doctor', () => {
     expect(cooperative.code).toBe(0)
     expect(byCheck(cooperative.json.items).confinement).toMatchObject({status: 'warn'})
     expect(byCheck(cooperative.json.items).confinement.detail).toMatch(/^cooperative: .*Read\(\/memory\/\*\*\) is missing/)
+  }, 300_000)
+
+  it('weights the signed config names but engram cannot read: config sign warns, each write\'s learned vote abstains, doctor fails "vote weights"; a readable file passes', () => {
+    const sb = sandbox()
+    const s = initWithSession(sb, 'tenant:acme')
+    const shipped = JSON.parse(readFileSync(new URL('../../models/vote-lr.json', import.meta.url), 'utf8'))
+    const outside = tempDir('engram-weights-')
+    const unknown = join(outside, 'w4.json')
+    writeFileSync(unknown, JSON.stringify({...shipped, features: 4}))
+    const config = join(sb.dir, '.engram/config.yml')
+    const before = readFileSync(config, 'utf8')
+    const named = (file: string) => before.replace(/^vote:\n/m, `vote:\n  learned:\n    weights: ${file}\n`)
+
+    // shown and signed all the same (the file may be put in place after), with a warning each time
+    writeFileSync(config, named(unknown))
+    const shown = sb.run(['config', 'sign', '--json'])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.json.warnings).toEqual([expect.stringContaining(`engram cannot read ${unknown} ("features" 4 is not a featuriser this engram has (1, 2 or 3))`)])
+    expect(shown.stderr).toMatch(/warning: vote\.learned\.weights: .*abstains on every write/)
+    signConfig(sb)
+    expect(sb.run(['config', 'sign']).stderr).toMatch(/warning: vote\.learned\.weights: engram cannot read/)
+
+    const w = sb.run(['write', 'pref.md', '--scope', 'tenant:acme', '--json'], {input: 'I prefer short answers.\n', env: {ENGRAM_SESSION: s}})
+    expect(w.json.votes.find((v: {validator: string}) => v.validator === 'learned')).toMatchObject({verdict: 'abstain', reason: expect.stringMatching(/^weights unavailable: .*"features" 4/)})
+    const sick = sb.run(['doctor', '--json'])
+    expect(sick.code).toBe(7)
+    expect(sick.json.error.message).toMatch(/1 check\(s\) failed: vote weights/)
+    expect(byCheck(sick.json.items)['vote weights']).toMatchObject({status: 'fail', fix: expect.stringContaining('`vote.learned.weights`')})
+    expect(byCheck(sick.json.items)['vote weights'].detail).toBe(`the learned validator cannot read ${unknown}, named by the signed config (\`vote.learned.weights\`), so it abstains on every write: "features" 4 is not a featuriser this engram has (1, 2 or 3)`)
+    const text = sb.run(['doctor'])
+    expect(text.stdout).toMatch(/^fail\tvote weights\t/m)
+
+    // a file that is not there yet (another host's path): the same check fails, and doctor --fix does not touch it
+    const missing = join(outside, 'later.json')
+    signConfig(sb, named(missing))
+    const gone = sb.run(['doctor', '--fix', '--json'])
+    expect(gone.code).toBe(7)
+    expect(byCheck(gone.json.items)['vote weights'].detail).toMatch(new RegExp(`cannot read ${missing}.*ENOENT`))
+
+    // the owner puts a readable copy there: the check passes and names it
+    writeFileSync(missing, JSON.stringify(shipped))
+    const healthy = sb.run(['doctor', '--json'])
+    expect(healthy.code, healthy.stdout).toBe(0)
+    expect(byCheck(healthy.json.items)['vote weights']).toMatchObject({status: 'ok', detail: `the learned validator reads ${missing}, named by the signed config (\`vote.learned.weights\`): featuriser ${shipped.features}, ${2 ** shipped.bits} weights`})
+    expect(sb.run(['config', 'sign', '--json']).json.warnings).toEqual([])
+    expect(before).not.toMatch(/^ {4}weights:/m)
   }, 300_000)
 
   it('README "Doctor" runs as written in a store', () => {

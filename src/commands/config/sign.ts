@@ -22,6 +22,7 @@ export default class ConfigSign extends EngramCommand {
     const {flags} = await this.parse(ConfigSign)
     const store = await Store.open(flags.base)
     const r = await signConfig(store, {digest: flags.digest, keyName: flags.key})
+    for (const w of r.warnings) this.warnLine(w)
     if (!this.jsonEnabled()) {
       if (r.unchanged) this.log(`config.yml is already signed (serial ${r.previous.serial}, by ${r.previous.signed_by}); nothing to sign`)
       else if (r.signed) this.log(`signed config.yml (serial ${r.serial}) with ${r.signed_by}, commit ${r.commit?.slice(0, 10)}`)

@@ -16,6 +16,7 @@ import {listKeys} from '../trust/keyops.js'
 import {loadKeyring, rootNotPinned} from '../trust/keys.js'
 import {privateKeyDir} from '../trust/privatekey.js'
 import {verifyStore} from '../trust/verify.js'
+import {DEFAULT_WEIGHTS, loadModel} from '../write/vote/learned.js'
 import {configDir} from './cachefile.js'
 import {lockHolder, withStoreLock} from './lock.js'
 import {socketPath} from './private.js'
@@ -37,6 +38,31 @@ export interface Check {
 }
 
 const ok = (check: string, detail: string): Check => ({check, status: 'ok', detail})
+
+/**
+ * The learned validator's weights, as every write will load them: the file the config in
+ * force names, else the one shipped in the package. One engram cannot read (gone, not a
+ * weights file, a featuriser this engram does not have) makes that validator abstain on
+ * every write, with the reason in each vote and nowhere else: a failed check here.
+ */
+export function weightsCheck(named: string | null): Check {
+  const file = named ?? DEFAULT_WEIGHTS
+  const whose = named ? 'named by the signed config (`vote.learned.weights`)' : 'shipped with engram'
+  try {
+    const m = loadModel(file)
+    return ok('vote weights', `the learned validator reads ${file}, ${whose}: featuriser ${m.features}, ${2 ** m.bits} weights`)
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error)
+    return {
+      check: 'vote weights',
+      status: 'fail',
+      detail: `the learned validator cannot read ${file}, ${whose}, so it abstains on every write: ${why.replace(`${file}: `, '')}`,
+      fix: named
+        ? 'name a weights file this engram reads in .engram/config.yml (`vote.learned.weights`), or remove the line for the shipped one; then `engram config sign`'
+        : 'reinstall engram (its package holds models/vote-lr.json)',
+    }
+  }
+}
 
 /** Files of the private folders whose mode lets others in (keys 0600, folders 0700). */
 function looseModes(): {path: string; mode: number; want: number}[] {
@@ -86,6 +112,8 @@ export async function diagnose(store: Store, opts: {fix?: boolean; verify?: bool
       ? {check: 'config', status: 'warn', detail: `.engram/config.yml is not in force: ${policy.problem}; in force: ${policy.source}`, fix: 'review it, then `engram config sign` (shows the digest) and `engram config sign --digest <hex>`'}
       : ok('config', policy.state === 'signed' ? `signed (serial ${policy.serial})` : 'built-in defaults (never signed)'),
   )
+
+  checks.push(weightsCheck(store.config.vote.learned.weights))
 
   const keys = await listKeys(store)
   const owners = keys.filter((k) => k.role === 'owner' && k.status === 'trusted')

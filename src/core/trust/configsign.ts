@@ -12,6 +12,7 @@ import {ownerKey} from '../review/review.js'
 import type {Store} from '../store/store.js'
 import type {KeyPair} from './sign.js'
 import {loadKeyring} from './keys.js'
+import {loadModel} from '../write/vote/learned.js'
 
 export interface ConfigSignResult {
   /** true when this run wrote a new signature */
@@ -26,6 +27,8 @@ export interface ConfigSignResult {
   serial?: number
   signed_by?: string
   commit?: string
+  /** what in config.yml will not work as written (it is signed all the same: a file it names may be put in place after) */
+  warnings: string[]
 }
 
 /**
@@ -39,22 +42,31 @@ export async function signConfig(store: Store, opts: {digest?: string; keyName?:
   const read = () => {
     const text = store.readText(CONFIG_FILE)
     if (text === undefined) throw notFound(`No ${CONFIG_FILE} in the store.`, 'write one (README "Configuration" has the keys), then sign it')
-    parseConfig(text, {root: store.root})
-    return text
+    return {text, config: parseConfig(text, {root: store.root})}
   }
-  const text = read()
+  const {text, config} = read()
+  const warnings: string[] = []
+  const weights = config.vote.learned.weights
+  if (weights) {
+    try {
+      loadModel(weights)
+    } catch (error) {
+      // the validator would abstain on every write with this reason (`engram doctor` fails its "vote weights" check)
+      warnings.push(`vote.learned.weights: engram cannot read ${weights} (${error instanceof Error ? error.message.replace(`${weights}: `, '') : String(error)}); the learned validator abstains on every write while it is so`)
+    }
+  }
   const digest = sha256Hex(text)
   const policy = await resolvePolicy(store)
   const previous = {source: policy.source, serial: policy.serial, signed_by: policy.signed_by, text: policy.text}
   const unchanged = policy.state === 'signed' && policy.text === text
-  if (unchanged || opts.digest === undefined) return {signed: false, unchanged, digest, text, previous}
+  if (unchanged || opts.digest === undefined) return {signed: false, unchanged, digest, text, previous, warnings}
   const wanted = checkDigestArg(opts.digest)
   const again = 'review it again with `engram config sign` (without --digest)'
   requireReviewedDigest(digest, wanted, 'config.yml', again)
   // a key the caller already unlocked (detach, before it moved anything); the signature is checked against this store's keyring below all the same
   const {key, keyring} = opts.unlocked ? {key: opts.unlocked, keyring: await loadKeyring(store)} : await ownerKey(store, opts.keyName)
   return withStoreLock(store, async () => {
-    const now = read()
+    const now = read().text
     // changed between the check above and the lock
     requireReviewedDigest(sha256Hex(now), digest, 'config.yml', again)
     const fresh: Policy = await resolvePolicy(store, keyring)
@@ -74,6 +86,6 @@ export async function signConfig(store: Store, opts: {digest?: string; keyName?:
     })
     rememberConfigSerial(store, serial)
     await store.loadPolicy()
-    return {signed: true, unchanged: false, digest, text: now, previous, serial, signed_by: check.signer, commit}
+    return {signed: true, unchanged: false, digest, text: now, previous, serial, signed_by: check.signer, commit, warnings}
   })
 }
