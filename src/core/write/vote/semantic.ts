@@ -72,6 +72,12 @@ interface SentenceInfo {
   words: Set<string>
   values: Set<string>
   negative: boolean
+  /**
+   * of a sentence of independent clauses with a negation in one ("secrets live in the vault,
+   * never in the repository"; "exports need approval, and are never sent by email"), each
+   * clause's words and whether it denies (opposed()); absent for a sentence of one clause or none
+   */
+  clauses?: Clause[]
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
   /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
@@ -307,6 +313,32 @@ function isMonthMay(before: string, pieces: string[], k: number): boolean {
 
 const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
 
+interface Clause {
+  /** the clause's own words (of a clause that leaves its subject out, those the clause before it does not say) */
+  own: Set<string>
+  /** its own words, and, of a clause that leaves its subject out (", never in the repository"), the clause's before it */
+  words: Set<string>
+  negative: boolean
+}
+
+/** A clause that starts with its negation after a comma or a dash has left its subject and verb to the clause before it. */
+const ELLIPSIS = /^[\s\u2013\u2014-]*(?:(?:and|but|yet)\s+)?(?:never|not|no)\b/
+
+/**
+ * Where one independent clause of a sentence ends and the next begins: after a semicolon, and
+ * after a comma that a conjunction or a negation follows (", and exports are never sent",
+ * ", never in the repository"). A comma of a list ("passwords, keys and tokens are never
+ * shared") parts nothing. The split keeps every character but the space, so the words are the
+ * sentence's either way.
+ */
+const CLAUSE_END = /(?<=;)\s*|(?<=,)\s+(?=(?:and|but|while|whereas|yet|never|not|no|nobody|nothing|none)\b)|(?<=\S)\s+(?=[-\u2013\u2014]\s+(?:never|not|no|but)\b)/
+const CLAUSE_MARK = /[;,\u2013\u2014-]/
+/**
+ * A word that may flip a sentence's leaning (NEGATION, ANTONYM): a sentence without one has no
+ * clause that denies, and is not parted. (A miss here only reads the sentence whole, as before.)
+ */
+const FLIP_HINT = new RegExp(`\\b(?:${[...NEGATION, ...Object.keys(ANTONYM)].filter((w) => !w.includes("'")).join('|')})\\b|n't`)
+
 function sentenceInfo(s: string): Sentence {
   const words = new Set<string>()
   const values = new Set<string>()
@@ -314,10 +346,27 @@ function sentenceInfo(s: string): Sentence {
   let afterCopula = false
   let position = 0
   // `s` is already lower-cased with straight apostrophes (see docInfo).
-  const pieces = s.split(SPLIT)
+  // Its clauses, when it has more than one: each clause's words and its own negations.
+  const parts = CLAUSE_MARK.test(s) && FLIP_HINT.test(s) && CLAUSE_END.test(s) ? s.split(CLAUSE_END) : undefined
+  let pieces: string[]
+  // of a sentence of clauses, each piece's clause
+  let clauseOf: number[] | undefined
+  if (parts) {
+    pieces = []
+    clauseOf = []
+    for (let c = 0; c < parts.length; c++) {
+      for (const piece of parts[c].split(SPLIT)) {
+        pieces.push(piece)
+        clauseOf.push(c)
+      }
+    }
+  } else pieces = s.split(SPLIT)
+  const clauseWords = parts ? parts.map(() => new Set<string>()) : undefined
+  const clauseFlips = parts ? parts.map(() => 0) : undefined
   let previous = ''
   for (let k = 0; k < pieces.length; k++) {
     const piece = pieces[k]
+    const clause = clauseOf ? clauseOf[k] : 0
     const before = previous
     if (piece !== '') previous = piece
     if ((piece === 'may' || piece === 'may.') && isMonthMay(before, pieces, k)) {
@@ -343,6 +392,7 @@ function sentenceInfo(s: string): Sentence {
     position++
     if (NEGATION.has(tok) || tok.endsWith("n't")) {
       flips++
+      if (clauseFlips) clauseFlips[clause]++
       continue
     }
     if (isValueToken(tok)) {
@@ -360,10 +410,67 @@ function sentenceInfo(s: string): Sentence {
     else if (opposite) {
       flips++
       words.add(stem(opposite))
-    } else words.add(stem(tok))
+      if (clauseFlips) {
+        clauseFlips[clause]++
+        clauseWords![clause].add(stem(opposite))
+      }
+    } else {
+      words.add(stem(tok))
+      clauseWords?.[clause].add(stem(tok))
+    }
   }
   // which way it leans is only asked of sentences that share words with the other text: worked out then, once
-  return new Sentence(words, values, flips % 2 === 1, s)
+  const sentence = new Sentence(words, values, flips % 2 === 1, s)
+  if (clauseWords && flips > 0) {
+    const clauses: Clause[] = []
+    for (let c = 0; c < clauseWords.length; c++) {
+      // (after a comma or a dash: after a semicolon a clause stands on its own, "…; never forward it")
+      const elided = c > 0 && ELLIPSIS.test(parts![c]) && !parts![c - 1].trimEnd().endsWith(';')
+      const before = elided ? clauses[c - 1].words : undefined
+      // its own words are those the clause before did not say ("never a number given in the request" after "… the number in the master")
+      const own = before ? new Set([...clauseWords[c]].filter((w) => !before.has(w))) : clauseWords[c]
+      clauses.push({own, words: before ? new Set([...before, ...own]) : own, negative: clauseFlips![c] % 2 === 1})
+    }
+    sentence.clauses = clauses
+  }
+  return sentence
+}
+
+/**
+ * Whether one sentence denies what the other affirms: their negations disagree, and, when
+ * either has several clauses, in the clauses that say the same thing. Of each pair of
+ * clauses, one from each, those sharing the most words are compared: "exports need written
+ * approval from the lead" is the first clause of "any export needs written approval from the
+ * lead, and exports are never sent by email", not its second, and denies nothing of it. A
+ * clause is compared only with one that names a word of its own: "never in the repository"
+ * (with its subject, "deploy secrets live", from the clause before) with a note that says
+ * "repository", so "deploy secrets can live in the repository" is opposed to it and "deploy
+ * secrets live in the CI store" is not. When pairs that lean both ways share as many words,
+ * the sentences are opposed, as they were read before clauses: clauses only ever spare a
+ * sentence, never add one.
+ */
+function opposed(a: SentenceInfo, b: SentenceInfo): boolean {
+  if (a.negative === b.negative) return false
+  if (!a.clauses && !b.clauses) return true
+  const as = a.clauses ?? [{own: a.words, words: a.words, negative: a.negative}]
+  const bs = b.clauses ?? [{own: b.words, words: b.words, negative: b.negative}]
+  let best = 0
+  let opposite = true
+  for (const x of as) {
+    for (const y of bs) {
+      if (!(meets(x.own, y.words) && meets(y.own, x.words))) continue
+      let k = 0
+      for (const w of x.words) if (y.words.has(w)) k++
+      if (k > best) [best, opposite] = [k, x.negative !== y.negative]
+      else if (k === best) opposite ||= x.negative !== y.negative
+    }
+  }
+  return opposite
+}
+
+const meets = (a: Set<string>, b: Set<string>): boolean => {
+  for (const w of a) if (b.has(w)) return true
+  return false
 }
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
@@ -518,6 +625,7 @@ class Sentence implements SentenceInfo {
   /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
   labelOnly = false
   said?: string[]
+  clauses?: Clause[]
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -1107,7 +1215,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // ("Wires: no call-back.", "Friday deploys: OK." against "No Friday deploys.") still do.
       const heading = cs.words.size < 3 && !cs.negative && ns.words.size >= 3
       const label = ns.words.size < 3 && !ns.negative && ns.values.size > 0
-      if (cs.negative !== ns.negative && !heading && !label && !cs.asks && !ns.asks) {
+      if (!heading && !label && !cs.asks && !ns.asks && opposed(cs, ns)) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
