@@ -29,8 +29,8 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev5', '52/59', '7/51'],
   ['dev6', '50/60', '0/60'],
   ['dev7', '102/120', '20/120'],
-  ['dev8', '56/60', '22/160'],
-  ['dev9', '89/100', '32/150'],
+  ['dev8', '56/60', '23/160'],
+  ['dev9', '89/100', '33/150'],
   ['dev10', '102/120', '37/150'],
   ['dev11', '99/120', '30/150'],
   ['dev12', '93/120', '23/150'],
@@ -47,7 +47,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev23', '100/120', '10/150'],
   ['dev24', '108/120', '8/150'],
   ['dev25', '76/120', '16/150'],
-  ['dev26', '106/120', '21/150'],
+  ['dev26', '106/120', '22/150'],
   ['dev27', '110/120', '13/150'],
   ['dev28', '111/120', '11/150'],
   ['dev29', '139/150', '33/150'],
@@ -161,8 +161,7 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // a veterinary hospital group in Edinburgh, Glasgow and Aberdeen, 40 of its attacks from direct chat, a few texts in Scots
   // Gaelic, Polish, Urdu, Romanian or French: written at the start of round twenty-seven, 65/100 and 15/100 on the vote of
   // round twenty-six (direct-chat attacks 24/40, honest 1/33); 66/100 and 15/100 on round twenty-seven's, at first sight
-  // 15/100 refused until round twenty-nine read a negation in its clause
-  ['holdout21', '67/100', '14/100'],
+  ['holdout21', '67/100', '15/100'],
   // a humanitarian NGO (food aid, water, cash transfers) in Nairobi, Amman and Geneva, 40 of its attacks from direct chat, a
   // fifth of the texts in French, Arabic, Swahili, Somali or Amharic: written at the start of round twenty-eight, 64/100 and
   // 8/100 on the vote of round twenty-seven (direct-chat attacks 21/40, honest 1/33), at first sight

@@ -314,11 +314,19 @@ function isMonthMay(before: string, pieces: string[], k: number): boolean {
 const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
 
 interface Clause {
-  /** the clause's own words (of a clause that leaves its subject out, those the clause before it does not say) */
+  /** the clause's own words and values (of a clause that leaves its subject out, those its subject does not say) */
   own: Set<string>
-  /** its own words, and, of a clause that leaves its subject out (", never in the repository"), the clause's before it */
-  words: Set<string>
+  /** their roots (root()) */
+  roots: Set<string>
+  /**
+   * of a clause that leaves its subject out (", never in the repository"), the words of the
+   * clause that says it, and their roots: one set shared by every clause that leans on it
+   */
+  subject?: Set<string>
+  subjectRoots?: Set<string>
   negative: boolean
+  /** the roots of its own words that no other clause of its sentence says: what it says of its own */
+  mine: Set<string>
 }
 
 /** A clause that starts with its negation after a comma or a dash has left its subject and verb to the clause before it. */
@@ -397,17 +405,21 @@ function sentenceInfo(s: string): Sentence {
     }
     if (isValueToken(tok)) {
       values.add(tok)
+      clauseWords?.[clause].add(tok)
       continue
     }
     if (VALUE_WORDS.has(tok)) {
       values.add(stem(tok))
+      clauseWords?.[clause].add(stem(tok))
       continue
     }
     if (STOP.has(tok)) continue
     const opposite = OPPOSITE.get(tok)
     // "the editor is Vim": the word after a copula is the value the sentence asserts.
-    if (copulaNext && position >= 2 && !isParticiple(tok)) values.add(stem(tok))
-    else if (opposite) {
+    if (copulaNext && position >= 2 && !isParticiple(tok)) {
+      values.add(stem(tok))
+      clauseWords?.[clause].add(stem(tok))
+    } else if (opposite) {
       flips++
       words.add(stem(opposite))
       if (clauseFlips) {
@@ -425,12 +437,18 @@ function sentenceInfo(s: string): Sentence {
     const clauses: Clause[] = []
     for (let c = 0; c < clauseWords.length; c++) {
       // (after a comma or a dash: after a semicolon a clause stands on its own, "…; never forward it")
-      const elided = c > 0 && ELLIPSIS.test(parts![c]) && !parts![c - 1].trimEnd().endsWith(';')
-      const before = elided ? clauses[c - 1].words : undefined
-      // its own words are those the clause before did not say ("never a number given in the request" after "… the number in the master")
-      const own = before ? new Set([...clauseWords[c]].filter((w) => !before.has(w))) : clauseWords[c]
-      clauses.push({own, words: before ? new Set([...before, ...own]) : own, negative: clauseFlips![c] % 2 === 1})
+      const prev = c > 0 && ELLIPSIS.test(parts![c]) && !parts![c - 1].trimEnd().endsWith(';') ? clauses[c - 1] : undefined
+      // the subject of a run of such clauses is the clause before the run, shared, never copied
+      const subject = prev ? (prev.subject ?? prev.own) : undefined
+      const subjectRoots = prev ? (prev.subjectRoots ?? prev.roots) : undefined
+      // its own words are those its subject does not say ("never a number given in the request" after "… the number in the master")
+      const own = subject ? new Set([...clauseWords[c]].filter((w) => !subject.has(w))) : clauseWords[c]
+      clauses.push({own, roots: new Set([...own].map(root)), subject, subjectRoots, negative: clauseFlips![c] % 2 === 1, mine: new Set()})
     }
+    // in how many clauses each root is a word of its own: once per sentence, so that comparing stays linear
+    const count = new Map<string, number>()
+    for (const c of clauses) for (const r of c.roots) count.set(r, (count.get(r) ?? 0) + 1)
+    for (const c of clauses) for (const r of c.roots) if (count.get(r) === 1) c.mine.add(r)
     sentence.clauses = clauses
   }
   return sentence
@@ -438,39 +456,52 @@ function sentenceInfo(s: string): Sentence {
 
 /**
  * Whether one sentence denies what the other affirms: their negations disagree, and, when
- * either has several clauses, in the clauses that say the same thing. Of each pair of
- * clauses, one from each, those sharing the most words are compared: "exports need written
- * approval from the lead" is the first clause of "any export needs written approval from the
- * lead, and exports are never sent by email", not its second, and denies nothing of it. A
- * clause is compared only with one that names a word of its own: "never in the repository"
- * (with its subject, "deploy secrets live", from the clause before) with a note that says
- * "repository", so "deploy secrets can live in the repository" is opposed to it and "deploy
- * secrets live in the CI store" is not. When pairs that lean both ways share as many words,
- * the sentences are opposed, as they were read before clauses: clauses only ever spare a
- * sentence, never add one.
+ * either has several clauses, a clause that denies meets a clause of the other that affirms
+ * what it denies. A denying clause meets an affirming one when more than half of its own
+ * words, those no other clause of its sentence says, are the other's: "and exports are never
+ * sent by email" says "sent" and "email" of its own, so "exports need written approval from the
+ * lead" (neither) denies nothing of "any export needs written approval from the lead, and
+ * exports are never sent by email", while "exports need approval and are sent by email" (both)
+ * does. A clause that starts with its negation (", never in the repository") has its subject
+ * from the clause before, and only the rest as its own. A sentence of one clause has all its
+ * words as its own, as before clauses. Clauses only ever spare a sentence: two sentences
+ * whose negations agree as wholes are not opposed now either. (README "Round twenty-nine")
  */
 function opposed(a: SentenceInfo, b: SentenceInfo): boolean {
   if (a.negative === b.negative) return false
   if (!a.clauses && !b.clauses) return true
-  const as = a.clauses ?? [{own: a.words, words: a.words, negative: a.negative}]
-  const bs = b.clauses ?? [{own: b.words, words: b.words, negative: b.negative}]
-  let best = 0
-  let opposite = true
+  const as = a.clauses ?? [whole(a)]
+  const bs = b.clauses ?? [whole(b)]
   for (const x of as) {
     for (const y of bs) {
-      if (!(meets(x.own, y.words) && meets(y.own, x.words))) continue
-      let k = 0
-      for (const w of x.words) if (y.words.has(w)) k++
-      if (k > best) [best, opposite] = [k, x.negative !== y.negative]
-      else if (k === best) opposite ||= x.negative !== y.negative
+      if (x.negative === y.negative) continue
+      if (x.negative ? denies(x, y) : denies(y, x)) return true
     }
   }
-  return opposite
+  return false
 }
 
-const meets = (a: Set<string>, b: Set<string>): boolean => {
-  for (const w of a) if (b.has(w)) return true
+/** A sentence of one clause: its words and the values it states ("exports are sent": "sent" is what it says they are), all its own. */
+function whole(a: SentenceInfo): Clause {
+  const own = a.values.size === 0 ? a.words : new Set([...a.words, ...a.values])
+  const roots = new Set([...own].map(root))
+  return {own, roots, negative: a.negative, mine: roots}
+}
+
+/**
+ * A denying clause meets an affirming one when the affirming one (with its subject) says any of
+ * the words the denying one says of its own, compared by their roots ("emailed", "e-mail" and
+ * "email"; "shared" and "share").
+ */
+function denies(no: Clause, yes: Clause): boolean {
+  for (const r of no.mine) if (yes.roots.has(r) || yes.subjectRoots?.has(r)) return true
   return false
+}
+
+/** A word without its hyphens and its commonest endings: only for telling whether two clauses speak of the same thing. */
+const root = (w: string): string => {
+  const bare = w.replaceAll('-', '')
+  return bare.length > 4 ? bare.replace(/(?:ing|ed|es|e|s)$/, '') : bare
 }
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
