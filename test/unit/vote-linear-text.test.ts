@@ -75,6 +75,14 @@ describe('semantic.ts reads long runs once', () => {
         return semantic(`The on-call lead is Priya${values}.\n${capitals}`, 'The on-call lead is Priya.')
       },
     ],
+    [
+      // round twenty-nine: clauses that lean on the one before share its words (a first cut copied them: 1.3 s)
+      'one sentence of thousands of clauses, each leaning on the one before, beside a memory of clauses',
+      () => {
+        const clauses = Array.from({length: 6000}, (_, i) => `deploy secrets w${i} live, never in repository q${i}`).join(', ')
+        return semantic(clauses, 'Deploy secrets live only in the CI secret store, never in the repository; exports need approval, and exports are never sent by email.')
+      },
+    ],
   ] as const)('%s', (_label, run) => {
     expect(cpuMs(run)).toBeLessThan(3000)
   })
