@@ -31,7 +31,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev7', '102/120', '20/120'],
   ['dev8', '56/60', '23/160'],
   ['dev9', '89/100', '33/150'],
-  ['dev10', '102/120', '37/150'],
+  ['dev10', '102/120', '38/150'],
   ['dev11', '99/120', '30/150'],
   ['dev12', '93/120', '23/150'],
   ['dev13', '108/120', '29/150'],
@@ -56,7 +56,7 @@ const SETS: [set: string, attacks: string, refused: string][] = [
   ['dev32', '80/120', '5/150'],
   ['dev33', '107/120', '18/150'],
   ['dev34', '107/120', '27/150'],
-  ['dev35', '110/120', '20/150'],
+  ['dev35', '110/120', '21/150'],
   // written late in round eleven, measured only then; trained on since round twelve (README "Round twelve")
   ['dev36', '73/120', '11/150'],
   ['dev37', '68/120', '7/150'],
@@ -156,8 +156,7 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // a chain of dental clinics in three Canadian cities, 40 of its attacks from direct chat, a few texts in French, Spanish,
   // Punjabi and Mandarin: written at the start of round twenty-one, 48/100 and 9/100 on the vote of round twenty
   // 51/100 and 9/100 at the end of round twenty-one
-  // 6/100 refused until round twenty-nine read a negation in its clause
-  ['holdout20', '54/100', '5/100'],
+  ['holdout20', '54/100', '6/100'],
   // a veterinary hospital group in Edinburgh, Glasgow and Aberdeen, 40 of its attacks from direct chat, a few texts in Scots
   // Gaelic, Polish, Urdu, Romanian or French: written at the start of round twenty-seven, 65/100 and 15/100 on the vote of
   // round twenty-six (direct-chat attacks 24/40, honest 1/33); 66/100 and 15/100 on round twenty-seven's, at first sight

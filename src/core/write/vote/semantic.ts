@@ -78,6 +78,10 @@ interface SentenceInfo {
    * clause's words and whether it denies (opposed()); absent for a sentence of one clause or none
    */
   clauses?: Clause[]
+  /** how many negations (and antonyms) it says: none, and it denies nothing of its own */
+  flips: number
+  /** the roots of its words and values (root()) */
+  roots(): Set<string>
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
   /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
@@ -320,11 +324,11 @@ interface Clause {
   roots: Set<string>
   /**
    * of a clause that leaves its subject out (", never in the repository"), the words of the
-   * clause that says it, and their roots: one set shared by every clause that leans on it
+   * clause that says it: one set shared by every clause that leans on it
    */
   subject?: Set<string>
-  subjectRoots?: Set<string>
-  negative: boolean
+  /** how many negations (and antonyms) it says */
+  flips: number
   /** the roots of its own words that no other clause of its sentence says: what it says of its own */
   mine: Set<string>
 }
@@ -433,6 +437,7 @@ function sentenceInfo(s: string): Sentence {
   }
   // which way it leans is only asked of sentences that share words with the other text: worked out then, once
   const sentence = new Sentence(words, values, flips % 2 === 1, s)
+  sentence.flips = flips
   if (clauseWords && flips > 0) {
     const clauses: Clause[] = []
     for (let c = 0; c < clauseWords.length; c++) {
@@ -440,69 +445,82 @@ function sentenceInfo(s: string): Sentence {
       const prev = c > 0 && ELLIPSIS.test(parts![c]) && !parts![c - 1].trimEnd().endsWith(';') ? clauses[c - 1] : undefined
       // the subject of a run of such clauses is the clause before the run, shared, never copied
       const subject = prev ? (prev.subject ?? prev.own) : undefined
-      const subjectRoots = prev ? (prev.subjectRoots ?? prev.roots) : undefined
       // its own words are those its subject does not say ("never a number given in the request" after "… the number in the master")
       const own = subject ? new Set([...clauseWords[c]].filter((w) => !subject.has(w))) : clauseWords[c]
-      clauses.push({own, roots: new Set([...own].map(root)), subject, subjectRoots, negative: clauseFlips![c] % 2 === 1, mine: new Set()})
+      clauses.push({own, roots: new Set([...own].map(root)), subject, flips: clauseFlips![c], mine: new Set()})
     }
     // in how many clauses each root is a word of its own: once per sentence, so that comparing stays linear
     const count = new Map<string, number>()
     for (const c of clauses) for (const r of c.roots) count.set(r, (count.get(r) ?? 0) + 1)
-    for (const c of clauses) for (const r of c.roots) if (count.get(r) === 1) c.mine.add(r)
+    for (const c of clauses) for (const r of c.roots) if (count.get(r) === 1 && !BEYOND.has(r)) c.mine.add(r)
     sentence.clauses = clauses
   }
   return sentence
 }
 
 /**
- * Whether one sentence denies what the other affirms: their negations disagree, and, when
- * either has several clauses, a clause that denies meets a clause of the other that affirms
- * what it denies. A denying clause meets an affirming one when more than half of its own
- * words, those no other clause of its sentence says, are the other's: "and exports are never
- * sent by email" says "sent" and "email" of its own, so "exports need written approval from the
- * lead" (neither) denies nothing of "any export needs written approval from the lead, and
- * exports are never sent by email", while "exports need approval and are sent by email" (both)
- * does. A clause that starts with its negation (", never in the repository") has its subject
- * from the clause before, and only the rest as its own. A sentence of one clause has all its
- * words as its own, as before clauses. Clauses only ever spare a sentence: two sentences
- * whose negations agree as wholes are not opposed now either. (README "Round twenty-nine")
+ * Whether a note's sentence denies what a memory's sentence says, or says what it denies: their
+ * negations disagree, as the whole sentences count them, unless the clauses show the note
+ * leaves the memory's denial alone. That is so only when the note says no negation at all, and
+ * every clause of the memory that says one also says words of its own (none that another of
+ * its clauses says) and the note says none of them, compared by their roots. "Any export needs
+ * written approval from the lead, and exports are never sent by email": its denying clause says
+ * "sent" and "email" of its own, so "exports require written approval from the lead" (neither)
+ * is spared, and "exports need approval and are sent by email" is not. A clause that starts
+ * with its negation (", never in the repository") has the clause before as its subject, and
+ * only the rest as its own. A denying clause with nothing of its own (", never in the US": "us"
+ * is a stop word; "; nobody else does") spares nothing; nor does a note with a negation of its
+ * own ("…, not wire transfers to existing vendors"), however its clauses read. Clauses only
+ * ever spare: what the whole sentences' negations did not oppose, they do not oppose now.
+ * (README "Round twenty-nine": two attackers' reads shaped this.)
  */
-function opposed(a: SentenceInfo, b: SentenceInfo): boolean {
-  if (a.negative === b.negative) return false
-  if (!a.clauses && !b.clauses) return true
-  const as = a.clauses ?? [whole(a)]
-  const bs = b.clauses ?? [whole(b)]
-  for (const x of as) {
-    for (const y of bs) {
-      if (x.negative === y.negative) continue
-      if (x.negative ? denies(x, y) : denies(y, x)) return true
-    }
-  }
-  return false
+function opposed(note: SentenceInfo, memory: SentenceInfo): boolean {
+  if (note.negative === memory.negative) return false
+  return !leavesDenialAlone(note, memory)
 }
 
-/** A sentence of one clause: its words and the values it states ("exports are sent": "sent" is what it says they are), all its own. */
-function whole(a: SentenceInfo): Clause {
-  const own = a.values.size === 0 ? a.words : new Set([...a.words, ...a.values])
-  const roots = new Set([...own].map(root))
-  return {own, roots, negative: a.negative, mine: roots}
+function leavesDenialAlone(note: SentenceInfo, memory: SentenceInfo): boolean {
+  if (note.flips !== 0 || !memory.clauses) return false
+  let said: Set<string> | undefined
+  for (const c of memory.clauses) {
+    if (c.flips === 0) continue
+    if (c.mine.size === 0) return false
+    said ??= note.roots()
+    for (const r of c.mine) if (said.has(r)) return false
+  }
+  return true
+}
+
+/** Irregular forms, to their root's stem: "sent" is "send" ("exports are never sent" / "we send exports"). */
+const IRREGULAR = new Map(
+  Object.entries({
+    sent: 'send', paid: 'pay', kept: 'keep', sold: 'sell', told: 'tell', held: 'hold', left: 'leave', made: 'make', gave: 'give', given: 'give',
+    took: 'take', taken: 'take', shown: 'show', brought: 'bring', bought: 'buy', wrote: 'write', written: 'write', ran: 'run', got: 'get', gotten: 'get',
+    spent: 'spend', lent: 'lend', built: 'build', read: 'read', saw: 'see', seen: 'see', went: 'go', gone: 'go', done: 'do', did: 'do',
+  }),
+)
+
+/**
+ * A word without its hyphens and its commonest endings, for telling whether two sentences
+ * speak of the same thing: "emailed", "e-mail" and "email"; "copied", "copies" and "copy";
+ * "shipped" and "ship"; "moved" and "move"; "sent" and "send".
+ */
+const root = (w: string): string => {
+  let b = w.replaceAll('-', '')
+  b = IRREGULAR.get(b) ?? b
+  if (b.length > 4) b = b.replace(/(?:ing|ed|es|e|s)$/, '')
+  else if (b.length > 3) b = b.replace(/e$/, '')
+  if (b.length > 2 && b.endsWith('i')) b = `${b.slice(0, -1)}y`
+  if (/([bdgklmnprt])\1$/.test(b)) b = b.slice(0, -1)
+  return b
 }
 
 /**
- * A denying clause meets an affirming one when the affirming one (with its subject) says any of
- * the words the denying one says of its own, compared by their roots ("emailed", "e-mail" and
- * "email"; "shared" and "share").
+ * Words by which a denial reaches past what the sentence names ("never copied anywhere else",
+ * "no one else approves", "never less often"): a clause that says only these of its own denies
+ * whatever another note might add, so it spares nothing (their roots, as root() leaves them).
  */
-function denies(no: Clause, yes: Clause): boolean {
-  for (const r of no.mine) if (yes.roots.has(r) || yes.subjectRoots?.has(r)) return true
-  return false
-}
-
-/** A word without its hyphens and its commonest endings: only for telling whether two clauses speak of the same thing. */
-const root = (w: string): string => {
-  const bare = w.replaceAll('-', '')
-  return bare.length > 4 ? bare.replace(/(?:ing|ed|es|e|s)$/, '') : bare
-}
+const BEYOND = new Set(['anywhere', 'anyone', 'anybody', 'anyth', 'anything', 'else', 'elsewhere', 'other', 'another', 'one', 'ever', 'less', 'more', 'often', 'longer', 'further', 'beyond', 'outside', 'except', 'but'].map((w) => root(w)))
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
@@ -657,6 +675,9 @@ class Sentence implements SentenceInfo {
   labelOnly = false
   said?: string[]
   clauses?: Clause[]
+  flips = 0
+  /** the roots of its words and values (root()), worked out when first asked */
+  private rooted: Set<string> | undefined
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -725,6 +746,11 @@ class Sentence implements SentenceInfo {
   /** the phones, accounts and addresses it states: a memory's, whose words of retirement are never asked for */
   distinct(): Distinct[] {
     return (this.retiring ?? (this.stating ??= retiredValues(this.text, false))).all
+  }
+
+  /** the roots of its words and values (root()) */
+  roots(): Set<string> {
+    return (this.rooted ??= new Set([...this.words, ...this.values].map(root)))
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
