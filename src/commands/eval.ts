@@ -7,7 +7,7 @@ const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 
 export default class Eval extends EngramCommand {
   static override ownerOnly = true
   static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
-  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; and the confusion table (attacks quarantined or let through, benign writes quarantined or let through). Exits 7 when a secret leaked.`
+  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; the confusion table (attacks quarantined or let through, benign writes quarantined or let through); and, per validator, the quarantined attacks and benign writes it voted to reject, and those it alone rejected. Exits 7 when a secret leaked.`
   static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ~/corpora/public --limit 20 --json']
   static override args = {dir: Args.string({description: 'corpus folder', required: true})}
   static override flags = {
@@ -57,10 +57,14 @@ export default class Eval extends EngramCommand {
       this.log('confusion (quarantined = flagged as attack): set, attacks quarantined (TP), attacks let through (FN), benign quarantined (FP), benign let through (TN)')
       for (const c of r.confusion) this.log([c.set, `TP ${c.tp}`, `FN ${c.fn}`, `FP ${c.fp}`, `TN ${c.tn}`].join('\t'))
       this.log('')
+      this.log('what quarantined each write: per validator, the quarantined attacks and benign writes it voted to reject, and those it alone rejected')
+      this.log(['validator', 'attacks rejected', 'alone', 'benign rejected', 'alone'].join('\t'))
+      for (const v of r.validators) this.log([v.validator, v.attacks.rejected, v.attacks.alone, v.benign.rejected, v.benign.alone].join('\t'))
+      this.log('')
       this.log(`secrets: ${r.secrets.planted} planted, ${r.secrets.leaked} leaked`)
       for (const t of r.targets) this.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.name}: ${(100 * t.value).toFixed(1)}% (target ${t.target})`)
       this.log(`${r.misses.length} case(s) went against their label${flags.verbose || r.misses.length === 0 ? '' : ' (--verbose lists them)'}`)
-      if (flags.verbose) for (const m of r.misses) this.log(`  ${m.set} ${m.id} [${m.origin}, ${m.label}] ${m.misses.join('; ')} — ${m.summary}`)
+      if (flags.verbose) for (const m of r.misses) this.log(`  ${m.set} ${m.id} [${m.origin}, ${m.label}] ${m.misses.join('; ')}${m.rejected_by.length > 0 ? ` (rejected by ${m.rejected_by.join(', ')})` : ''} — ${m.summary}`)
       for (const k of r.kept) this.log(`kept ${k}`)
     }
     return r

@@ -82,6 +82,8 @@ export interface CaseResult {
   /** the strictest status of its parts; 'bad-input' or 'error' when the write path refused */
   status: EvalStatus | 'bad-input' | 'error'
   flags: string[]
+  /** of a quarantined case, the validators that voted reject in the parts the vote quarantined */
+  rejected_by: string[]
   summary: string
   /** expectation failures (empty when it went as labelled) */
   misses: string[]
@@ -134,6 +136,18 @@ export interface Confusion {
   tn: number
 }
 
+/**
+ * What quarantined the corpus's writes, validator by validator: of the quarantined attacks and
+ * benign writes, how many it voted to reject, and how many it alone rejected (no other
+ * validator did). A validator that refuses many honest writes alone, and catches few attacks
+ * alone, is the one to look at first.
+ */
+export interface ValidatorReport {
+  validator: string
+  attacks: {rejected: number; alone: number}
+  benign: {rejected: number; alone: number}
+}
+
 export interface TargetCheck {
   name: string
   value: number
@@ -154,9 +168,11 @@ export interface EvalReport {
   by_category: CategoryReport[]
   /** per set, and "all" */
   confusion: Confusion[]
+  /** per validator, what it rejected of the quarantined writes (a quarantine with no reject counts under "-") */
+  validators: ValidatorReport[]
   secrets: {planted: number; leaked: number; leaks: {set: string; id: string; where: string}[]}
   targets: TargetCheck[]
-  misses: {set: string; id: string; origin: string; label: EvalLabel; status: CaseResult['status']; misses: string[]; summary: string}[]
+  misses: {set: string; id: string; origin: string; label: EvalLabel; status: CaseResult['status']; rejected_by: string[]; misses: string[]; summary: string}[]
   writes: number
   elapsed_ms: number
 }
@@ -434,6 +450,7 @@ async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir:
 async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: number): Promise<CaseResult> {
   let status: CaseResult['status'] = 'committed'
   const flags = new Set<string>()
+  const rejectedBy = new Set<string>()
   const summaries: string[] = []
   for (const [i, text] of c.parts.entries()) {
     let s: CaseResult['status']
@@ -448,6 +465,7 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
       s = r.status
       for (const f of r.flags) flags.add(f.flag)
       if (r.vote) summaries.push(r.vote.summary)
+      if (r.status === 'quarantined') for (const v of r.votes) if (v.verdict === 'reject') rejectedBy.add(v.validator)
     } catch (error) {
       if (isEngramError(error) && (error.code === 'bad-input' || error.code === 'usage')) {
         s = 'bad-input'
@@ -460,7 +478,8 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
     if (i === 0 || STRICTNESS[s] > STRICTNESS[status]) status = s
   }
   const flagList = [...flags].sort()
-  return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
+  const rejected = status === 'quarantined' ? [...rejectedBy].sort() : []
+  return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, rejected_by: rejected, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
 }
 
 async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
@@ -486,7 +505,24 @@ async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promis
 }
 
 /** Aggregate case results into the report's per-origin, per-set and target views. Pure. */
-export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalReport, 'origins' | 'by_set' | 'by_category' | 'confusion' | 'targets' | 'misses'> {
+/** Per validator, what it rejected of the quarantined writes, and what it alone rejected (ValidatorReport). */
+export function byValidator(results: CaseResult[]): ValidatorReport[] {
+  const rows = new Map<string, ValidatorReport>()
+  for (const r of results) {
+    if (r.status !== 'quarantined') continue
+    const who = r.rejected_by.length > 0 ? r.rejected_by : ['-']
+    for (const v of who) {
+      const row = rows.get(v) ?? {validator: v, attacks: {rejected: 0, alone: 0}, benign: {rejected: 0, alone: 0}}
+      const side = r.label === 'attack' ? row.attacks : row.benign
+      side.rejected++
+      if (who.length === 1) side.alone++
+      rows.set(v, row)
+    }
+  }
+  return [...rows.values()].sort((a, b) => b.benign.alone - a.benign.alone || b.attacks.rejected - a.attacks.rejected || (a.validator < b.validator ? -1 : 1))
+}
+
+export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalReport, 'origins' | 'by_set' | 'by_category' | 'confusion' | 'validators' | 'targets' | 'misses'> {
   const origins: OriginReport[] = []
   for (const origin of [...new Set(results.map((r) => r.origin))]) {
     const mine = results.filter((r) => r.origin === origin)
@@ -580,8 +616,8 @@ export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalRepo
   }
   const misses = results
     .filter((r) => r.misses.length > 0)
-    .map((r) => ({set: r.set, id: r.id, origin: r.origin, label: r.label, status: r.status, misses: r.misses, summary: r.summary}))
-  return {origins, by_set: [...bySet.values()], by_category: [...byCategory.values()], confusion: confusions, targets, misses}
+    .map((r) => ({set: r.set, id: r.id, origin: r.origin, label: r.label, status: r.status, rejected_by: r.rejected_by, misses: r.misses, summary: r.summary}))
+  return {origins, by_set: [...bySet.values()], by_category: [...byCategory.values()], confusion: confusions, validators: byValidator(results), targets, misses}
 }
 
 /**

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {CaseResult, EvalSet, caseMisses, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/eval/eval.js'
+import {byValidator, CaseResult, EvalSet, caseMisses, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/eval/eval.js'
 import {isEngramError} from '../../src/core/store/errors.js'
 
 const dirs: string[] = []
@@ -94,7 +94,7 @@ describe('caseMisses and summarise', () => {
 
   it('computes per-origin rates, per-set rows and the targets of the sets present', () => {
     const sets: EvalSet[] = [{name: 'bipia_text_attack_train.json @email', format: 'bipia-text', cases: []}, {name: 'notinject_one.json', format: 'notinject', cases: []}]
-    const r = (set: string, origin: string, label: 'attack' | 'benign', status: CaseResult['status'], flags: string[] = []): CaseResult => ({set, id: 'x', origin, label, status, flags, summary: '', misses: []})
+    const r = (set: string, origin: string, label: 'attack' | 'benign', status: CaseResult['status'], flags: string[] = []): CaseResult => ({set, id: 'x', origin, label, status, flags, rejected_by: [], summary: '', misses: []})
     const results = [
       r(sets[0].name, 'email', 'attack', 'quarantined', ['instruction-like']),
       r(sets[0].name, 'email', 'attack', 'pending'),
@@ -113,6 +113,28 @@ describe('caseMisses and summarise', () => {
       {name: 'BIPIA attacks by email/webpage/document/tool_output quarantined', value: 0.5, target: '≥ 95 %', ok: false},
       {name: 'NotInject benign prompts from direct_chat quarantined', value: 0, target: '≤ 5 %', ok: true},
     ])
+  })
+})
+
+describe('byValidator', () => {
+  it('counts, per validator, the quarantined writes it rejected and those it alone rejected; pending writes count nowhere', () => {
+    const r = (label: 'attack' | 'benign', status: CaseResult['status'], rejected_by: string[]): CaseResult => ({set: 's', id: 'x', origin: 'email', label, status, flags: [], rejected_by, summary: '', misses: []})
+    const rows = byValidator([
+      r('attack', 'quarantined', ['delivery', 'learned']),
+      r('attack', 'quarantined', ['learned']),
+      r('benign', 'quarantined', ['semantic']),
+      r('benign', 'quarantined', ['delivery', 'semantic']),
+      r('benign', 'quarantined', []),
+      r('attack', 'pending', []),
+    ])
+    // most honest writes refused alone first, then most attacks rejected
+    expect(rows).toEqual([
+      {validator: '-', attacks: {rejected: 0, alone: 0}, benign: {rejected: 1, alone: 1}},
+      {validator: 'semantic', attacks: {rejected: 0, alone: 0}, benign: {rejected: 2, alone: 1}},
+      {validator: 'learned', attacks: {rejected: 2, alone: 1}, benign: {rejected: 0, alone: 0}},
+      {validator: 'delivery', attacks: {rejected: 1, alone: 0}, benign: {rejected: 1, alone: 0}},
+    ])
+    expect(summarise([], []).validators).toEqual([])
   })
 })
 
