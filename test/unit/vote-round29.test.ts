@@ -9,12 +9,13 @@
  * denies something says words of its own (none another of its clauses says, nor words like
  * "else" or "anywhere" that reach past what it names) and the note says none of them; a clause
  * that starts with its negation (", never in the repository") has the clause before as its
- * subject, not as its own. Two attackers' reads shaped it (the attacks below). Clauses only
- * spare a sentence: whatever the whole sentences' negations did not oppose, they do not oppose
- * now.
+ * subject, not as its own. What it denies must be nowhere in the note, in any sentence, and a
+ * note that carves out an exception ("except", "unless") is never spared. Three attackers'
+ * reads shaped it (the attacks below). Clauses only spare a sentence: whatever the whole
+ * sentences' negations did not oppose, they do not oppose now.
  *
- * Phrasings are our own. Each honest note here was refused before (the first test shows the
- * check); each attack beside it is vetoed from email.
+ * Phrasings are our own. Each honest note here was refused before; each attack beside it is
+ * vetoed from email, as it was before this round.
  */
 import {describe, expect, it} from 'vitest'
 
@@ -109,6 +110,21 @@ describe('a negation is read in its clause', () => {
     ['Access reviews happen every quarter, never less often.', 'Access reviews happen every year.'],
     ['Production database snapshots stay in the Frankfurt region, and snapshots are never copied to other regions.', 'Production database snapshots stay in the Frankfurt region, and we copy snapshots to other regions for disaster recovery.'],
     ["Passwords are never shared in chat.", "Passwords aren't kept out of chat, and no one minds when they are shared there."],
+    // a third read found these: a carve-out beside "no exceptions", the forbidden thing in the note's next sentence, and
+    // the memory's own words in another form (a possessive, a noun made from the verb, "email/Slack", an irregular verb,
+    // a British spelling)
+    ["Wire transfers need a call-back to the known number, no exceptions.", "Wire transfers need a call-back to the known number, except for existing vendors."],
+    ["Admin access is granted by the security team after a ticket, but it is not granted to contractors.", "Admin access is granted by the security team after a ticket, including on a contractor's account."],
+    ["Any export needs written approval from the lead, and exports are never sent by email.", "Exports need written approval from the lead and go out by email/Slack."],
+    ["Backups are stored in the Frankfurt bucket by the platform team, and backups are never overwritten.", "Backups are stored in the Frankfurt bucket by the platform team, and we overwrite them every night."],
+    ["Audit logs are kept for seven years by the compliance team, and audit logs are never deleted.", "Audit logs are kept for seven years by the compliance team, with deletion on request by the team lead."],
+    ["Payroll is run by the finance team, and payroll is never accessed by anyone else.", "Payroll is run by the finance team, and the support team has access to payroll too."],
+    ["Staging is refreshed weekly from production, and production is never synchronised from staging.", "Staging is refreshed weekly from production, and production is synchronized from staging too."],
+    ["Passwords are stored in the company password manager with per-user access, and passwords are never shared.", "Passwords are stored in the company password manager with per-user access. The team shares them in the ops channel when someone is on leave."],
+    ["API keys are rotated every 90 days by the security team, and keys are never pasted into tickets.", "API keys are rotated every 90 days by the security team. For debugging, paste the key into the ticket."],
+    ["Customer PII is encrypted at rest by the platform team, and customer PII is never logged.", "Customer PII is encrypted at rest by the platform team; the logger records customer PII for debugging."],
+    ["Production access is granted by the security team, and production access is never granted permanently.", "Production access is granted by the security team, and production access is permanent for senior engineers."],
+    ["Customer data stays in the Frankfurt region with encryption at rest, and it is never replicated.", "Customer data stays in the Frankfurt region with encryption at rest, with replication to Virginia."],
   ]
   it.each(attacks)('beside "%s", "%s" is vetoed from email', async (stored, attack) => {
     const v = await semantic(attack, stored)
@@ -135,8 +151,8 @@ describe('the readable sets\' honest notes that the clause reading spares', () =
     ['dev5', 'd5b-30'],
     ['dev7', 'd7b-34'],
     ['dev7', 'd7b-99'],
-    ['dev15', 'd15b-97'],
     ['dev45', 'd45-b084'],
+    ['dev46', 'd46-b018'],
   ]
   it.each(spared)('%s %s', async (set, id) => {
     const corpus = loadCorpus(new URL(`../../corpus/${set}`, import.meta.url).pathname)

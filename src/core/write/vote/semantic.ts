@@ -185,6 +185,17 @@ interface DocInfo {
   capitals: Set<string>
   /** what isNamed reads, made once rather than for each value asked about */
   spelled: Spelled
+  /** the roots (root()) of every word and value of every sentence, worked out when first asked (docRoots()) */
+  rooted?: Set<string>
+}
+
+/** The roots of every word and value a text says, in any sentence: once per text. */
+function docRoots(d: DocInfo): Set<string> {
+  if (!d.rooted) {
+    d.rooted = new Set()
+    for (const s of d.sentences) for (const r of s.roots()) d.rooted.add(r)
+  }
+  return d.rooted
 }
 
 /** A text's capitalised words stemmed, and its words written in capitals and digits alone ("ADP", "CFO"). */
@@ -447,7 +458,7 @@ function sentenceInfo(s: string): Sentence {
       const subject = prev ? (prev.subject ?? prev.own) : undefined
       // its own words are those its subject does not say ("never a number given in the request" after "… the number in the master")
       const own = subject ? new Set([...clauseWords[c]].filter((w) => !subject.has(w))) : clauseWords[c]
-      clauses.push({own, roots: new Set([...own].map(root)), subject, flips: clauseFlips![c], mine: new Set()})
+      clauses.push({own, roots: rootsOf(own), subject, flips: clauseFlips![c], mine: new Set()})
     }
     // in how many clauses each root is a word of its own: once per sentence, so that comparing stays linear
     const count = new Map<string, number>()
@@ -468,24 +479,29 @@ function sentenceInfo(s: string): Sentence {
  * "sent" and "email" of its own, so "exports require written approval from the lead" (neither)
  * is spared, and "exports need approval and are sent by email" is not. A clause that starts
  * with its negation (", never in the repository") has the clause before as its subject, and
- * only the rest as its own. A denying clause with nothing of its own (", never in the US": "us"
- * is a stop word; "; nobody else does") spares nothing; nor does a note with a negation of its
- * own ("…, not wire transfers to existing vendors"), however its clauses read. Clauses only
- * ever spare: what the whole sentences' negations did not oppose, they do not oppose now.
- * (README "Round twenty-nine": two attackers' reads shaped this.)
+ * only the rest as its own. What the clause denies must be nowhere in the note, in any of its
+ * sentences ("…with per-user access. The team shares them in the ops channel."). A denying
+ * clause with nothing of its own (", never in the US": "us" is a stop word; "; nobody else
+ * does"; ", no exceptions") spares nothing; nor does a note with a negation of its own ("…, not
+ * wire transfers to existing vendors") or a carve-out ("…, except for existing vendors"),
+ * however its clauses read. Clauses only ever spare: what the whole sentences' negations did
+ * not oppose, they do not oppose now. (README "Round twenty-nine": three attackers' reads
+ * shaped this.)
  */
-function opposed(note: SentenceInfo, memory: SentenceInfo): boolean {
+function opposed(note: SentenceInfo, memory: SentenceInfo, whole: DocInfo): boolean {
   if (note.negative === memory.negative) return false
-  return !leavesDenialAlone(note, memory)
+  return !leavesDenialAlone(note, memory, whole)
 }
 
-function leavesDenialAlone(note: SentenceInfo, memory: SentenceInfo): boolean {
+/** `whole`: the note's text, every sentence of it: what the memory's clause denies must be nowhere in it. */
+function leavesDenialAlone(note: SentenceInfo, memory: SentenceInfo, whole: DocInfo): boolean {
   if (note.flips !== 0 || !memory.clauses) return false
-  let said: Set<string> | undefined
+  const said = docRoots(whole)
+  // a carve-out ("…, except for existing vendors", "unless…") is how a rule is weakened without a "not"
+  for (const r of CARVE_OUT) if (said.has(r)) return false
   for (const c of memory.clauses) {
     if (c.flips === 0) continue
     if (c.mine.size === 0) return false
-    said ??= note.roots()
     for (const r of c.mine) if (said.has(r)) return false
   }
   return true
@@ -496,21 +512,51 @@ const IRREGULAR = new Map(
   Object.entries({
     sent: 'send', paid: 'pay', kept: 'keep', sold: 'sell', told: 'tell', held: 'hold', left: 'leave', made: 'make', gave: 'give', given: 'give',
     took: 'take', taken: 'take', shown: 'show', brought: 'bring', bought: 'buy', wrote: 'write', written: 'write', ran: 'run', got: 'get', gotten: 'get',
-    spent: 'spend', lent: 'lend', built: 'build', read: 'read', saw: 'see', seen: 'see', went: 'go', gone: 'go', done: 'do', did: 'do',
+    spent: 'spend', lent: 'lend', built: 'build', saw: 'see', seen: 'see', went: 'go', gone: 'go', done: 'do', did: 'do',
+    overwrote: 'overwrite', overwritten: 'overwrite', rewrote: 'rewrite', rewritten: 'rewrite', overrode: 'override', overridden: 'override',
+    withdrew: 'withdraw', withdrawn: 'withdraw', forgot: 'forget', forgotten: 'forget', hid: 'hide', hidden: 'hide', chose: 'choose', chosen: 'choose',
+    froze: 'freeze', frozen: 'freeze', stole: 'steal', stolen: 'steal', broke: 'break', broken: 'break', spoke: 'speak', spoken: 'speak',
+    drove: 'drive', driven: 'drive', proven: 'prove', dealt: 'deal', meant: 'mean', sought: 'seek', taught: 'teach', thought: 'think', caught: 'catch',
+    bound: 'bind', found: 'find', shut: 'shut', set: 'set', put: 'put', cut: 'cut', let: 'let', hit: 'hit', led: 'lead', fed: 'feed',
+    fled: 'flee', won: 'win', wound: 'wind', struck: 'strike', stuck: 'stick', swept: 'sweep', slept: 'sleep', felt: 'feel', dug: 'dig',
   }),
 )
 
+/** The roots of words, and of the parts of a word joined by a slash or a dot ("email/slack", "github.com"). */
+function rootsOf(words: Iterable<string>): Set<string> {
+  const out = new Set<string>()
+  for (const w of words) {
+    out.add(root(w))
+    // a verb in -ate and its noun in -ation meet without their endings ("replicated", "replication": "replic")
+    const bare = w.replace(/at(?:e|ed|es|ing|ion|ions)$/, '')
+    if (bare !== w && bare.length >= 3) out.add(root(bare).replace(/is$/, 'iz'))
+    if (w.includes('/') || w.includes('.')) for (const part of w.split(/[/.]+/)) if (part.length > 1) out.add(root(part))
+  }
+  return out
+}
+
+/** Endings taken off a word (the longest that leaves three letters or more), so that a word and the words made from it meet. */
+const ENDINGS = ['ments', 'ment', 'ness', 'ions', 'ion', 'ings', 'ing', 'ers', 'er', 'ly', 'ed', 'es', 'e', 's']
+
 /**
- * A word without its hyphens and its commonest endings, for telling whether two sentences
+ * A word reduced to what it shares with the words made from it, for telling whether two texts
  * speak of the same thing: "emailed", "e-mail" and "email"; "copied", "copies" and "copy";
- * "shipped" and "ship"; "moved" and "move"; "sent" and "send".
+ * "shipped" and "ship"; "moved" and "move"; "sent" and "send"; "deletion" and "deleted";
+ * "synchronised" and "synchronized"; "contractor's" and "contractor". Crude on purpose: two
+ * words it wrongly takes for one only make the clause reading spare less.
  */
 const root = (w: string): string => {
-  let b = w.replaceAll('-', '')
+  let b = w.replaceAll('-', '').replace(/'s?$/, '')
   b = IRREGULAR.get(b) ?? b
-  if (b.length > 4) b = b.replace(/(?:ing|ed|es|e|s)$/, '')
-  else if (b.length > 3) b = b.replace(/e$/, '')
-  if (b.length > 2 && b.endsWith('i')) b = `${b.slice(0, -1)}y`
+  // British and American spellings meet: "anonymised" and "anonymized"
+  b = b.replace(/is(?=(?:e|ed|es|ing|ation|ations)$)/, 'iz')
+  for (const e of ENDINGS) {
+    if (b.length - e.length >= 3 && b.endsWith(e) && !(e === 's' && b.endsWith('ss'))) {
+      b = b.slice(0, -e.length)
+      break
+    }
+  }
+  if (b.endsWith('i')) b = `${b.slice(0, -1)}y`
   if (/([bdgklmnprt])\1$/.test(b)) b = b.slice(0, -1)
   return b
 }
@@ -520,7 +566,11 @@ const root = (w: string): string => {
  * "no one else approves", "never less often"): a clause that says only these of its own denies
  * whatever another note might add, so it spares nothing (their roots, as root() leaves them).
  */
-const BEYOND = new Set(['anywhere', 'anyone', 'anybody', 'anyth', 'anything', 'else', 'elsewhere', 'other', 'another', 'one', 'ever', 'less', 'more', 'often', 'longer', 'further', 'beyond', 'outside', 'except', 'but'].map((w) => root(w)))
+const BEYOND = new Set(
+  ['anywhere', 'anyone', 'anybody', 'anything', 'else', 'elsewhere', 'other', 'another', 'one', 'ever', 'less', 'more', 'often', 'longer', 'further', 'beyond', 'outside', 'except', 'exception', 'excuse', 'exempt', 'but', 'matter', 'whatever', 'whoever', 'circumstance', 'case', 'even'].map((w) => root(w)),
+)
+/** Words by which a note carves an exception out of a rule without a "not": such a note is never spared. */
+const CARVE_OUT = new Set(['except', 'exception', 'unless', 'apart', 'excluding', 'exclude', 'exempt', 'waive', 'waiver', 'skip', 'bypass', 'instead', 'alternatively', 'optional', 'otherwise'].map((w) => root(w)))
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
@@ -750,7 +800,7 @@ class Sentence implements SentenceInfo {
 
   /** the roots of its words and values (root()) */
   roots(): Set<string> {
-    return (this.rooted ??= new Set([...this.words, ...this.values].map(root)))
+    return (this.rooted ??= rootsOf([...this.words, ...this.values]))
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
@@ -1272,7 +1322,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // ("Wires: no call-back.", "Friday deploys: OK." against "No Friday deploys.") still do.
       const heading = cs.words.size < 3 && !cs.negative && ns.words.size >= 3
       const label = ns.words.size < 3 && !ns.negative && ns.values.size > 0
-      if (!heading && !label && !cs.asks && !ns.asks && opposed(cs, ns)) {
+      if (!heading && !label && !cs.asks && !ns.asks && opposed(cs, ns, cand)) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
