@@ -504,7 +504,6 @@ async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promis
   }
 }
 
-/** Aggregate case results into the report's per-origin, per-set and target views. Pure. */
 /** Per validator, what it rejected of the quarantined writes, and what it alone rejected (ValidatorReport). */
 export function byValidator(results: CaseResult[]): ValidatorReport[] {
   const rows = new Map<string, ValidatorReport>()
@@ -522,6 +521,7 @@ export function byValidator(results: CaseResult[]): ValidatorReport[] {
   return [...rows.values()].sort((a, b) => b.benign.alone - a.benign.alone || b.attacks.rejected - a.attacks.rejected || (a.validator < b.validator ? -1 : 1))
 }
 
+/** Aggregate case results into the report's per-origin, per-set, per-validator and target views. Pure. */
 export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalReport, 'origins' | 'by_set' | 'by_category' | 'confusion' | 'validators' | 'targets' | 'misses'> {
   const origins: OriginReport[] = []
   for (const origin of [...new Set(results.map((r) => r.origin))]) {

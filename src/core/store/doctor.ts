@@ -16,7 +16,7 @@ import {listKeys} from '../trust/keyops.js'
 import {loadKeyring, rootNotPinned} from '../trust/keys.js'
 import {privateKeyDir} from '../trust/privatekey.js'
 import {verifyStore} from '../trust/verify.js'
-import {DEFAULT_WEIGHTS, loadModel} from '../write/vote/learned.js'
+import {DEFAULT_WEIGHTS, readWeights} from '../write/vote/learned.js'
 import {configDir} from './cachefile.js'
 import {lockHolder, withStoreLock} from './lock.js'
 import {socketPath} from './private.js'
@@ -48,19 +48,15 @@ const ok = (check: string, detail: string): Check => ({check, status: 'ok', deta
 export function weightsCheck(named: string | null): Check {
   const file = named ?? DEFAULT_WEIGHTS
   const whose = named ? 'named by the signed config (`vote.learned.weights`)' : 'shipped with engram'
-  try {
-    const m = loadModel(file)
-    return ok('vote weights', `the learned validator reads ${file}, ${whose}: featuriser ${m.features}, ${2 ** m.bits} weights`)
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error)
-    return {
-      check: 'vote weights',
-      status: 'fail',
-      detail: `the learned validator cannot read ${file}, ${whose}, so it abstains on every write: ${why.replace(`${file}: `, '')}`,
-      fix: named
-        ? 'name a weights file this engram reads in .engram/config.yml (`vote.learned.weights`), or remove the line for the shipped one; then `engram config sign`'
-        : 'reinstall engram (its package holds models/vote-lr.json)',
-    }
+  const {model, problem} = readWeights(file)
+  if (model) return ok('vote weights', `the learned validator reads ${file}, ${whose}: featuriser ${model.features}, ${2 ** model.bits} weights`)
+  return {
+    check: 'vote weights',
+    status: 'fail',
+    detail: `the learned validator cannot read ${file}, ${whose}, so it abstains on every write: ${problem}`,
+    fix: named
+      ? 'name a weights file this engram reads in .engram/config.yml (`vote.learned.weights`), or remove the line for the shipped one; then `engram config sign`'
+      : 'reinstall engram (its package holds models/vote-lr.json)',
   }
 }
 

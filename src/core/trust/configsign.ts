@@ -12,7 +12,7 @@ import {ownerKey} from '../review/review.js'
 import type {Store} from '../store/store.js'
 import type {KeyPair} from './sign.js'
 import {loadKeyring} from './keys.js'
-import {loadModel} from '../write/vote/learned.js'
+import {readWeights} from '../write/vote/learned.js'
 
 export interface ConfigSignResult {
   /** true when this run wrote a new signature */
@@ -47,14 +47,9 @@ export async function signConfig(store: Store, opts: {digest?: string; keyName?:
   const {text, config} = read()
   const warnings: string[] = []
   const weights = config.vote.learned.weights
-  if (weights) {
-    try {
-      loadModel(weights)
-    } catch (error) {
-      // the validator would abstain on every write with this reason (`engram doctor` fails its "vote weights" check)
-      warnings.push(`vote.learned.weights: engram cannot read ${weights} (${error instanceof Error ? error.message.replace(`${weights}: `, '') : String(error)}); the learned validator abstains on every write while it is so`)
-    }
-  }
+  // the validator would abstain on every write with this reason (`engram doctor` fails its "vote weights" check)
+  const problem = weights ? readWeights(weights).problem : undefined
+  if (problem) warnings.push(`vote.learned.weights: engram cannot read ${weights} (${problem}); the learned validator abstains on every write while it is so`)
   const digest = sha256Hex(text)
   const policy = await resolvePolicy(store)
   const previous = {source: policy.source, serial: policy.serial, signed_by: policy.signed_by, text: policy.text}

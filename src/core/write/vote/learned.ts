@@ -473,6 +473,19 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
 
 
 /**
+ * A weights file as every write will load it (loadModel), or why it cannot be: the loader's
+ * reason without the file's name in front, for a caller that names the file itself
+ * (`engram doctor`'s "vote weights" check, `engram config sign`'s warning).
+ */
+export function readWeights(file = DEFAULT_WEIGHTS): {model: LearnedModel; problem?: undefined} | {model?: undefined; problem: string} {
+  try {
+    return {model: loadModel(file)}
+  } catch (error) {
+    return {problem: (error instanceof Error ? error.message : String(error)).replace(`${file}: `, '')}
+  }
+}
+
+/**
  * Votes like the others. From third-party text or a tainted session a likely injection is
  * vetoed; from direct chat, where the human may be quoting an attack to discuss it, the
  * threshold is higher and the confidence below the veto, so it adds weight to the other
