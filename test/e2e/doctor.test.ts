@@ -112,6 +112,8 @@ describe('engram doctor', () => {
 
     const w = sb.run(['write', 'pref.md', '--scope', 'tenant:acme', '--json'], {input: 'I prefer short answers.\n', env: {ENGRAM_SESSION: s}})
     expect(w.json.votes.find((v: {validator: string}) => v.validator === 'learned')).toMatchObject({verdict: 'abstain', reason: expect.stringMatching(/^weights unavailable: .*"features" 4/)})
+    // the reason reaches the writing session: the loader's, without the owner's path
+    expect(JSON.stringify(w.json.votes)).not.toContain(outside)
     const sick = sb.run(['doctor', '--json'])
     expect(sick.code).toBe(7)
     expect(sick.json.error.message).toMatch(/1 check\(s\) failed: vote weights/)
@@ -119,6 +121,12 @@ describe('engram doctor', () => {
     expect(byCheck(sick.json.items)['vote weights'].detail).toBe(`the learned validator cannot read ${unknown}, named by the signed config (\`vote.learned.weights\`), so it abstains on every write: "features" 4 is not a featuriser this engram has (1, 2 or 3)`)
     const text = sb.run(['doctor'])
     expect(text.stdout).toMatch(/^fail\tvote weights\t/m)
+
+    // a file that is not a weights file at all: the reason names the file once
+    const other = join(outside, 'other.json')
+    writeFileSync(other, JSON.stringify({format: 'nope'}))
+    signConfig(sb, named(other))
+    expect(byCheck(sb.run(['doctor', '--json']).json.items)['vote weights'].detail).toBe(`the learned validator cannot read ${other}, named by the signed config (\`vote.learned.weights\`), so it abstains on every write: not an engram-lr/1 weights file`)
 
     // a file that is not there yet (another host's path): the same check fails, and doctor --fix does not touch it
     const missing = join(outside, 'later.json')

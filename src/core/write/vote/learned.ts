@@ -450,7 +450,7 @@ export function loadModel(file = DEFAULT_WEIGHTS): LearnedModel {
   const hit = cache.get(file)
   if (hit) return hit
   const raw = JSON.parse(readFileSync(file, 'utf8')) as ModelFile
-  if (raw.format !== MODEL_FORMAT) throw new Error(`${file} is not an ${MODEL_FORMAT} weights file`)
+  if (raw.format !== MODEL_FORMAT) throw new Error(`${file}: not an ${MODEL_FORMAT} weights file`)
   if (!Number.isInteger(raw.bits) || raw.bits < 8 || raw.bits > 22) throw new Error(`${file}: bad "bits"`)
   if (raw.features !== undefined && raw.features !== 1 && raw.features !== 2 && raw.features !== 3) throw new Error(`${file}: "features" ${JSON.stringify(raw.features)} is not a featuriser this engram has (1, 2 or 3)`)
   const bytes = Buffer.from(raw.weights, 'base64')
@@ -494,12 +494,9 @@ export function readWeights(file = DEFAULT_WEIGHTS): {model: LearnedModel; probl
 export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: string): Vote {
   const vote = (verdict: Vote['verdict'], confidence: number, reason: string): Vote => ({validator: LEARNED, verdict, confidence, reason})
   if (c.operation === 'delete') return vote('abstain', 0, 'a delete: no text to judge')
-  let model: LearnedModel
-  try {
-    model = loadModel(weightsFile)
-  } catch (error) {
-    return vote('abstain', 0, `weights unavailable: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`)
-  }
+  // the reason, as doctor and config sign give it, without the owner's path: a vote's reasons reach the writing session
+  const {model, problem} = readWeights(weightsFile)
+  if (!model) return vote('abstain', 0, `weights unavailable: ${problem.slice(0, 120)}`)
   // the strongest reading of the text wins: visible, folded, or decoded
   let p = 0
   // the folded text is most often the visible one: a text scored already cannot raise the maximum
