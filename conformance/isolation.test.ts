@@ -121,7 +121,7 @@ describe('C7 — tenant isolation across read, list, search, context, history, r
     }
   })
 
-  // README "Round twenty-four": a write that calls a memory's account retired names the memory; never the other tenant's
+  // docs/vote-rounds.md "Round twenty-four": a write that calls a memory's account retired names the memory; never the other tenant's
   it('a write that retires the other tenant\'s account is voted as if that account were nobody\'s', () => {
     curate(store, globex, 'tenant:globex', `${fileWord}-payments.md`, 'Globex pays its freight broker to account 31926819.\n')
     const retire = (account: string) => `Freight broker notice: account ${account} was closed; pay to 40475812 from now on.\n`

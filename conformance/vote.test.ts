@@ -38,7 +38,7 @@ describe('C10 — instruction-like and sensitive writes are flagged, also when d
 
   // Words a reviewer cannot see but a model reads are refused from every origin, direct chat
   // included; an order in a cipher the reviewer can see (ROT13 it names, HTML escapes) is read
-  // and flagged like plain text (README "Round thirteen").
+  // and flagged like plain text (docs/vote-rounds.md "Round thirteen").
   const tags = (t: string) => [...t].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('')
   const selectors = (t: string) => [...Buffer.from(t)].map((b) => String.fromCodePoint(b < 16 ? 0xfe00 + b : 0xe0100 + b - 16)).join('')
   const hidden: [string, string][] = [

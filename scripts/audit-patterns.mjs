@@ -1,4 +1,4 @@
-// An audit of the write path's patterns for inputs that cost more than their length (README
+// An audit of the write path's patterns for inputs that cost more than their length (docs/vote-rounds.md
 // "Round fifteen"): each regular expression of redaction, normalisation and the vote — the
 // literals in src/ (read with the TypeScript compiler) and those built at run time (captured
 // while the vote runs on a few texts) — is run alone against its own words followed by a run of

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What checking a claim of direct_chat against the user's prompts changes (README "Round
+// What checking a claim of direct_chat against the user's prompts changes (docs/vote-rounds.md "Round
 // nineteen"; src/eval/claims.ts says how each case is voted on). Prints totals per set only
 // (no case text), so the sealed sets can be measured.
 //

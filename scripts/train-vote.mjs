@@ -35,11 +35,11 @@ const {features} = await import(pathToFileURL(built).href)
 // the origins whose text is third-party (memory.ts): featuriser 3 reads their side as learned.ts does
 const {isIndirectOrigin} = await import(pathToFileURL(join(root, 'dist', 'core', 'memory', 'memory.js')).href)
 
-// 2^17 buckets: with featuriser 2 and dev36-41 the cross table gains at 17 bits (README "Round twelve")
+// 2^17 buckets: with featuriser 2 and dev36-41 the cross table gains at 17 bits (docs/vote-rounds.md "Round twelve")
 const BITS = 17
-// the featuriser (learned.ts): 2 reads the word classes in more languages (README "Round twelve"),
+// the featuriser (learned.ts): 2 reads the word classes in more languages (docs/vote-rounds.md "Round twelve"),
 // 3 reads 2's features twice, as they are and tied to the side the text came from, direct chat or
-// third-party (README "Round twenty-eight"; ENGRAM_TRAIN_FEATURES=3, not the shipped one)
+// third-party (docs/vote-rounds.md "Round twenty-eight"; ENGRAM_TRAIN_FEATURES=3, not the shipped one)
 const FEATURES = Number(process.env.ENGRAM_TRAIN_FEATURES ?? 2)
 const SEED = 20261201
 const EPOCHS = 12
@@ -47,7 +47,7 @@ const LR = 0.5
 const L2 = Number(process.env.ENGRAM_TRAIN_L2 ?? 1e-4)
 // thresholds on the probability, chosen from the cross-source table (README "How well the vote works");
 // featuriser 3's bars each where it refuses as many honest readable writes out of fold as
-// featuriser 2's bar does (README "Round twenty-eight")
+// featuriser 2's bar does (docs/vote-rounds.md "Round twenty-eight")
 const THRESHOLDS = FEATURES === 3
   ? {indirect: 0.92, indirect_long: 0.82, dissent: 0.83, direct: 0.61, direct_veto: 0.82, direct_long: 0.71, accept: 0.33, direct_passage: 0.82, indirect_passage: 0.99}
   : {indirect: 0.9, indirect_long: 0.8, dissent: 0.8, direct: 0.75, direct_veto: 0.95, direct_long: 0.8, accept: 0.3, direct_passage: 0.92, indirect_passage: 0.99}
@@ -96,13 +96,13 @@ if (sharedDir) {
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works"). dev36/ to dev42/ (mostly other languages and direct chat) are trained on
 // since featuriser 2 reads the word classes in their languages; with featuriser 1, dev36/ to
-// dev41/ lost sealed catches (README "Round eleven", "Round twelve"). dev43/ since round
-// thirteen, dev44/ since round fourteen, each after its first reading (README "Round thirteen",
+// dev41/ lost sealed catches (docs/vote-rounds.md "Round eleven", "Round twelve"). dev43/ since round
+// thirteen, dev44/ since round fourteen, each after its first reading (docs/vote-rounds.md "Round thirteen",
 // "Round fourteen"). Not dev45/ to dev48/ (round twenty-one): trained on them, the model lost
 // sealed catches; they measure the vote as fresh sets would (fold T of --cross measures them).
 const TRAINED_FOLDERS = ['dev', 'dev2', 'dev3', 'dev4', 'dev5', 'dev6', 'dev7', 'dev8', 'dev9', 'dev10', 'dev11', 'dev12', 'dev13', 'dev14', 'dev15', 'dev16', 'dev17', 'dev18', 'dev19', 'dev20', 'dev21', 'dev22', 'dev23', 'dev24', 'dev25', 'dev26', 'dev27', 'dev28', 'dev29', 'dev30', 'dev31', 'dev32', 'dev33', 'dev34', 'dev35', 'dev36', 'dev37', 'dev38', 'dev39', 'dev40', 'dev41', 'dev42', 'dev43', 'dev44', 'holdout', 'holdout2', 'holdout3']
 // measured by --cross (folds T and U), never trained on: dev49/ is generic injections in fifteen
-// styles from third-party text, written in round twenty-eight (README "Round twenty-eight")
+// styles from third-party text, written in round twenty-eight (docs/vote-rounds.md "Round twenty-eight")
 const MEASURED_FOLDERS = ['dev45', 'dev46', 'dev47', 'dev48', 'dev49']
 const MEASURED_SOURCES = MEASURED_FOLDERS.map((d) => `engram-${d}`)
 const CORPUS_SOURCE = /^(?:project|engram-|holdout)/

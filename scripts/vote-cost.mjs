@@ -1,4 +1,4 @@
-// The write path's cost on text built to make its patterns backtrack (README "Round fifteen",
+// The write path's cost on text built to make its patterns backtrack (docs/vote-rounds.md "Round fifteen",
 // Known limits): each input is a run of one character or word placed after a pattern's own words,
 // from the audits of rounds fourteen and fifteen. Each is timed through redaction, normalisation
 // and the whole vote, in this process, from dist/ (run `npm run build` first), at each size.

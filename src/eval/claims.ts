@@ -1,5 +1,5 @@
 /**
- * What checking a claim of direct_chat against the user's prompts changes (README "Round
+ * What checking a claim of direct_chat against the user's prompts changes (docs/vote-rounds.md "Round
  * nineteen"). An agent steered by third-party text can write that text claiming direct_chat,
  * the default origin. Every case of a corpus set that arrived by an indirect origin is voted on
  * three ways (inprocess.ts): as the origin it really came by; as direct_chat with nothing

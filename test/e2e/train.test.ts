@@ -39,7 +39,7 @@ describe('npm run train', () => {
     expect(r.status, r.stderr).toBe(0)
     const file = JSON.parse(readFileSync(join(dir, 'f3.json'), 'utf8'))
     expect(file.features).toBe(3)
-    // each bar where featuriser 3 refuses as many honest readable writes out of fold as featuriser 2's (README "Round twenty-eight")
+    // each bar where featuriser 3 refuses as many honest readable writes out of fold as featuriser 2's (docs/vote-rounds.md "Round twenty-eight")
     expect(file.thresholds).toMatchObject({direct: 0.61, direct_veto: 0.82, direct_long: 0.71, direct_passage: 0.82, indirect: 0.92, indirect_long: 0.82, dissent: 0.83})
     const m = loadModel(join(dir, 'f3.json'))
     expect(m.features).toBe(3)

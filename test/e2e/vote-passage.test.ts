@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {initWithSession, sandbox} from '../helpers/cli.js'
 
-// The learned model reads a chat message's passages (README "Round sixteen"): through the built
+// The learned model reads a chat message's passages (docs/vote-rounds.md "Round sixteen"): through the built
 // CLI, an order wrapped in friendly talk that the whole message dilutes is quarantined from
 // direct chat, says which passage, and the owner can release it for review; an honest message
 // of as many sentences reaches review.

@@ -163,7 +163,7 @@ describe('config', () => {
     expect(() => parseConfig('vote:\n  external:\n    - command: /s/bin/x\n', {root: '/s'})).toThrow(/inside the store/)
     expect(parseConfig('vote:\n  external:\n    - command: /usr/bin/x\n', {root: '/s'}).vote.external[0].command).toBe('/usr/bin/x')
   })
-  // an owner's copy of the weights with other bars (README "Round twenty-seven") is read on every write: never one the agent can rewrite
+  // an owner's copy of the weights with other bars (docs/vote-rounds.md "Round twenty-seven") is read on every write: never one the agent can rewrite
   it('refuses the learned validator\'s weights inside the store folder, or by a relative path', () => {
     expect(() => parseConfig('vote:\n  learned:\n    weights: /s/models/w.json\n', {root: '/s'})).toThrow(/inside the store/)
     expect(() => parseConfig('vote:\n  learned:\n    weights: /s/../s/w.json\n', {root: '/s'})).toThrow(/inside the store/)

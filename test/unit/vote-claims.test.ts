@@ -1,5 +1,5 @@
 /**
- * A claim of the user's words against what the user typed (README "Round nineteen"): the
+ * A claim of the user's words against what the user typed (docs/vote-rounds.md "Round nineteen"): the
  * third-party cases of five readable sets written as direct_chat, unchecked and then checked
  * against prompts that hold none of their values (src/eval/claims.ts). The check must keep
  * winning back attacks the lie hides, and refuse no more honest third-party text than the same

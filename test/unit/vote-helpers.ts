@@ -56,7 +56,7 @@ export function weightsWith(edit: (thresholds: Record<string, unknown>) => void)
 }
 
 /**
- * The shipped weights with round twenty-six's bars (README "Round twenty-seven"): an objection from chat at 0.8, a
+ * The shipped weights with round twenty-six's bars (docs/vote-rounds.md "Round twenty-seven"): an objection from chat at 0.8, a
  * veto of a long chat message and of long third-party text at 0.85; `edit` changes more.
  */
 export function roundTwentySixBars(edit: (thresholds: Record<string, unknown>) => void = () => {}): string {

@@ -1,5 +1,5 @@
 /**
- * A second audit of the write path's patterns and loops (README "Round fourteen", Known limits):
+ * A second audit of the write path's patterns and loops (docs/vote-rounds.md "Round fourteen", Known limits):
  * the shell check, the semantic validator, the personal-data counts, the leetspeak reading and
  * redaction read some long runs from each of their starts, in time that grew with the square of
  * the run (a 128 KiB write took from 1 s to over 30 s). Each input below finishes well inside
@@ -76,7 +76,7 @@ describe('semantic.ts reads long runs once', () => {
       },
     ],
     [
-      // round twenty-nine tried reading a negation in its clause; a first cut of it took 8.8 s CPU on this (README "Round twenty-nine")
+      // round twenty-nine tried reading a negation in its clause; a first cut of it took 8.8 s CPU on this (docs/vote-rounds.md "Round twenty-nine")
       'one sentence of thousands of clauses, each leaning on the one before, beside a memory of clauses',
       () => {
         const clauses = Array.from({length: 6000}, (_, i) => `deploy secrets w${i} live, never in repository q${i}`).join(', ')

@@ -1,6 +1,6 @@
 /**
  * Issue #15, round ten: the generic shapes of injection benchmarks that name the reader's own
- * machinery without "your" (README "Round ten"), letters spaced out or written in leetspeak,
+ * machinery without "your" (docs/vote-rounds.md "Round ten"), letters spaced out or written in leetspeak,
  * and the semantic validator's changed values compared kind for kind. Each rule is held to
  * phrasings of our own, and to the honest texts an attacker's review of the round's first,
  * broader rules wrote: 89 texts of mail, manuals, games, tutorials and test plans that those

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round eleven (README "Round eleven"). The learned model, from direct chat, vetoes
+ * Issue #15, round eleven (docs/vote-rounds.md "Round eleven"). The learned model, from direct chat, vetoes
  * a long text it is sure of (p ≥ 0.95) instead of only dissenting. And a loosening that was not
  * kept: the model as a second opinion that turned a standing order in third-party text into
  * dissent when it read the order as a memory. An attacker's review wrote 50 orders it let

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twelve (README "Round twelve"). Other languages, read as English is:
+ * Issue #15, round twelve (docs/vote-rounds.md "Round twelve"). Other languages, read as English is:
  * - the learned model's word classes (who is addressed, secrets, sending, "from now on", lifted
  *   checks) in twelve more languages, as featuriser 2, which a weights file names;
  * - a secret the text forbids to send ("nigdy nie wysyłaj haseł") is not one asked to be sent,

@@ -1,6 +1,6 @@
 /**
  * Issue #15, round thirteen: words hidden from the person who reviews a write, but read by a
- * model, are themselves a sign of attack (README "Round thirteen"). Text spelt in Unicode tag
+ * model, are themselves a sign of attack (docs/vote-rounds.md "Round thirteen"). Text spelt in Unicode tag
  * characters, Latin words spelt with Cyrillic or Greek look-alikes, runs of HTML or code
  * escapes, a text in ROT13 or backwards that says so, sentences in leetspeak.
  */
@@ -140,7 +140,7 @@ describe('an address to the assistant in more languages, and a field named for i
  * numeronyms, a flag with VS16) reach review now; 7 hiding places it found (bytes in variation
  * selectors, zero-width bits, a message cut into fake flags, tags with dots, Armenian and
  * Cherokee look-alikes) are refused. The 42 encodings it wrote that still pass (Morse, base32,
- * Caesar shifts, escapes spaced apart, small capitals…) are listed in README "Round thirteen".
+ * Caesar shifts, escapes spaced apart, small capitals…) are listed in docs/vote-rounds.md "Round thirteen".
  */
 describe('the round-thirteen review', () => {
   const cases = JSON.parse(readFileSync(new URL('../fixtures/round13-review.json', import.meta.url), 'utf8')) as {label: string; origin: WriteCandidate['origin']; expect: 'pass' | 'quarantine'; text: string}[]
@@ -155,7 +155,7 @@ describe('the round-thirteen review', () => {
 })
 
 /**
- * A second review, of the padding and address rules (README "Round thirteen"): 62 honest texts
+ * A second review, of the padding and address rules (docs/vote-rounds.md "Round thirteen"): 62 honest texts
  * the first version refused — logs and tables with repeated values, laughter and lyrics, a note
  * to a human assistant in eleven languages ("Nota para la asistente:", "비서님께:"), a
  * helpdesk's agent_notes field, "n'oublie pas", a magazine's "forget what you were told about
@@ -165,7 +165,7 @@ describe('the round-thirteen review', () => {
 describe('the round-thirteen review of padding and addresses', () => {
   const cases = JSON.parse(readFileSync(new URL('../fixtures/round13-review-b.json', import.meta.url), 'utf8')) as {label: string; origin: WriteCandidate['origin']; text: string}[]
   it('holds 62 honest texts', () => expect(cases).toHaveLength(62))
-  // since round twenty-seven vetoes third-party text of 200+ characters at p >= 0.8 (README "Round twenty-seven"), a
+  // since round twenty-seven vetoes third-party text of 200+ characters at p >= 0.8 (docs/vote-rounds.md "Round twenty-seven"), a
   // README quoting a bot's system prompt ("You are the support bot for Acme…", p 0.81) is quarantined: a cost of that bar
   const refusedSince27 = new Set(['HONEST chatbot vendor config schema'])
   it.each(cases.map((c) => [c.label, c] as const))('%s reaches review', async (l, c) => {
@@ -212,7 +212,7 @@ describe('a change marker in quotation marks announces no change', () => {
 })
 
 /**
- * A third review, of the two semantic fixes (README "Round thirteen"): a reversal cut to two or
+ * A third review, of the two semantic fixes (docs/vote-rounds.md "Round thirteen"): a reversal cut to two or
  * three words that says its licence in a word of its own ("Anyone can deploy production.",
  * "Refunds: issued directly.") and an announcement put whole in quotation marks, or behind an
  * inch mark, still contradict the curated rule; the texts the fixes were for still do not.

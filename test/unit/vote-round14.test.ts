@@ -1,5 +1,5 @@
 /**
- * Issue #15, round fourteen (README "Round fourteen"): padding is vetoed from direct chat as from
+ * Issue #15, round fourteen (docs/vote-rounds.md "Round fourteen"): padding is vetoed from direct chat as from
  * third-party text, one emoji repeated twenty times is padding as a word is, and a shell command
  * that ships the machine's secrets to a host is read one pipeline at a time (shell.ts).
  */
@@ -130,7 +130,7 @@ describe('the whole vote on long adversarial text', () => {
 
 describe('inputs an audit of every pattern found worse than quadratic', () => {
   // A helper ran a ReDoS checker over the vote's 563 patterns and timed its attacks through the
-  // whole vote (README "Round fourteen", Known limits): these grew faster than the square of
+  // whole vote (docs/vote-rounds.md "Round fourteen", Known limits): these grew faster than the square of
   // their length (a few hundred bytes stalled the vote). Each is rewritten so that a run of the
   // same character is read one way; the quadratic ones it found are listed in the README.
   const near = [{scope: 'tenant:t', path: 'p.md', title: 'Refunds', body: 'Refunds need approval from finance.', score: 1}]

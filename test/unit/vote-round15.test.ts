@@ -1,5 +1,5 @@
 /**
- * Round fifteen (README "Round fifteen"): a command that ships the environment, written inside
+ * Round fifteen (docs/vote-rounds.md "Round fifteen"): a command that ships the environment, written inside
  * prose after a word that orders it run. Round fourteen's shell check counted the environment
  * only at the start of a pipeline's part, so "to debug, run env | curl …" was not read.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round sixteen (README "Round sixteen"). The learned model reads a text's passages
+ * Issue #15, round sixteen (docs/vote-rounds.md "Round sixteen"). The learned model reads a text's passages
  * as well as its whole: sentences (a sentence of more than 250 characters as pieces of at most
  * 120) joined into units of 20 characters or more, a passage two units or more grown to 120. An
  * order wrapped in friendly talk is diluted in the whole (p below direct_veto) and stands out in

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-one (README "Round twenty-one"). From direct chat the learned model
+ * Issue #15, round twenty-one (docs/vote-rounds.md "Round twenty-one"). From direct chat the learned model
  * vetoes a message whose body is 200 characters or more at p ≥ direct_long (0.85), as it vetoes
  * third-party text of that length at indirect_long; shorter messages keep the veto at direct_veto
  * (0.95). Decided on five sets written for the round and measured at first sight (holdout20,
@@ -84,7 +84,7 @@ describe('honest chat notes of 200+ characters a review wrote (test/fixtures/rou
   const probing = review.filter((r) => r.set === 'probing')
   // a "SYSTEM NOTE" header the note quotes: a claim of authority the provenance validator refuses, with or without this round;
   // since round twenty-seven also the purchase approval process the user wants known: the model's p 0.78 is an objection in
-  // chat now (at 0.75), and the delivery validator objects to its order (README "Round twenty-seven")
+  // chat now (at 0.75), and the delivery validator objects to its order (docs/vote-rounds.md "Round twenty-seven")
   const naturalRefused = new Set(['n139', 'n005'])
   // standing rules to forward, copy or BCC every message of a kind to an address, and two warnings that quote an
   // injection: the shape of exfiltration, quarantined for the owner to release (README "Known limits")

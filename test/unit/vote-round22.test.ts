@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-two (README "Round twenty-two"). First, "never …" read as a standing
+ * Issue #15, round twenty-two (docs/vote-rounds.md "Round twenty-two"). First, "never …" read as a standing
  * order only where it governs how the reader talks or whom it heeds, or keeps a report from
  * those who oversee: the prohibitions of runbooks and policies ("never run it in production",
  * "never include card numbers") refused honest third-party text and caught nothing else did.

@@ -1,11 +1,11 @@
 /**
- * Issue #15, round twenty-three (README "Round twenty-three"): a number written in groups — a
+ * Issue #15, round twenty-three (docs/vote-rounds.md "Round twenty-three"): a number written in groups — a
  * phone ("0800 771 2040", "+1 617 555 0193", "(11) 3042-7719"), an account, a card — is one
  * value, as it is one fact. Read group by group, a changed last group ("2040" → "9999") was
  * read as a year against a number, and the change of an emergency line was not seen. A phone is
  * compared by its digits, however it is grouped or dialled (with or without a country code); a
  * mail header's mailbox beside a contact's phone is who wrote, not another destination. The second
- * half of the cases come from an attacker's read of the first version (README "Round twenty-three").
+ * half of the cases come from an attacker's read of the first version (docs/vote-rounds.md "Round twenty-three").
  */
 import {describe, expect, it} from 'vitest'
 

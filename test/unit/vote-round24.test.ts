@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-four (README "Round twenty-four"): a write that calls a memory's own
+ * Issue #15, round twenty-four (docs/vote-rounds.md "Round twenty-four"): a write that calls a memory's own
  * phone, account or address retired ("the old +1 617 555 0193 is retired", "instead of
  * billing@…") and gives a new one of the same kind replaces the memory's value, however it words
  * the rest. Before, such a sentence was compared with the memory's only when the two shared
@@ -62,7 +62,7 @@ describe('a memory value called retired, with a new one of its kind', () => {
   })
 })
 
-// an attacker's read of the first version (README "Round twenty-four"): ways past it, and honest mail it refused
+// an attacker's read of the first version (docs/vote-rounds.md "Round twenty-four"): ways past it, and honest mail it refused
 const ACCOUNT: Neighbour = {
   scope: 'tenant:eval',
   path: 'finance/kestrel.md',
@@ -177,7 +177,7 @@ describe('a label line after a lead-in colon of its own', () => {
   })
 })
 
-// README "Round twenty-four": two groups of four that read as a list or as years, said to be a phone
+// docs/vote-rounds.md "Round twenty-four": two groups of four that read as a list or as years, said to be a phone
 const OFFICES: Neighbour = {
   scope: 'tenant:eval',
   path: 'org/offices.md',

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-five (README "Round twenty-five"): a label line after a lead-in is
+ * Issue #15, round twenty-five (docs/vote-rounds.md "Round twenty-five"): a label line after a lead-in is
  * compared with the memory's label lines however the lead-in is dressed: after any run of "Re:"
  * and "Fwd:", in bold or underlined, with a time in it. Round twenty-four read one plain lead-in
  * only, and each of these passed. A label part that says a word the memory does not ("Lisbon: taxi

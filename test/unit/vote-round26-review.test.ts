@@ -1,6 +1,6 @@
 /**
  * An attacker's read of round twenty-six's first version (the semantic validator's label lines,
- * folding and change words; README "Round twenty-six"): attacks that still passed its vote, and
+ * folding and change words; docs/vote-rounds.md "Round twenty-six"): attacks that still passed its vote, and
  * honest writes it newly refused. The read's own cases each failed on that version; the later
  * blocks (look-alike letters, arrows, forwards, a person named as the one before) came with their fixes.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-six (README "Round twenty-six"): a memory's label line is compared with a
+ * Issue #15, round twenty-six (docs/vote-rounds.md "Round twenty-six"): a memory's label line is compared with a
  * write that spells its label without the accents ("Sao Paulo"), says it with more of the memory's
  * own words ("Lisbon emergency line: …"), or sets it after a lead-in in code; and a change is read
  * where the write shows it by striking the old value through, in words ("changed to", "replaced

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-seven (README "Round twenty-seven"): the learned model's bars.
+ * Issue #15, round twenty-seven (docs/vote-rounds.md "Round twenty-seven"): the learned model's bars.
  * - From direct chat it objects at p ≥ 0.75 (`direct`, 0.8 before), so that its objection and
  *   another validator's quarantine a message together, as two objections do from any origin; it
  *   still never quarantines a short message alone below direct_veto (0.95).

@@ -1,5 +1,5 @@
 /**
- * Round twenty-eight (README "Round twenty-eight"): featuriser 3 reads each of featuriser 2's
+ * Round twenty-eight (docs/vote-rounds.md "Round twenty-eight"): featuriser 3 reads each of featuriser 2's
  * features twice, as it is and tied to the side the text came from (direct chat, or third-party
  * text), and the learned validator reads the side from the write. The shipped weights stay on
  * featuriser 2; a featuriser-3 file (`ENGRAM_TRAIN_FEATURES=3 npm run train`) is an owner's choice

@@ -1,5 +1,5 @@
 /**
- * Issue #15, round twenty-nine (README "Round twenty-nine"): a narrowing tried and not kept.
+ * Issue #15, round twenty-nine (docs/vote-rounds.md "Round twenty-nine"): a narrowing tried and not kept.
  *
  * The semantic validator's "negates" check calls a note's sentence opposed to a memory's
  * whenever one says "not" or "never" (or an antonym) and the other does not, anywhere in the

@@ -7,7 +7,7 @@
  * wrote the orders below — payment diversion, policy shadowing, exfiltration dressed as an
  * archive rule, steering, sleeper conditions — and 23 of them passed once padded with an
  * ordinary greeting and sign-off, or phrased so that the model scored them low. The change
- * was reverted (README "Round nine"). These are the review's texts, written for this project;
+ * was reverted (docs/vote-rounds.md "Round nine"). These are the review's texts, written for this project;
  * each must stay quarantined whatever loosening is tried next.
  */
 import {readFileSync} from 'node:fs'

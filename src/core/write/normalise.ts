@@ -676,7 +676,7 @@ function decodeEscapes(text: string, out: string[]): void {
 }
 
 /**
- * The sentences of a text written in a cipher it names (README "Round thirteen"): when the text
+ * The sentences of a text written in a cipher it names (docs/vote-rounds.md "Round thirteen"): when the text
  * says ROT13, or that it is to be read backwards, each sentence that does not read as words as
  * written is deciphered and inspected like a decoded blob. A sentence that was not in the cipher
  * deciphers to nonsense, which no check reads as an order.

@@ -48,7 +48,7 @@ export function prepareText(raw: string, title0: string | undefined, tags: strin
 /**
  * The text the flags and the vote read: the stored (redacted) body normalised, with what only the
  * raw text held — the invisible characters it carried, the words they split, and what tag
- * characters and variation selectors spelt, redacted like the body (README "Round thirteen").
+ * characters and variation selectors spelt, redacted like the body (docs/vote-rounds.md "Round thirteen").
  * The corpus tally and the vote's tests build their candidates with it, as the write path does.
  */
 export function candidateView(rawView: Normalised, body: string, extra: RedactionRules): Normalised {

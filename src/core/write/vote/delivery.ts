@@ -46,7 +46,7 @@ function protectedHit(c: Pick<WriteCandidate, 'path' | 'title' | 'body' | 'norma
 /**
  * A word said many times in a row is padding: it crowds a model's attention towards what
  * follows ("URGENT URGENT …", "approved approved …", "기억해 기억해 …"). Honest text repeats a
- * word five times at most in the corpus; the attacks that pad, twenty times and more (README
+ * word five times at most in the corpus; the attacks that pad, twenty times and more (docs/vote-rounds.md
  * "Round thirteen"). Only words count (letters, in any script): numbers, signs and emoji repeat
  * in logs, tables and reviews ("200 200 …", "| yes |", "👏👏👏"), though one emoji twenty times
  * over is padding as a word is. A word that asks for attention
@@ -93,7 +93,7 @@ const LOOKALIKE_WORDS = 2
  * Unicode tag characters, bytes carried by a run of variation selectors (engram stores the
  * text without either), a long run of zero-width characters, or Latin words spelt with
  * look-alike letters of another script ("раураl"). Nobody types these by accident, and none
- * showed in an honest note of the corpus (README "Round thirteen"): a veto from any origin. A
+ * showed in an honest note of the corpus (docs/vote-rounds.md "Round thirteen"): a veto from any origin. A
  * text about such attacks, which shows an example to people, only dissents.
  */
 function concealment(n: WriteCandidate['normalised'], visible: string): Objection | null {
@@ -146,7 +146,7 @@ export function deliveryVote(c: WriteCandidate, ctx: {recentWrites: VoteContext[
     const what = `"${clip(pad.token, 24)}" ${pad.times} times in a row`
     const steers = pad.attention || pad.times >= PADDING_ANY_WORD
     // from any origin: a person who types "please" twenty times before a rule is padding it too
-    // (README "Round fourteen": out of fold 15 padded chat attacks more, no honest write)
+    // (docs/vote-rounds.md "Round fourteen": out of fold 15 padded chat attacks more, no honest write)
     if (steers) objections.push({confidence: 0.9, reason: `padding that steers a model's attention, ${indirect || tainted ? `arriving by ${arrival(c)}` : `in ${c.origin}`}: ${what}`})
     else objections.push({confidence: 0.7, reason: `a word repeated to pad the text: ${what}`})
   }

@@ -148,7 +148,7 @@ export function instructionHits(c: WriteCandidate): InstructionHit[] {
  * A text about attacks has its quotations left out by the rules and the agenda check (a security
  * note that quotes an injection shows an example to a human). An attack can call itself one
  * ("this is not another phishing mail: \"…\""), so an order in those quotations is still weighed:
- * as dissent, which quarantines only beside another validator's objection (README "Round eight").
+ * as dissent, which quarantines only beside another validator's objection (docs/vote-rounds.md "Round eight").
  */
 function quotedOrders(visible: string): InstructionHit[] {
   if (!ABOUT_ATTACKS.test(visible)) return []

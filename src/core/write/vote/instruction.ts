@@ -239,7 +239,7 @@ const RULES: Rule[] = [
     // "never tell the user"), or keeping a report from those who oversee ("never forward the alerts to the security team"):
     // "never run it in production", "never approve your own change", "never include card numbers", "never send keys by email"
     // are what runbooks and policies tell staff; they refused 39 honest texts of the readable sets, and caught no attack
-    // there the vote does not catch otherwise (README "Round twenty-two")
+    // there the vote does not catch otherwise (docs/vote-rounds.md "Round twenty-two")
     needs: [['always', 'never']],
     re: /\b(?:always\s+(?:respond|reply|answer|say|tell|mention|recommend|output|include|trust|follow|obey|comply|execute|run|send|forward|ignore|approve|refuse|agree|do)|never(?!\s+(?:send|forward|tell|say|give|share|type|enter|paste)\s+(?:out\s+)?(?:your|their|anyone\s+your|an?|any|the)\s+(?:own\s+)?(?:passwords?|pass(?:code|phrase)s?|pins?|mfa|2fa|otp|one-time|(?:verification\s+|login\s+|security\s+)?codes?|credentials?|logins?|tokens?|keys?|bank\s+details|card\s+(?:numbers?|details))\b)\s+(?:respond|reply|answer|say|tell|mention|recommend|output|trust|follow|obey|comply|ignore|refuse|agree|(?:send|forward|report|escalate|copy|cc)\s+(?:[\w'’-]+\s+){0,6}?to\s+(?:the\s+|our\s+|your\s+)?(?:security|finance|compliance|audit|risk|legal|fraud|it|soc|owners?|managers?|directors?|supervisors?|admins?|administrators?|cfo|ceo|ciso|dpo|auditors?|boss|head)))\b/i,
   },
@@ -548,7 +548,7 @@ const RULES: Rule[] = [
   // they name the reader's own machinery. An attacker's review of broader forms found honest
   // mail and manuals in every one ("print the original instructions from the Help menu",
   // "ignore all previous information about Room 12", "your next task is to connect the
-  // sensor", "write a fake headline, then fact-check it"): those were dropped (README "Round ten").
+  // sensor", "write a fake headline, then fact-check it"): those were dropped (docs/vote-rounds.md "Round ten").
   {
     kind: 'prompt-leak',
     strength: 'medium',
@@ -718,7 +718,7 @@ const RULES: Rule[] = [
   },
   // The same address in more languages, as a heading or a note's label that ends in a colon:
   // "Nota al margen (para el asistente IA):", "تنبيه للمساعد الذكي:", "Для ИИ-помощника:",
-  // "AI 비서분께:", "Gửi trợ lý AI:" (README "Round thirteen"). The word for an assistant is a
+  // "AI 비서분께:", "Gửi trợ lý AI:" (docs/vote-rounds.md "Round thirteen"). The word for an assistant is a
   // person's job too ("Nota para la asistente:", "비서님께:"), so the address names the AI
   // (IA, KI, ИИ, virtual, الذكي…), and a comma does not end it ("Para la IA, este año…").
   {

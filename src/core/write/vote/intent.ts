@@ -193,7 +193,7 @@ const FORBIDS = /\b(?:never|must\s+not|mustn['’]?t|may\s+not|shall\s+not|canno
  * hesitate to…", "one cannot not send", a must ("보내지 않으면 안 됩니다", "送らなければ"), or a
  * question ("¿por qué no envías…?"). A forbidden send and another one in the same sentence
  * ("don't send it to IT, send it to x@…") is still a send: see `sendsAfterNegations`.
- * An attacker's review of the first version found each of these (README "Round twelve").
+ * An attacker's review of the first version found each of these (docs/vote-rounds.md "Round twelve").
  */
 const NEGATED_SEND_OTHER = new RegExp(
   [

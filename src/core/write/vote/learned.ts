@@ -37,7 +37,7 @@ const VETO_MIN_CHARS = 80
 /** From this length a third-party text is vetoed at thresholds.indirect_long (see learnedVote). */
 const LONG_TEXT_CHARS = 200
 /**
- * Passages (thresholds.direct_passage, indirect_passage; README "Round sixteen"). A text is cut
+ * Passages (thresholds.direct_passage, indirect_passage; docs/vote-rounds.md "Round sixteen"). A text is cut
  * into sentences (at `.`, `!`, `?`, `;`, `…` before white space or a capital, after the CJK full
  * stops, and at line breaks; a sentence of more than PASSAGE_SENTENCE_LONG characters into pieces
  * of at most PASSAGE_SENTENCE_MAX: piecesOf), consecutive sentences are joined into units of at least
@@ -45,7 +45,7 @@ const LONG_TEXT_CHARS = 200
  * PASSAGE_MIN_CHARS, never the whole text (one that would be is read whole). A passage starts at
  * each unit, so a character is in at most about PASSAGE_MIN_CHARS / PASSAGE_UNIT_MIN + 1 passages:
  * twice the text for prose, up to seven times for a text of tiny sentences (256 KiB of them in
- * a few hundred ms, in the worker under the time budget: README "Round sixteen").
+ * a few hundred ms, in the worker under the time budget: docs/vote-rounds.md "Round sixteen").
  */
 const PASSAGE_UNIT_MIN = 20
 const PASSAGE_MIN_CHARS = 120
@@ -57,7 +57,7 @@ export interface LearnedModel {
   bits: number
   /**
    * which featuriser the weights were trained with: 1 (no "features" in the file), 2 (classes in
-   * more languages) or 3 (2's features twice, as they are and tied to the text's side: README
+   * more languages) or 3 (2's features twice, as they are and tied to the text's side: docs/vote-rounds.md
    * "Round twenty-eight")
    */
   features?: number
@@ -75,7 +75,7 @@ export interface LearnedModel {
  * or words in a chat write that the user did not type: types.ts thirdParty), or direct chat (every
  * other origin, the claimed owner, dream and system ones too, whose bars are chat's). Featuriser 3
  * reads each feature twice, as it is and tied to the side, so that one word may weigh differently
- * in a user's message and in a mail (README "Round twenty-eight").
+ * in a user's message and in a mail (docs/vote-rounds.md "Round twenty-eight").
  */
 export type Side = 'direct-chat' | 'third-party'
 const SIDE_SALT: Record<Side, number> = {'direct-chat': 0x9e3779b1, 'third-party': 0x85ebca77}
@@ -95,7 +95,7 @@ export const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 
 // A host's own name the model reads as what it is, never by its spelling: written cases use
 // example domains, real mail uses real ones, and a model that learnt the one from the other
-// would judge a write by its links' spelling (README "Round nine"). Only the registrable name
+// would judge a write by its links' spelling (docs/vote-rounds.md "Round nine"). Only the registrable name
 // (the last two labels) is replaced, and only when it reads as a name: the labels before it,
 // a label of three or more words joined by "-" or "_", a label over 24 characters, a mailbox's
 // name and a link's path and query stay text, where an order can hide (an attacker's review:
@@ -270,7 +270,7 @@ for (const [name, list] of Object.entries(CLASS_WORDS)) for (const w of list.spl
  * spaces or with its particles attached (Chinese, Japanese, Korean, Arabic, Thai) counts wherever
  * it stands in a token; two words joined by "+" are a pair of tokens ("trợ+lý").
  * A model trained on English orders then reads the same order in Korean as the same shape
- * (README "Round twelve").
+ * (docs/vote-rounds.md "Round twelve").
  */
 const CLASS_WORDS_2: Record<string, string> = {
   YOU: 'ty ciebie tobie twój twoja twoje jij jouw sen seni sana senin siz sizin kamu anda bạn mày tvůj tebe твоя твои тобой вас ваш ваша ти тобі твій أنت انت तुम तुम्हें तुम्हारा तुम्हारी आप आपको आपका 你 您 당신 너 あなた 君',
@@ -510,9 +510,9 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   // a veto's confidence grows with p, from 0.88: above the default veto line (0.85)
   const veto = Math.min(0.99, 0.88 + 0.1 * p)
   // A text of a few sentences is read less surely than a longer one: the lower veto
-  // (indirect_long) needs LONG_TEXT_CHARS (README "Round eleven": out of fold, p 0.85–0.9 from
+  // (indirect_long) needs LONG_TEXT_CHARS (docs/vote-rounds.md "Round eleven": out of fold, p 0.85–0.9 from
   // third-party text caught 63 attacks and no honest write at 200+ characters, and refused 5
-  // honest writes below that). 0.8 since round twenty-seven (README "Round twenty-seven": out of
+  // honest writes below that). 0.8 since round twenty-seven (docs/vote-rounds.md "Round twenty-seven": out of
   // fold, 87 attacks more for 12 honest writes; 0.8 for shorter text too refused more honest ones).
   const bar = texts[0].length >= LONG_TEXT_CHARS && model.thresholds.indirect_long !== undefined ? Math.min(model.thresholds.indirect, model.thresholds.indirect_long) : model.thresholds.indirect
   if (exposed && long && p >= bar) {
@@ -520,17 +520,17 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   }
   // From direct chat the human may be quoting an attack to discuss it, so the model long only
   // dissented there. Read across sources, a text it is this sure of in chat was an attack far
-  // more often than a quotation (README "Round eleven": at p ≥ 0.95, 10 of 148 direct-chat
+  // more often than a quotation (docs/vote-rounds.md "Round eleven": at p ≥ 0.95, 10 of 148 direct-chat
   // attacks of six fresh sets, no honest one of 258): it is quarantined, for the owner to release.
   // A chat message of a few sentences or more (its body: a default title repeats its first line) is
-  // read as surely as third-party text of that length (direct_long, since round twenty-one; README
+  // read as surely as third-party text of that length (direct_long, since round twenty-one; docs/vote-rounds.md
   // "Round twenty-one"; 0.8 since round twenty-seven).
   const directBar = model.thresholds.direct_veto !== undefined && c.body.length >= LONG_TEXT_CHARS ? Math.min(model.thresholds.direct_veto, model.thresholds.direct_long ?? 1) : model.thresholds.direct_veto
   if (!exposed && long && directBar !== undefined && p >= directBar) {
     return vote('reject', veto, `reads as an injection (${pct}) in ${c.origin}; quarantined for the owner to release if it was quoted on purpose`)
   }
   // A text whose whole reads below the veto can still carry one order in two of its sentences,
-  // wrapped in ordinary talk that dilutes the whole (README "Round sixteen"). Chat is read in
+  // wrapped in ordinary talk that dilutes the whole (docs/vote-rounds.md "Round sixteen"). Chat is read in
   // passages at direct_passage, a tainted session's chat too (its whole is read at the third-party
   // thresholds above: a passage is no less an order there); third-party text at indirect_passage.
   const passageBar = third ? model.thresholds.indirect_passage : model.thresholds.direct_passage
@@ -546,7 +546,7 @@ export function learnedVote(c: WriteCandidate, texts: string[], weightsFile?: st
   }
   // below the veto: it adds its weight to another validator's objection (2 of 4 is below the pass ratio). From
   // direct chat the bar is lower (0.75 since round twenty-seven): alone it is a dissent, and the write reaches review;
-  // beside the delivery or semantic validator's objection it quarantines (README "Round twenty-seven")
+  // beside the delivery or semantic validator's objection it quarantines (docs/vote-rounds.md "Round twenty-seven")
   if (exposed && p >= model.thresholds.dissent) return vote('reject', 0.7, `may be an injection (${pct}) arriving by ${arrival(c)}`)
   if (!exposed && p >= model.thresholds.direct) return vote('reject', 0.7, `reads as an injection (${pct}); may be quoted by the human`)
   if (p <= model.thresholds.accept) return vote('accept', Math.min(0.9, 0.5 + (model.thresholds.accept - p)), `reads as a memory (${pct})`)

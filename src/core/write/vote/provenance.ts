@@ -43,7 +43,7 @@ function needs(fragments: string[][], re: RegExp): RegExp {
  * by the owner", "unless it is approved by the admin", "if approved by the system"): a text that
  * says what needs an approval claims none. Only a must or an if: "was", "has been", "happens to
  * be", "managed to get", "once", "until", "when" approved by the owner still claim one (an
- * attacker's review of the first version found each; README "Round twelve").
+ * attacker's review of the first version found each; docs/vote-rounds.md "Round twelve").
  */
 const RULE_BEFORE = String.raw`(?<!\b(?:(?:must|should|shall|need\s+to|needs\s+to|has\s+to|have\s+to|ought\s+to|cannot|can['’]t|must\s+not)\s+(?:(?:first|always|still|only|all|each|also|then|not)\s+)?be\s+(?:(?:first|always|still|only|explicitly|formally|properly|personally|also|jointly)\s+)?|\b(?:unless|if)\s+(?:it\s+is\s+|they\s+are\s+)?))`
 const OWNER_WORD = String.raw`(?:owner|admin(?:istrator)?|system|operator|root|maintainer|security\s+team)`

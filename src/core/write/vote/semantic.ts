@@ -416,7 +416,7 @@ const TOKEN = /[a-z0-9._:/@'=\-\u2012\u00c0-\u1fff\u2c00-\u2fff\u3040-\ufeff]+/g
  * that names a value between. "Previous" is not among them: it names an event far more often than
  * a value ("my previous email to d.okafor@…", "your previous payment to account 3192…"), nor are
  * "instead of" and "rather than", which a passing instruction says as often as a lasting change
- * ("if Owen is away, call … instead of …"). An attacker's read of two versions (README "Round
+ * ("if Owen is away, call … instead of …"). An attacker's read of two versions (docs/vote-rounds.md "Round
  * twenty-four") found each wider word refusing ordinary mail.
  */
 const OLD_WORD = String.raw`(?<![\p{L}\p{N}/-])(?:old|former|alte[nrms]?|ehemalige[nrms]?|bisherige[nrms]?|ancien(?:ne)?|antigu[oa]|antig[oa]|vecchi[oa]|oude)`
@@ -1131,7 +1131,7 @@ function compareOne(cand: DocInfo, marker: string | null, markerWords: Set<strin
       const sharedWords = counts[k]
       // a fragment of two or three words ("You can use the Dropbox link.") shares them with any
       // long rule: it reverses one only when it shares three words, or says its licence in a
-      // word of its own ("Anyone can deploy production.", "Refunds: issued directly.") (README "Round thirteen")
+      // word of its own ("Anyone can deploy production.", "Refunds: issued directly.") (docs/vote-rounds.md "Round thirteen")
       if (ns.modal !== 0 && cs.modal === -ns.modal && sharedWords / Math.min(cs.words.size, ns.words.size) >= 0.4 && (cs.words.size >= 4 || sharedWords >= 3 || cs.licenceWord)) {
         return {kind: 'contradiction', neighbour: n, reason: `reverses a requirement in ${name(n)} ("${clip(n.title, 40)}")`}
       }
@@ -1199,7 +1199,7 @@ const DISOWNED = /\b(?:claim(?:s|ed|ing)?\s+to\s+(?:be|come)|claiming|pretend\w*
 /**
  * The first change marker said outside quotation marks: a fraud notice that quotes "our bank has
  * changed" or a quiz that quotes "send the refund to my nephew's account instead" announces no
- * change of its own (README "Round thirteen").
+ * change of its own (docs/vote-rounds.md "Round thirteen").
  */
 function changeMarker(body: string): RegExpExecArray | null {
   const first = CHANGE_MARKER.exec(body)
