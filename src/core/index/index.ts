@@ -25,7 +25,7 @@ export {tokenize, stem, parseQuery, STOP_WORDS} from './tokenize.js'
 export {readHead} from './head.js'
 
 /**
- * The derived search index (README "Search"): one MiniSearch index per scope under
+ * The derived search index (README "Serving"): one MiniSearch index per scope under
  * `.engram/index/`, built from the scope's committed tree and persisted with MiniSearch's
  * own JSON form. A commit does not rewrite it: the paths that changed since its tree
  * (`git diff-tree`) go to a small delta file, replayed with remove/add when the index is

@@ -1,5 +1,5 @@
 /**
- * Flags and the vote on a write (README "The vote"). Four built-in validators — semantic,
+ * Flags and the vote on a write (README "The write path", "How well the vote works"). Four built-in validators — semantic,
  * provenance, delivery, learned — each check a different property; external validators from
  * config run alongside them. The rule: a write passes when at least `pass_ratio` of the
  * validators that did not abstain accept and none rejects at or above `veto`.
