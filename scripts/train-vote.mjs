@@ -92,7 +92,7 @@ if (sharedDir) {
 }
 // corpus/ and every folder of it whose cases have been read: the tuning sets dev to dev5 and
 // the held-out sets of the first three rounds (their misses were read, so they measure
-// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout23/,
+// nothing unseen any more). Never the sealed sets, corpus/holdout4/ to corpus/holdout24/,
 // which measure what neither the rules nor the model were made from (README "How well the
 // vote works"). dev36/ to dev42/ (mostly other languages and direct chat) are trained on
 // since featuriser 2 reads the word classes in their languages; with featuriser 1, dev36/ to

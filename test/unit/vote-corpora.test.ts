@@ -169,6 +169,10 @@ const SEALED: [set: string, attacks: string, refused: string][] = [
   // (standard and Darija), French, Spanish or Turkish: written at the start of round twenty-nine, 78/100 and 8/100 on
   // the vote of round twenty-seven (direct-chat attacks 27/40, honest 2/33), at first sight
   ['holdout23', '78/100', '8/100'],
+  // an independent school group in Melbourne, Auckland and Singapore, 40 of its attacks from direct chat, a fifth of the
+  // texts in Mandarin, Malay, Tamil, Māori, Vietnamese, Hindi or Korean: written at the start of round thirty, 61/100 and
+  // 11/100 on the vote of round twenty-seven (direct-chat attacks 19/40, honest 1/33), at first sight
+  ['holdout24', '61/100', '11/100'],
 ]
 
 describe('the vote on the sealed sets, in-process, totals only', () => {
