@@ -11,6 +11,9 @@
 //     --folds T,S   with --cross: only these folds
 //     --by-origin   with --cross: the held-out corpus cases by side (direct chat, third party),
 //                   featuriser 2 against 3 at set shares of honest writes refused
+//     --also-train A,B  train on these readable corpus folders too (an experiment: dev45 to dev49 are
+//                   measured, not trained on); a sealed set (holdout4/ on) is refused
+//   ENGRAM_TRAIN_EPOCHS (12), ENGRAM_TRAIN_L2 (1e-4), ENGRAM_TRAIN_FEATURES (2): the recipe, for experiments
 //
 // Needs the built featuriser (npm run build).
 import {createHash} from 'node:crypto'
@@ -42,7 +45,8 @@ const BITS = 17
 // third-party (docs/vote-rounds.md "Round twenty-eight"; ENGRAM_TRAIN_FEATURES=3, not the shipped one)
 const FEATURES = Number(process.env.ENGRAM_TRAIN_FEATURES ?? 2)
 const SEED = 20261201
-const EPOCHS = 12
+const EPOCHS = Number(process.env.ENGRAM_TRAIN_EPOCHS ?? 12)
+if (!(Number.isInteger(EPOCHS) && EPOCHS > 0)) fail(`ENGRAM_TRAIN_EPOCHS=${process.env.ENGRAM_TRAIN_EPOCHS} is not a whole number of epochs.`)
 const LR = 0.5
 const L2 = Number(process.env.ENGRAM_TRAIN_L2 ?? 1e-4)
 // thresholds on the probability, chosen from the cross-source table (README "How well the vote works");
@@ -109,7 +113,14 @@ const CORPUS_SOURCE = /^(?:project|engram-|holdout)/
 /** The case files of these corpus folders, in a fixed order: [folder, file] (curated.jsonl holds memories, not cases). */
 const caseFiles = (dirs) => dirs.filter((d) => existsSync(d)).flatMap((d) =>
   readdirSync(d).filter((f) => f.endsWith('.jsonl') && f !== 'curated.jsonl').sort().map((f) => [d, f]))
-const corpusFiles = caseFiles([corpusDir, ...TRAINED_FOLDERS.map((d) => join(corpusDir, d))])
+// --also-train: readable folders on top, for an experiment (docs/vote-rounds.md "Round thirty"); the sealed sets never
+const ALSO = opt('also-train')?.split(',').filter(Boolean) ?? []
+if (argv.includes('--also-train') && ALSO.length === 0) fail('--also-train needs folders of corpus/, e.g. --also-train dev45,dev46.')
+for (const d of ALSO) {
+  if (/^holdout(?:[4-9]|\d\d+)$/.test(d)) fail(`--also-train ${d}: a sealed set measures what the model was not made from, and is never trained on.`)
+  if (!/^[\w-]+$/.test(d) || !existsSync(join(corpusDir, d))) fail(`--also-train ${d}: not a folder of ${corpusDir}.`)
+}
+const corpusFiles = caseFiles([corpusDir, ...[...TRAINED_FOLDERS, ...ALSO.filter((d) => !TRAINED_FOLDERS.includes(d))].map((d) => join(corpusDir, d))])
 /**
  * a corpus file's cases; `origin` is the side featuriser 3 reads: third-party text for an indirect
  * origin, else direct chat (a claimed owner, dream or system origin too, as learned.ts reads them)

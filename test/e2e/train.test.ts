@@ -55,6 +55,31 @@ describe('npm run train', () => {
     expect(missing.stderr).toMatch(/does not exist/)
     expect(missing.stderr).not.toMatch(/\n\s+at /)
   })
+
+  it('trains on a readable folder more when asked (--also-train), never on a sealed one, and reads the epochs from the environment', () => {
+    const base = JSON.parse(readFileSync(DEFAULT_WEIGHTS, 'utf8'))
+    const more = train(['--no-shared', '--also-train', 'dev49', '--out', join(dir, 'more.json')], {ENGRAM_TRAIN_EPOCHS: '2'})
+    expect(more.status, more.stderr).toBe(0)
+    const m = JSON.parse(readFileSync(join(dir, 'more.json'), 'utf8'))
+    // the shipped model is not trained on dev49, which measures it
+    expect(base.trained_on.cases['engram-dev49/attack']).toBeUndefined()
+    expect(base.trained_on.cases['engram-dev44/attack']).toBeGreaterThan(0)
+    expect(m.trained_on.cases['engram-dev49/attack']).toBe(150)
+    expect(m.trained_on.epochs).toBe(2)
+    for (const [args, message] of [
+      [['--also-train', 'holdout24'], /holdout24: a sealed set .* is never trained on/],
+      [['--also-train', 'dev45,holdout4'], /holdout4: a sealed set/],
+      [['--also-train', '../models'], /not a folder of/],
+    ] as const) {
+      const r = train(['--no-shared', ...args, '--out', join(dir, 'refused.json')])
+      expect(r.status, r.stdout).toBe(2)
+      expect(r.stderr).toMatch(message)
+      expect(existsSync(join(dir, 'refused.json'))).toBe(false)
+    }
+    const epochs = train(['--no-shared', '--out', join(dir, 'refused.json')], {ENGRAM_TRAIN_EPOCHS: '0'})
+    expect(epochs.status).toBe(2)
+    expect(epochs.stderr).toMatch(/ENGRAM_TRAIN_EPOCHS=0 is not a whole number of epochs/)
+  }, 120_000)
 })
 
 describe('npm run train:cross', () => {
