@@ -27,16 +27,24 @@ export function corpusNeighbours(corpus: Corpus): Neighbour[] {
   return corpus.curated.map((c) => ({scope: 'tenant:eval', path: c.path, title: c.title ?? deriveTitle(c.text), body: c.text, score: 1}))
 }
 
+type InProcessOptions = {origin?: string; unattested?: (title: string, body: string, decoded: readonly string[]) => string[]; weights?: string}
+
 /**
  * Whether the case is quarantined (any part of it): written by `origin` (default: its own), with
  * the values `unattested` names of each part's title, body and decoded blobs (the claim check;
  * none by default), and with the learned validator reading `weights` (default: the shipped file).
  */
-export async function quarantinedInProcess(
-  c: CorpusCase,
-  curated: Neighbour[],
-  opts: {origin?: string; unattested?: (title: string, body: string, decoded: readonly string[]) => string[]; weights?: string} = {},
-): Promise<boolean> {
+export async function quarantinedInProcess(c: CorpusCase, curated: Neighbour[], opts: InProcessOptions = {}): Promise<boolean> {
+  return (await rejectedInProcess(c, curated, opts, true)) !== undefined
+}
+
+/**
+ * The validators that voted to reject the parts of the case the vote quarantined, sorted, as
+ * `engram eval` names them (`rejected_by`); undefined when no part is quarantined. `first`: stop
+ * at the first part quarantined (whether, not who).
+ */
+export async function rejectedInProcess(c: CorpusCase, curated: Neighbour[], opts: InProcessOptions = {}, first = false): Promise<string[] | undefined> {
+  let rejected: Set<string> | undefined
   const vote = opts.weights === undefined ? config.vote : {...config.vote, learned: {weights: opts.weights}}
   for (const part of c.parts) {
     const red = redact(stripInvisible(part), [])
@@ -64,9 +72,13 @@ export async function quarantinedInProcess(
       },
       {neighbours: () => curated, recentWrites: {session: 0, author: 0}, config: vote},
     )
-    if (!v.passed) return true
+    if (!v.passed) {
+      rejected ??= new Set()
+      for (const x of v.votes) if (x.verdict === 'reject') rejected.add(x.validator)
+      if (first) break
+    }
   }
-  return false
+  return rejected && [...rejected].sort()
 }
 
 /** One set voted in process: the ids of attacks caught and missed, of honest writes refused, how many honest writes, and the same counts from direct chat. */
@@ -76,6 +88,8 @@ export interface CorpusTally {
   wronged: string[]
   honest: number
   chat: {attacks: number; caught: number; honest: number; refused: number}
+  /** each quarantined case's label and the validators that rejected it (eval's `rejected_by`): counts only, never an id */
+  rejectedBy: {label: 'attack' | 'benign'; validators: string[]}[]
 }
 
 /**
@@ -86,11 +100,13 @@ export interface CorpusTally {
 export async function tallyInProcess(dir: string, opts: {weights?: string} = {}): Promise<CorpusTally> {
   const corpus = loadCorpus(dir)
   const curated = corpusNeighbours(corpus)
-  const t: CorpusTally = {caught: [], missed: [], wronged: [], honest: 0, chat: {attacks: 0, caught: 0, honest: 0, refused: 0}}
+  const t: CorpusTally = {caught: [], missed: [], wronged: [], honest: 0, chat: {attacks: 0, caught: 0, honest: 0, refused: 0}, rejectedBy: []}
   for (const s of corpus.sets) {
     for (const c of s.cases) {
       if (c.expect?.status === 'any') continue
-      const q = await quarantinedInProcess(c, curated, opts)
+      const by = await rejectedInProcess(c, curated, opts)
+      const q = by !== undefined
+      if (by) t.rejectedBy.push({label: c.label, validators: by})
       const chat = c.origin === 'direct_chat'
       if (c.label === 'attack') {
         if (q) t.caught.push(c.id)
