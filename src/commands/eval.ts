@@ -1,27 +1,34 @@
 import {Args, Flags} from '@oclif/core'
 
 import {EngramCommand} from '../cli/base.js'
+import {Store} from '../core/store/store.js'
 
 const pct = (r: {count: number; total: number; rate: number}) => (r.total === 0 ? '-' : `${r.count}/${r.total} ${(100 * r.rate).toFixed(1)}%`)
 
 export default class Eval extends EngramCommand {
   static override ownerOnly = true
   static override summary = 'Measure the vote: run a labelled corpus through the real write path in throwaway stores.'
-  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; the confusion table (attacks quarantined or let through, benign writes quarantined or let through); and, per validator, the quarantined attacks and benign writes it voted to reject, and those it alone rejected. Exits 7 when a secret leaked.`
-  static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ~/corpora/public --limit 20 --json']
+  static override description = `Reads the project corpus format (*.jsonl cases and curated.jsonl, see corpus/README.md) and the shared tuning sets (BIPIA, NotInject) when the folder holds them. Each write goes through redaction, flags and the vote into a temporary store, which is deleted afterwards; every planted secret is then searched for in every git object. Prints, per origin, attacks and benign writes quarantined and the flags raised; per set and per category what was quarantined; the confusion table (attacks quarantined or let through, benign writes quarantined or let through); and, per validator, the quarantined attacks and benign writes it voted to reject, and those it alone rejected. The throwaway stores vote with the default config, or with --store-config as this store's config in force does: an owner measures what an external validator (the LLM judge), another weights file or protected terms add, on labelled writes of their own; external validators run in each throwaway store's folder, so name their files by absolute paths. Exits 7 when a secret leaked.`
+  static override examples = ['<%= config.bin %> eval corpus', '<%= config.bin %> eval ~/corpora/public --limit 20 --json', '<%= config.bin %> eval ~/my-labelled-writes --store-config']
   static override args = {dir: Args.string({description: 'corpus folder', required: true})}
   static override flags = {
     limit: Flags.integer({description: 'at most this many cases of each set', min: 1}),
     concurrency: Flags.integer({description: 'stores run side by side', min: 1, max: 16, default: 3}),
     keep: Flags.boolean({description: 'keep the temporary stores for inspection (their paths are printed)'}),
     verbose: Flags.boolean({char: 'v', description: 'list every case that went against its label'}),
+    'store-config': Flags.boolean({
+      description: "vote as this store's config in force does (its external validators, learned weights, protected paths and terms, pass ratio, veto and redaction rules), not the defaults; the bursts and escalation stay raised",
+    }),
   }
 
   async run() {
     const {args, flags} = await this.parse(Eval)
     // Loaded here: the eval pulls in the whole write path, which no other command start needs.
     const {runEval} = await import('../eval/eval.js')
+    // the policy in force: a config signed by a trusted owner key, or the defaults (the store warns which)
+    const policy = flags['store-config'] ? (await Store.open(flags.base)).config : undefined
     const r = await runEval(args.dir, {
+      policy,
       limit: flags.limit,
       concurrency: flags.concurrency,
       keep: flags.keep,
@@ -34,6 +41,7 @@ export default class Eval extends EngramCommand {
     if (!this.jsonEnabled()) {
       this.log(`corpus ${r.corpus}: ${r.writes} cases in ${r.sets.length} sets, ${r.curated} curated memories, ${(r.elapsed_ms / 1000).toFixed(1)} s`)
       this.log(`note: ${r.config.note} (burst limits ${r.config.burst.per_session}, escalate_after ${r.config.escalate_after})`)
+      if (r.config.vote.from === 'store') this.log(`note: the vote is this store's: external validators ${r.config.vote.external.join(', ') || 'none'}; learned weights ${r.config.vote.weights ?? 'shipped'}`)
       if (r.curated_released.length > 0) this.log(`note: the vote quarantined ${r.curated_released.length} curated memory(ies) from direct chat (${r.curated_released.join(', ')}); released and accepted by the owner before the cases ran`)
       this.log('')
       this.log(['origin', 'attacks quarantined', 'benign quarantined', 'instruction-like (attack / benign)', 'bad input', 'errors'].join('\t'))

@@ -17,7 +17,7 @@ import {mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, 
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {DEFAULT_CONFIG_YAML} from '../core/store/config.js'
+import {DEFAULT_CONFIG_YAML, type EngramConfig} from '../core/store/config.js'
 import {signConfig} from '../core/trust/configsign.js'
 import {sha256Hex} from '../core/memory/hash.js'
 import {EngramError, badInput, isEngramError} from '../core/store/errors.js'
@@ -162,7 +162,13 @@ export interface EvalReport {
   /** curated memories the vote quarantined from direct chat, released and accepted by the owner before the cases ran */
   curated_released: string[]
   /** what the throwaway stores' config.yml changed, so that a reader can judge the numbers */
-  config: {burst: {per_session: number; per_author: number}; escalate_after: number; note: string}
+  config: {
+    burst: {per_session: number; per_author: number}
+    escalate_after: number
+    note: string
+    /** whose vote: the defaults, or the store's config in force (`--store-config`), with its external validators and weights file (null: the shipped one) */
+    vote: {from: 'defaults' | 'store'; external: string[]; weights: string | null}
+  }
   origins: OriginReport[]
   by_set: SetReport[]
   by_category: CategoryReport[]
@@ -409,15 +415,34 @@ interface Group {
   withCurated: boolean
 }
 
-async function prepareStore(curated: CuratedSeed[]): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
+/** What of a store's config an eval votes with (`engram eval --store-config`): the vote and the redaction rules. */
+export type EvalPolicy = Pick<EngramConfig, 'vote' | 'redaction' | 'max_body_bytes'>
+
+/**
+ * The throwaway stores' config.yml: the defaults, or the vote and redaction rules of `policy`
+ * (a store's config in force), with the bursts and escalation raised either way. JSON is YAML.
+ */
+export function evalConfigText(policy?: EvalPolicy): string {
+  if (!policy) {
+    return DEFAULT_CONFIG_YAML.replace(/per_session: \d+/, `per_session: ${EVAL_BURST}`)
+      .replace(/per_author: \d+/, `per_author: ${EVAL_BURST}`)
+      .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`)
+  }
+  const {learned, burst, ...vote} = policy.vote
+  return `${JSON.stringify({
+    version: 1,
+    read_only: ['org'],
+    max_body_bytes: policy.max_body_bytes,
+    vote: {...vote, burst: {...burst, per_session: EVAL_BURST, per_author: EVAL_BURST}, ...(learned.weights ? {learned: {weights: learned.weights}} : {})},
+    redaction: {extra: policy.redaction.extra},
+    escalate_after: EVAL_ESCALATE_AFTER,
+  }, null, 2)}\n`
+}
+
+async function prepareStore(curated: CuratedSeed[], policy?: EvalPolicy): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-')))
   await initStore(dir)
-  writeFileSync(
-    join(dir, '.engram', 'config.yml'),
-    DEFAULT_CONFIG_YAML.replace(/per_session: \d+/, `per_session: ${EVAL_BURST}`)
-      .replace(/per_author: \d+/, `per_author: ${EVAL_BURST}`)
-      .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`),
-  )
+  writeFileSync(join(dir, '.engram', 'config.yml'), evalConfigText(policy))
   // the eval's own limits apply only once signed, like any config change; then the policy is
   // worked out again, or the store would keep the defaults it found unsigned at open
   const store = await Store.open(dir, {config: false})
@@ -482,8 +507,8 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
   return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, rejected_by: rejected, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
 }
 
-async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
-  const {store, dir, session, released} = await prepareStore(g.withCurated ? curated : [])
+async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean, policy?: EvalPolicy): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
+  const {store, dir, session, released} = await prepareStore(g.withCurated ? curated : [], policy)
   try {
     const results: CaseResult[] = []
     let n = 0
@@ -628,7 +653,7 @@ export function summarise(sets: EvalSet[], results: CaseResult[]): Pick<EvalRepo
  */
 export async function runEval(
   dir: string,
-  opts: {limit?: number; concurrency?: number; keep?: boolean; onProgress?: (done: number, total: number) => void} = {},
+  opts: {limit?: number; concurrency?: number; keep?: boolean; onProgress?: (done: number, total: number) => void; policy?: EvalPolicy} = {},
 ): Promise<EvalReport & {kept: string[]}> {
   const t0 = Date.now()
   const corpus = loadCorpus(dir, opts)
@@ -659,7 +684,7 @@ export async function runEval(
     const queue = [...groups]
     const worker = async () => {
       for (let g = queue.shift(); g; g = queue.shift()) {
-        const out = await runGroup(g, corpus.curated, opts.keep ?? false)
+        const out = await runGroup(g, corpus.curated, opts.keep ?? false, opts.policy)
         outputs.push(out)
         done += g.cases.length
         opts.onProgress?.(done, total)
@@ -679,6 +704,9 @@ export async function runEval(
         burst: {per_session: EVAL_BURST, per_author: EVAL_BURST},
         escalate_after: EVAL_ESCALATE_AFTER,
         note: 'the throwaway stores raise vote.burst.per_session/per_author and escalate_after so that a corpus run is not a burst and each write is measured alone',
+        vote: opts.policy
+          ? {from: 'store', external: opts.policy.vote.external.map((e) => e.name), weights: opts.policy.vote.learned.weights}
+          : {from: 'defaults', external: [], weights: null},
       },
       ...summarise(corpus.sets, results),
       secrets: {planted, leaked: leaks.length, leaks},

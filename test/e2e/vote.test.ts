@@ -287,6 +287,49 @@ describe('external validators', () => {
     const shown = sb.run(['review', 'show', crashed.json.proposal, '--json'])
     expect(shown.json.votes.find((v: any) => v.validator === 'external:classifier').verdict).toBe('abstain')
   })
+
+  it('engram eval --store-config votes as the store\'s signed config does: what an external validator adds, alone, on labelled writes; the defaults without it', () => {
+    // a validator that rejects what names a zebra, by an absolute path (each throwaway store is its folder)
+    const outside = tempDir('engram-eval-validator-')
+    writeFileSync(join(outside, 'zebra.mjs'), `let t = ''; process.stdin.on('data', (d) => (t += d)); process.stdin.on('end', () => console.log(JSON.stringify(/zebra/i.test(t) ? {verdict: 'reject', confidence: 0.97, reason: 'names a zebra'} : {verdict: 'accept', confidence: 0.6, reason: 'no zebra'})))\n`)
+    const corpus = tempDir('engram-eval-own-')
+    writeFileSync(join(corpus, 'cases.jsonl'), [
+      {id: 'z1', text: 'The office plants are watered on Tuesdays, zebra.', origin: 'direct_chat', label: 'attack'},
+      {id: 'z2', text: 'Lunch orders go in by eleven; the zebra crossing outside is closed.', origin: 'email', label: 'attack'},
+      {id: 'b1', text: 'The printer on floor two needs toner.', origin: 'direct_chat', label: 'benign'},
+    ].map((c) => JSON.stringify(c)).join('\n') + '\n')
+    const file = join(sb.dir, '.engram/config.yml')
+    const signed = readFileSync(file, 'utf8').replace(/^ {2}external:(?: \[\])?\n(?: {4,}.*\n)*/m, `  external:\n    - name: zebra\n      command: ${process.execPath}\n      args: [${join(outside, 'zebra.mjs')}]\n      timeout_ms: 10000\n`)
+    expect(signed).toContain('name: zebra')
+    signConfig(sb, signed)
+
+    const own = sb.run(['eval', corpus, '--store-config', '--json'])
+    expect(own.code, own.stderr).toBe(0)
+    expect(own.json.config.vote).toEqual({from: 'store', external: ['zebra'], weights: null})
+    expect(own.json.confusion.find((c: any) => c.set === 'all')).toMatchObject({tp: 2, fn: 0, fp: 0, tn: 1})
+    expect(own.json.validators).toEqual([{validator: 'external:zebra', attacks: {rejected: 2, alone: 2}, benign: {rejected: 0, alone: 0}}])
+    expect(sb.run(['eval', corpus, '--store-config']).stdout).toMatch(/^note: the vote is this store's: external validators zebra; learned weights shipped$/m)
+
+    // without the flag the throwaway stores vote as a new store does: the zebras pass
+    const defaults = sb.run(['eval', corpus, '--json'])
+    expect(defaults.json.config.vote).toEqual({from: 'defaults', external: [], weights: null})
+    expect(defaults.json.confusion.find((c: any) => c.set === 'all')).toMatchObject({tp: 0, fn: 2})
+
+    // an edit nobody signed is not the store's config: the eval says so and votes with the signed one
+    writeFileSync(file, signed.replace('name: zebra', 'name: giraffe'))
+    const unsigned = sb.run(['eval', corpus, '--store-config', '--json'])
+    expect(unsigned.stderr).toMatch(/config\.yml is not in force/)
+    expect(unsigned.json.config.vote.external).toEqual(['zebra'])
+    writeFileSync(file, signed)
+
+    // outside a store, and inside an agent session: refused, nothing run
+    const nowhere = sb.run(['eval', corpus, '--store-config', '--base', corpus])
+    expect(nowhere.code).toBe(4)
+    expect(nowhere.stderr).toMatch(/No engram store/)
+    const agent = sb.run(['eval', corpus, '--store-config'], {env: {ENGRAM_SESSION: s}})
+    expect(agent.code).toBe(3)
+    expect(agent.stderr).toMatch(/Owner actions cannot run inside an agent session/)
+  }, 120_000)
 })
 
 describe('write bursts', () => {
