@@ -17,7 +17,7 @@ import {mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, 
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {DEFAULT_CONFIG_YAML, type EngramConfig} from '../core/store/config.js'
+import {DEFAULT_CONFIG_YAML, MAX_CONFIG_BYTES, type EngramConfig} from '../core/store/config.js'
 import {signConfig} from '../core/trust/configsign.js'
 import {sha256Hex} from '../core/memory/hash.js'
 import {EngramError, badInput, isEngramError} from '../core/store/errors.js'
@@ -419,8 +419,21 @@ interface Group {
 export type EvalPolicy = Pick<EngramConfig, 'vote' | 'redaction' | 'max_body_bytes'>
 
 /**
+ * A value in YAML's flow style: a string bare when it is a plain word YAML cannot read as
+ * anything else ("term0042", "external-1"), else as JSON, which YAML reads as the same string;
+ * numbers and booleans as JSON. Bare words keep a long list of terms as small as the owner's
+ * own flow list ("[a, b]"), so a config that fits the 64 KiB limit in the store fits it here.
+ */
+function flow(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(flow).join(', ')}]`
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}: ${flow(x)}`).join(', ')}}`
+  if (typeof v === 'string' && /^[A-Za-z_][\w-]*$/.test(v) && !/^(?:true|false|null|yes|no|on|off|y|n)$/i.test(v)) return v
+  return JSON.stringify(v)
+}
+
+/**
  * The throwaway stores' config.yml: the defaults, or the vote and redaction rules of `policy`
- * (a store's config in force), with the bursts and escalation raised either way. JSON is YAML.
+ * (a store's config in force), with the bursts and escalation raised either way.
  */
 export function evalConfigText(policy?: EvalPolicy): string {
   if (!policy) {
@@ -429,18 +442,29 @@ export function evalConfigText(policy?: EvalPolicy): string {
       .replace(/^escalate_after: \d+/m, `escalate_after: ${EVAL_ESCALATE_AFTER}`)
   }
   const {learned, burst, ...vote} = policy.vote
-  return `${JSON.stringify({
+  const config = {
     version: 1,
     read_only: ['org'],
     max_body_bytes: policy.max_body_bytes,
     vote: {...vote, burst: {...burst, per_session: EVAL_BURST, per_author: EVAL_BURST}, ...(learned.weights ? {learned: {weights: learned.weights}} : {})},
     redaction: {extra: policy.redaction.extra},
     escalate_after: EVAL_ESCALATE_AFTER,
-  }, null, 2)}\n`
+  }
+  return Object.entries(config).map(([k, v]) => `${k}: ${flow(v)}\n`).join('')
 }
 
 async function prepareStore(curated: CuratedSeed[], policy?: EvalPolicy): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-')))
+  try {
+    return await seedStore(dir, curated, policy)
+  } catch (error) {
+    // a store that could not be made holds no result: nothing is left behind
+    rmSync(dir, {recursive: true, force: true})
+    throw error
+  }
+}
+
+async function seedStore(dir: string, curated: CuratedSeed[], policy?: EvalPolicy): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   await initStore(dir)
   writeFileSync(join(dir, '.engram', 'config.yml'), evalConfigText(policy))
   // the eval's own limits apply only once signed, like any config change; then the policy is
@@ -452,7 +476,11 @@ async function prepareStore(curated: CuratedSeed[], policy?: EvalPolicy): Promis
   if (curated.length > 0) {
     const seeder = await startSession(store, {agent: 'eval-seed', assigned: EVAL_SCOPE})
     for (const seed of curated) {
-      const w = await writeMemory(store, seeder, {scope: EVAL_SCOPE, path: seed.path, content: seed.text, title: seed.title, origin: 'direct_chat'})
+      const w = await writeMemory(store, seeder, {scope: EVAL_SCOPE, path: seed.path, content: seed.text, title: seed.title, origin: 'direct_chat'}).catch((error: unknown) => {
+        // the owner's limits may refuse it (a max_body_bytes below the memory's size, with --store-config)
+        if (isEngramError(error) && error.code === 'bad-input') throw badInput(`${CURATED_FILE}: the curated memory ${seed.path} cannot be written: ${error.message}`, error.nextStep)
+        throw error
+      })
       if (w.status === 'quarantined' && w.proposal && w.digest) {
         // the owner's own memory, refused by the vote as an owner's may be: the owner releases
         // it and accepts it, as `engram quarantine release` and `review accept` would; the
@@ -657,6 +685,9 @@ export async function runEval(
 ): Promise<EvalReport & {kept: string[]}> {
   const t0 = Date.now()
   const corpus = loadCorpus(dir, opts)
+  if (opts.policy && Buffer.byteLength(evalConfigText(opts.policy)) > MAX_CONFIG_BYTES) {
+    throw badInput(`this store's config does not fit the eval's stores: written out for them it is over ${MAX_CONFIG_BYTES / 1024} KiB.`, 'run the eval without --store-config, or with fewer protected terms or redaction rules')
+  }
   const saved = {ENGRAM_CONFIG_DIR: process.env.ENGRAM_CONFIG_DIR, ENGRAM_PASSPHRASE_FILE: process.env.ENGRAM_PASSPHRASE_FILE, ENGRAM_KEY: process.env.ENGRAM_KEY, ENGRAM_SESSION: process.env.ENGRAM_SESSION, ENGRAM_BASE: process.env.ENGRAM_BASE}
   const keyDir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-keys-')))
   process.env.ENGRAM_CONFIG_DIR = keyDir

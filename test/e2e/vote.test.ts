@@ -322,6 +322,27 @@ describe('external validators', () => {
     expect(unsigned.json.config.vote.external).toEqual(['zebra'])
     writeFileSync(file, signed)
 
+    // a large signed config (6,000 protected terms, about 45 KiB) is carried whole; a store the owner's
+    // limits cannot seed (a curated memory over max_body_bytes) is bad input naming the memory, and
+    // leaves no temporary store behind
+    const tmp = tempDir('engram-eval-tmp-')
+    const terms = Array.from({length: 6000}, (_, i) => `term${String(i).padStart(4, '0')}`)
+    const large = signed.replace(/^ {4}terms: \[\]$/m, `    terms: [${terms.join(', ')}]`)
+    expect(large.length).toBeGreaterThan(40_000)
+    signConfig(sb, large)
+    const big = sb.run(['eval', corpus, '--store-config', '--json'], {env: {TMPDIR: tmp}})
+    expect(big.code, big.stderr).toBe(0)
+    expect(big.json.confusion.find((c: any) => c.set === 'all')).toMatchObject({tp: 2, fn: 0})
+    writeFileSync(join(corpus, 'curated.jsonl'), `${JSON.stringify({path: 'facts/long.md', text: 'The office opens at nine and closes at six every weekday.'})}\n`)
+    signConfig(sb, large.replace(/^max_body_bytes: \d+$/m, 'max_body_bytes: 40'))
+    const small = sb.run(['eval', corpus, '--store-config'], {env: {TMPDIR: tmp}})
+    expect(small.code).toBe(2)
+    expect(small.stderr).toMatch(/curated\.jsonl: the curated memory facts\/long\.md cannot be written: /)
+    expect(small.stderr).not.toMatch(/\n\s+at /)
+    expect(readdirSync(tmp)).toEqual([])
+    rmSync(join(corpus, 'curated.jsonl'))
+    signConfig(sb, signed)
+
     // outside a store, and inside an agent session: refused, nothing run
     const nowhere = sb.run(['eval', corpus, '--store-config', '--base', corpus])
     expect(nowhere.code).toBe(4)

@@ -4,7 +4,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {byValidator, CaseResult, EvalSet, caseMisses, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/eval/eval.js'
+import {byValidator, CaseResult, EvalSet, caseMisses, evalConfigText, loadCorpus, parseCaseLine, runEval, secretsInRepository, summarise} from '../../src/eval/eval.js'
+import {DEFAULT_CONFIG, parseConfig} from '../../src/core/store/config.js'
+import {fc, runs} from './properties-seed.js'
 import {isEngramError} from '../../src/core/store/errors.js'
 
 const dirs: string[] = []
@@ -180,4 +182,40 @@ describe('runEval', () => {
       delete process.env.ENGRAM_SESSION
     }
   }, 60_000)
+})
+
+describe('the config an eval votes with (--store-config)', () => {
+  // every string a signed config may hold: at least 3 characters for a term, no ".." or leading "/" in a path
+  const text = fc.string({unit: 'binary', minLength: 3, maxLength: 24}).filter((t) => t.trim().length >= 3 && t === t.trim() && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufeff]/.test(t))
+  const word = fc.stringMatching(/^[A-Za-z_][\w-]{2,12}$/)
+  it('is the store\'s vote and redaction rules, read back the same, with only the bursts and escalation raised', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(text, word), {maxLength: 12}),
+        fc.array(text.filter((p) => !p.startsWith('/') && !p.includes('..')), {maxLength: 4}),
+        fc.array(fc.record({name: fc.oneof(text, word), args: fc.array(fc.oneof(text, word, fc.constant('')), {maxLength: 3})}), {maxLength: 2}),
+        fc.double({min: 0, max: 1, noNaN: true}),
+        (terms, paths, external, veto) => {
+          const policy = structuredClone(DEFAULT_CONFIG)
+          policy.vote.protected = {terms, paths}
+          policy.vote.external = external.map((e) => ({...e, command: '/usr/bin/node', timeout_ms: 5000}))
+          policy.vote.veto = veto
+          policy.vote.learned.weights = '/opt/engram/vote-lr.json'
+          policy.redaction.extra = [{kind: 'my-token', pattern: String.raw`myco_[A-Za-z0-9]{32}\b`}]
+          const read = parseConfig(evalConfigText(policy))
+          expect(read.vote).toEqual({...policy.vote, burst: {...policy.vote.burst, per_session: read.vote.burst.per_session, per_author: read.vote.burst.per_author}})
+          expect(read.vote.burst.per_session).toBeGreaterThan(policy.vote.burst.per_session)
+          expect(read.escalate_after).toBeGreaterThan(policy.escalate_after)
+          expect(read.redaction).toEqual(policy.redaction)
+        },
+      ),
+      {numRuns: runs(300)},
+    )
+  })
+
+  it('keeps a long list of plain terms as small as the owner\'s own flow list', () => {
+    const policy = structuredClone(DEFAULT_CONFIG)
+    policy.vote.protected.terms = Array.from({length: 6000}, (_, i) => `term${String(i).padStart(4, '0')}`)
+    expect(evalConfigText(policy)).toContain(`terms: [${policy.vote.protected.terms.join(', ')}]`)
+  })
 })

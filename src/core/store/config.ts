@@ -284,7 +284,7 @@ function describe(v: unknown): string {
 }
 
 /** config.yml is a few hundred bytes; a larger one is malformed, so an unsigned config costs a command next to nothing. */
-const MAX_CONFIG_BYTES = 64 * 1024
+export const MAX_CONFIG_BYTES = 64 * 1024
 
 /**
  * Parse config.yml strictly: malformed YAML, an unknown key, a wrong type or an out-of-range
