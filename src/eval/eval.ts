@@ -453,10 +453,10 @@ export function evalConfigText(policy?: EvalPolicy): string {
   return Object.entries(config).map(([k, v]) => `${k}: ${flow(v)}\n`).join('')
 }
 
-async function prepareStore(curated: CuratedSeed[], policy?: EvalPolicy): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
+async function prepareStore(curated: CuratedSeed[], configText: string): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'engram-eval-')))
   try {
-    return await seedStore(dir, curated, policy)
+    return await seedStore(dir, curated, configText)
   } catch (error) {
     // a store that could not be made holds no result: nothing is left behind
     rmSync(dir, {recursive: true, force: true})
@@ -464,9 +464,9 @@ async function prepareStore(curated: CuratedSeed[], policy?: EvalPolicy): Promis
   }
 }
 
-async function seedStore(dir: string, curated: CuratedSeed[], policy?: EvalPolicy): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
+async function seedStore(dir: string, curated: CuratedSeed[], configText: string): Promise<{store: Store; dir: string; session: SessionRecord; released: string[]}> {
   await initStore(dir)
-  writeFileSync(join(dir, '.engram', 'config.yml'), evalConfigText(policy))
+  writeFileSync(join(dir, '.engram', 'config.yml'), configText)
   // the eval's own limits apply only once signed, like any config change; then the policy is
   // worked out again, or the store would keep the defaults it found unsigned at open
   const store = await Store.open(dir, {config: false})
@@ -535,8 +535,8 @@ async function runCase(store: Store, session: SessionRecord, c: EvalCase, n: num
   return {set: c.set, id: c.id, origin: c.origin, label: c.label, category: c.category ?? 'uncategorised', status, flags: flagList, rejected_by: rejected, summary: summaries.join(' | '), misses: caseMisses(c, status, flagList)}
 }
 
-async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean, policy?: EvalPolicy): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
-  const {store, dir, session, released} = await prepareStore(g.withCurated ? curated : [], policy)
+async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean, configText: string): Promise<{results: CaseResult[]; leaks: EvalReport['secrets']['leaks']; dir: string; released: string[]}> {
+  const {store, dir, session, released} = await prepareStore(g.withCurated ? curated : [], configText)
   try {
     const results: CaseResult[] = []
     let n = 0
@@ -558,7 +558,7 @@ async function runGroup(g: Group, curated: CuratedSeed[], keep: boolean, policy?
 }
 
 /** Per validator, what it rejected of the quarantined writes, and what it alone rejected (ValidatorReport). */
-export function byValidator(results: CaseResult[]): ValidatorReport[] {
+export function byValidator(results: Pick<CaseResult, 'status' | 'label' | 'rejected_by'>[]): ValidatorReport[] {
   const rows = new Map<string, ValidatorReport>()
   for (const r of results) {
     if (r.status !== 'quarantined') continue
@@ -685,7 +685,9 @@ export async function runEval(
 ): Promise<EvalReport & {kept: string[]}> {
   const t0 = Date.now()
   const corpus = loadCorpus(dir, opts)
-  if (opts.policy && Buffer.byteLength(evalConfigText(opts.policy)) > MAX_CONFIG_BYTES) {
+  // every throwaway store's config.yml, written out once
+  const configText = evalConfigText(opts.policy)
+  if (Buffer.byteLength(configText) > MAX_CONFIG_BYTES) {
     throw badInput(`this store's config does not fit the eval's stores: written out for them it is over ${MAX_CONFIG_BYTES / 1024} KiB.`, 'run the eval without --store-config, or with fewer protected terms or redaction rules')
   }
   const saved = {ENGRAM_CONFIG_DIR: process.env.ENGRAM_CONFIG_DIR, ENGRAM_PASSPHRASE_FILE: process.env.ENGRAM_PASSPHRASE_FILE, ENGRAM_KEY: process.env.ENGRAM_KEY, ENGRAM_SESSION: process.env.ENGRAM_SESSION, ENGRAM_BASE: process.env.ENGRAM_BASE}
@@ -715,7 +717,7 @@ export async function runEval(
     const queue = [...groups]
     const worker = async () => {
       for (let g = queue.shift(); g; g = queue.shift()) {
-        const out = await runGroup(g, corpus.curated, opts.keep ?? false, opts.policy)
+        const out = await runGroup(g, corpus.curated, opts.keep ?? false, configText)
         outputs.push(out)
         done += g.cases.length
         opts.onProgress?.(done, total)

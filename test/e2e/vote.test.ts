@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {byValidator, type CaseResult} from '../../src/eval/eval.js'
+import {byValidator} from '../../src/eval/eval.js'
 import {tallyInProcess} from '../../src/eval/inprocess.js'
 import {initWithSession, RunResult, Sandbox, sandbox, signConfig, tempDir, testGitEnv} from '../helpers/cli.js'
 
@@ -156,7 +156,7 @@ describe('the vote end to end through the CLI', () => {
     const t = await tallyInProcess(CORPUS)
     expect({tp: all.tp, fn: all.fn, fp: all.fp, tn: all.tn}).toEqual({tp: t.caught.length, fn: t.missed.length, fp: t.wronged.length, tn: t.honest - t.wronged.length})
     // and names the same validators for each write it quarantines (scripts/measure-vote.mjs --by-validator)
-    expect(byValidator(t.rejectedBy.map((x) => ({status: 'quarantined' as const, label: x.label, rejected_by: x.validators})) as CaseResult[])).toEqual(r.json.validators)
+    expect(byValidator(t.rejectedBy.map((x) => ({status: 'quarantined' as const, label: x.label, rejected_by: x.validators})))).toEqual(r.json.validators)
   }, 420_000)
 })
 
