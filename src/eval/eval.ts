@@ -470,7 +470,8 @@ async function seedStore(dir: string, curated: CuratedSeed[], configText: string
   // the eval's own limits apply only once signed, like any config change; then the policy is
   // worked out again, or the store would keep the defaults it found unsigned at open
   const store = await Store.open(dir, {config: false})
-  await signConfig(store, {digest: sha256Hex(store.readText('.engram/config.yml')!), keyName: 'owner'})
+  // the digest of the text written here, not of the file read back: a file swapped in between is refused, never signed
+  await signConfig(store, {digest: sha256Hex(configText), keyName: 'owner'})
   await store.loadPolicy()
   const released: string[] = []
   if (curated.length > 0) {
