@@ -193,20 +193,16 @@ describe('R13: a rollback is refused without local state', () => {
 
   it('an owner-signed higher serial committed then reverted: verify names the commit, and the owner re-signs above it', () => {
     const {store, session} = victim()
-    // another store of the same owner (same key folder), whose tenant:acme manifest is at serial 3
-    const other = tempDir()
-    const run = (args: string[], s?: string, input?: string) => store.run(args, {cwd: other, session: s, input})
-    expect(run(['init', '--json']).code).toBe(0)
-    const s2 = run(['session', 'start', '--agent', 'x', '--assigned', 'tenant:acme', '--json']).json.id as string
-    for (const n of [1, 2, 3]) {
-      const w = run(['write', `n${n}.md`, '--scope', 'tenant:acme', '--json'], s2, `Note ${n}.`).json
-      expect(run(['review', 'accept', w.proposal, '--digest', w.digest, '--json']).code).toBe(0)
-    }
     const rel = '.engram/manifests/tenant_acme.json'
-    cpSync(join(other, rel), join(store.dir, rel))
-    store.gitCommitAll('copied by mistake')
+    const before = store.git('rev-parse', 'HEAD').trim()
+    // the owner accepts three more notes (the manifest at serial 4), then a plain commit puts the old manifest back and drops them
+    for (const n of [1, 2, 3]) {
+      const w = store.ok(['write', `n${n}.md`, '--scope', 'tenant:acme'], {input: `Note ${n}.`, session})
+      store.ok(['review', 'accept', w.proposal, '--digest', w.digest])
+    }
     const stray = store.git('rev-parse', 'HEAD').trim()
-    store.git('checkout', 'HEAD~1', '--', rel)
+    store.git('checkout', before, '--', rel)
+    store.git('rm', '-q', 'tenant/acme/n1.md', 'tenant/acme/n2.md', 'tenant/acme/n3.md')
     store.gitCommitAll('put it back')
     rmSync(join(store.configDir, 'state'), {recursive: true, force: true})
     const v = store.run(['verify', '--json'])
@@ -216,7 +212,7 @@ describe('R13: a rollback is refused without local state', () => {
     // accept cannot build on it (that would make a real rollback stick); resign is refused inside a session
     expect(store.run(['manifest', 'resign', '--scope', 'tenant:acme', '--json'], {session}).code).toBe(3)
     const r = store.ok(['manifest', 'resign', '--scope', 'tenant:acme'])
-    expect(r.serial).toBe(4)
+    expect(r.serial).toBe(5)
     rmSync(join(store.configDir, 'state'), {recursive: true, force: true})
     expect(store.run(['verify', '--json']).code).toBe(0)
     expect(store.run(['read', 'plan.md', '--scope', 'tenant:acme', '--json'], {session}).json.body).toMatch(/renew in March/)

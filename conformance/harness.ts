@@ -207,6 +207,17 @@ export function newStore(): Store {
 }
 
 /**
+ * A second store of the same owner on the same machine: a folder of its own, this store's
+ * key folder and environment (so `init` reuses the owner key, as the README allows).
+ */
+export function siblingStore(of: Store): Store {
+  const s = Object.create(Store.prototype) as Store
+  Object.assign(s, {dir: tempDir(), configDir: of.configDir, env: of.env, transcript: []})
+  s.ok(['init'])
+  return s
+}
+
+/**
  * The owner sets the store's policy: writes config.yml and signs it (`config sign` shows the
  * change and its digest, `config sign --digest` signs exactly those bytes and commits them).
  */

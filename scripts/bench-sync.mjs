@@ -49,9 +49,10 @@ function once() {
     engram(dirs.b, envB, 'keys', 'trust', '--root', fp)
     engram(dirs.b, envB, 'sync', '--remote', dirs.remote)
     // N signed memories on A in one commit, signed by A's owner key (gen-store's own store
-    // of the same key, its files copied in with their manifests)
+    // of the same key, its files copied in with their manifests, signed for A's identity)
     const gen = join(root, 'gen')
-    execFileSync(process.execPath, [GEN, gen, '--memories', String(N), '--layout', 'single', '--sign'], {env: {...envA, ENGRAM_CONFIG_DIR: dirs.ca}, stdio: 'ignore'})
+    const id = engram(dirs.a, envA, 'status').json.identity.id
+    execFileSync(process.execPath, [GEN, gen, '--memories', String(N), '--layout', 'single', '--sign', '--for-store', id], {env: {...envA, ENGRAM_CONFIG_DIR: dirs.ca}, stdio: 'ignore'})
     for (const sub of ['project', '.engram/manifests']) {
       try {
         execFileSync('cp', ['-r', join(gen, sub), join(dirs.a, sub.split('/').slice(0, -1).join('/') || '.')])

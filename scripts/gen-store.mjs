@@ -2,7 +2,7 @@
 // Generate a realistic engram store of N memories for benchmarks, committed in one commit.
 //
 //   node scripts/gen-store.mjs <dir> [--memories 10000] [--layout mixed|single] [--scope project:big]
-//                              [--seed 1] [--prefix sub/folder] [--sign [--dist dist/]]
+//                              [--seed 1] [--prefix sub/folder] [--sign [--dist dist/] [--for-store ID]]
 //
 // mixed: org, 8 projects, many tenants (N/150, at least 10) and a few run scopes;
 // single: every memory in one scope (--scope, default project:big).
@@ -16,6 +16,9 @@
 // exactly as `engram init` does, unlocked by ENGRAM_PASSPHRASE_FILE or at the terminal — and every curated file is signed by that key and listed
 // in its scope's signed manifest. run: scratchpads stay unsigned, as agents write them. Without
 // --sign the files carry a placeholder signature and `engram search` serves none of them.
+// --for-store ID signs the manifests for another store's identity (README "Store identity"),
+// for files to be copied into that store by its owner (scripts/bench-sync.mjs); by default
+// they are signed for the store made here.
 import {execFileSync} from 'node:child_process'
 import {createHash, createPrivateKey, sign as edSign} from 'node:crypto'
 import {mkdirSync, writeFileSync, existsSync} from 'node:fs'
@@ -29,7 +32,7 @@ const opt = (name, dflt) => {
 }
 const dir = args.find((a, i) => !a.startsWith('--') && (i === 0 || !args[i - 1].startsWith('--') || args[i - 1] === '--sign'))
 if (!dir) {
-  console.error('usage: node scripts/gen-store.mjs <dir> [--memories N] [--layout mixed|single] [--scope S] [--seed N] [--prefix P] [--sign [--dist D]]')
+  console.error('usage: node scripts/gen-store.mjs <dir> [--memories N] [--layout mixed|single] [--scope S] [--seed N] [--prefix P] [--sign [--dist D] [--for-store ID]]')
   process.exit(2)
 }
 const N = Number(opt('memories', '1000'))
@@ -169,6 +172,8 @@ async function openSigner(storeRoot) {
   const privateKey = createPrivateKey({key: pkcs8, format: 'der', type: 'pkcs8'})
   const ws = new store.Store(made.root, made.root)
   const keyring = await keys.loadKeyring(ws)
+  const forStore = opt('for-store')
+  const target = forStore === undefined ? keyring : new keys.Keyring({...keys.keyringInput(ws), storeId: forStore})
   let checked = 0
   return {
     owner: made.owner,
@@ -185,7 +190,9 @@ async function openSigner(storeRoot) {
       return text
     },
     writeManifest(scope, entries) {
-      const m = manifest.signManifest(key, manifest.nextManifest(undefined, scope, {upsert: entries}))
+      // signed for the store identity init pinned (or --for-store's), as an accept signs it
+      const m = manifest.signManifest(key, manifest.nextManifest(undefined, scope, {upsert: entries}), target.storeId)
+      if (!manifest.verifyManifest(target, m).ok) throw new Error(`the generated manifest of ${scope} does not verify`)
       const rel = manifest.manifestPath(scope)
       mkdirSync(dirname(join(storeRoot, rel)), {recursive: true})
       writeFileSync(join(storeRoot, rel), manifest.serializeManifest(m))

@@ -22,6 +22,9 @@ export default class Status extends EngramCommand {
       for (const e of s.escalations) this.log(visible(`ESCALATED${e.session === '-' ? ':' : ` session ${e.session} (${e.agent}):`} ${e.reason.replace(/^escalated: /, '')}`))
       if (s.config.state === 'unsigned') this.log(visible(`CONFIG NOT SIGNED: .engram/config.yml is not in force (${s.config.problem}); in force: ${s.config.source}${s.config.serial ? ` (serial ${s.config.serial})` : ''}`))
       else this.log(`config: ${s.config.state === 'signed' ? `signed (serial ${s.config.serial})` : 'built-in defaults (never signed)'}`)
+      const id = s.identity
+      if (id?.problem) this.log(visible(`IDENTITY ${id.state === 'unbound' ? 'NOT BOUND' : 'FILE CHANGED'}: ${id.problem}`))
+      else if (id?.id) this.log(`identity: ${id.id} (pinned on this machine)`)
     }
     return s
   }

@@ -13,7 +13,7 @@ export default class Verify extends EngramCommand {
   static override summary = 'Check every curated file, manifest and key; name each problem. Exit 7 when any.'
   static override description =
     'Problems: unsigned, bad-signature, unknown-key, revoked-key, not-owner, moved, rolled-back, mismatch, missing, not-in-head, extra, ' +
-    'manifest-bad-signature, manifest-missing, key-untrusted, root-not-pinned, config-unsigned (config.yml is not signed by a trusted owner key; the last signed config applies). Inside a session only the scopes it may read are checked.'
+    'manifest-bad-signature, manifest-missing, key-untrusted, root-not-pinned, store-identity (no identity pinned here, or .engram/store-id says another; `engram keys bind`), config-unsigned (config.yml is not signed by a trusted owner key; the last signed config applies). Inside a session only the scopes it may read are checked.'
   static override examples = ['<%= config.bin %> verify', '<%= config.bin %> verify --scope tenant:acme --json']
   static override flags = {scope: Flags.string({description: 'only this scope'}), session: sessionFlag}
 

@@ -114,6 +114,11 @@ describe.skipIf(spawnSync('jq', ['--version']).status !== 0)('README Quick start
     expect(out).toMatch(/^session s-[0-9a-z]+: recorded a prompt stating 2 values\npending\norigin: direct_chat, but the user typed none of "billing@acme-payments.example" in this session\n$/)
   }, 300_000)
 
+  it('the "Store identity" block runs as written: two stores of one owner key, the other\'s signed config not in force', () => {
+    const out = runBlock('### Store identity', {ownTmp: true})
+    expect(out).toMatch(/^identity: [0-9a-f]{32} \(pinned on this machine\)\nCONFIG NOT SIGNED: \.engram\/config\.yml is not in force \(config\.sig was signed for store [0-9a-f]{32}, not this one \([0-9a-f]{32}\)\); in force: commit [0-9a-f]+ \(serial 1\)\n$/)
+  }, 300_000)
+
   it('the Sync block runs as written: two hosts, one remote, a proposal written on A accepted on B and served on A', () => {
     const out = runBlock('### Sync: many hosts, one memory')
     expect(out).toMatch(/Acme renews in March/)

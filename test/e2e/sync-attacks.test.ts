@@ -73,6 +73,24 @@ describe('engram sync against a remote anyone may push to', () => {
     expect(a.run(['sync']).code).toBe(0)
   })
 
+  it('a remote commit that rewrites the store\'s identity file is refused before the store moves (README "Store identity")', () => {
+    git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
+    const own = readFileSync(join(evil, '.engram/store-id'), 'utf8')
+    writeFileSync(join(evil, '.engram/store-id'), `${'e'.repeat(32)}\n`)
+    git(evil, 'commit', '-qam', 'this is another store now')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    const before = head(a)
+    const r = a.run(['sync', '--json'])
+    expect(r.code, r.stdout + r.stderr).toBe(7)
+    expect(r.json.error.message).toMatch(/store-identity .engram\/store-id/)
+    expect(head(a)).toBe(before)
+    expect(readFileSync(join(a.sb.dir, '.engram/store-id'), 'utf8')).toBe(own)
+    git(evil, 'revert', '--no-edit', 'HEAD')
+    git(evil, 'push', '-q', 'origin', 'HEAD')
+    expect(a.run(['sync']).code).toBe(0)
+    expect(a.run(['verify']).code).toBe(0)
+  })
+
   it('inside an agent session, a refused sync names no path or scope of another tenant (R7)', () => {
     git(evil, 'pull', '-q', '--no-rebase', 'origin', git(evil, 'rev-parse', '--abbrev-ref', 'HEAD').trim())
     mkdirSync(join(evil, 'tenant/globex'), {recursive: true})

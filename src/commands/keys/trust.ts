@@ -38,7 +38,10 @@ export default class KeysTrust extends EngramCommand {
     if (flags.root !== undefined) {
       if (args.file !== undefined) throw usageError('--root takes no key file.', 'run `engram keys trust --root <fingerprint>`')
       const r = await pinStoreRoot(store, flags.root)
-      if (!this.jsonEnabled()) this.log(r.changed ? `pinned ${r.name} (${r.keyid}) as the root of ${r.store} on this machine` : `${r.name} (${r.keyid}) is already pinned as a root of ${r.store}`)
+      if (!this.jsonEnabled()) {
+        this.log(r.changed ? `pinned ${r.name} (${r.keyid}) as the root of ${r.store} on this machine` : `${r.name} (${r.keyid}) is already pinned as a root of ${r.store}`)
+        if (r.store_id) this.log(`store identity: ${r.store_id} (\`engram status\` where the store was made shows the same)`)
+      }
       return r
     }
     if (args.file === undefined) throw usageError('Give the public key to trust, or --root <fingerprint>.', 'e.g. `engram keys trust bob.pub --role owner`')

@@ -189,7 +189,7 @@ export function signChange(store: Store, key: KeyPair, keyring: Keyring, c: Sign
     next = nextManifest(c.prev, c.scope, {remove: [c.rel, ...c.removes]})
   }
   next.serial = c.serial
-  const signed = signManifest(key, next)
+  const signed = signManifest(key, next, keyring.storeId)
   const text = serializeManifest(signed)
   changes.push({path: manifestPath(c.scope), content: text})
   const committed = () => {
@@ -333,7 +333,7 @@ export async function restoreMemory(store: Store, scopeText: string, path: strin
 /**
  * Re-sign a scope's current manifest above the highest serial seen (R13): the way out when
  * an owner-signed manifest with a higher serial than the scope's real one was committed by
- * mistake (e.g. copied from another store signed by the same key) and `verify` reports a
+ * mistake (e.g. an old manifest put back by hand after later accepts) and `verify` reports a
  * rollback for good. The owner says the manifest as it stands is the scope's truth, so it
  * is refused unless every file it lists is present with exactly the listed bytes.
  */
@@ -354,7 +354,7 @@ export async function resignManifest(store: Store, scopeText: string, opts: {key
     }
     const above = seenSerials(store)[scope] ?? 0
     const seenIn = serialSeenIn(store, scope)
-    const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1})
+    const signed = signManifest(key, {scope, entries: m.entries, updated: new Date().toISOString(), serial: Math.max(m.serial, above) + 1}, keyring.storeId)
     const mrel = manifestPath(scope)
     const text = serializeManifest(signed)
     // the manifest and its commit, all or nothing; the serial is recorded only after the commit (R24)

@@ -12,6 +12,7 @@ import {join} from 'node:path'
 
 import {gitRead, indexLockPath} from '../git/git.js'
 import {readSyncState} from '../sync/remote.js'
+import {storeIdentity} from '../trust/bind.js'
 import {listKeys} from '../trust/keyops.js'
 import {loadKeyring, rootNotPinned} from '../trust/keys.js'
 import {privateKeyDir} from '../trust/privatekey.js'
@@ -143,6 +144,9 @@ export async function diagnose(store: Store, opts: {fix?: boolean; verify?: bool
 
   const notPinned = await rootNotPinned(store)
   checks.push(notPinned ? {check: 'trust', status: 'warn', detail: notPinned.message, fix: `check the fingerprint with the owner, then \`${notPinned.command}\``} : ok('trust', 'the store\'s root keys are pinned on this machine'))
+  const identity = storeIdentity(store)
+  if (identity.problem) checks.push({check: 'identity', status: 'fail', detail: identity.problem, fix: '`engram keys bind` (README "Store identity")'})
+  else if (identity.id) checks.push(ok('identity', `bound to ${identity.id}, pinned on this machine`))
 
   // a dead process's lock or half-done change: what the next writing command recovers anyway
   const holder = lockHolder(store)

@@ -13,6 +13,7 @@ import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {PrivateKeyFile, findPrivateKey, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey} from '../trust/privatekey.js'
 import {refuseInsideSession} from '../session/sessions.js'
 import {generateKeyPair, KeyPair} from '../trust/sign.js'
+import {newStoreId, storeIdText} from '../trust/identity.js'
 import {ENGRAM_DIR, Store} from './store.js'
 
 export interface InitResult {
@@ -120,6 +121,9 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
   mkdirSync(join(root, 'org'), {recursive: true})
   writeFileSync(join(root, 'org', '.gitkeep'), '')
   writeFileSync(join(e, 'config.yml'), DEFAULT_CONFIG_YAML)
+  // the store's identity, which config signatures and manifests bind (README "Store identity")
+  const storeId = newStoreId()
+  writeFileSync(join(e, 'store-id'), storeIdText(storeId))
   writeFileSync(join(e, '.gitignore'), ENGRAM_GITIGNORE)
 
   const store = new Store(root, (await gitTopLevel(root))!)
@@ -135,7 +139,7 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     writeFileSync(store.abs(publicKeyPath(key.name)), publicKeyRecord({name: key.name, publicKey: key.publicKey}, 'owner', key))
     // The owner key is this store's root on this machine (STANDARD R19): only a pin makes a
     // root, so nothing written into the store or its history can add another.
-    pinRoot(store, key)
+    pinRoot(store, key, {storeId})
     // the initial policy is the owner's from the start (README "Configuration")
     writeFileSync(store.abs(CONFIG_SIG), configSignatureText(store, DEFAULT_CONFIG_YAML, key, 1))
     owner = {name: key.name, keyid: key.keyid, privateKey, reused, ...(reused ? {keyFile, keyChanged} : {})}

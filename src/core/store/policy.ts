@@ -6,9 +6,13 @@
  *
  *   .engram/config.sig
  *     engram config signature <keyid> serial=<n> sha256=<hex of config.yml's bytes>
- *     {"keyid":…,"kind":"engram-config/1","path":".engram/config.yml","serial":n,"sha256":…,"signature":"ed25519:<keyid>:<base64>","signed_at":…,"store":"<store folder in its repository, . for the top>","v":1}
+ *     {"keyid":…,"kind":"engram-config/1","path":".engram/config.yml","serial":n,"sha256":…,"signature":"ed25519:<keyid>:<base64>","signed_at":…,"store":"<store folder in its repository, . for the top>","store_id":"<the store's identity>","v":1}
  *
- * The signature covers kind, store, path, sha256, serial and signed_at. When the work tree's
+ * The signature covers kind, store, store_id, path, sha256, serial and signed_at. store_id
+ * is the identity pinned for the store on this machine (trust/identity.ts): where one is
+ * pinned, a signature must name it, so a config signed for another store of the same owner
+ * key is not in force here; a store pinned before stores had an identity accepts either
+ * (README "Store identity"). When the work tree's
  * config.yml is not signed (edited, the signature copied from another version, signed by a
  * key that is not a trusted owner, an older signed version put back), every command uses
  * the newest signed version in the file's committed history — the one with the highest
@@ -26,8 +30,9 @@ import {sha256Hex} from '../memory/hash.js'
 import {recordSerial, seenSerials} from '../trust/highwater.js'
 import {readHeadFromFiles} from '../index/head.js'
 import {changesSince} from '../git/loose.js'
-import {Keyring, loadKeyring, readRecordLines} from '../trust/keys.js'
+import {Keyring, loadKeyring, pinnedStoreId, readRecordLines} from '../trust/keys.js'
 import {printable} from './scope.js'
+import {isStoreId, storeBindingProblem} from '../trust/identity.js'
 import {KeyPair, describeNotOwner, ownerVerdict, parseSignature, signToString, verifyBytes} from '../trust/sign.js'
 import type {Store} from './store.js'
 
@@ -41,6 +46,8 @@ export interface ConfigSignature {
   v: 1
   kind: typeof KIND
   store: string
+  /** the store identity signed for; absent in a signature made before stores had one */
+  store_id?: string
   path: string
   sha256: string
   serial: number
@@ -77,12 +84,15 @@ function storeLabel(store: Store): string {
 }
 
 function payload(r: Omit<ConfigSignature, 'v' | 'keyid' | 'signature'>): string {
-  return canonicalJson({kind: r.kind, store: r.store, path: r.path, sha256: r.sha256, serial: r.serial, signed_at: r.signed_at})
+  return canonicalJson({kind: r.kind, store: r.store, ...(r.store_id === undefined ? {} : {store_id: r.store_id}), path: r.path, sha256: r.sha256, serial: r.serial, signed_at: r.signed_at})
 }
 
-/** The text of `.engram/config.sig` for config.yml's exact bytes, signed by `key` (sign-then-verify in signToString). */
-export function configSignatureText(store: Store, bytes: Buffer | string, key: KeyPair, serial: number, signedAt: string = new Date().toISOString()): string {
-  const body = {kind: KIND, store: storeLabel(store), path: CONFIG_FILE, sha256: sha256Hex(bytes), serial, signed_at: signedAt} as const
+/**
+ * The text of `.engram/config.sig` for config.yml's exact bytes, signed by `key` for the
+ * store identity pinned on this machine (or `storeId` given; null: none) (sign-then-verify in signToString).
+ */
+export function configSignatureText(store: Store, bytes: Buffer | string, key: KeyPair, serial: number, signedAt: string = new Date().toISOString(), storeId: string | null = pinnedStoreId(store) ?? null): string {
+  const body = {kind: KIND, store: storeLabel(store), ...(storeId === null ? {} : {store_id: storeId}), path: CONFIG_FILE, sha256: sha256Hex(bytes), serial, signed_at: signedAt} as const
   const rec: ConfigSignature = {v: 1, ...body, keyid: key.keyid, signature: signToString(key, payload(body))}
   return `engram config signature ${rec.keyid} serial=${rec.serial} sha256=${rec.sha256}\n${canonicalJson(rec)}\n`
 }
@@ -91,11 +101,11 @@ function parseConfigSignature(text: string, label = CONFIG_SIG): ConfigSignature
   const {comment, json: j} = readRecordLines(text, label)
   if (j.v !== 1 || j.kind !== KIND || typeof j.store !== 'string' || typeof j.path !== 'string' || typeof j.sha256 !== 'string' ||
     !/^[0-9a-f]{64}$/.test(j.sha256) || !Number.isInteger(j.serial) || (j.serial as number) < 1 || typeof j.signed_at !== 'string' ||
-    typeof j.keyid !== 'string' || typeof j.signature !== 'string') {
+    typeof j.keyid !== 'string' || typeof j.signature !== 'string' || (j.store_id !== undefined && !isStoreId(j.store_id))) {
     throw badInput(`${label} is not an engram config signature.`)
   }
   if (comment !== `engram config signature ${j.keyid} serial=${j.serial} sha256=${j.sha256}`) throw badInput(`${label}: the comment line does not match the record.`)
-  return {v: 1, kind: KIND, store: j.store, path: j.path, sha256: j.sha256, serial: j.serial as number, signed_at: j.signed_at, keyid: j.keyid, signature: j.signature}
+  return {v: 1, kind: KIND, store: j.store, ...(j.store_id === undefined ? {} : {store_id: j.store_id as string}), path: j.path, sha256: j.sha256, serial: j.serial as number, signed_at: j.signed_at, keyid: j.keyid, signature: j.signature}
 }
 
 export type SignatureCheck = {ok: true; serial: number; keyid: string; signer: string} | {ok: false; problem: string}
@@ -117,6 +127,9 @@ export function checkConfigSignature(store: Store, keyring: Keyring, bytes: Buff
   const owner = ownerVerdict(keyring, rec.keyid)
   if (!owner.ok) return {ok: false, problem: `config.sig is signed by ${describeNotOwner(owner)}`}
   if (!verifyBytes(owner.publicKey, payload(rec), sig.sig)) return {ok: false, problem: `the signature by ${owner.name} does not verify`}
+  // a genuine owner signature, for another store (or for none, where this one has an identity)
+  const bound = storeBindingProblem('config.sig', rec.store_id, keyring.storeId)
+  if (bound) return {ok: false, problem: bound}
   return {ok: true, serial: rec.serial, keyid: rec.keyid, signer: `${owner.name} (${rec.keyid})`}
 }
 

@@ -3,6 +3,7 @@ import {listScopeFiles, listScopes} from '../memory/curated.js'
 import {listEntries} from '../review/proposal.js'
 import {listSessions, SessionRecord} from '../session/sessions.js'
 import type {Store} from './store.js'
+import {IdentityStatus, storeIdentity} from '../trust/bind.js'
 
 export interface StoreStatus {
   root: string
@@ -16,6 +17,8 @@ export interface StoreStatus {
   quarantined_by_author: Record<string, number>
   /** the policy in force: whether config.yml is signed, and if not, why and what applies instead */
   config: {state: string; source: string; serial: number | null; problem: string | null}
+  /** the store's identity on this machine (README "Store identity"); the owner's only */
+  identity?: IdentityStatus
   /** queue and quarantine files that could not be read (counted above too; named by `review list`/`quarantine list`) */
   broken: number
 }
@@ -49,5 +52,6 @@ export async function storeStatus(store: Store, session?: SessionRecord): Promis
     root: store.root, scopes, pending, quarantined: q.length, sessions: sessions.length,
     tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor, broken,
     config: {state: store.policy.state, source: store.policy.source, serial: store.policy.serial ?? null, problem: store.policy.problem ?? null},
+    ...(session ? {} : {identity: storeIdentity(store)}),
   }
 }

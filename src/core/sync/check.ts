@@ -7,9 +7,11 @@
  * the store is left as it was.
  */
 import {catBlobs, gitRead, lsTree} from '../git/git.js'
-import {Keyring, KEYS_DIR, pinnedRoots, rootNotPinned} from '../trust/keys.js'
+import {Keyring, KEYS_DIR, pinnedRoots, pinnedStoreId, rootNotPinned} from '../trust/keys.js'
 import {MANIFESTS_DIR} from '../trust/manifest.js'
 import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature} from '../store/policy.js'
+import {STORE_ID_FILE} from '../trust/identity.js'
+import {printable} from '../store/scope.js'
 import {scopeOfPath} from '../store/scope.js'
 import {seenSerials} from '../trust/highwater.js'
 import {loadSession} from '../session/sessions.js'
@@ -42,7 +44,8 @@ function keyringAt(store: Store, files: Map<string, Buffer>): Keyring {
     if (path.endsWith('.pub')) records.push({path, text: bytes.toString('utf8')})
     else if (path.endsWith('.revoked')) revocations.push({path, text: bytes.toString('utf8')})
   }
-  return new Keyring({records, revocations, roots: pinnedRoots(store)})
+  const storeId = pinnedStoreId(store)
+  return new Keyring({records, revocations, roots: pinnedRoots(store), ...(storeId ? {storeId} : {})})
 }
 
 /** The keyring of a commit's key records (for a manifest of that side of a merge). */
@@ -86,6 +89,11 @@ export async function verifyCommit(store: Store, commit: string, seenSerial: Rec
     signedBefore: () => undefined,
   }
   const problems = checkStore(keyring, view).report.problems
+  // the file a clone learns the store's identity from must name the one pinned here (README "Store identity")
+  const idText = files.get(STORE_ID_FILE)?.toString('utf8').trim()
+  if (keyring.storeId !== undefined && idText !== keyring.storeId) {
+    problems.push({kind: 'store-identity', path: STORE_ID_FILE, detail: `${STORE_ID_FILE} ${idText === undefined ? 'is missing' : `says ${printable(idText.slice(0, 64))}`}, but this machine pinned ${keyring.storeId} for this store`})
+  }
   // `engram verify` also fails when config.yml is not the owner's signed config (or an older
   // signed one than this machine has seen): the policy every command would fall back from
   const cfg = files.get(CONFIG_FILE)

@@ -209,7 +209,7 @@ export async function integrate(store: Store, m: MergeInput): Promise<Integratio
     }
     const key = await needOwner(`accepted changes into ${scope}`)
     const serial = Math.max(mo.serial, mt.serial, m.seenSerial[scope] ?? 0) + 1
-    const signed: Manifest = signManifest(key, {scope, entries: [...merged.values()], updated: new Date().toISOString(), serial})
+    const signed: Manifest = signManifest(key, {scope, entries: [...merged.values()], updated: new Date().toISOString(), serial}, m.keyrings.ours.storeId)
     changes.push({path: rel, content: serializeManifest(signed)})
     resigned.push({scope, serial})
     committed.push({scope, serial})

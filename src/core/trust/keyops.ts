@@ -13,7 +13,7 @@ import {writeFileAtomic} from '../store/fsutil.js'
 import {
   KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, parsePublicKeyInput, parsePublicKeyRecord,
   publicKeyPath, publicKeyRecord, revocationPath, revocationRecord,
-  fingerprintOf, initialKeyRoots, pinnedRoots, pinRoot, regularKeyRecords, rootPinFile,
+  fingerprintOf, initialKeyRoots, pinnedRoots, pinnedStoreId, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
 import {
   checkPublicOut, confirmReplace, findPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey, writePublicOut,
@@ -24,6 +24,7 @@ import {clipRedacted, redactText} from '../write/redact/index.js'
 import {printable} from '../store/scope.js'
 import {refuseInsideSession} from '../session/sessions.js'
 import {KeyPair, generateKeyPair, keyIdOf} from './sign.js'
+import {committedStoreId} from './identity.js'
 import type {Store} from '../store/store.js'
 
 export interface GeneratedKey {
@@ -157,7 +158,8 @@ async function endorser(store: Store, keyid: string, role: KeyRole, ownerName: s
   if (own.keyid !== keyid) {
     throw refused('This store has no trusted owner yet: its first owner must be trusted with its own private key at hand.', `run this where ${privateName}.key is in your key folder, or set ENGRAM_KEY to it`)
   }
-  pinRoot(store, own)
+  // the first owner pins the store's identity with it (the one init made, as committed)
+  pinRoot(store, own, {storeId: await committedStoreId(store)})
   return own
 }
 
@@ -170,6 +172,8 @@ export interface PinResult {
   pin: string
   /** false when it was pinned already */
   changed: boolean
+  /** the store identity pinned on this machine (null: none; README "Store identity"): compare it with \`engram status\` where the store was made */
+  store_id: string | null
 }
 
 /**
@@ -200,8 +204,9 @@ export async function pinStoreRoot(store: Store, fingerprintArg: string): Promis
   }
   const keyid = keyIdOf(hit.publicKey)
   const changed = !pinnedRoots(store).some((r) => r.keyid === keyid)
-  const pin = changed ? pinRoot(store, hit) : rootPinFile(store)
-  return {store: store.root, name: hit.name, keyid, fingerprint, pin, changed}
+  // a clone learns the store's identity with its root: the one committed (README "Store identity")
+  const pin = changed ? pinRoot(store, hit, {storeId: await committedStoreId(store)}) : rootPinFile(store)
+  return {store: store.root, name: hit.name, keyid, fingerprint, pin, changed, store_id: pinnedStoreId(store) ?? null}
 }
 
 function recordName(input: string): string | undefined {

@@ -38,6 +38,7 @@ import {badInput} from '../store/errors.js'
 import {firstParentFromFiles, gitRead} from '../git/git.js'
 import {readHeadFromFiles} from '../index/head.js'
 import {sha256Hex} from '../memory/hash.js'
+import {isStoreId} from './identity.js'
 import {printable} from '../store/scope.js'
 import {KeyPair, keyIdOf, ownerVerdict, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from '../store/store.js'
@@ -227,6 +228,8 @@ export interface KeyringInput {
   revocations: {path: string; text: string}[]
   /** root keys: from the initial key commit, or a local pin */
   roots: {keyid: string; name: string; publicKey: Uint8Array; reason: string}[]
+  /** the store's identity pinned on this machine (identity.ts): what config signatures and manifests must bind; undefined for a store pinned before stores had one */
+  storeId?: string
 }
 
 /** What a keyring decides: every key's status, the public keys it knows, and the records it cannot use. */
@@ -376,8 +379,11 @@ export class Keyring {
   private readonly keys: Map<string, Uint8Array>
   /** malformed records that name no usable key id, for `list()` and verify */
   private readonly broken: KeyInfo[]
+  /** the store identity pinned on this machine, which signed configs and manifests must name (undefined: none pinned, README "Store identity") */
+  readonly storeId?: string
 
   constructor(input: KeyringInput) {
+    this.storeId = input.storeId
     const decided = decideKeys(input)
     this.infos = decided.infos
     this.keys = decided.keys
@@ -416,9 +422,9 @@ export class Keyring {
     return this.list().filter((k) => this.infos.get(k.keyid) === k && this.isOwner(k.keyid))
   }
 
-  /** The set of trusted owners as one stable string: what a cached history scan was counted under. */
+  /** The set of trusted owners and the pinned store identity as one stable string: what a cached history scan was counted under. */
   ownersKey(): string {
-    return this.owners().map((k) => `${k.keyid}:${k.fingerprint ?? ''}`).sort().join(',')
+    return `${this.owners().map((k) => `${k.keyid}:${k.fingerprint ?? ''}`).sort().join(',')};store=${this.storeId ?? '-'}`
   }
 }
 
@@ -507,9 +513,10 @@ export function fingerprintOf(publicKey: Uint8Array): string {
 }
 
 /**
- * Where this machine pins a store's root keys: `$ENGRAM_CONFIG_DIR/trust/store-<id>.json`,
+ * Where this machine pins a store's root keys and its identity: `$ENGRAM_CONFIG_DIR/trust/store-<id>.json`,
  * keyed by the store's real path (a clone elsewhere, or a store moved, is a new store here).
- * `{"v":1,"store":<path>,"roots":[{"keyid","name","public_key","fingerprint","pinned_at"}]}`.
+ * `{"v":1,"store":<path>,"store_id":<identity.ts id>,"roots":[{"keyid","name","public_key","fingerprint","pinned_at"}]}`;
+ * `store_id` is absent in a pin made before stores had an identity.
  */
 export function rootPinFile(store: Store): string {
   return join(configDir(), 'trust', `store-${sha256Hex(store.root).slice(0, 16)}.json`)
@@ -517,22 +524,24 @@ export function rootPinFile(store: Store): string {
 
 interface PinEntry {keyid: string; name: string; public_key: string; fingerprint: string; pinned_at: string}
 
-function readPinEntries(store: Store): PinEntry[] {
+interface Pin {roots: PinEntry[]; storeId?: string}
+
+function readPin(store: Store): Pin {
   const file = rootPinFile(store)
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {roots: []}
     throw error
   }
-  let data: {v?: unknown; store?: unknown; roots?: unknown}
+  let data: {v?: unknown; store?: unknown; store_id?: unknown; roots?: unknown}
   try {
     data = JSON.parse(text)
   } catch {
     throw badInput(`Trust pin ${file} is not valid JSON.`, 'fix or remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
   }
-  if (!data || data.v !== 1 || data.store !== store.root || !Array.isArray(data.roots)) {
+  if (!data || data.v !== 1 || data.store !== store.root || !Array.isArray(data.roots) || (data.store_id !== undefined && !isStoreId(data.store_id))) {
     throw badInput(`Trust pin ${file} is not a root pin of the store at ${store.root}.`, 'remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
   }
   for (const p of data.roots as Partial<PinEntry>[]) {
@@ -541,7 +550,13 @@ function readPinEntries(store: Store): PinEntry[] {
       throw badInput(`Trust pin ${file}: each root needs a "keyid", a "name" and the matching base64 "public_key".`, 'fix or remove it')
     }
   }
-  return data.roots as PinEntry[]
+  return {roots: data.roots as PinEntry[], ...(data.store_id === undefined ? {} : {storeId: data.store_id as string})}
+}
+
+function writePin(store: Store, pin: Pin): string {
+  const file = rootPinFile(store)
+  writeFileAtomic(file, `${JSON.stringify({v: 1, store: store.root, ...(pin.storeId ? {store_id: pin.storeId} : {}), roots: pin.roots}, null, 2)}\n`, 0o600)
+  return file
 }
 
 /**
@@ -550,21 +565,39 @@ function readPinEntries(store: Store): PinEntry[] {
  * `engram init` pins its owner key, a fresh clone pins by fingerprint (`keys trust --root`).
  */
 export function pinnedRoots(store: Store): KeyringInput['roots'] {
-  return readPinEntries(store).map((p) => {
-    const pk = fromB64(p.public_key, 32) as Uint8Array
-    return {keyid: p.keyid, name: p.name, publicKey: pk, reason: `root: pinned on this machine (${rootPinFile(store)})`}
-  })
+  return rootsOf(store, readPin(store))
 }
 
-/** Pin a key as a root of this store on this machine (owner only; never from inside a session). */
-export function pinRoot(store: Store, key: {name: string; publicKey: Uint8Array}, opts: {replace?: boolean} = {}): string {
-  const file = rootPinFile(store)
-  const keep = opts.replace ? [] : readPinEntries(store)
+function rootsOf(store: Store, pin: Pin): KeyringInput['roots'] {
+  return pin.roots.map((p) => ({keyid: p.keyid, name: p.name, publicKey: fromB64(p.public_key, 32) as Uint8Array, reason: `root: pinned on this machine (${rootPinFile(store)})`}))
+}
+
+/** The store identity pinned on this machine (undefined: none yet; README "Store identity"). */
+export function pinnedStoreId(store: Store): string | undefined {
+  return readPin(store).storeId
+}
+
+/**
+ * Pin a key as a root of this store on this machine (owner only; never from inside a
+ * session), and with it the store's identity when none is pinned yet. A pinned identity
+ * is never replaced here: only `init` (a new store at the path) forgets it.
+ */
+export function pinRoot(store: Store, key: {name: string; publicKey: Uint8Array}, opts: {replace?: boolean; storeId?: string} = {}): string {
+  const pin = readPin(store)
+  const keep = opts.replace ? [] : pin.roots
+  const storeId = pin.storeId ?? opts.storeId
   const keyid = keyIdOf(key.publicKey)
-  if (keep.some((p) => p.keyid === keyid)) return file
+  if (keep.some((p) => p.keyid === keyid) && storeId === pin.storeId) return rootPinFile(store)
   const entry: PinEntry = {keyid, name: key.name, public_key: b64(key.publicKey), fingerprint: fingerprintOf(key.publicKey), pinned_at: new Date().toISOString()}
-  writeFileAtomic(file, `${JSON.stringify({v: 1, store: store.root, roots: [...keep, entry]}, null, 2)}\n`, 0o600)
-  return file
+  const roots = keep.some((p) => p.keyid === keyid) ? keep : [...keep, entry]
+  return writePin(store, {roots, ...(storeId ? {storeId} : {})})
+}
+
+/** Pin this store's identity on this machine, where roots are pinned and no identity is yet (keys bind). */
+export function pinStoreIdentity(store: Store, storeId: string): string {
+  const pin = readPin(store)
+  if (pin.storeId !== undefined && pin.storeId !== storeId) throw new Error(`store ${store.root} already has identity ${pin.storeId} pinned`)
+  return writePin(store, {...pin, storeId})
 }
 
 /** Forget this machine's root pins of a store (a new store made at the same path). */
@@ -604,7 +637,8 @@ export function regularKeyRecords(store: Store, suffix = '.pub'): {path: string;
 
 /** What a keyring is made from: the store's key records and revocations in the work tree, and this machine's root pins. */
 export function keyringInput(store: Store): KeyringInput {
-  return {records: regularKeyRecords(store), revocations: regularKeyRecords(store, '.revoked'), roots: pinnedRoots(store)}
+  const pin = readPin(store)
+  return {records: regularKeyRecords(store), revocations: regularKeyRecords(store, '.revoked'), roots: rootsOf(store, pin), ...(pin.storeId ? {storeId: pin.storeId} : {})}
 }
 
 /** Read every key record and revocation in the store and decide what is trusted, from this machine's root pins. */

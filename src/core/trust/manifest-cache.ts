@@ -15,6 +15,8 @@ export interface VerifiedManifest {
   serial: number
   keyid: string
   publicKey: string
+  /** the store identity the manifest was signed for (absent: none); served only where it is the one pinned now */
+  store_id?: string
   /** the text is in line form (inLineForm): entries are found by binary search */
   lines: boolean
   /** the file's identity when the record was made from it, if it had been stable then (readStamped) */
@@ -28,7 +30,7 @@ export function readManifestCache(store: Store): Map<string, VerifiedManifest> {
   const entries = readStoreCache('manifests', store.root)?.entries
   if (!entries || typeof entries !== 'object') return out
   for (const [digest, e] of Object.entries(entries as Record<string, Partial<VerifiedManifest>>)) {
-    if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean' && (e.stamp === undefined || typeof e.stamp === 'string')) {
+    if (e && typeof e.scope === 'string' && Number.isInteger(e.serial) && typeof e.keyid === 'string' && typeof e.publicKey === 'string' && typeof e.lines === 'boolean' && (e.stamp === undefined || typeof e.stamp === 'string') && (e.store_id === undefined || typeof e.store_id === 'string')) {
       out.set(digest, e as VerifiedManifest)
     }
   }
@@ -48,6 +50,6 @@ export function rememberSignedManifest(store: Store, text: string, m: Manifest, 
   const sig = parseSignature(m.signature)
   if (!sig || sig.keyid !== key.keyid || !verifyBytes(key.publicKey, manifestPayload(m), sig.sig)) return
   const cache = readManifestCache(store)
-  cache.set(sha256Hex(text), {scope: m.scope, serial: m.serial, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), lines: inLineForm(m, text)})
+  cache.set(sha256Hex(text), {scope: m.scope, serial: m.serial, keyid: key.keyid, publicKey: Buffer.from(key.publicKey).toString('base64'), ...(m.store_id === undefined ? {} : {store_id: m.store_id}), lines: inLineForm(m, text)})
   writeManifestCache(store, cache)
 }

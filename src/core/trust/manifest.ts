@@ -15,6 +15,7 @@ import {gitBlobHash} from '../memory/hash.js'
 import type {Keyring} from './keys.js'
 import {parseMemory} from '../memory/memory.js'
 import {parseScope, scopeDir} from '../store/scope.js'
+import {isStoreId, storeBindingProblem} from './identity.js'
 import {KeyPair, describeNotOwner, ownerVerdict, parseSignature, signToString, verifyBytes} from './sign.js'
 import type {Store} from '../store/store.js'
 
@@ -31,6 +32,8 @@ export interface ManifestEntry {
 
 export interface Manifest {
   scope: string
+  /** the store identity it was signed for (identity.ts); absent in a manifest signed before stores had one */
+  store_id?: string
   entries: ManifestEntry[]
   updated: string
   /** grows by one at each re-signing */
@@ -46,7 +49,7 @@ export function manifestPath(scope: string): string {
 }
 
 export function manifestPayload(m: UnsignedManifest): string {
-  return canonicalJson({kind: 'engram-manifest/1', scope: m.scope, serial: m.serial, updated: m.updated, entries: m.entries})
+  return canonicalJson({kind: 'engram-manifest/1', scope: m.scope, ...(m.store_id === undefined ? {} : {store_id: m.store_id}), serial: m.serial, updated: m.updated, entries: m.entries})
 }
 
 function checkEntries(scope: string, entries: ManifestEntry[], label: string): void {
@@ -64,12 +67,16 @@ function checkEntries(scope: string, entries: ManifestEntry[], label: string): v
   }
 }
 
-/** Sign a manifest (entries sorted by path); the new signature is checked before it is returned. */
-export function signManifest(key: KeyPair, m: UnsignedManifest): Manifest {
+/**
+ * Sign a manifest (entries sorted by path) for the store identity `storeId` (the keyring's:
+ * the one pinned on this machine; undefined where none is); the new signature is checked
+ * before it is returned.
+ */
+export function signManifest(key: KeyPair, m: Omit<UnsignedManifest, 'store_id'>, storeId: string | undefined): Manifest {
   parseScope(m.scope)
   const entries = m.entries.map((e) => ({path: e.path, blob: e.blob, version: e.version, id: e.id})).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   checkEntries(m.scope, entries, `manifest of ${m.scope}`)
-  const unsigned = {scope: m.scope, entries, updated: m.updated, serial: m.serial}
+  const unsigned = {scope: m.scope, ...(storeId === undefined ? {} : {store_id: storeId}), entries, updated: m.updated, serial: m.serial}
   return {...unsigned, signature: signToString(key, manifestPayload(unsigned))}
 }
 
@@ -102,6 +109,9 @@ export function verifyManifest(keyring: Keyring, m: Manifest): {ok: boolean; pro
   if (!info || !pk || (!v.ok && v.problem === 'unknown-key')) return {ok: false, problem: `signed by key ${sig.keyid}, which is not trusted`, keyid: sig.keyid}
   if (!verifyBytes(pk, manifestPayload(m), sig.sig)) return {ok: false, problem: `signature by ${info.name} does not match the manifest's content`, keyid: sig.keyid}
   if (!v.ok) return {ok: false, problem: `signed by ${describeNotOwner(v)}${v.problem === 'not-owner' ? '; manifests need an owner' : ''}`, keyid: sig.keyid}
+  // a genuine owner signature, for another store (or for none, where this one has an identity)
+  const bound = storeBindingProblem('the manifest', m.store_id, keyring.storeId)
+  if (bound) return {ok: false, problem: bound, keyid: sig.keyid}
   return {ok: true, keyid: sig.keyid}
 }
 
@@ -111,6 +121,7 @@ export function serializeManifest(m: Manifest): string {
   return [
     '{',
     `  "scope": ${JSON.stringify(m.scope)},`,
+    ...(m.store_id === undefined ? [] : [`  "store_id": ${JSON.stringify(m.store_id)},`]),
     `  "serial": ${m.serial},`,
     `  "updated": ${JSON.stringify(m.updated)},`,
     entries.length ? `  "entries": [\n${entries.join(',\n')}\n  ],` : '  "entries": [],',
@@ -128,13 +139,13 @@ export function parseManifest(text: string, label: string): Manifest {
     throw badInput(`${label} is not valid JSON.`)
   }
   if (!j || typeof j !== 'object' || typeof j.scope !== 'string' || !Number.isInteger(j.serial) || typeof j.updated !== 'string' ||
-    !Array.isArray(j.entries) || typeof j.signature !== 'string') {
+    !Array.isArray(j.entries) || typeof j.signature !== 'string' || (j.store_id !== undefined && !isStoreId(j.store_id))) {
     throw badInput(`${label} is not an engram manifest (scope, serial, updated, entries, signature).`)
   }
   parseScope(j.scope)
   const entries = (j.entries as Record<string, unknown>[]).map((e) => ({path: e?.path, blob: e?.blob, version: e?.version, id: e?.id}) as ManifestEntry)
   checkEntries(j.scope, entries, label)
-  return {scope: j.scope, entries, updated: j.updated, serial: j.serial as number, signature: j.signature}
+  return {scope: j.scope, ...(j.store_id === undefined ? {} : {store_id: j.store_id as string}), entries, updated: j.updated, serial: j.serial as number, signature: j.signature}
 }
 
 /** The scope's manifest in the work tree, or undefined when there is none. */

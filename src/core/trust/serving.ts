@@ -7,6 +7,7 @@ import {gitBlobHash, sha256Hex} from '../memory/hash.js'
 import {configDir, Keyring, KEYS_DIR, loadKeyring} from './keys.js'
 import {raiseFromHistory, seenSerials} from './highwater.js'
 import {Manifest, ManifestEntry, inLineForm, manifestPath, parseManifest, verifyManifest} from './manifest.js'
+import {storeBindingProblem} from './identity.js'
 import {readManifestCache, writeManifestCache} from './manifest-cache.js'
 import {MemoryFile, parseMemory} from '../memory/memory.js'
 import {ownerVerdict, verifyMemory} from './sign.js'
@@ -380,7 +381,8 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
   const byStamp = digest !== undefined
   digest ??= sha256Hex(bytes)
   const known = cache.get(digest)
-  if (known && known.scope === scope) {
+  // a record made for another store identity than the one pinned now is verified afresh (and fails there)
+  if (known && known.scope === scope && storeBindingProblem('the manifest', known.store_id, keyring.storeId) === undefined) {
     if (!byStamp && stable && stamp !== undefined) {
       cache.set(digest, {...known, stamp})
       writeManifestCache(store, cache)
@@ -397,7 +399,7 @@ export function manifestForServing(store: Store, keyring: Keyring, scope: string
   const v = verifyManifest(keyring, m)
   if (!v.ok || m.scope !== scope) return undefined
   const pk = keyring.publicKey(v.keyid!)!
-  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), lines: inLineForm(m, text), ...(stable ? {stamp} : {})})
+  cache.set(digest, {scope, serial: m.serial, keyid: v.keyid!, publicKey: Buffer.from(pk).toString('base64'), ...(m.store_id === undefined ? {} : {store_id: m.store_id}), lines: inLineForm(m, text), ...(stable ? {stamp} : {})})
   writeManifestCache(store, cache)
   return byPath(m)
 }

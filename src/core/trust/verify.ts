@@ -8,6 +8,8 @@ import {gitBlobHash} from '../memory/hash.js'
 import {readStoreCache, writeStoreCache} from '../store/cachefile.js'
 import {Keyring, rootNotPinned} from './keys.js'
 import {raiseFromHistory, recordSerial, serialSeenIn} from './highwater.js'
+import {storeIdentity} from './bind.js'
+import {STORE_ID_FILE} from './identity.js'
 import {MANIFESTS_DIR, Manifest, ManifestEntry, manifestPath, parseManifest, verifyManifest} from './manifest.js'
 import {parseMemory} from '../memory/memory.js'
 import {scopeDir, scopeOfPath} from '../store/scope.js'
@@ -35,6 +37,7 @@ export type ProblemKind =
   | 'key-untrusted'
   | 'config-unsigned'
   | 'root-not-pinned'
+  | 'store-identity'
   | 'not-in-head'
 
 export interface VerifyProblem {
@@ -81,6 +84,8 @@ function walk(store: Store, dir: string, files: string[], links: string[]): void
 export interface VerifyView {
   /** why this store's root is not pinned on this machine, if it is not */
   unpinned?: string
+  /** what is wrong with the store's identity on this machine (bind.ts storeIdentity), if anything */
+  identity?: string
   /** the entries of the manifests folder */
   manifestFiles: {name: string; regular: boolean}[]
   /** a manifest file's text (throws when it cannot be read) */
@@ -133,6 +138,7 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
 /** The store as verification reads it: the root pin and committed history first, files as they are asked for; `signed` is what earlier runs found (the cache below). */
 export async function storeView(store: Store, keyring: Keyring, signed: Map<string, SignedFile> = new Map()): Promise<VerifyView> {
   const unpinned = (await rootNotPinned(store))?.message
+  const identity = storeIdentity(store).problem ?? undefined
   let manifestFiles: Dirent[] = []
   try {
     manifestFiles = readdirSync(store.abs(MANIFESTS_DIR), {withFileTypes: true})
@@ -153,6 +159,7 @@ export async function storeView(store: Store, keyring: Keyring, signed: Map<stri
   return {
     headBlobs,
     unpinned,
+    ...(identity ? {identity} : {}),
     manifestFiles: manifestFiles.map((d) => ({name: d.name, regular: d.isFile() && !d.isSymbolicLink()})),
     manifestText: (rel) => readFileSync(store.abs(rel), 'utf8'),
     seenSerial,
@@ -178,6 +185,8 @@ export function checkStore(keyring: Keyring, view: VerifyView, only?: string[]):
   let checked = 0
 
   if (view.unpinned) problems.push({kind: 'root-not-pinned', path: KEYS_PIN_PATH, detail: view.unpinned})
+  // the owner's whole-store check only: a session's (only its scopes) is not told of the store's identity
+  if (view.identity && !only) problems.push({kind: 'store-identity', path: STORE_ID_FILE, detail: view.identity})
   for (const k of keyring.list()) {
     if (k.status === 'untrusted') problems.push({kind: 'key-untrusted', path: k.path ?? `key ${k.keyid}`, detail: `key ${k.name}${k.keyid ? ` (${k.keyid})` : ''}: ${k.reason}`})
   }

@@ -1,0 +1,238 @@
+/**
+ * `engram keys bind`: give a store made before stores had an identity its identity, pin
+ * it on this machine, and re-sign what is signed without it (the config in force and every
+ * scope manifest), so that from then on a config or manifest signed for another store of
+ * the same owner key is not in force here (identity.ts; README "Store identity").
+ *
+ * Only what already verifies is re-signed, with the same content: the config.yml bytes in
+ * force and each manifest's own entries, one serial up. Nothing new becomes trusted.
+ */
+import {readdirSync} from 'node:fs'
+
+import {commitChanges} from '../git/commit.js'
+import {EngramError, refused, usageError} from '../store/errors.js'
+import {withStoreLock} from '../store/lock.js'
+import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature, configSignatureText, rememberConfigSerial, resolvePolicy} from '../store/policy.js'
+import {ownerKey} from '../review/review.js'
+import {checkDigestArg, requireReviewedDigest} from '../review/digest.js'
+import {canonicalJson} from '../memory/canonical.js'
+import {sha256Hex} from '../memory/hash.js'
+import {gitRead} from '../git/git.js'
+import {printable} from '../store/scope.js'
+import {refuseInsideSession} from '../session/sessions.js'
+import type {Store} from '../store/store.js'
+import {STORE_ID_FILE, committedStoreId, isStoreId, newStoreId, storeIdText, workTreeStoreId} from './identity.js'
+import {Keyring, keyringInput, pinStoreIdentity, pinnedRoots, rootPinFile} from './keys.js'
+import {rememberSignedManifest} from './manifest-cache.js'
+import {MANIFESTS_DIR, Manifest, manifestPath, parseManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
+import {recordSerial, seenSerials} from './highwater.js'
+
+/** What a bind re-signs, shown to the owner before it is done. */
+export interface BindPlan {
+  /** the config in force, re-signed with the same bytes one serial up (absent: already bound, or the built-in defaults) */
+  config?: {serial: number; signed_by: string; last_change: string | null}
+  /** each manifest re-signed with its own entries one serial up */
+  manifests: {scope: string; serial: number; files: number; last_change: string | null}[]
+}
+
+export interface BindResult {
+  store: string
+  /** null: a new identity, made when the store is bound */
+  store_id: string | null
+  /** pinned: this machine had pinned it already; committed: the id the store's history names (bound on another machine); new: made here */
+  from: 'pinned' | 'committed' | 'new'
+  /** false when nothing was written: the store was bound here already */
+  changed: boolean
+  /** the pin file on this machine */
+  pin: string
+  /** what is (or, without --digest, would be) re-signed, and the digest that confirms it */
+  plan?: BindPlan
+  digest?: string
+  /** .engram/store-id was put back to the identity pinned here */
+  restored_file?: boolean
+  /** the config re-signed for the identity, and its new serial */
+  config?: {serial: number}
+  manifests: {scope: string; serial: number; previous: number}[]
+  signed_by?: string
+  commit?: string
+}
+
+/** The work tree's manifests, each parsed (a file that is not one fails the bind: nothing half-bound). */
+function readManifests(store: Store): {rel: string; m: Manifest; text: string}[] {
+  let names: string[]
+  try {
+    names = readdirSync(store.abs(MANIFESTS_DIR)).filter((n) => n.endsWith('.json')).sort()
+  } catch {
+    return []
+  }
+  return names.map((name) => {
+    const rel = `${MANIFESTS_DIR}/${name}`
+    const text = store.readText(rel)
+    if (text === undefined) throw refused(`${rel} cannot be read; nothing was bound.`, 'run `engram verify`, which names each problem, and fix it first')
+    const m = parseManifest(text, rel)
+    if (manifestPath(m.scope) !== rel) throw refused(`${rel} holds the manifest of scope ${m.scope}; nothing was bound.`, 'run `engram verify`, and restore the file from git first')
+    return {rel, m, text}
+  })
+}
+
+/**
+ * Without `digest`, where something must be re-signed: nothing is written, and the result
+ * holds the plan and the digest to confirm it with (as `config sign`); with it, the store is bound.
+ */
+export async function bindStore(store: Store, opts: {id?: string; digest?: string; keyName?: string} = {}): Promise<BindResult> {
+  refuseInsideSession('Binding a store\'s identity')
+  if (opts.id !== undefined && !isStoreId(opts.id)) throw usageError('--id needs a store identity: 32 hexadecimal digits, as `engram status` shows it.', 'copy it from `engram status` on the machine where the store was bound')
+  if (pinnedRoots(store).length === 0) {
+    throw refused('This store has no root key pinned on this machine, so nothing here can be bound to it.', 'pin its root first: `engram keys trust --root <fingerprint>`')
+  }
+  const ring = new Keyring(keyringInput(store))
+  const committed = await committedStoreId(store)
+  if (ring.storeId !== undefined) {
+    if (opts.id !== undefined && opts.id !== ring.storeId) {
+      throw refused(`This store is bound to ${ring.storeId} on this machine, not ${opts.id}; a pinned identity is never changed.`, 'check `engram status`; a store made anew at this path is `engram init`\'s')
+    }
+    // bound here: only the file a clone learns the identity from is put back, when it says otherwise
+    if (committed === ring.storeId && workTreeStoreId(store) === ring.storeId) {
+      return {store: store.root, store_id: ring.storeId, from: 'pinned', changed: false, pin: rootPinFile(store), manifests: []}
+    }
+    const id = ring.storeId
+    const commit = await withStoreLock(store, () => commitChanges(store, {
+      subject: `Put back the store identity ${id} this machine pinned`,
+      trailers: {'Engram-Operation': 'bind'},
+      changes: [{path: STORE_ID_FILE, content: storeIdText(id)}],
+    }))
+    return {store: store.root, store_id: id, from: 'pinned', changed: true, restored_file: true, pin: rootPinFile(store), manifests: [], ...(commit ? {commit} : {})}
+  }
+  // A store whose history names an identity was bound on another machine (or an agent put
+  // another store's id there): the owner names it, read from that machine, as a root's
+  // fingerprint is checked out of band.
+  if (committed !== undefined && opts.id !== committed) {
+    throw refused(
+      `This store's history names the identity ${committed}${opts.id ? `, not ${opts.id}` : ''}, which this machine has not pinned.`,
+      `if you bound it on another machine, check \`engram status\` there, then run \`engram keys bind --id ${committed}\``,
+    )
+  }
+  if (committed === undefined && opts.id !== undefined) {
+    throw refused('This store\'s history names no identity, so there is none to pin from another machine.', 'run `engram keys bind` without --id: it makes the store\'s identity')
+  }
+  const from: BindResult['from'] = committed !== undefined ? 'committed' : 'new'
+  // the identity the store is bound to: for a new one, the digest below covers what is re-signed, not the id (made when it is bound)
+  const bound = new Keyring({...keyringInput(store), storeId: opts.id ?? committed ?? PLACEHOLDER_ID})
+
+  // what is signed without this identity, checked under the rules that put it in force today
+  const policy = await resolvePolicy(store, ring)
+  if (policy.state === 'unsigned') {
+    throw refused(`.engram/config.yml is not the signed config in force (${policy.problem}); nothing was bound.`, 'sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies), then bind')
+  }
+  const configBytes = store.readText(CONFIG_FILE)
+  const configBound = policy.state !== 'signed' || checkConfigSignature(store, bound, Buffer.from(configBytes ?? '', 'utf8'), store.readText(CONFIG_SIG)).ok
+  const manifests = readManifests(store).filter(({m}) => m.store_id === undefined || m.store_id !== bound.storeId)
+  for (const {rel, m} of manifests) {
+    const v = verifyManifest(ring, m)
+    if (!v.ok) throw refused(`The manifest ${rel} does not verify (${v.problem}); nothing was bound.`, 'run `engram verify`, which names each problem, and fix it first')
+  }
+  const plan: BindPlan = {
+    ...(configBound ? {} : {config: {serial: policy.serial!, signed_by: policy.signed_by!, last_change: await lastChange(store, CONFIG_SIG)}}),
+    manifests: await Promise.all(manifests.map(async ({rel, m}) => ({scope: m.scope, serial: m.serial, files: m.entries.length, last_change: await lastChange(store, rel)}))),
+  }
+  // the owner reviews what is re-signed, as `config sign` and `review accept` (README "Store identity")
+  const digest = sha256Hex(canonicalJson({config: configBound ? null : sha256Hex(configBytes ?? ''), manifests: manifests.map(({rel, text}) => ({path: rel, sha256: sha256Hex(text)}))}))
+  const needKey = plan.config !== undefined || plan.manifests.length > 0
+  const pin = rootPinFile(store)
+  if (needKey && opts.digest === undefined) {
+    return {store: store.root, store_id: opts.id ?? committed ?? null, from, changed: false, pin, plan, digest, manifests: []}
+  }
+  if (needKey) requireReviewedDigest(digest, checkDigestArg(opts.digest!), 'What this store holds', 'review it again with `engram keys bind` (without --digest)')
+  const id = opts.id ?? committed ?? newStoreId()
+  const target = new Keyring({...keyringInput(store), storeId: id})
+  if (!needKey && committed === id && workTreeStoreId(store) === id) {
+    pinStoreIdentity(store, id)
+    return {store: store.root, store_id: id, from, changed: true, pin, plan, digest, manifests: []}
+  }
+  const owner = needKey ? await ownerKey(store, opts.keyName) : undefined
+  return withStoreLock(store, async () => {
+    const changes: {path: string; content: string}[] = [{path: STORE_ID_FILE, content: storeIdText(id)}]
+    const seen = seenSerials(store)
+    let config: BindResult['config']
+    if (plan.config && owner) {
+      // the same bytes, checked again under the lock
+      const now = await resolvePolicy(store, ring)
+      if (now.state !== 'signed' || now.text !== configBytes) throw new EngramError('conflict', '.engram/config.yml changed while the store was being bound; nothing was bound.', {nextStep: 'run `engram keys bind` again'})
+      const serial = now.highest + 1
+      const sig = configSignatureText(store, configBytes!, owner.key, serial, undefined, id)
+      const check = checkConfigSignature(store, target, Buffer.from(configBytes!, 'utf8'), sig)
+      if (!check.ok) throw new EngramError('verification', `The new config signature does not verify (${check.problem}); nothing was bound.`)
+      changes.push({path: CONFIG_SIG, content: sig})
+      config = {serial}
+    }
+    const resigned: {scope: string; serial: number; previous: number; text: string; signed: Manifest}[] = []
+    for (const {rel, m, text: before} of manifests) {
+      if (store.readText(rel) !== before) throw new EngramError('conflict', `${rel} changed while the store was being bound; nothing was bound.`, {nextStep: 'run `engram keys bind` again'})
+      const serial = Math.max(m.serial, seen[m.scope] ?? 0) + 1
+      const signed = signManifest(owner!.key, {scope: m.scope, entries: m.entries, updated: new Date().toISOString(), serial}, id)
+      const v = verifyManifest(target, signed)
+      if (!v.ok) throw new EngramError('verification', `The re-signed manifest of ${m.scope} does not verify (${v.problem}); nothing was bound.`)
+      const text = serializeManifest(signed)
+      changes.push({path: rel, content: text})
+      resigned.push({scope: m.scope, serial, previous: m.serial, text, signed})
+    }
+    const commit = await commitChanges(store, {
+      subject: `Bind the store to its identity ${id}${config ? `, config serial ${config.serial}` : ''}${resigned.length ? `, ${resigned.length} manifest(s) re-signed` : ''}`,
+      trailers: {'Engram-Operation': 'bind', ...(needKey ? {'Engram-Digest': digest} : {}), ...(owner ? {'Engram-Key': `${owner.key.name} (${owner.key.keyid})`} : {})},
+      changes,
+    }, {afterCommit: () => {
+      // the identity is pinned once its signatures are committed: a failure before leaves the store as it was
+      pinStoreIdentity(store, id)
+      if (config) rememberConfigSerial(store, config.serial)
+      for (const r of resigned) {
+        recordSerial(store, r.scope, r.serial)
+        rememberSignedManifest(store, r.text, r.signed, owner!.key)
+      }
+    }})
+    await store.loadPolicy()
+    return {
+      store: store.root,
+      store_id: id,
+      from,
+      changed: true,
+      pin,
+      plan,
+      digest,
+      ...(config ? {config} : {}),
+      manifests: resigned.map(({scope, serial, previous}) => ({scope, serial, previous})),
+      ...(owner ? {signed_by: `${owner.key.name} (${owner.key.keyid})`} : {}),
+      ...(commit ? {commit} : {}),
+    }
+  })
+}
+
+/** A placeholder identity, never pinned: what a new identity will be checked against before it is made. */
+const PLACEHOLDER_ID = '0'.repeat(32)
+
+/** The commit that last changed a store file: short id and subject (what the owner sees before binding). */
+async function lastChange(store: Store, rel: string): Promise<string | null> {
+  const out = (await gitRead(store.top, ['log', '-1', '--format=%h %s', '--end-of-options', 'HEAD', '--', store.gitPath(rel)], {allowFail: true})).trim()
+  return out === '' ? null : printable(out.slice(0, 200))
+}
+
+export interface IdentityStatus {
+  /** the identity pinned on this machine (null: none) */
+  id: string | null
+  /** bound: pinned, and the store's file says the same; file-differs: pinned, and .engram/store-id says otherwise (or is missing); unbound: roots pinned, no identity; no-root: nothing pinned here */
+  state: 'bound' | 'file-differs' | 'unbound' | 'no-root'
+  /** what is wrong and the command that mends it (null when nothing is) */
+  problem: string | null
+}
+
+/** This store's identity on this machine, for `status`, `verify` and `doctor`. */
+export function storeIdentity(store: Store): IdentityStatus {
+  const input = keyringInput(store)
+  const id = input.storeId ?? null
+  if (id === null) {
+    if (input.roots.length === 0) return {id, state: 'no-root', problem: null}
+    return {id, state: 'unbound', problem: 'this store has no identity pinned on this machine, so a config or manifest signed for another store of the same owner key would be in force here; run `engram keys bind`'}
+  }
+  const file = workTreeStoreId(store)
+  if (file === id) return {id, state: 'bound', problem: null}
+  return {id, state: 'file-differs', problem: `${STORE_ID_FILE} ${file ? `says ${file}` : 'is missing or names no store identity'}, but this machine pinned ${id} for this store (a new clone would learn the wrong identity; nothing here changes); put it back with \`engram keys bind\``}
+}
