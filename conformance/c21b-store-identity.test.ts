@@ -8,10 +8,10 @@
  * owner's own signed config and memory stay in force and served throughout.
  */
 import {execFileSync} from 'node:child_process'
-import {copyFileSync, rmSync} from 'node:fs'
+import {copyFileSync, existsSync, renameSync, rmSync} from 'node:fs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {Store, configure, curate, newStore, siblingStore, startSession, write} from './harness.js'
+import {Store, configure, curate, newStore, siblingStore, startSession, tempDir, write} from './harness.js'
 
 const CONFIG = '.engram/config.yml'
 const SIG = '.engram/config.sig'
@@ -134,6 +134,44 @@ describe('C21b — a config or manifest signed for another store of the same own
     for (const [rel, text] of Object.entries(good)) a.write(rel, text)
     a.gitCommitAll('put back')
     expect(a.run(['verify']).code).toBe(0)
+  })
+
+  it('the identity file changed in HEAD only (the work tree left as pinned) is named too, and sync refuses to carry it', () => {
+    const own = a.read(ID)
+    a.write(ID, b.read(ID))
+    a.gitCommitAll('agent: routine')
+    a.write(ID, own)
+    a.git('update-index', '--skip-worktree', ID)
+    const st = a.ok(['status'])
+    expect(st.identity.state).toBe('file-differs')
+    expect(st.identity.problem).toMatch(/in HEAD says [0-9a-f]{32}/)
+    const v = a.run(['verify', '--json'])
+    expect(v.code).toBe(7)
+    expect(v.json.items.map((p: any) => p.kind)).toContain('store-identity')
+    const remote = tempDir()
+    a.git('init', '-q', '--bare', remote)
+    const sync = a.run(['sync', '--remote', remote, '--json'])
+    expect(sync.code).toBe(7)
+    expect(sync.json.error.message).toMatch(/identity file is not the identity pinned here/)
+    expect(a.git('--git-dir', remote, 'rev-list', '--all').trim()).toBe('')
+    a.git('update-index', '--no-skip-worktree', ID)
+    a.ok(['keys', 'bind'])
+    expect(a.ok(['status']).identity.state).toBe('bound')
+    rmSync(remote, {recursive: true, force: true})
+  })
+
+  it('an agent cannot drop the store\'s pins by making a new store at its path without a key', () => {
+    const pin = a.ok(['status']).identity.id
+    renameSync(a.path('.engram'), `${a.dir}.engram-aside`)
+    try {
+      const r = a.run(['init', '--no-key', '--json'])
+      expect(r.code).toBe(3)
+      expect(r.json.error.message).toMatch(/has pinned the root keys and identity of a store/)
+      expect(existsSync(a.path('.engram'))).toBe(false)
+    } finally {
+      renameSync(`${a.dir}.engram-aside`, a.path('.engram'))
+    }
+    expect(a.ok(['status']).identity).toMatchObject({id: pin, state: 'bound'})
   })
 
   it('a fresh clone learns the identity with its root, and refuses the other store\'s copies the same way', () => {

@@ -8,7 +8,7 @@
  * key without one (the payloads an older engram signed, byte for byte).
  */
 import {execFileSync} from 'node:child_process'
-import {copyFileSync, readFileSync, readdirSync} from 'node:fs'
+import {copyFileSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -158,11 +158,66 @@ describe('a store made before stores had an identity', () => {
     expect(pinText()).toBe(pins)
   })
 
+  it('keys bind re-signs only this store\'s committed, newest files: a swap in the work tree, a rollback, another store\'s signed files and a linked manifest are refused, nothing changed', () => {
+    const rel = '.engram/manifests/tenant_acme.json'
+    const march = readFileSync(join(sb.dir, rel), 'utf8')
+    curate(sb, session, 'tenant:acme', 'vendor.md', 'The vendor is Initech.\n')
+    // a bound store of the same owner, made as engram makes one now
+    const bound = join(tempDir(), 'bound')
+    expect(sb.run(['init', '--base', bound, '--json']).code).toBe(0)
+    // its config signed up to serial 5, above this store's 4
+    for (const ratio of ['0.5', '0.4', '0.3', '0.2']) {
+      execFileSync('sh', ['-c', 'cat > .engram/config.yml'], {cwd: bound, input: `version: 1\nvote:\n  pass_ratio: ${ratio}\n`})
+      const shown = sb.run(['config', 'sign', '--json'], {cwd: bound})
+      expect(sb.run(['config', 'sign', '--digest', shown.json.digest, '--json'], {cwd: bound}).code).toBe(0)
+    }
+    const before = state(sb.dir)
+    const pins = pinText()
+    const refusedWith = (pattern: RegExp, label: string) => {
+      const shown = sb.run(['keys', 'bind', '--json'])
+      expect(shown.code, `${label}: ${shown.stdout}`).toBe(3)
+      expect(shown.json.error.message, label).toMatch(pattern)
+      expect(pinText(), label).toBe(pins)
+    }
+    // the older manifest put back in the work tree (uncommitted), then committed: a rollback either way
+    writeFileSync(join(sb.dir, rel), march)
+    refusedWith(/is not what HEAD holds/, 'uncommitted swap')
+    git(sb.dir, 'commit', '-qam', 'agent: the older manifest')
+    refusedWith(/has serial 1, older than serial 2 seen/, 'committed rollback')
+    git(sb.dir, 'reset', '-q', '--hard', 'HEAD~1')
+    expect(state(sb.dir)).toBe(before)
+    // a config signed for the bound store, copied in and committed
+    for (const f of ['config.yml', 'config.sig']) copyFileSync(join(bound, '.engram', f), join(sb.dir, '.engram', f))
+    git(sb.dir, 'commit', '-qam', 'agent: the bound store\'s config')
+    refusedWith(/not the signed config in force \(config\.sig was signed for store [0-9a-f]{32}, and this machine has pinned no identity/, 'bound config')
+    // not in force meanwhile, whatever its serial: this store's own serial 4 is
+    expect(sb.run(['status', '--json']).json.config).toMatchObject({state: 'unsigned', serial: 4})
+    git(sb.dir, 'reset', '-q', '--hard', 'HEAD~1')
+    // its identity file too: the command it would then suggest is refused, the identity being another store's here
+    copyFileSync(join(bound, '.engram', 'store-id'), join(sb.dir, '.engram', 'store-id'))
+    git(sb.dir, 'add', '-A')
+    git(sb.dir, 'commit', '-qm', 'agent: the bound store\'s identity')
+    const boundId = readFileSync(join(bound, '.engram', 'store-id'), 'utf8').trim()
+    refusedWith(new RegExp(`names the identity ${boundId}`), 'planted identity')
+    const r = sb.run(['keys', 'bind', '--id', boundId, '--json'])
+    expect(r.code).toBe(3)
+    expect(r.json.error.message).toMatch(/is pinned on this machine for another store .*copied here/)
+    expect(pinText()).toBe(pins)
+    git(sb.dir, 'reset', '-q', '--hard', 'HEAD~1')
+    // a manifest that is a link
+    renameSync(join(sb.dir, rel), join(sb.dir, 'manifest.json'))
+    symlinkSync(join(sb.dir, 'manifest.json'), join(sb.dir, rel))
+    refusedWith(/is not a regular file/, 'link')
+    rmSync(join(sb.dir, rel))
+    renameSync(join(sb.dir, 'manifest.json'), join(sb.dir, rel))
+    expect(state(sb.dir)).toBe(before)
+  })
+
   it('keys bind --digest binds it: the same config and memory in force, and another store\'s copies refused', () => {
     const {digest} = sb.run(['keys', 'bind', '--json']).json
     const r = sb.run(['keys', 'bind', '--digest', digest, '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
-    expect(r.json).toMatchObject({changed: true, from: 'new', config: {serial: 5}, manifests: [{scope: 'tenant:acme', serial: 2, previous: 1}]})
+    expect(r.json).toMatchObject({changed: true, from: 'new', config: {serial: 5}, manifests: [{scope: 'tenant:acme', serial: 3, previous: 2}]})
     const id = r.json.store_id
     expect(id).toMatch(/^[0-9a-f]{32}$/)
     expect(readFileSync(join(sb.dir, '.engram', 'store-id'), 'utf8')).toBe(`${id}\n`)
@@ -186,9 +241,12 @@ describe('a store made before stores had an identity', () => {
   it('a second machine pins the identity bound on the first with --id, without an owner key', () => {
     git(second.dir, 'pull', '-q', '--ff-only')
     const id = sb.run(['status', '--json']).json.identity.id
-    // not bound there yet: what the first machine signed is in force, as before
-    expect(second.run(['status', '--json']).json.identity.state).toBe('unbound')
-    expect(second.run(['status', '--json']).json.config.state).toBe('signed')
+    // not bound there yet: what the first machine signed for the identity is not in force there, and it says why
+    const before = second.run(['status', '--json']).json
+    expect(before.identity.state).toBe('unbound')
+    expect(before.config.state).toBe('unsigned')
+    expect(before.config.problem).toMatch(new RegExp(`signed for store ${id}, and this machine has pinned no identity`))
+    expect(second.run(['read', 'renewal.md', '--scope', 'tenant:acme', '--json']).code).not.toBe(0)
     const refused = second.run(['keys', 'bind', '--json'])
     expect(refused.code).toBe(3)
     expect(refused.json.error.nextStep).toContain(`engram keys bind --id ${id}`)
@@ -196,7 +254,9 @@ describe('a store made before stores had an identity', () => {
     const r = second.run(['keys', 'bind', '--id', id, '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
     expect(r.json).toMatchObject({changed: true, store_id: id, from: 'committed', manifests: []})
-    expect(second.run(['status', '--json']).json.identity).toMatchObject({id, state: 'bound'})
+    const after = second.run(['status', '--json']).json
+    expect(after.identity).toMatchObject({id, state: 'bound'})
+    expect(after.config).toMatchObject({state: 'signed', serial: 5})
     expect(second.run(['verify']).code).toBe(0)
   })
 })

@@ -5,7 +5,7 @@ import {dirname, join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {gitBlobHash} from '../../src/core/memory/hash.js'
-import {Keyring, keyringInput, loadKeyring, pinRoot, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/trust/keys.js'
+import {Keyring, keyringInput, loadKeyring, pinRoot, pinnedRoots, pinnedStoreId, unpinRoots, publicKeyPath, publicKeyRecord, revocationPath, revocationRecord} from '../../src/core/trust/keys.js'
 import {
   manifestEntry,
   manifestPath,
@@ -129,7 +129,7 @@ describe('manifest format', () => {
 
 describe('store identity (README "Store identity")', () => {
   const OTHER = 'fedcba9876543210fedcba9876543210'
-  it('a manifest signed for another store identity, or for none, does not verify where one is pinned; where none is, any does', async () => {
+  it('a manifest signed for another store identity, or for none, does not verify where one is pinned; where none is, only one that names none does', async () => {
     await seed()
     const store = await Store.open(root)
     const ring = await loadKeyring(store)
@@ -144,12 +144,27 @@ describe('store identity (README "Store identity")', () => {
     // the identity is part of what is signed: changing it breaks the signature
     expect(verifyManifest(ring, {...other, store_id: STORE_ID}).ok).toBe(false)
     expect(verifyManifest(ring, {...none, store_id: STORE_ID}).ok).toBe(false)
-    // a store pinned before stores had an identity
+    // a store pinned before stores had an identity takes only what names none, as it did
     const legacy = new Keyring({...keyringInput(store), storeId: undefined})
-    for (const x of [m, other, none]) expect(verifyManifest(legacy, x).ok).toBe(true)
+    expect(verifyManifest(legacy, none).ok).toBe(true)
+    for (const x of [m, other]) expect(verifyManifest(legacy, x)).toMatchObject({ok: false, problem: expect.stringMatching(/and this machine has pinned no identity/)})
     // round trip of the file form, with and without
     for (const x of [other, none]) expect(parseManifest(serializeManifest(x), 'x')).toEqual(x)
     expect(() => parseManifest(serializeManifest(other).replace(OTHER, 'not-an-id'), 'x')).toThrow(/not an engram manifest/)
+  })
+
+  it('the identity is pinned with a store\'s first root only: a second root never brings one', async () => {
+    const store = await Store.open(root)
+    const bob = generateKeyPair('bob')
+    unpinRoots(store)
+    pinRoot(store, alice)
+    pinRoot(store, bob, {storeId: OTHER})
+    expect(pinnedRoots(store).map((r) => r.keyid).sort()).toEqual([alice.keyid, bob.keyid].sort())
+    expect(pinnedStoreId(store)).toBeUndefined()
+    unpinRoots(store)
+    pinRoot(store, alice, {storeId: OTHER})
+    pinRoot(store, bob, {storeId: STORE_ID})
+    expect(pinnedStoreId(store)).toBe(OTHER)
   })
 
   it('a verified-manifest record made for another identity is never served from: the file is verified again, and refused', async () => {

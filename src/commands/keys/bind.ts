@@ -32,8 +32,9 @@ export default class KeysBind extends EngramCommand {
     if (this.jsonEnabled()) return r
     if (!r.changed && r.plan) {
       this.log(`${r.store} has no identity pinned on this machine. Binding it ${r.store_id ? `to ${r.store_id}` : 'to a new identity'} re-signs, with the same content, one serial up:`)
-      if (r.plan.config) this.log(visible(`  config.yml  serial ${r.plan.config.serial}, signed by ${r.plan.config.signed_by}; last changed in ${r.plan.config.last_change ?? '(not committed)'}`))
-      for (const m of r.plan.manifests) this.log(visible(`  manifest of ${m.scope}  serial ${m.serial}, ${m.files} file(s); last changed in ${m.last_change ?? '(not committed)'}`))
+      const signedFor = (id: string | null) => (id ? `signed for store ${id}` : 'signed for no store identity')
+      if (r.plan.config) this.log(visible(`  config.yml  serial ${r.plan.config.serial}, ${signedFor(r.plan.config.store_id)} by ${r.plan.config.signed_by}; last changed in ${r.plan.config.last_change ?? '(not committed)'}`))
+      for (const m of r.plan.manifests) this.log(visible(`  manifest of ${m.scope}  serial ${m.serial}, ${m.files} file(s), ${signedFor(m.store_id)}; last changed in ${m.last_change ?? '(not committed)'}`))
       this.log('Check that each last change is yours (an agent could have copied another store\'s signed files here), then run:')
       this.log(`  engram keys bind${r.store_id && r.from === 'committed' ? ` --id ${r.store_id}` : ''} --digest ${r.digest}`)
     } else if (!r.changed) this.log(`${r.store} is bound to its identity ${r.store_id} on this machine already`)

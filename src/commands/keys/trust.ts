@@ -6,6 +6,7 @@ import {MAX_KEY_RECORD_BYTES, pinStoreRoot, readKeyInput, trustKey} from '../../
 import {readUpTo} from '../../core/store/content.js'
 import {KEY_ROLES} from '../../core/trust/keys.js'
 import {Store} from '../../core/store/store.js'
+import {visible} from '../../cli/render.js'
 
 /** stdin, up to one byte past a key record's bound (readKeyInput refuses a longer one). */
 async function readStdin(): Promise<string> {
@@ -41,6 +42,7 @@ export default class KeysTrust extends EngramCommand {
       if (!this.jsonEnabled()) {
         this.log(r.changed ? `pinned ${r.name} (${r.keyid}) as the root of ${r.store} on this machine` : `${r.name} (${r.keyid}) is already pinned as a root of ${r.store}`)
         if (r.store_id) this.log(`store identity: ${r.store_id} (\`engram status\` where the store was made shows the same)`)
+        if (r.also_pinned_for.length > 0) this.warnLine(visible(`store identity ${r.store_id} is also pinned on this machine for ${r.also_pinned_for.join(', ')}: right if that is another clone of this store, wrong for any other store (README "Store identity")`))
       }
       return r
     }

@@ -14,7 +14,7 @@ import {gitRead, indexLockPath} from '../git/git.js'
 import {readSyncState} from '../sync/remote.js'
 import {storeIdentity} from '../trust/bind.js'
 import {listKeys} from '../trust/keyops.js'
-import {loadKeyring, rootNotPinned} from '../trust/keys.js'
+import {loadKeyring, rootNotPinned, rootPinFile} from '../trust/keys.js'
 import {privateKeyDir} from '../trust/privatekey.js'
 import {verifyStore} from '../trust/verify.js'
 import {DEFAULT_WEIGHTS, readWeights} from '../write/vote/learned.js'
@@ -144,9 +144,9 @@ export async function diagnose(store: Store, opts: {fix?: boolean; verify?: bool
 
   const notPinned = await rootNotPinned(store)
   checks.push(notPinned ? {check: 'trust', status: 'warn', detail: notPinned.message, fix: `check the fingerprint with the owner, then \`${notPinned.command}\``} : ok('trust', 'the store\'s root keys are pinned on this machine'))
-  const identity = storeIdentity(store)
-  if (identity.problem) checks.push({check: 'identity', status: 'fail', detail: identity.problem, fix: '`engram keys bind` (README "Store identity")'})
-  else if (identity.id) checks.push(ok('identity', `bound to ${identity.id}, pinned on this machine`))
+  const identity = await storeIdentity(store)
+  if (identity.problem) checks.push({check: 'identity', status: 'fail', detail: `${identity.problem} (pin: ${rootPinFile(store)})`, fix: '`engram keys bind` (README "Store identity")'})
+  else if (identity.id) checks.push(ok('identity', `bound to ${identity.id}, pinned on this machine in ${rootPinFile(store)}`))
 
   // a dead process's lock or half-done change: what the next writing command recovers anyway
   const holder = lockHolder(store)

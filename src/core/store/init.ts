@@ -8,7 +8,7 @@ import {isEngramError, refused} from './errors.js'
 import {forgetSerials} from '../trust/highwater.js'
 import {gitInit, gitTopLevel} from '../git/git.js'
 import {requireGit} from '../git/need-git.js'
-import {checkKeyName, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from '../trust/keys.js'
+import {checkKeyName, pinFileFor, pinRoot, publicKeyPath, publicKeyRecord, unpinRoots} from '../trust/keys.js'
 import {CONFIG_SIG, configSignatureText} from './policy.js'
 import {PrivateKeyFile, findPrivateKey, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey} from '../trust/privatekey.js'
 import {refuseInsideSession} from '../session/sessions.js'
@@ -62,6 +62,15 @@ export async function initStore(dir: string, opts: {owner?: string; noKey?: bool
     throw refused(`${root} is already an engram store.`, 'use it as it is; `engram status` shows its state')
   }
   const ownerName = checkKeyName(opts.owner ?? 'owner')
+  // A new store at a path drops this machine's pins (roots and identity) of the store that
+  // was there: the owner's act, never one that needs no key (README "Store identity").
+  const pinFile = pinFileFor(existsSync(root) ? realpathSync(root) : root)
+  if (opts.noKey && existsSync(pinFile)) {
+    throw refused(
+      `This machine has pinned the root keys and identity of a store at ${root} (${pinFile}); a new store there without a key would drop them.`,
+      'make the new store with the owner key (`engram init`), or, if the old store is gone for good, remove that pin file first',
+    )
+  }
   // Making or opening the owner key is the owner's act, never an agent session's: refuse
   // before anything is made.
   if (!opts.noKey) refuseInsideSession('Making or unlocking an owner key')

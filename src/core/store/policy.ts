@@ -108,6 +108,15 @@ function parseConfigSignature(text: string, label = CONFIG_SIG): ConfigSignature
   return {v: 1, kind: KIND, store: j.store, ...(j.store_id === undefined ? {} : {store_id: j.store_id as string}), path: j.path, sha256: j.sha256, serial: j.serial as number, signed_at: j.signed_at, keyid: j.keyid, signature: j.signature}
 }
 
+/** The store identity a config.sig names (undefined: none, or not a config signature). */
+export function configSignedFor(sigText: string | undefined): string | undefined {
+  try {
+    return sigText === undefined ? undefined : parseConfigSignature(sigText).store_id
+  } catch {
+    return undefined
+  }
+}
+
 export type SignatureCheck = {ok: true; serial: number; keyid: string; signer: string} | {ok: false; problem: string}
 
 /** Whether config.sig is a valid signature of config.yml's exact bytes, for this store, by a key that is a trusted owner now. */

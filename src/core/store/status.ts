@@ -52,6 +52,6 @@ export async function storeStatus(store: Store, session?: SessionRecord): Promis
     root: store.root, scopes, pending, quarantined: q.length, sessions: sessions.length,
     tainted_sessions: sessions.filter((s) => s.tainted).length, escalations, quarantined_by_author: byAuthor, broken,
     config: {state: store.policy.state, source: store.policy.source, serial: store.policy.serial ?? null, problem: store.policy.problem ?? null},
-    ...(session ? {} : {identity: storeIdentity(store)}),
+    ...(session ? {} : {identity: await storeIdentity(store)}),
   }
 }

@@ -26,6 +26,7 @@ import {keyringAtCommit, localSessionPaths, newProblems} from './check.js'
 import {changedPaths, Demoted, integrate, readBlobs} from './merge.js'
 import {checkBranch, checkRemoteUrl, readSyncState, SyncState, writeSyncState} from './remote.js'
 import {openTransport} from './transport.js'
+import {storeIdentity} from '../trust/bind.js'
 
 export interface SyncInput {
   /** the remote's URL or path; set (or changed) by the owner, remembered on this machine */
@@ -86,6 +87,9 @@ export async function syncStore(store: Store, input: SyncInput = {}): Promise<Sy
   if (store.prefix !== '') {
     throw refused('This store shares its project\'s repository (--shared-history); sync needs the store\'s own repository.', 'move it into a repository of its own with `engram detach`, then sync')
   }
+  // a HEAD whose identity file is not the one pinned here would teach every clone another store's (README "Store identity")
+  const identity = await storeIdentity(store)
+  if (identity.state === 'file-differs') throw verificationFailed(`This store's identity file is not the identity pinned here (${identity.problem}); nothing was synced.`, 'run `engram keys bind`, which puts it back, then sync')
   const branchNow = (await gitRead(store.top, ['symbolic-ref', '-q', '--short', 'HEAD'], {allowFail: true})).trim() || undefined
   if (!branchNow) throw refused('The store\'s repository is not on a branch (detached HEAD); sync moves a branch.', 'check out the store\'s branch (`git switch main`), then sync')
   const state = resolveRemote(store, input, branchNow)

@@ -7,32 +7,32 @@
  * Only what already verifies is re-signed, with the same content: the config.yml bytes in
  * force and each manifest's own entries, one serial up. Nothing new becomes trusted.
  */
-import {readdirSync} from 'node:fs'
+import {lstatSync, readdirSync} from 'node:fs'
 
 import {commitChanges} from '../git/commit.js'
 import {EngramError, refused, usageError} from '../store/errors.js'
 import {withStoreLock} from '../store/lock.js'
-import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature, configSignatureText, rememberConfigSerial, resolvePolicy} from '../store/policy.js'
+import {CONFIG_FILE, CONFIG_SIG, checkConfigSignature, configSignatureText, configSignedFor, rememberConfigSerial, resolvePolicy} from '../store/policy.js'
 import {ownerKey} from '../review/review.js'
 import {checkDigestArg, requireReviewedDigest} from '../review/digest.js'
 import {canonicalJson} from '../memory/canonical.js'
 import {sha256Hex} from '../memory/hash.js'
-import {gitRead} from '../git/git.js'
+import {blobBytes, gitRead} from '../git/git.js'
 import {printable} from '../store/scope.js'
 import {refuseInsideSession} from '../session/sessions.js'
 import type {Store} from '../store/store.js'
 import {STORE_ID_FILE, committedStoreId, isStoreId, newStoreId, storeIdText, workTreeStoreId} from './identity.js'
-import {Keyring, keyringInput, pinStoreIdentity, pinnedRoots, rootPinFile} from './keys.js'
+import {Keyring, keyringInput, pinStoreIdentity, pinnedElsewhere, pinnedRoots, rootPinFile} from './keys.js'
 import {rememberSignedManifest} from './manifest-cache.js'
 import {MANIFESTS_DIR, Manifest, manifestPath, parseManifest, serializeManifest, signManifest, verifyManifest} from './manifest.js'
-import {recordSerial, seenSerials} from './highwater.js'
+import {raiseFromHistory, recordSerial, seenSerials} from './highwater.js'
 
 /** What a bind re-signs, shown to the owner before it is done. */
 export interface BindPlan {
   /** the config in force, re-signed with the same bytes one serial up (absent: already bound, or the built-in defaults) */
-  config?: {serial: number; signed_by: string; last_change: string | null}
-  /** each manifest re-signed with its own entries one serial up */
-  manifests: {scope: string; serial: number; files: number; last_change: string | null}[]
+  config?: {serial: number; signed_by: string; store_id: string | null; last_change: string | null}
+  /** each manifest re-signed with its own entries one serial up (store_id: the identity it is signed for now, null: none) */
+  manifests: {scope: string; serial: number; files: number; store_id: string | null; last_change: string | null}[]
 }
 
 export interface BindResult {
@@ -67,6 +67,7 @@ function readManifests(store: Store): {rel: string; m: Manifest; text: string}[]
   }
   return names.map((name) => {
     const rel = `${MANIFESTS_DIR}/${name}`
+    if (!lstatSync(store.abs(rel)).isFile()) throw refused(`${rel} is not a regular file; nothing was bound.`, 'run `engram verify`, which names it, and restore the manifest from git first')
     const text = store.readText(rel)
     if (text === undefined) throw refused(`${rel} cannot be read; nothing was bound.`, 'run `engram verify`, which names each problem, and fix it first')
     const m = parseManifest(text, rel)
@@ -116,24 +117,53 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
     throw refused('This store\'s history names no identity, so there is none to pin from another machine.', 'run `engram keys bind` without --id: it makes the store\'s identity')
   }
   const from: BindResult['from'] = committed !== undefined ? 'committed' : 'new'
+  if (committed !== undefined) {
+    const elsewhere = pinnedElsewhere(store, committed)
+    if (elsewhere.length > 0) {
+      throw refused(
+        `The identity ${committed} this store's history names is pinned on this machine for another store (${elsewhere.map((p) => printable(p)).join(', ')}): a store's identity is its own, so this one was copied here.`,
+        'put back this store\'s own .engram/store-id (or remove it, if this store never had one), commit, then bind; if that folder is another clone of this very store, bind this clone from its own pin: see README "Store identity"',
+      )
+    }
+  }
   // the identity the store is bound to: for a new one, the digest below covers what is re-signed, not the id (made when it is bound)
   const bound = new Keyring({...keyringInput(store), storeId: opts.id ?? committed ?? PLACEHOLDER_ID})
 
   // what is signed without this identity, checked under the rules that put it in force today
+  // the config: signed without an identity (re-signed), already for the identity bound
+  // elsewhere (kept), the built-in defaults (nothing to sign), or not in force (refused)
+  const wanted = opts.id ?? committed
   const policy = await resolvePolicy(store, ring)
-  if (policy.state === 'unsigned') {
-    throw refused(`.engram/config.yml is not the signed config in force (${policy.problem}); nothing was bound.`, 'sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies), then bind')
-  }
+  const boundPolicy = wanted === undefined ? undefined : await resolvePolicy(store, bound)
   const configBytes = store.readText(CONFIG_FILE)
-  const configBound = policy.state !== 'signed' || checkConfigSignature(store, bound, Buffer.from(configBytes ?? '', 'utf8'), store.readText(CONFIG_SIG)).ok
+  let configBound: boolean
+  if (boundPolicy?.state === 'signed') configBound = true
+  else if (policy.state === 'signed') configBound = false
+  else if (policy.state === 'default' && (boundPolicy === undefined || boundPolicy.state === 'default')) configBound = true
+  else {
+    throw refused(`.engram/config.yml is not the signed config in force (${policy.problem ?? boundPolicy?.problem}); nothing was bound.`, 'sign it with `engram config sign`, or put the signed version back (`engram config show` says which applies), then bind')
+  }
   const manifests = readManifests(store).filter(({m}) => m.store_id === undefined || m.store_id !== bound.storeId)
+  // What is re-signed must be what HEAD holds (a "last changed" commit then describes it),
+  // no older than a serial seen (a rollback is not made new), and signed for no store or
+  // for this one (anything else was copied from another store).
+  const seen = await raiseFromHistory(store, ring)
+  if (!configBound) {
+    for (const rel of [CONFIG_FILE, CONFIG_SIG]) await requireCommitted(store, rel)
+    const signedFor = configSignedFor(store.readText(CONFIG_SIG))
+    if (signedFor !== undefined && signedFor !== wanted) throw refused(`config.sig was signed for store ${signedFor}${wanted ? `, not ${wanted}` : ''}: it was copied from another store; nothing was bound.`, 'put back this store\'s own signed config from its history (`engram config show`), or sign it again with `engram config sign`, then bind')
+  }
   for (const {rel, m} of manifests) {
     const v = verifyManifest(ring, m)
     if (!v.ok) throw refused(`The manifest ${rel} does not verify (${v.problem}); nothing was bound.`, 'run `engram verify`, which names each problem, and fix it first')
+    await requireCommitted(store, rel)
+    if (m.store_id !== undefined && m.store_id !== wanted) throw refused(`The manifest ${rel} was signed for store ${m.store_id}${wanted ? `, not ${wanted}` : ''}: it was copied from another store; nothing was bound.`, 'put back this store\'s own manifest from its history, then bind')
+    const above = seen[m.scope] ?? 0
+    if (m.serial < above) throw refused(`The manifest ${rel} has serial ${m.serial}, older than serial ${above} seen (a rollback); nothing was bound.`, 'run `engram verify`, which names the commit; restore the newer manifest from git, or re-sign this one with `engram manifest resign` once the store is bound')
   }
   const plan: BindPlan = {
-    ...(configBound ? {} : {config: {serial: policy.serial!, signed_by: policy.signed_by!, last_change: await lastChange(store, CONFIG_SIG)}}),
-    manifests: await Promise.all(manifests.map(async ({rel, m}) => ({scope: m.scope, serial: m.serial, files: m.entries.length, last_change: await lastChange(store, rel)}))),
+    ...(configBound ? {} : {config: {serial: policy.serial!, signed_by: policy.signed_by!, store_id: configSignedFor(store.readText(CONFIG_SIG)) ?? null, last_change: await lastChange(store, CONFIG_SIG)}}),
+    manifests: await Promise.all(manifests.map(async ({rel, m}) => ({scope: m.scope, serial: m.serial, files: m.entries.length, store_id: m.store_id ?? null, last_change: await lastChange(store, rel)}))),
   }
   // the owner reviews what is re-signed, as `config sign` and `review accept` (README "Store identity")
   const digest = sha256Hex(canonicalJson({config: configBound ? null : sha256Hex(configBytes ?? ''), manifests: manifests.map(({rel, text}) => ({path: rel, sha256: sha256Hex(text)}))}))
@@ -152,13 +182,13 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
   const owner = needKey ? await ownerKey(store, opts.keyName) : undefined
   return withStoreLock(store, async () => {
     const changes: {path: string; content: string}[] = [{path: STORE_ID_FILE, content: storeIdText(id)}]
-    const seen = seenSerials(store)
+    const seenNow = seenSerials(store)
     let config: BindResult['config']
     if (plan.config && owner) {
       // the same bytes, checked again under the lock
       const now = await resolvePolicy(store, ring)
       if (now.state !== 'signed' || now.text !== configBytes) throw new EngramError('conflict', '.engram/config.yml changed while the store was being bound; nothing was bound.', {nextStep: 'run `engram keys bind` again'})
-      const serial = now.highest + 1
+      const serial = Math.max(now.highest, boundPolicy?.highest ?? 0) + 1
       const sig = configSignatureText(store, configBytes!, owner.key, serial, undefined, id)
       const check = checkConfigSignature(store, target, Buffer.from(configBytes!, 'utf8'), sig)
       if (!check.ok) throw new EngramError('verification', `The new config signature does not verify (${check.problem}); nothing was bound.`)
@@ -168,7 +198,7 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
     const resigned: {scope: string; serial: number; previous: number; text: string; signed: Manifest}[] = []
     for (const {rel, m, text: before} of manifests) {
       if (store.readText(rel) !== before) throw new EngramError('conflict', `${rel} changed while the store was being bound; nothing was bound.`, {nextStep: 'run `engram keys bind` again'})
-      const serial = Math.max(m.serial, seen[m.scope] ?? 0) + 1
+      const serial = Math.max(m.serial, seenNow[m.scope] ?? 0, seen[m.scope] ?? 0) + 1
       const signed = signManifest(owner!.key, {scope: m.scope, entries: m.entries, updated: new Date().toISOString(), serial}, id)
       const v = verifyManifest(target, signed)
       if (!v.ok) throw new EngramError('verification', `The re-signed manifest of ${m.scope} does not verify (${v.problem}); nothing was bound.`)
@@ -181,12 +211,16 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
       trailers: {'Engram-Operation': 'bind', ...(needKey ? {'Engram-Digest': digest} : {}), ...(owner ? {'Engram-Key': `${owner.key.name} (${owner.key.keyid})`} : {})},
       changes,
     }, {afterCommit: () => {
-      // the identity is pinned once its signatures are committed: a failure before leaves the store as it was
-      pinStoreIdentity(store, id)
       if (config) rememberConfigSerial(store, config.serial)
       for (const r of resigned) {
         recordSerial(store, r.scope, r.serial)
         rememberSignedManifest(store, r.text, r.signed, owner!.key)
+      }
+      // the identity is pinned once its signatures are committed: a failure before leaves the store as it was
+      try {
+        pinStoreIdentity(store, id)
+      } catch (error) {
+        throw new EngramError('refused', `The store was bound to ${id} and committed, but the identity could not be pinned on this machine (${(error as Error).message}); until it is, the store is not bound here.`, {nextStep: `make ${rootPinFile(store)} writable, then run \`engram keys bind --id ${id}\` (this machine made that commit)`})
       }
     }})
     await store.loadPolicy()
@@ -204,6 +238,19 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
       ...(commit ? {commit} : {}),
     }
   })
+}
+
+/** Refuse a store file whose work-tree bytes are not HEAD's (bind re-signs committed bytes only). */
+async function requireCommitted(store: Store, rel: string): Promise<void> {
+  let head: string | undefined
+  try {
+    head = (await blobBytes(store.top, `HEAD:${store.gitPath(rel)}`)).toString('utf8')
+  } catch {
+    head = undefined
+  }
+  if (head !== store.readText(rel)) {
+    throw refused(`${rel} is not what HEAD holds (changed or added since the last commit); bind re-signs committed files only, and nothing was bound.`, `commit it if it is yours, or put it back with \`git checkout -- ${rel}\`, then bind`)
+  }
 }
 
 /** A placeholder identity, never pinned: what a new identity will be checked against before it is made. */
@@ -224,8 +271,8 @@ export interface IdentityStatus {
   problem: string | null
 }
 
-/** This store's identity on this machine, for `status`, `verify` and `doctor`. */
-export function storeIdentity(store: Store): IdentityStatus {
+/** This store's identity on this machine, for `status`, `verify`, `doctor` and `sync`: the pin, against the file in the work tree and in HEAD. */
+export async function storeIdentity(store: Store): Promise<IdentityStatus> {
   const input = keyringInput(store)
   const id = input.storeId ?? null
   if (id === null) {
@@ -233,6 +280,9 @@ export function storeIdentity(store: Store): IdentityStatus {
     return {id, state: 'unbound', problem: 'this store has no identity pinned on this machine, so a config or manifest signed for another store of the same owner key would be in force here; run `engram keys bind`'}
   }
   const file = workTreeStoreId(store)
-  if (file === id) return {id, state: 'bound', problem: null}
-  return {id, state: 'file-differs', problem: `${STORE_ID_FILE} ${file ? `says ${file}` : 'is missing or names no store identity'}, but this machine pinned ${id} for this store (a new clone would learn the wrong identity; nothing here changes); put it back with \`engram keys bind\``}
+  const committed = await committedStoreId(store)
+  if (file === id && committed === id) return {id, state: 'bound', problem: null}
+  const says = (where: string, value: string | undefined) => `${where} ${value ? `says ${value}` : 'is missing or names no store identity'}`
+  const what = [file === id ? '' : says(STORE_ID_FILE, file), committed === id ? '' : says(`${STORE_ID_FILE} in HEAD`, committed)].filter(Boolean).join(', and ')
+  return {id, state: 'file-differs', problem: `${what}, but this machine pinned ${id} for this store (a new clone would learn the wrong identity; nothing here changes); put it back with \`engram keys bind\``}
 }

@@ -52,10 +52,13 @@ export async function committedStoreId(store: Store): Promise<string | undefined
 /**
  * Why a signed record (`what`: "config.sig", "the manifest") is not bound to this store:
  * it names another identity, or none where this machine has pinned one. A store with no
- * identity pinned (pinned before stores had one) accepts any, as it did (README "Store identity").
+ * identity pinned (pinned before stores had one) takes only records that name none, as
+ * it did: one that names an identity is another store's, or this store's bound on another
+ * machine, and counts here once `keys bind` pins it (README "Store identity").
  */
 export function storeBindingProblem(what: string, signedFor: string | undefined, pinned: string | undefined): string | undefined {
-  if (pinned === undefined || signedFor === pinned) return undefined
+  if (signedFor === pinned) return undefined
+  if (pinned === undefined) return `${what} was signed for store ${signedFor}, and this machine has pinned no identity for this store (\`engram keys bind\` says how to bind it)`
   if (signedFor === undefined) return `${what} names no store identity (it was signed before this store had one, or for another store); this store is ${pinned}`
   return `${what} was signed for store ${signedFor}, not this one (${pinned})`
 }

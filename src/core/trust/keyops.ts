@@ -13,7 +13,7 @@ import {writeFileAtomic} from '../store/fsutil.js'
 import {
   KEY_ROLES, KeyInfo, KeyRole, Keyring, checkKeyName, loadKeyring, parsePublicKeyInput, parsePublicKeyRecord,
   publicKeyPath, publicKeyRecord, revocationPath, revocationRecord,
-  fingerprintOf, initialKeyRoots, pinnedRoots, pinnedStoreId, pinRoot, regularKeyRecords, rootPinFile,
+  fingerprintOf, initialKeyRoots, pinnedElsewhere, pinnedRoots, pinnedStoreId, pinRoot, regularKeyRecords, rootPinFile,
 } from './keys.js'
 import {
   checkPublicOut, confirmReplace, findPrivateKey, privateKeyDir, privateKeyId, privateKeyPath, refuseAsFirstOwner, unlockPrivateKey, writePrivateKey, writePublicOut,
@@ -174,6 +174,8 @@ export interface PinResult {
   changed: boolean
   /** the store identity pinned on this machine (null: none; README "Store identity"): compare it with \`engram status\` where the store was made */
   store_id: string | null
+  /** other stores on this machine pinned with the same identity: right for another clone of this store, wrong for any other store */
+  also_pinned_for: string[]
 }
 
 /**
@@ -206,7 +208,8 @@ export async function pinStoreRoot(store: Store, fingerprintArg: string): Promis
   const changed = !pinnedRoots(store).some((r) => r.keyid === keyid)
   // a clone learns the store's identity with its root: the one committed (README "Store identity")
   const pin = changed ? pinRoot(store, hit, {storeId: await committedStoreId(store)}) : rootPinFile(store)
-  return {store: store.root, name: hit.name, keyid, fingerprint, pin, changed, store_id: pinnedStoreId(store) ?? null}
+  const storeId = pinnedStoreId(store) ?? null
+  return {store: store.root, name: hit.name, keyid, fingerprint, pin, changed, store_id: storeId, also_pinned_for: storeId ? pinnedElsewhere(store, storeId) : []}
 }
 
 function recordName(input: string): string | undefined {

@@ -519,7 +519,12 @@ export function fingerprintOf(publicKey: Uint8Array): string {
  * `store_id` is absent in a pin made before stores had an identity.
  */
 export function rootPinFile(store: Store): string {
-  return join(configDir(), 'trust', `store-${sha256Hex(store.root).slice(0, 16)}.json`)
+  return pinFileFor(store.root)
+}
+
+/** The pin file of the store whose real path is `root` (whether a store is there yet or not). */
+export function pinFileFor(root: string): string {
+  return join(configDir(), 'trust', `store-${sha256Hex(root).slice(0, 16)}.json`)
 }
 
 interface PinEntry {keyid: string; name: string; public_key: string; fingerprint: string; pinned_at: string}
@@ -541,8 +546,11 @@ function readPin(store: Store): Pin {
   } catch {
     throw badInput(`Trust pin ${file} is not valid JSON.`, 'fix or remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
   }
-  if (!data || data.v !== 1 || data.store !== store.root || !Array.isArray(data.roots) || (data.store_id !== undefined && !isStoreId(data.store_id))) {
+  if (!data || data.v !== 1 || data.store !== store.root || !Array.isArray(data.roots)) {
     throw badInput(`Trust pin ${file} is not a root pin of the store at ${store.root}.`, 'remove it, then pin the root again with `engram keys trust --root <fingerprint>`')
+  }
+  if (data.store_id !== undefined && !isStoreId(data.store_id)) {
+    throw badInput(`Trust pin ${file}: "store_id" is not a store identity (32 hexadecimal digits).`, 'put back the identity `engram status` showed, or remove the pin and pin the root again with `engram keys trust --root <fingerprint>`')
   }
   for (const p of data.roots as Partial<PinEntry>[]) {
     const pk = fromB64(p?.public_key, 32)
@@ -585,7 +593,9 @@ export function pinnedStoreId(store: Store): string | undefined {
 export function pinRoot(store: Store, key: {name: string; publicKey: Uint8Array}, opts: {replace?: boolean; storeId?: string} = {}): string {
   const pin = readPin(store)
   const keep = opts.replace ? [] : pin.roots
-  const storeId = pin.storeId ?? opts.storeId
+  // the identity comes with the first root only: a second root added to a store pinned
+  // without one never adopts what the store's file says (that is `keys bind`'s, reviewed)
+  const storeId = pin.storeId ?? (pin.roots.length === 0 ? opts.storeId : undefined)
   const keyid = keyIdOf(key.publicKey)
   if (keep.some((p) => p.keyid === keyid) && storeId === pin.storeId) return rootPinFile(store)
   const entry: PinEntry = {keyid, name: key.name, public_key: b64(key.publicKey), fingerprint: fingerprintOf(key.publicKey), pinned_at: new Date().toISOString()}
@@ -598,6 +608,28 @@ export function pinStoreIdentity(store: Store, storeId: string): string {
   const pin = readPin(store)
   if (pin.storeId !== undefined && pin.storeId !== storeId) throw new Error(`store ${store.root} already has identity ${pin.storeId} pinned`)
   return writePin(store, {...pin, storeId})
+}
+
+/**
+ * The other stores on this machine whose pin names this identity (their paths): a store's
+ * identity is its own, so one pinned for another path is a copy, or another clone of the
+ * same store kept under the same config folder.
+ */
+export function pinnedElsewhere(store: Store, storeId: string): string[] {
+  const dir = join(configDir(), 'trust')
+  const mine = rootPinFile(store)
+  const out: string[] = []
+  for (const name of regularFiles(dir, '.json')) {
+    const file = join(dir, name)
+    if (!name.startsWith('store-') || file === mine) continue
+    try {
+      const data = JSON.parse(readFileSync(file, 'utf8'))
+      if (data?.store_id === storeId && typeof data.store === 'string') out.push(data.store)
+    } catch {
+      // an unreadable pin names nothing here
+    }
+  }
+  return out
 }
 
 /** Forget this machine's root pins of a store (a new store made at the same path). */

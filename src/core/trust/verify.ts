@@ -138,7 +138,7 @@ export async function verifyStore(store: Store, keyring: Keyring, opts: {scopes?
 /** The store as verification reads it: the root pin and committed history first, files as they are asked for; `signed` is what earlier runs found (the cache below). */
 export async function storeView(store: Store, keyring: Keyring, signed: Map<string, SignedFile> = new Map()): Promise<VerifyView> {
   const unpinned = (await rootNotPinned(store))?.message
-  const identity = storeIdentity(store).problem ?? undefined
+  const identity = (await storeIdentity(store)).problem ?? undefined
   let manifestFiles: Dirent[] = []
   try {
     manifestFiles = readdirSync(store.abs(MANIFESTS_DIR), {withFileTypes: true})
