@@ -251,6 +251,15 @@ describe('a store made before stores had an identity', () => {
     expect(refused.code).toBe(3)
     expect(refused.json.error.nextStep).toContain(`engram keys bind --id ${id}`)
     expect(second.run(['keys', 'bind', '--id', 'b'.repeat(32), '--json']).code).toBe(3)
+    // an agent there puts back the manifest from before the first machine's bind, and commits it
+    const rel = '.engram/manifests/tenant_acme.json'
+    const bindCommit = git(sb.dir, 'log', '-1', '--format=%H', '--grep', 'Bind the store').trim()
+    git(second.dir, 'checkout', `${bindCommit}~1`, '--', rel)
+    git(second.dir, 'commit', '-qm', 'agent: the manifest as it was')
+    const rolled = second.run(['keys', 'bind', '--id', id, '--json'])
+    expect(rolled.code, rolled.stdout).toBe(3)
+    expect(rolled.json.error.message).toMatch(/has serial 2, older than serial 3 seen/)
+    git(second.dir, 'reset', '-q', '--hard', 'HEAD~1')
     const r = second.run(['keys', 'bind', '--id', id, '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
     expect(r.json).toMatchObject({changed: true, store_id: id, from: 'committed', manifests: []})

@@ -147,7 +147,10 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
   // What is re-signed must be what HEAD holds (a "last changed" commit then describes it),
   // no older than a serial seen (a rollback is not made new), and signed for no store or
   // for this one (anything else was copied from another store).
-  const seen = await raiseFromHistory(store, ring)
+  // serials seen in history under the old rules, and (bound on another machine) under the
+  // identity about to be pinned: a manifest put back from before that machine's bind is a rollback too
+  let seen = await raiseFromHistory(store, ring)
+  if (wanted !== undefined) seen = await raiseFromHistory(store, bound)
   if (!configBound) {
     for (const rel of [CONFIG_FILE, CONFIG_SIG]) await requireCommitted(store, rel)
     const signedFor = configSignedFor(store.readText(CONFIG_SIG))
