@@ -126,13 +126,13 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
       )
     }
   }
-  // the identity the store is bound to: for a new one, the digest below covers what is re-signed, not the id (made when it is bound)
-  const bound = new Keyring({...keyringInput(store), storeId: opts.id ?? committed ?? PLACEHOLDER_ID})
-
-  // what is signed without this identity, checked under the rules that put it in force today
-  // the config: signed without an identity (re-signed), already for the identity bound
-  // elsewhere (kept), the built-in defaults (nothing to sign), or not in force (refused)
+  // the identity the store is bound to (undefined: a new one, made when it is bound; the
+  // digest below covers what is re-signed, not the id)
   const wanted = opts.id ?? committed
+  const bound = new Keyring({...keyringInput(store), storeId: wanted ?? PLACEHOLDER_ID})
+
+  // The config: signed without an identity (re-signed), already for the identity bound
+  // elsewhere (kept), the built-in defaults (nothing to sign), or not in force (refused).
   const policy = await resolvePolicy(store, ring)
   const boundPolicy = wanted === undefined ? undefined : await resolvePolicy(store, bound)
   const configBytes = store.readText(CONFIG_FILE)
@@ -146,9 +146,9 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
   const manifests = readManifests(store).filter(({m}) => m.store_id === undefined || m.store_id !== bound.storeId)
   // What is re-signed must be what HEAD holds (a "last changed" commit then describes it),
   // no older than a serial seen (a rollback is not made new), and signed for no store or
-  // for this one (anything else was copied from another store).
-  // serials seen in history under the old rules, and (bound on another machine) under the
-  // identity about to be pinned: a manifest put back from before that machine's bind is a rollback too
+  // for this one (anything else was copied from another store). Serials seen count under
+  // the old rules and, for a store bound on another machine, under the identity about to
+  // be pinned: a manifest put back from before that machine's bind is a rollback too.
   let seen = await raiseFromHistory(store, ring)
   if (wanted !== undefined) seen = await raiseFromHistory(store, bound)
   if (!configBound) {
@@ -173,10 +173,10 @@ export async function bindStore(store: Store, opts: {id?: string; digest?: strin
   const needKey = plan.config !== undefined || plan.manifests.length > 0
   const pin = rootPinFile(store)
   if (needKey && opts.digest === undefined) {
-    return {store: store.root, store_id: opts.id ?? committed ?? null, from, changed: false, pin, plan, digest, manifests: []}
+    return {store: store.root, store_id: wanted ?? null, from, changed: false, pin, plan, digest, manifests: []}
   }
   if (needKey) requireReviewedDigest(digest, checkDigestArg(opts.digest!), 'What this store holds', 'review it again with `engram keys bind` (without --digest)')
-  const id = opts.id ?? committed ?? newStoreId()
+  const id = wanted ?? newStoreId()
   const target = new Keyring({...keyringInput(store), storeId: id})
   if (!needKey && committed === id && workTreeStoreId(store) === id) {
     pinStoreIdentity(store, id)
